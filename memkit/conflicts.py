@@ -1,0 +1,72 @@
+"""What a keyed write does to the versions already stored under that key (pure).
+
+A *key* (``user.address``) names a slot; each write to it is a new version. When a new value arrives
+for a key whose current (active) version says something else, the store applies a policy:
+
+==============  ==============================================================================
+``flag``        default: the new version is stored as ``conflict``; the old stays ``active`` (and
+                is what ``read`` returns) until ``store.resolve(key, keep=...)`` picks the winner
+``supersede``   newest wins: the new version is ``active``, every older live version ``superseded``
+``strict``      the write is refused with :class:`~memkit.errors.ConflictError`; nothing changes
+==============  ==============================================================================
+
+The same value again is not a conflict: the old version is superseded quietly by the new one (which
+refreshes its timestamps). A key's value is its JSON ``value`` when it has one, else its content.
+
+>>> plan = plan_keyed_write([("m1", "active", "杭州", 1)], "上海", "flag")
+>>> plan.status, plan.version, plan.changes, plan.op
+('conflict', 2, (), 'conflict')
+>>> plan_keyed_write([("m1", "active", "杭州", 1)], "上海", "supersede").changes
+(('m1', 'superseded'),)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import ConflictError
+
+__all__ = ["POLICIES", "KeyedWrite", "plan_keyed_write"]
+
+POLICIES = ("flag", "supersede", "strict")
+
+
+@dataclass(frozen=True)
+class KeyedWrite:
+    """The plan for one keyed write: the new version's status and number, what happens to existing
+    versions (``(id, new_status)`` pairs) and the audit op that records it."""
+
+    status: str
+    version: int
+    changes: tuple[tuple[str, str], ...]
+    op: str  # "add" (new key), "supersede" or "conflict"
+    against: str | None = None  # id of the active version the write was compared with
+
+
+def plan_keyed_write(
+    existing: Sequence[tuple[str, str, str, int]], new_value: str, policy: str
+) -> KeyedWrite:
+    """Decide a keyed write.
+
+    ``existing`` holds ``(id, status, value, version)`` of every stored version of the key (any
+    status); ``new_value`` is the new version's value text. Raises ConflictError under ``strict``.
+    """
+    version = max((v for *_, v in existing), default=0) + 1
+    live = [e for e in existing if e[1] in ("active", "conflict")]
+    active = [e for e in live if e[1] == "active"]
+    if not active:
+        return KeyedWrite("active", version, (), "add")
+    current = max(active, key=lambda e: e[3])
+    if current[2] == new_value:
+        return KeyedWrite("active", version, ((current[0], "superseded"),), "supersede", current[0])
+    if policy == "strict":
+        raise ConflictError(
+            f"key already holds a different value (version {current[3]}, id {current[0]}); "
+            "use conflict_policy='flag' or 'supersede', or resolve it first"
+        )
+    if policy == "supersede":
+        return KeyedWrite(
+            "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]
+        )
+    return KeyedWrite("conflict", version, (), "conflict", current[0])

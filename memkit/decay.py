@@ -1,0 +1,109 @@
+"""Decay and recency curves, pure and vectorized.
+
+Two clocks run on every memory:
+
+- **strength** fades from the moment a memory is written:
+  ``strength = importance · 0.5^(age_hours / half_life_hours)`` — after one half-life it is half its
+  importance, after two a quarter. A memory whose strength falls below the retrieval floor
+  (``DecayParams.min_strength``, 0.1) is no longer recalled.
+- **recency** measures how recently it was *used*:
+  ``recency = exp(-hours_since_last_access / time_scale_hours)`` with a 168 h (7-day) time scale.
+
+Worked examples (DESIGN.md), which the tests hold the code to:
+
+>>> round(float(strength(0.80, 24.0, 90 * 24.0)), 4)   # importance 0.8, half-life 90 days, 1 day old
+0.7939
+>>> round(float(strength(0.60, 4.0, 2.0)), 4)          # importance 0.6, half-life 2 h, 4 h old
+0.15
+
+Every function takes scalars or numpy arrays that broadcast together; the ``*_expr`` forms build the
+same formulas as polars expressions, for frames.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+__all__ = [
+    "age_hours_expr",
+    "hours_until",
+    "recency",
+    "recency_expr",
+    "strength",
+    "strength_expr",
+]
+
+ArrayLike = float | np.ndarray
+
+
+def strength(importance: ArrayLike, age_hours: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:
+    """``importance · 0.5^(age_hours / half_life_hours)``; ages below 0 (written "in the future"
+    relative to ``now``) count as 0, so strength never exceeds importance.
+
+    >>> strength(np.array([1.0, 1.0, 1.0]), np.array([0.0, 2.0, 4.0]), 2.0).tolist()
+    [1.0, 0.5, 0.25]
+    """
+    age = np.maximum(np.asarray(age_hours, dtype=np.float64), 0.0)
+    return np.asarray(importance, dtype=np.float64) * np.exp2(-age / np.asarray(half_life_hours))
+
+
+def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) -> np.ndarray:
+    """``exp(-hours_since_access / time_scale_hours)``, 1.0 right after an access.
+
+    >>> round(float(recency(168.0)), 4)   # one time scale (7 days) later: 1/e
+    0.3679
+    """
+    h = np.maximum(np.asarray(hours_since_access, dtype=np.float64), 0.0)
+    return np.exp(-h / np.asarray(time_scale_hours, dtype=np.float64))
+
+
+def hours_until(
+    floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayLike
+) -> np.ndarray:
+    """Age (hours) at which strength falls to ``floor``: ``half_life · log2(importance / floor)``.
+
+    0 if the memory starts at or below the floor.
+
+    >>> round(float(hours_until(0.1, 0.6, 2.0)), 2)   # the 0.6 / 2 h memory is forgotten after ~5.17 h
+    5.17
+    """
+    imp = np.asarray(importance, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        t = np.asarray(half_life_hours) * np.log2(imp / np.asarray(floor, dtype=np.float64))
+    return np.maximum(t, 0.0)
+
+
+def _col(x: str | pl.Expr) -> pl.Expr:
+    return pl.col(x) if isinstance(x, str) else x
+
+
+def age_hours_expr(column: str | pl.Expr, now: datetime) -> pl.Expr:
+    """Hours from a timestamp column to ``now`` (a timezone-aware datetime), as Float64."""
+    return (pl.lit(now) - _col(column)).dt.total_microseconds().cast(pl.Float64) / 3.6e9
+
+
+def strength_expr(
+    importance: str | pl.Expr = "importance",
+    age_hours: str | pl.Expr = "age_hours",
+    half_life_hours: str | pl.Expr = "half_life_hours",
+) -> pl.Expr:
+    """:func:`strength` as a polars expression over columns (names or expressions).
+
+    >>> df = pl.DataFrame({"importance": [0.8, 0.6], "age_hours": [24.0, 4.0],
+    ...                    "half_life_hours": [2160.0, 2.0]})
+    >>> df.select(strength_expr().round(4).alias("s"))["s"].to_list()
+    [0.7939, 0.15]
+    """
+    age = _col(age_hours).clip(lower_bound=0.0)
+    return (_col(importance) * (pl.lit(0.5) ** (age / _col(half_life_hours)))).alias("strength")
+
+
+def recency_expr(
+    hours_since_access: str | pl.Expr = "hours_since_access", time_scale_hours: float = 168.0
+) -> pl.Expr:
+    """:func:`recency` as a polars expression."""
+    h = _col(hours_since_access).clip(lower_bound=0.0)
+    return (-h / time_scale_hours).exp().alias("recency")

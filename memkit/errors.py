@@ -1,0 +1,68 @@
+"""The memkit exception tree.
+
+Every error memkit raises on purpose is a :class:`MemkitError`. Where a built-in exception means the
+same thing, the memkit error also inherits from it, so ``except ValueError`` keeps working::
+
+    MemkitError (Exception)
+    ├── ValidationError (ValueError)      bad input: the message names the field and the value
+    │   └── FormatError                   a bad import file: the message names the line
+    ├── AccessDenied (PermissionError)    the requester may not read or change that memory
+    ├── NotFound (KeyError)               no memory with that id (or key) in that namespace
+    ├── ConflictError                     a keyed write under the ``strict`` conflict policy
+    ├── StoreLocked                       another process holds the DuckDB file open read-write
+    └── MissingDependency (ImportError)   an optional extra is not installed; names the pip command
+
+A failed call changes nothing: every store method validates first and writes in one transaction.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AccessDenied",
+    "ConflictError",
+    "FormatError",
+    "MemkitError",
+    "MissingDependency",
+    "NotFound",
+    "StoreLocked",
+    "ValidationError",
+]
+
+
+class MemkitError(Exception):
+    """Base class of every error memkit raises on purpose."""
+
+
+class ValidationError(MemkitError, ValueError):
+    """Invalid input. ``field`` names the offending argument or column."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+class FormatError(ValidationError):
+    """A portable-format file that cannot be read (bad header, bad JSON, bad field)."""
+
+
+class AccessDenied(MemkitError, PermissionError):
+    """The requester may not read or change the memory (DESIGN.md's access rule)."""
+
+
+class NotFound(MemkitError, KeyError):
+    """No such memory. Unlike a bare KeyError, ``str()`` is the plain message."""
+
+    def __str__(self) -> str:  # KeyError would show the repr of its argument
+        return str(self.args[0]) if self.args else ""
+
+
+class ConflictError(MemkitError):
+    """A keyed write with a different value under ``conflict_policy="strict"``."""
+
+
+class StoreLocked(MemkitError):
+    """The DuckDB file is held read-write by another process (one writer per file)."""
+
+
+class MissingDependency(MemkitError, ImportError):
+    """An optional dependency is absent; the message says which extra to install."""

@@ -1,0 +1,184 @@
+"""The in-memory search index: the store's memories as numpy columns plus the embedding matrix.
+
+It is *derived* from DuckDB (loaded when a store opens) and kept in step with it: every store write
+commits to DuckDB first and then applies the same change here (append rows, change a status, touch
+rows). If an update here ever failed half-way, the store drops the index and reloads it from DuckDB.
+
+Names (namespaces, owners, tags) are held as small integer codes so that masks are integer
+comparisons over contiguous arrays; the whole search mask is a handful of vectorized operations.
+Arrays grow by doubling, so appending one memory is amortized O(dim).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .access import readable_mask
+from .schema import ACCESS, KINDS, LAYERS, STATUSES
+from .scoring import KeywordIndex
+
+__all__ = ["SearchIndex"]
+
+DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
+
+
+class _Codes:
+    """Interned names -> int32 codes; code 0 is None."""
+
+    def __init__(self) -> None:
+        self.code: dict[str | None, int] = {None: 0}
+
+    def encode(self, values: Sequence[str | None]) -> np.ndarray:
+        return np.fromiter((self.code.setdefault(v, len(self.code)) for v in values), np.int32, len(values))
+
+    def lookup(self, value: str | None) -> int:
+        """Code of a name, or -2 (matches nothing) if never seen."""
+        return self.code.get(value, -2)
+
+
+def _enum(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
+    pos = {c: i for i, c in enumerate(choices)}
+    return np.fromiter((pos[v] for v in values), np.int8, len(values))
+
+
+class SearchIndex:
+    """Columns of every stored memory, row-aligned with ``emb`` (shape ``(n, dim)``)."""
+
+    NUMERIC = ("importance", "half_life_h", "created_h", "last_access_h", "valid_from_h",
+               "valid_until_h", "access_count")  # fmt: skip
+    CODED = ("ns", "status", "access", "owner", "creator", "layer", "kind")
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.n = 0
+        self.names = _Codes()  # namespaces, owners and creators share one code table
+        self.tag_codes = _Codes()
+        self.row: dict[str, int] = {}  # memory id -> row
+        self.keyword: KeywordIndex | None = None  # built on first keyword query
+        self._tag_rows: list[np.ndarray] = []
+        self._tag_vals: list[np.ndarray] = []
+        self._alloc(1024)
+
+    def _alloc(self, cap: int) -> None:
+        def grow(old: np.ndarray | None, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+            new = np.zeros((cap, *shape), dtype=dtype)
+            if old is not None:
+                new[: self.n] = old[: self.n]
+            return new
+
+        get = self.__dict__.get
+        self.emb = grow(get("emb"), np.float32, (self.dim,))
+        for c in self.NUMERIC:
+            setattr(self, c, grow(get(c), np.int64 if c == "access_count" else np.float64))
+        for c in self.CODED:
+            setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
+        for c in ("ids", "content", "key", "tags"):
+            setattr(self, c, grow(get(c), object))
+        self.cap = cap
+
+    # ---------------------------------------------------------------------------------------- writes
+    def append(self, cols: dict[str, Any], emb: np.ndarray) -> None:
+        """Append rows. ``cols`` maps memory column names to sequences; times are epoch hours
+        (NaN for a missing validity bound); ``emb`` is ``(m, dim)`` float32, normalized."""
+        m = len(cols["id"])
+        if self.n + m > self.cap:
+            self._alloc(max(2 * self.cap, self.n + m))
+        s = slice(self.n, self.n + m)
+        self.emb[s] = emb
+        self.ids[s] = cols["id"]
+        self.content[s] = cols["content"]
+        self.key[s] = cols["key"]
+        self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
+        self.ns[s] = self.names.encode(cols["namespace"])
+        self.owner[s] = self.names.encode(cols["owner"])
+        self.creator[s] = self.names.encode(cols["created_by"])
+        self.status[s] = _enum(cols["status"], STATUSES)
+        self.access[s] = _enum(cols["access"], ACCESS)
+        self.layer[s] = _enum(cols["layer"], LAYERS)
+        self.kind[s] = _enum(cols["kind"], KINDS)
+        self.importance[s] = cols["importance"]
+        self.half_life_h[s] = cols["half_life_hours"]
+        self.created_h[s] = cols["created_h"]
+        self.last_access_h[s] = cols["last_access_h"]
+        vf = np.asarray(cols["valid_from_h"], dtype=np.float64)
+        vu = np.asarray(cols["valid_until_h"], dtype=np.float64)
+        self.valid_from_h[s] = np.where(np.isnan(vf), -np.inf, vf)
+        self.valid_until_h[s] = np.where(np.isnan(vu), np.inf, vu)
+        self.access_count[s] = cols["access_count"]
+        rows = np.arange(self.n, self.n + m, dtype=np.int32)
+        lens = np.fromiter((len(t) for t in self.tags[s]), np.int64, m)
+        if lens.sum():
+            self._tag_rows.append(np.repeat(rows, lens))
+            self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
+        self.row.update(zip(cols["id"], range(self.n, self.n + m)))
+        if self.keyword is not None:
+            self.keyword.add(list(cols["content"]), self.n)
+        self.n += m
+
+    def set_status(self, ids: Sequence[str], status: str) -> None:
+        self.status[self.rows(ids)] = STATUSES.index(status)
+
+    def erase(self, memory_id: str) -> None:
+        """Forget a deleted memory: the row stays (rows never shift) but matches nothing."""
+        r = self.row.pop(memory_id)
+        self.status[r] = DELETED
+        self.content[r] = ""
+        self.emb[r] = 0.0
+
+    def touch(self, rows: np.ndarray, now_h: float, step: float) -> None:
+        """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
+        self.last_access_h[rows] = now_h
+        self.access_count[rows] += 1
+        self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
+
+    # ----------------------------------------------------------------------------------------- reads
+    def keyword_index(self) -> KeywordIndex:
+        """The BM25 postings, built from the stored contents on first use, then appended to."""
+        if self.keyword is None:
+            kw = KeywordIndex()
+            kw.add(list(self.content[: self.n]), 0)
+            self.keyword = kw
+        return self.keyword
+
+    def mask(
+        self,
+        namespace: str,
+        requester: str | None,
+        now_h: float,
+        layer: Sequence[str] | None = None,
+        kind: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> np.ndarray:
+        """Rows a search may return: this namespace, active, readable, valid now, filters matched."""
+        n = self.n
+        m = (self.ns[:n] == self.names.lookup(namespace)) & (self.status[:n] == STATUSES.index("active"))
+        if requester is not None:
+            req = self.names.lookup(requester)
+            m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
+        m &= (self.valid_from_h[:n] <= now_h) & (now_h < self.valid_until_h[:n])
+        if layer is not None:
+            m &= np.isin(self.layer[:n], [LAYERS.index(x) for x in layer])
+        if kind is not None:
+            m &= np.isin(self.kind[:n], [KINDS.index(x) for x in kind])
+        if tags is not None:
+            m &= self._has_any_tag(tags)
+        return m
+
+    def _has_any_tag(self, tags: Sequence[str]) -> np.ndarray:
+        hit = np.zeros(self.n, dtype=bool)
+        if self._tag_rows:
+            if len(self._tag_rows) > 1:  # compact the appended chunks
+                self._tag_rows = [np.concatenate(self._tag_rows)]
+                self._tag_vals = [np.concatenate(self._tag_vals)]
+            wanted = [self.tag_codes.lookup(t) for t in tags]
+            hit[self._tag_rows[0][np.isin(self._tag_vals[0], wanted)]] = True
+        return hit
+
+
+_ACCESS_CODES = {a: ACCESS.index(a) for a in ACCESS}

@@ -1,0 +1,123 @@
+"""Turn ``add()`` arguments or ``add_many()`` frame rows into validated, complete memory rows.
+
+One code path for both: every field is checked by a validator of :mod:`memkit.schema`, defaults are
+filled in (layer by the admission rule, half-life by layer, owner and creator from the requester),
+and the result is a dict of column lists ready for one batched insert. Any error names the field
+(and, for a batch, the row), and is raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import ValidationError
+from .params import check_number
+from .schema import (
+    ACCESS,
+    DEFAULT_IMPORTANCE,
+    KINDS,
+    LAYER_HALF_LIFE_HOURS,
+    LAYERS,
+    SOURCES,
+    check_choice,
+    check_half_life,
+    check_importance,
+    check_name,
+    check_tags,
+    check_text,
+    check_time,
+    check_validity,
+    check_value,
+    default_layer,
+)
+
+__all__ = ["WRITABLE", "build_rows", "new_id"]
+
+# Fields a caller may set on a write (add keywords, add_many columns).
+WRITABLE = (
+    "content", "key", "value", "layer", "kind", "importance", "half_life_hours", "source",
+    "owner", "created_by", "access", "tags", "protected", "valid_from", "valid_until",
+    "created_at", "last_access_at", "access_count",
+)  # fmt: skip
+
+
+def new_id() -> str:
+    """A short random id: 16 hex characters (64 bits; collisions are negligible below 10^8 memories)."""
+    return secrets.token_hex(8)
+
+
+def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datetime) -> dict[str, Any]:
+    content = check_text("content", d.get("content"))
+    kind = check_choice("kind", d.get("kind") or "fact", KINDS)
+    imp = d.get("importance")
+    importance = DEFAULT_IMPORTANCE if imp is None else check_importance(imp)
+    layer = d.get("layer")
+    layer = default_layer(importance, kind) if layer is None else check_choice("layer", layer, LAYERS)
+    hl = d.get("half_life_hours")
+    protected = d.get("protected")
+    if protected is None:
+        protected = False
+    elif not isinstance(protected, bool):
+        raise ValidationError("protected", f"must be a bool, got {type(protected).__name__}")
+    valid_from = check_time("valid_from", d.get("valid_from"), optional=True)
+    valid_until = check_time("valid_until", d.get("valid_until"), optional=True)
+    check_validity(valid_from, valid_until)
+    created_at = check_time("created_at", d.get("created_at") or now)
+    last_access = check_time("last_access_at", d.get("last_access_at") or created_at)
+    count = d.get("access_count")
+    count = 0 if count is None else int(check_number("access_count", count, lo=0))
+    owner = d.get("owner", requester)
+    creator = d.get("created_by", requester)
+    return {
+        "id": new_id(),
+        "namespace": namespace,
+        "key": check_name("key", d.get("key"), optional=True),
+        "content": content,
+        "value": check_value(d.get("value")),
+        "layer": layer,
+        "kind": kind,
+        "importance": importance,
+        "half_life_hours": LAYER_HALF_LIFE_HOURS[layer] if hl is None else check_half_life(hl),
+        "source": check_choice("source", d.get("source") or "user", SOURCES),
+        "owner": check_name("owner", owner, optional=True),
+        "created_by": check_name("created_by", creator, optional=True),
+        "access": check_choice("access", d.get("access") or "public", ACCESS),
+        "tags": list(check_tags(d.get("tags"))),
+        "status": "active",
+        "protected": protected,
+        "valid_from": valid_from and valid_from.astimezone(timezone.utc),
+        "valid_until": valid_until and valid_until.astimezone(timezone.utc),
+        "created_at": created_at.astimezone(timezone.utc),
+        "updated_at": now.astimezone(timezone.utc),
+        "last_access_at": last_access.astimezone(timezone.utc),
+        "access_count": count,
+        "version": 1,
+        "supersedes": None,
+        "merged_from": [],
+    }
+
+
+def build_rows(
+    records: Sequence[Mapping[str, Any]], namespace: str, requester: str | None, now: datetime
+) -> dict[str, list[Any]]:
+    """Validate ``records`` (dicts of :data:`WRITABLE` fields) -> ``{column: [values]}``.
+
+    Errors name the field and, when there is more than one record, the row: ``importance[row 3]``.
+    """
+    rows = []
+    for i, rec in enumerate(records):  # write path: validation is per row, like embedding
+        unknown = set(rec) - set(WRITABLE)
+        if unknown:
+            raise ValidationError(sorted(unknown)[0], f"is not a writable field; use {', '.join(WRITABLE)}")
+        try:
+            rows.append(_one(rec, namespace, requester, now))
+        except ValidationError as e:
+            if len(records) == 1:
+                raise
+            raise ValidationError(f"{e.field}[row {i}]", str(e).split(": ", 1)[1]) from None
+    if not rows:
+        raise ValidationError("frame", "has no rows")
+    return {c: [r[c] for r in rows] for c in rows[0]}

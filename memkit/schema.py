@@ -1,0 +1,287 @@
+"""The data model: enums, per-layer defaults, the :class:`Memory` record, field validators and the
+numbered SQL migrations of the DuckDB schema.
+
+Validators turn user input into clean values or raise :class:`~memkit.errors.ValidationError` naming
+the field; the store calls them *before* it writes anything, so a bad call changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .errors import ValidationError
+from .params import check_number
+
+__all__ = [
+    "ACCESS",
+    "KINDS",
+    "LAYERS",
+    "LAYER_HALF_LIFE_HOURS",
+    "MIGRATIONS",
+    "Memory",
+    "SOURCES",
+    "STATUSES",
+    "default_layer",
+]
+
+LAYERS = ("short_term", "long_term", "episodic")
+KINDS = ("fact", "preference", "decision", "reference", "event", "instruction")
+SOURCES = ("user", "agent", "system", "tool", "import")
+ACCESS = ("public", "protected", "private")
+STATUSES = ("active", "superseded", "conflict", "quarantined")
+OPS = (
+    "add", "read", "search", "supersede", "conflict", "resolve", "merge", "forget", "delete",
+    "quarantine", "approve", "deny", "import", "export",
+)  # fmt: skip
+
+# Half-life defaults by layer (DESIGN.md): working memory fades in hours, episodes in a month,
+# long-term facts in a quarter.
+LAYER_HALF_LIFE_HOURS: dict[str, float] = {
+    "short_term": 2.0,
+    "episodic": 24.0 * 30,
+    "long_term": 24.0 * 90,
+}
+ADMISSION_MIN_IMPORTANCE = 0.3  # below this a memory stays short_term (the admission gate)
+DEFAULT_IMPORTANCE = 0.5
+MAX_CONTENT_CHARS = 100_000
+MAX_NAME_CHARS = 256  # namespaces, keys, owners, tags
+
+
+def default_layer(importance: float, kind: str) -> str:
+    """The admission rule for a write that names no layer.
+
+    >>> default_layer(0.2, "fact"), default_layer(0.8, "event"), default_layer(0.8, "fact")
+    ('short_term', 'episodic', 'long_term')
+    """
+    if importance < ADMISSION_MIN_IMPORTANCE:
+        return "short_term"
+    return "episodic" if kind == "event" else "long_term"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One stored memory (one version of a key). Timestamps are timezone-aware UTC datetimes."""
+
+    id: str
+    namespace: str
+    content: str
+    key: str | None = None
+    value: Any = None
+    layer: str = "long_term"
+    kind: str = "fact"
+    importance: float = DEFAULT_IMPORTANCE
+    half_life_hours: float = LAYER_HALF_LIFE_HOURS["long_term"]
+    source: str = "user"
+    owner: str | None = None
+    created_by: str | None = None
+    access: str = "public"
+    tags: tuple[str, ...] = ()
+    status: str = "active"
+    protected: bool = False
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    last_access_at: datetime | None = None
+    access_count: int = 0
+    version: int = 1
+    supersedes: str | None = None
+    merged_from: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of every field (tags and merged_from as lists)."""
+        d = asdict(self)
+        d["tags"], d["merged_from"] = list(self.tags), list(self.merged_from)
+        return d
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Memory:
+        """Build from a store row (a dict of column values; extra columns are ignored)."""
+        names = cls.__dataclass_fields__
+        kw = {k: v for k, v in row.items() if k in names}
+        kw["tags"] = tuple(kw.get("tags") or ())
+        kw["merged_from"] = tuple(kw.get("merged_from") or ())
+        if isinstance(kw.get("value"), str):
+            kw["value"] = json.loads(kw["value"])
+        return cls(**kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# Field validators: input -> clean value, or ValidationError naming the field.
+
+
+def check_text(name: str, value: Any, *, max_chars: int = MAX_CONTENT_CHARS) -> str:
+    """Memory text: a non-empty ``str`` of valid Unicode (no lone surrogates, no NUL)."""
+    if not isinstance(value, str):
+        raise ValidationError(name, f"must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValidationError(name, "must not be empty")
+    if len(value) > max_chars:
+        raise ValidationError(name, f"is {len(value)} characters; the limit is {max_chars}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(name, "contains a lone surrogate (invalid Unicode)") from None
+    if "\x00" in value:
+        raise ValidationError(name, "contains a NUL character")
+    return value
+
+
+def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
+    """Namespaces, keys, owners, requesters, tags: short printable strings.
+
+    Any printable text is allowed (quotes, SQL, Chinese): values are always bound as parameters.
+    Control characters, surrounding whitespace and empty strings are rejected.
+    """
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(name, f"must be a str, got {type(value).__name__}")
+    if not value or value != value.strip():
+        raise ValidationError(name, f"must be non-empty without surrounding whitespace, got {value!r}")
+    if len(value) > MAX_NAME_CHARS:
+        raise ValidationError(name, f"is longer than {MAX_NAME_CHARS} characters")
+    if any(unicodedata.category(c) in ("Cc", "Cs", "Cf") for c in value):
+        raise ValidationError(name, f"contains a control or invisible character: {value!r}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    """One of ``choices``: ``check_choice("layer", "long_term", LAYERS)``."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValidationError(name, f"must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
+    """A timezone-aware datetime (naive ones are ambiguous and rejected)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, datetime):
+        raise ValidationError(name, f"must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(name, "must be timezone-aware (e.g. datetime(..., tzinfo=timezone.utc))")
+    return value
+
+
+def check_tags(value: Any) -> tuple[str, ...]:
+    """A list of tag names -> a tuple without duplicates, order kept."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValidationError("tags", f"must be a list of str, got {type(value).__name__}")
+    tags = [check_name("tags", t) for t in value]
+    return tuple(dict.fromkeys(tags))
+
+
+def check_value(value: Any) -> str | None:
+    """A structured value -> its JSON text (strict: no NaN/Infinity)."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as e:
+        raise ValidationError("value", f"must be JSON-serializable without NaN/Infinity: {e}") from None
+
+
+def check_validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
+    """``valid_until`` must come strictly after ``valid_from`` (the window is [from, until))."""
+    if valid_from is not None and valid_until is not None and valid_until <= valid_from:
+        raise ValidationError(
+            "valid_until", f"must be after valid_from ({valid_until} <= {valid_from})"
+        )
+
+
+def check_half_life(value: Any) -> float:
+    """A finite half-life in hours, > 0."""
+    return check_number("half_life_hours", value, lo=0.0, lo_open=True)
+
+
+def check_importance(value: Any) -> float:
+    """An importance in [0, 1]."""
+    return check_number("importance", value, lo=0.0, hi=1.0)
+
+
+def hours(td: timedelta) -> float:
+    """``timedelta -> float hours``."""
+    return td.total_seconds() / 3600.0
+
+
+def is_finite_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+# --------------------------------------------------------------------------------------------------
+# Migrations: numbered, each a function of (execute, embedding dim), applied in order in its own
+# transaction by the store. Append new ones; never edit an applied one.
+
+Execute = Callable[[str], Any]
+
+
+def _m1_initial(execute: Execute, dim: int) -> None:
+    execute("CREATE TABLE meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
+    execute(
+        f"""CREATE TABLE memories (
+            id VARCHAR PRIMARY KEY,
+            namespace VARCHAR NOT NULL,
+            key VARCHAR,
+            content VARCHAR NOT NULL,
+            value JSON,
+            layer VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            importance DOUBLE NOT NULL CHECK (importance >= 0 AND importance <= 1),
+            half_life_hours DOUBLE NOT NULL CHECK (half_life_hours > 0),
+            source VARCHAR NOT NULL,
+            owner VARCHAR,
+            created_by VARCHAR,
+            access VARCHAR NOT NULL,
+            tags VARCHAR[] NOT NULL,
+            status VARCHAR NOT NULL,
+            protected BOOLEAN NOT NULL,
+            valid_from TIMESTAMPTZ,
+            valid_until TIMESTAMPTZ,
+            created_at TIMESTAMPTZ NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            last_access_at TIMESTAMPTZ NOT NULL,
+            access_count INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            supersedes VARCHAR,
+            merged_from VARCHAR[] NOT NULL,
+            content_hash VARCHAR NOT NULL,
+            embedding FLOAT[{int(dim)}] NOT NULL
+        )"""
+    )
+    execute("CREATE SEQUENCE event_seq START 1")
+    execute(
+        """CREATE TABLE events (
+            seq BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+            ts TIMESTAMPTZ NOT NULL,
+            namespace VARCHAR,
+            op VARCHAR NOT NULL,
+            memory_id VARCHAR,
+            requester VARCHAR,
+            detail JSON
+        )"""
+    )
+    execute(
+        f"""CREATE TABLE embed_cache (
+            embedder VARCHAR NOT NULL,
+            content_hash VARCHAR NOT NULL,
+            embedding FLOAT[{int(dim)}] NOT NULL,
+            PRIMARY KEY (embedder, content_hash)
+        )"""
+    )
+
+
+MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial,)
+"""Schema migrations; ``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1``."""
+
+# Columns of `memories` in table order, without the embedding (what frames and records carry).
+MEMORY_COLUMNS = tuple(Memory.__dataclass_fields__) + ("content_hash",)

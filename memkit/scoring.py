@@ -1,0 +1,190 @@
+"""Retrieval scores, pure and vectorized: cosine, BM25 keyword score, the hybrid score and top-k.
+
+The hybrid score of DESIGN.md (the articles' formula, plus a lexical term)::
+
+    score = w.similarity · cosine + w.importance · importance + w.recency · recency + w.keyword · keyword
+
+>>> from memkit.params import Weights
+>>> round(float(hybrid(0.9, 0.8, 1.0, Weights())), 4)      # 0.6·0.9 + 0.3·0.8 + 0.1·1.0
+0.88
+
+``keyword`` is Okapi BM25 over the tokens of :mod:`memkit.text` (Latin words, CJK character
+uni/bigrams), computed over the candidate memories only (document frequencies and average length
+from the same set) and divided by the best score of the query, so it lies in [0, 1] per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .params import KeywordParams, Weights
+from .text import tokenize
+
+__all__ = ["KeywordIndex", "bm25", "cosine", "hybrid", "scale_unit", "top_k"]
+
+
+def cosine(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine similarity of L2-normalized rows to an L2-normalized query: ``(n, dim) @ (dim,) -> (n,)``."""
+    return matrix @ query
+
+
+def hybrid(
+    similarity: np.ndarray | float,
+    importance: np.ndarray | float,
+    recency: np.ndarray | float,
+    weights: Weights,
+    keyword: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """Weighted sum of the score components (arrays broadcast together)."""
+    score = (
+        weights.similarity * np.asarray(similarity, dtype=np.float64)
+        + weights.importance * np.asarray(importance, dtype=np.float64)
+        + weights.recency * np.asarray(recency, dtype=np.float64)
+    )
+    if weights.keyword:
+        score = score + weights.keyword * np.asarray(keyword, dtype=np.float64)
+    return score
+
+
+def scale_unit(scores: np.ndarray) -> np.ndarray:
+    """Divide by the maximum so the best is 1 (all zeros stay zeros): ``[2, 1, 0] -> [1, .5, 0]``."""
+    top = float(scores.max()) if scores.size else 0.0
+    return scores / top if top > 0 else np.zeros_like(scores)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest finite scores, best first (ties broken by lower index).
+
+    ``-inf`` marks rows that must not be returned.
+
+    >>> top_k(np.array([0.1, 0.9, -np.inf, 0.5]), 3).tolist()
+    [1, 3, 0]
+    """
+    n_ok = int(np.isfinite(scores).sum())
+    k = min(k, n_ok)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k < len(scores):
+        part = np.argpartition(-scores, k - 1)[:k]  # O(n), unordered
+    else:
+        part = np.arange(len(scores))
+    order = np.lexsort((part, -scores[part]))  # score desc, then index asc
+    return part[order][:k]
+
+
+def bm25(
+    tf: np.ndarray,
+    doc_len: np.ndarray,
+    df: np.ndarray,
+    n_docs: int,
+    avg_len: float,
+    params: KeywordParams = KeywordParams(),
+) -> np.ndarray:
+    """Okapi BM25 contribution of each posting: ``idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg))``.
+
+    All array arguments are aligned per posting (``df`` is the document frequency of the posting's
+    term). idf is the non-negative ``log(1 + (N − df + 0.5) / (df + 0.5))``.
+    """
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    norm = params.k1 * (1.0 - params.b + params.b * doc_len / max(avg_len, 1e-9))
+    return idf * tf * (params.k1 + 1.0) / (tf + norm)
+
+
+class KeywordIndex:
+    """An inverted index of token postings, appended to as memories are written.
+
+    Postings are kept in flat numpy arrays ``(term, row, tf)``; they are re-sorted by term lazily
+    (only when a query comes after new writes), so a query reads each of its terms' postings with two
+    ``searchsorted`` calls and no Python loop over memories.
+    """
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self._terms: list[np.ndarray] = []
+        self._rows: list[np.ndarray] = []
+        self._tfs: list[np.ndarray] = []
+        self.doc_len = np.zeros(0, dtype=np.float32)  # (n_rows,) tokens per memory
+        self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.doc_len)
+
+    def add(self, texts: Sequence[str], start_row: int) -> None:
+        """Index ``texts`` as rows ``start_row, start_row + 1, ...`` (rows must be appended in order)."""
+        if start_row != len(self.doc_len):
+            raise ValueError(f"rows must be appended in order: expected {len(self.doc_len)}")
+        terms: list[int] = []
+        rows: list[int] = []
+        lens = np.zeros(len(texts), dtype=np.float32)
+        for i, text in enumerate(texts):  # tokenizing is per text, done once at write time
+            toks = tokenize(text)
+            lens[i] = len(toks)
+            terms.extend(self.vocab.setdefault(t, len(self.vocab)) for t in toks)
+            rows.extend([start_row + i] * len(toks))
+        if terms:
+            pairs = np.stack([np.asarray(terms, np.int64), np.asarray(rows, np.int64)])
+            uniq, tf = np.unique(pairs, axis=1, return_counts=True)  # (2, p) unique (term, row)
+            self._terms.append(uniq[0].astype(np.int32))
+            self._rows.append(uniq[1].astype(np.int32))
+            self._tfs.append(tf.astype(np.float32))
+            self._sorted = None
+        self.doc_len = np.concatenate([self.doc_len, lens])
+
+    def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._sorted is None:
+            if self._terms:
+                t = np.concatenate(self._terms)
+                r = np.concatenate(self._rows)
+                f = np.concatenate(self._tfs)
+                order = np.argsort(t, kind="stable")
+                t, r, f = t[order], r[order], f[order]
+                self._terms, self._rows, self._tfs = [t], [r], [f]
+            else:
+                t = r = np.zeros(0, np.int32)
+                f = np.zeros(0, np.float32)
+            self._sorted = (t, r, f)
+        return self._sorted
+
+    def scores(
+        self, query: str, candidates: np.ndarray, params: KeywordParams = KeywordParams()
+    ) -> np.ndarray:
+        """BM25 of every row against ``query``, over the corpus of rows where ``candidates`` is True.
+
+        Returns ``(n_rows,)`` float64, zero outside the candidates, scaled to [0, 1] by the best row.
+        """
+        n = len(self.doc_len)
+        out = np.zeros(n, dtype=np.float64)
+        term_ids = sorted({self.vocab[t] for t in tokenize(query) if t in self.vocab})
+        n_docs = int(candidates.sum())
+        if not term_ids or n_docs == 0:
+            return out
+        terms, rows, tfs = self._postings()
+        avg_len = float(self.doc_len[candidates].mean())
+        qt = np.asarray(term_ids, dtype=np.int32)
+        lo = np.searchsorted(terms, qt, side="left")  # (q,) start of each query term's postings
+        hi = np.searchsorted(terms, qt, side="right")
+        sel = _ranges(lo, hi)  # indices of all postings of the query terms
+        p_rows, p_tf = rows[sel], tfs[sel]
+        p_term = np.repeat(np.arange(len(qt)), hi - lo)  # (p,) which query term each posting is
+        keep = candidates[p_rows]
+        df = np.bincount(p_term[keep], minlength=len(qt))  # (q,) doc freq within the candidates
+        contrib = bm25(p_tf[keep], self.doc_len[p_rows[keep]], df[p_term[keep]], n_docs, avg_len, params)
+        np.add.at(out, p_rows[keep], contrib)
+        return scale_unit(out)
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(lo[i], hi[i])`` for all i, without a Python loop.
+
+    >>> _ranges(np.array([2, 7]), np.array([4, 8])).tolist()
+    [2, 3, 7]
+    """
+    lengths = hi - lo
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)  # offset per element
+    return starts + np.arange(total)
+

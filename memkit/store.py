@@ -1,0 +1,725 @@
+"""MemoryStore: agent memories in DuckDB, searched through an in-memory numpy index.
+
+The only module that imports duckdb. Each public method validates its input first, then writes in
+one transaction (retried on DuckDB's "Conflict on update"), then mirrors the change into the
+:class:`~memkit.index.SearchIndex`. A call that raises has changed nothing.
+
+>>> from datetime import datetime, timezone
+>>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+>>> with MemoryStore() as store:
+...     m = store.add("用户住在杭州滨江区", namespace="user_87", key="user.address", now=now)
+...     hits = store.search("住在哪里", namespace="user_87", k=3, now=now)
+>>> hits["content"].to_list()
+['用户住在杭州滨江区']
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from . import access as acl
+from .conflicts import POLICIES, plan_keyed_write
+from .decay import recency, strength
+from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
+from .errors import AccessDenied, NotFound, StoreLocked, ValidationError
+from .index import SearchIndex
+from .params import DecayParams, KeywordParams, Weights, check_number
+from .rows import build_rows
+from .schema import KINDS, LAYERS, MIGRATIONS, Memory, check_choice, check_name, check_text, check_time
+from .scoring import hybrid, top_k
+
+__all__ = ["MemoryStore"]
+
+T = TypeVar("T")
+_SETTINGS = {
+    "enable_external_access": False,  # no file or network access from SQL text
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+_COLUMNS = (
+    "id, namespace, key, content, value, layer, kind, importance, half_life_hours, source, owner, "
+    "created_by, access, tags, status, protected, valid_from, valid_until, created_at, updated_at, "
+    "last_access_at, access_count, version, supersedes, merged_from"
+)
+_VALID_AT = "(valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR ? < valid_until)"
+_MAX_K = 10_000
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _hours(t: datetime | None) -> float:
+    """Datetime -> hours since the Unix epoch (NaN for None): the index's time unit."""
+    return float("nan") if t is None else t.timestamp() / 3600.0
+
+
+def _names(field: str, value: str | Sequence[str] | None, choices: tuple[str, ...]) -> list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    return [check_choice(field, v, choices) for v in values]
+
+
+class MemoryStore:
+    """Agent memories in one DuckDB database (a file, or ``":memory:"``).
+
+    Parameters
+    ----------
+    path : str
+        Database file; ``":memory:"`` (default) keeps everything in RAM.
+    embedder : Embedder, optional
+        Defaults to :class:`~memkit.embed.HashEmbedder` (offline, deterministic). A file remembers
+        which embedder wrote it; reopening it with another raises ValidationError.
+    conflict_policy : {"flag", "supersede", "strict"}
+        What a keyed write with a different value does (see :mod:`memkit.conflicts`).
+    decay : DecayParams
+        Recency time scale, retrieval floor and reinforcement step.
+    keyword : KeywordParams
+        BM25 constants of the keyword score.
+    """
+
+    def __init__(
+        self,
+        path: str = ":memory:",
+        *,
+        embedder: Embedder | None = None,
+        conflict_policy: str = "flag",
+        decay: DecayParams = DecayParams(),
+        keyword: KeywordParams = KeywordParams(),
+    ) -> None:
+        if not isinstance(path, str) or not path:
+            raise ValidationError("path", f"must be a non-empty str, got {path!r}")
+        self.embedder: Embedder = embedder if embedder is not None else HashEmbedder()
+        if not isinstance(self.embedder, Embedder):
+            raise ValidationError("embedder", "must have name, dim and embed(texts)")
+        self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+        if not isinstance(decay, DecayParams):
+            raise ValidationError("decay", "must be a DecayParams")
+        if not isinstance(keyword, KeywordParams):
+            raise ValidationError("keyword", "must be a KeywordParams")
+        self.decay, self.keyword, self.path = decay, keyword, path
+        self._lock = threading.RLock()
+        try:
+            self._con = duckdb.connect(path, config=_SETTINGS)
+        except duckdb.IOException as e:
+            if "lock" in str(e).lower():
+                raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
+            raise
+        self._con.execute("SET TimeZone = 'UTC'")
+        self._con.execute("SET lock_configuration = true")
+        self._migrate()
+        self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
+        self._load_index()
+
+    # ----------------------------------------------------------------------------- plumbing
+    def _sql(self, query: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+        """Run a read query -> polars frame (fully fetched)."""
+        return pl.from_arrow(self._con.sql(query, params=list(params)).to_arrow_table())
+
+    def _tx(self, fn: Callable[[], T], retries: int = 5) -> T:
+        """Run ``fn`` in one transaction; roll back on any error, retry write-write conflicts."""
+        with self._lock:
+            for attempt in range(retries):
+                self._con.execute("BEGIN TRANSACTION")
+                try:
+                    out = fn()
+                    self._con.execute("COMMIT")
+                    return out
+                except duckdb.TransactionException as e:
+                    self._con.execute("ROLLBACK")
+                    if "conflict" not in str(e).lower() or attempt == retries - 1:
+                        raise
+                    time.sleep(0.01 * 2**attempt)  # subtle: only real lock contention sleeps
+                except BaseException:
+                    self._con.execute("ROLLBACK")
+                    raise
+        raise AssertionError("unreachable")
+
+    def _event(self, ts: datetime, op: str, namespace: str | None, memory_id: str | None,
+               requester: str | None, **detail: Any) -> None:  # fmt: skip
+        self._con.execute(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            [ts, namespace, op, memory_id, requester, json.dumps(detail, ensure_ascii=False) if detail else None],
+        )
+
+    def _migrate(self) -> None:
+        has_meta = self._con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+        ).fetchone()[0]
+        meta = dict(self._con.execute("SELECT name, value FROM meta").fetchall()) if has_meta else {}
+        version = int(meta.get("schema_version", 0))
+        if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
+            raise ValidationError(
+                "embedder",
+                f"{self.path} was written with {meta['embedder']} (dim {meta['dim']}), "
+                f"not {self.embedder.name} (dim {self.embedder.dim})",
+            )
+        for i in range(version, len(MIGRATIONS)):
+            def step(i: int = i) -> None:
+                MIGRATIONS[i](self._con.execute, self.embedder.dim)
+                for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
+                                    ("dim", self.embedder.dim)):  # fmt: skip
+                    self._con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+            self._tx(step)
+        if version < len(MIGRATIONS) and self.path != ":memory:":
+            self._con.execute("CHECKPOINT")
+
+    def _load_index(self) -> None:
+        """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened."""
+        self._index = SearchIndex(self.embedder.dim)
+        table = self._con.sql(
+            "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
+            " importance, half_life_hours, access_count, epoch_us(created_at) / 3.6e9 AS created_h,"
+            " epoch_us(last_access_at) / 3.6e9 AS last_access_h, epoch_us(valid_from) / 3.6e9 AS"
+            " valid_from_h, epoch_us(valid_until) / 3.6e9 AS valid_until_h, embedding FROM memories"
+        ).to_arrow_table()
+        if table.num_rows == 0:
+            return
+        emb_col = table.column("embedding").combine_chunks()
+        emb = emb_col.flatten().to_numpy().reshape(table.num_rows, self.embedder.dim)  # (n, dim)
+        df = pl.from_arrow(table.drop(["embedding"])).with_columns(
+            pl.col("valid_from_h", "valid_until_h").fill_null(float("nan"))
+        )
+        self._index.append({c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
+                            for c in df.columns}, emb)  # fmt: skip
+
+    def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
+        """Embeddings of ``texts`` -> ``(matrix (n, dim), hashes, new cache entries)``.
+
+        Cached vectors (by embedder name and content hash) are reused; the rest are computed once
+        per distinct text and validated. Nothing is written here: the caller inserts the new cache
+        entries in its transaction.
+        """
+        hashes = [content_hash(t) for t in texts]
+        distinct = list(dict.fromkeys(hashes))
+        cached = self._sql(
+            "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
+            " AND content_hash IN (SELECT unnest(?::VARCHAR[]))",
+            [self.embedder.name, distinct],
+        )
+        vectors: dict[str, np.ndarray] = dict(
+            zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy())
+        )
+        missing = [h for h in distinct if h not in vectors]
+        new: dict[str, np.ndarray] = {}
+        if missing:
+            first = {h: t for h, t in zip(reversed(hashes), reversed(texts))}
+            new = dict(zip(missing, self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))))
+            vectors.update(new)
+        return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new
+
+    def _check_embeddings(self, x: Any, n: int, field: str = "embedding") -> np.ndarray:
+        try:
+            arr = np.asarray(x, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ValidationError(field, "the embedder did not return numbers") from None
+        if arr.shape != (n, self.embedder.dim):
+            raise ValidationError(field, f"expected shape ({n}, {self.embedder.dim}), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValidationError(field, "contains NaN or infinite values")
+        return l2_normalize(arr)
+
+    def _embed_query_uncached(self, text: str) -> np.ndarray:
+        return self._check_embeddings(self.embedder.embed([text]), 1)[0]
+
+    def _insert(self, cols: dict[str, list[Any]], emb: np.ndarray, hashes: list[str],
+                new_cache: dict[str, np.ndarray]) -> None:  # fmt: skip
+        """Insert rows (inside a transaction) from one Arrow batch: memories and new cache entries."""
+        dim = self.embedder.dim
+        batch = pl.DataFrame(
+            {**cols, "content_hash": hashes, "embedding": emb},
+            schema_overrides={"tags": pl.List(pl.String), "merged_from": pl.List(pl.String),
+                              "value": pl.String, "key": pl.String, "owner": pl.String,
+                              "created_by": pl.String, "supersedes": pl.String,
+                              "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
+                              "embedding": pl.Array(pl.Float32, dim)},
+        )  # fmt: skip
+        self._con.register("_batch", batch.to_arrow())
+        try:
+            self._con.execute(f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
+                              f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch")  # fmt: skip
+        finally:
+            self._con.unregister("_batch")
+        if new_cache:
+            cache = pl.DataFrame(
+                {"embedder": self.embedder.name, "content_hash": list(new_cache),
+                 "embedding": np.stack(list(new_cache.values()))},
+                schema_overrides={"embedding": pl.Array(pl.Float32, dim)},
+            )  # fmt: skip
+            self._con.register("_cache", cache.to_arrow())
+            try:
+                self._con.execute("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
+            finally:
+                self._con.unregister("_cache")
+
+    def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+        times = {f"{c}_h": [_hours(t) for t in cols[c]]
+                 for c in ("created_at", "last_access_at", "valid_from", "valid_until")}  # fmt: skip
+        cols = {**cols, **times}
+        cols["last_access_h"] = cols.pop("last_access_at_h")
+        cols["created_h"] = cols.pop("created_at_h")
+        self._guard_index(lambda: self._index.append(cols, emb))
+
+    def _guard_index(self, fn: Callable[[], None]) -> None:
+        """Apply a change to the derived index; if it fails, rebuild the index from DuckDB."""
+        try:
+            fn()
+        except Exception:
+            self._load_index()
+            raise
+
+    # ----------------------------------------------------------------------------- writes
+    def add(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        key: str | None = None,
+        value: Any = None,
+        layer: str | None = None,
+        kind: str | None = None,
+        importance: float | None = None,
+        half_life_hours: float | None = None,
+        source: str | None = None,
+        owner: str | None = None,
+        access: str | None = None,
+        tags: Sequence[str] | None = None,
+        valid_from: datetime | None = None,
+        valid_until: datetime | None = None,
+        protected: bool | None = None,
+        created_at: datetime | None = None,
+        conflict_policy: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Write one memory and return it (its ``status`` tells what the conflict policy decided).
+
+        Unset fields get defaults: kind ``fact``, importance 0.5, layer by the admission rule
+        (importance < 0.3 → ``short_term``; kind ``event`` → ``episodic``; else ``long_term``),
+        half-life by layer, owner and creator = requester, access ``public``, created_at = now.
+        A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions.
+        """
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        policy = check_choice("conflict_policy", conflict_policy or self.conflict_policy, POLICIES)
+        fields = dict(content=content, key=key, value=value, layer=layer, kind=kind, importance=importance,
+                      half_life_hours=half_life_hours, source=source, owner=owner, access=access,
+                      tags=tags, valid_from=valid_from, valid_until=valid_until, protected=protected,
+                      created_at=created_at)  # fmt: skip
+        cols = build_rows([{k: v for k, v in fields.items() if v is not None}], namespace, requester, now)
+        emb, hashes, new_cache = self._embed(cols["content"])
+        with self._lock:
+            plan = None
+            if cols["key"][0] is not None:
+                existing = self._con.execute(
+                    "SELECT id, status, coalesce(CAST(value AS VARCHAR), content), version FROM memories"
+                    " WHERE namespace = ? AND key = ?", [namespace, cols["key"][0]],
+                ).fetchall()
+                plan = plan_keyed_write(existing, cols["value"][0] or cols["content"][0], policy)
+                cols["status"], cols["version"] = [plan.status], [plan.version]
+                cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
+            mid = cols["id"][0]
+
+            def write() -> None:
+                self._insert(cols, emb, hashes, new_cache)
+                self._event(now, "add", namespace, mid, requester, status=cols["status"][0],
+                            key=cols["key"][0], version=cols["version"][0])  # fmt: skip
+                if plan is not None and plan.op == "conflict":
+                    self._event(now, "conflict", namespace, mid, requester, key=cols["key"][0],
+                                against=plan.against, status="conflict")  # fmt: skip
+                for old_id, status in plan.changes if plan else ():
+                    self._set_status([old_id], status, now)
+                    self._event(now, "supersede", namespace, old_id, requester, by=mid, status=status)
+
+            self._tx(write)
+            self._index_append(cols, emb)
+            if plan is not None:
+                for old_id, status in plan.changes:
+                    self._index.set_status([old_id], status)
+        return Memory.from_row({c: v[0] for c, v in cols.items()})
+
+    def _set_status(self, ids: Sequence[str], status: str, now: datetime) -> None:
+        self._con.execute(
+            "UPDATE memories SET status = ?, updated_at = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [status, now, list(ids)],
+        )
+
+    def add_many(
+        self,
+        frame: pl.DataFrame,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> pl.DataFrame:
+        """Bulk-insert new memories from a polars frame in one transaction -> frame ``id, status``.
+
+        Columns: ``content`` and any writable :class:`Memory` field (``key``, ``importance``,
+        ``created_at``, ``tags``, ...), plus an optional ``embedding`` column (lists of ``dim``
+        floats; normalized here) that skips the embedder. Keys must be new to the namespace and
+        unique in the frame: updates of an existing key go through :meth:`add`, which applies the
+        conflict policy.
+        """
+        if not isinstance(frame, pl.DataFrame):
+            raise ValidationError("frame", f"must be a polars DataFrame, got {type(frame).__name__}")
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        given = frame["embedding"] if "embedding" in frame.columns else None
+        records = frame.drop("embedding", strict=False).to_dicts()
+        cols = build_rows(records, namespace, requester, now)
+        keys = [k for k in cols["key"] if k is not None]
+        if len(set(keys)) != len(keys):
+            raise ValidationError("key", "repeats within the frame; add versions one by one with add()")
+        if given is not None:
+            if given.null_count():
+                raise ValidationError("embedding", "has missing rows")
+            emb = self._check_embeddings(given.to_list(), len(frame))
+            hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
+        else:
+            emb, hashes, new_cache = self._embed(cols["content"])
+        with self._lock:
+            if keys:
+                taken = self._con.execute(
+                    "SELECT key FROM memories WHERE namespace = ? AND key IN (SELECT unnest(?::VARCHAR[]))"
+                    " LIMIT 1", [namespace, keys],
+                ).fetchall()
+                if taken:
+                    raise ValidationError("key", f"{taken[0][0]!r} already exists in {namespace!r}; use add()")
+
+            def write() -> None:
+                self._insert(cols, emb, hashes, new_cache)
+                self._con.execute(
+                    "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                    " SELECT ?, ?, 'add', unnest(?::VARCHAR[]), ?, '{\"status\": \"active\", \"bulk\": true}'",
+                    [now, namespace, cols["id"], requester],
+                )
+
+            self._tx(write)
+            self._index_append(cols, emb)
+        return pl.DataFrame({"id": cols["id"], "status": cols["status"]})
+
+    # ----------------------------------------------------------------------------- search
+    def search(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        k: int = 5,
+        weights: Weights = Weights(),
+        now: datetime | None = None,
+        min_strength: float | None = None,
+        layer: str | Sequence[str] | None = None,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        reinforce: bool = True,
+    ) -> pl.DataFrame:
+        """Rank the namespace's memories for ``query`` -> the top ``k``, best first.
+
+        Candidates are the ``active`` memories of ``namespace`` that ``requester`` may read, valid at
+        ``now``, matching the ``layer``/``kind`` filters and any of ``tags``, whose strength is at
+        least ``min_strength`` (default ``DecayParams.min_strength``). Each is scored
+        ``hybrid(similarity, importance, recency [, keyword])`` and the frame keeps every component:
+        ``rank, id, content, score, similarity, importance, strength, recency [, keyword], key, layer,
+        kind, tags, created_at, last_access_at, access_count``.
+
+        Returned memories are reinforced (last access = now, access count + 1, importance +
+        ``DecayParams.reinforce_step``) in one batched statement, unless ``reinforce=False``.
+        """
+        query = check_text("query", query)
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:
+            raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
+        if not isinstance(weights, Weights):
+            raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+        floor = self.decay.min_strength if min_strength is None else check_number(
+            "min_strength", min_strength, lo=0.0, hi=1.0)  # fmt: skip
+        layers, kinds = _names("layer", layer, LAYERS), _names("kind", kind, KINDS)
+        tag_list = None if tags is None else [check_name("tags", t) for t in
+                                              ([tags] if isinstance(tags, str) else tags)]  # fmt: skip
+        q = self._embed_query(query)  # (dim,)
+        now_h = _hours(now)
+        with self._lock:
+            ix, n = self._index, self._index.n
+            mask = ix.mask(namespace, requester, now_h, layers, kinds, tag_list)  # (n,) bool
+            # strength is the retrieval floor; computed only where the mask is set
+            st = np.zeros(n)
+            st[mask] = strength(ix.importance[:n][mask], now_h - ix.created_h[:n][mask], ix.half_life_h[:n][mask])
+            mask &= st >= floor
+            cand = np.flatnonzero(mask)  # (c,)
+            if len(cand) * 4 < n:  # sparse: gather the candidate rows, then one matvec
+                sim = ix.emb[cand] @ q  # (c, dim) @ (dim,) -> (c,)
+            else:  # dense: one matvec over the whole matrix is cheaper than a gather
+                sim = (ix.emb[:n] @ q)[cand]  # (n, dim) @ (dim,) -> (n,)
+            imp = ix.importance[cand]
+            rec = recency(now_h - ix.last_access_h[cand], self.decay.time_scale_hours)
+            kw = 0.0
+            if weights.keyword:
+                kw = ix.keyword_index().scores(query, mask, self.keyword)[cand]
+            score = hybrid(sim, imp, rec, weights, kw)
+            best = top_k(score, k)  # positions into cand, best first
+            rows = cand[best]
+            out = {
+                "rank": np.arange(1, len(rows) + 1, dtype=np.int32),
+                "id": ix.ids[rows].tolist(),
+                "content": ix.content[rows].tolist(),
+                "score": score[best],
+                "similarity": sim[best].astype(np.float64),
+                "importance": imp[best],
+                "strength": st[rows],
+                "recency": rec[best],
+            }
+            if weights.keyword:
+                out["keyword"] = kw[best]
+            out.update(
+                key=ix.key[rows].tolist(),
+                layer=[LAYERS[i] for i in ix.layer[rows]],
+                kind=[KINDS[i] for i in ix.kind[rows]],
+                tags=[list(t) for t in ix.tags[rows]],
+                created_at=np.rint(ix.created_h[rows] * 3.6e9).astype(np.int64),
+                last_access_at=np.rint(ix.last_access_h[rows] * 3.6e9).astype(np.int64),
+                access_count=ix.access_count[rows],
+            )
+            hits = pl.DataFrame(out, schema_overrides={"key": pl.String, "tags": pl.List(pl.String)})
+            hits = hits.with_columns(
+                pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
+                pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
+            )
+            ids = out["id"]
+
+            def log() -> None:
+                if reinforce and ids:
+                    self._con.execute(
+                        "UPDATE memories SET last_access_at = ?, access_count = access_count + 1,"
+                        " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                        [now, self.decay.reinforce_step, ids],
+                    )
+                self._event(now, "search", namespace, None, requester, query=query, k=k, ids=ids)
+
+            self._tx(log)
+            if reinforce and ids:
+                self._guard_index(lambda: ix.touch(rows, now_h, self.decay.reinforce_step))
+        return hits
+
+    # ----------------------------------------------------------------------------- reads
+    def _row(self, memory_id: str) -> dict[str, Any] | None:
+        rows = self._sql(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", [memory_id]).to_dicts()
+        return rows[0] if rows else None
+
+    def _deny(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        """Audit a refused operation on ``row`` and raise AccessDenied."""
+        self._tx(lambda: self._event(now, "deny", row["namespace"], row["id"], requester,
+                                     attempted=op, access=row["access"]))  # fmt: skip
+        raise AccessDenied(f"{requester!r} may not {op} memory {row['id']} (access {row['access']!r})")
+
+    def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        if not acl.can_read(row["access"], row["owner"], row["created_by"], requester):
+            self._deny(row, requester, now, op)
+
+    def _check_modify(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        if not acl.can_modify(row["owner"], row["created_by"], requester):
+            self._deny(row, requester, now, op)
+
+    def get(self, memory_id: str, *, requester: str | None = None, now: datetime | None = None) -> Memory:
+        """The memory with this id, in whatever status; NotFound or AccessDenied otherwise."""
+        memory_id = check_name("memory_id", memory_id)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        with self._lock:
+            row = self._row(memory_id)
+            if row is None:
+                raise NotFound(f"no memory with id {memory_id!r}")
+            self._check_read(row, requester, now, "read")
+            self._tx(lambda: self._event(now, "read", row["namespace"], memory_id, requester))
+        return Memory.from_row(row)
+
+    def read(
+        self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
+    ) -> Memory | None:
+        """The current version of ``key``: the newest ``active`` one valid at ``now``, or None.
+
+        A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
+        """
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        with self._lock:
+            rows = self._sql(
+                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ? AND status = 'active'"
+                f" AND {_VALID_AT} ORDER BY version DESC LIMIT 1", [namespace, key, now, now],
+            ).to_dicts()  # fmt: skip
+            if not rows:
+                return None
+            self._check_read(rows[0], requester, now, "read")
+            self._tx(lambda: self._event(now, "read", namespace, rows[0]["id"], requester, key=key))
+        return Memory.from_row(rows[0])
+
+    def versions(self, key: str, *, namespace: str, requester: str | None = None) -> pl.DataFrame:
+        """Every version of ``key`` (any status, any validity), oldest first, that requester may read."""
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        with self._lock:
+            return self._sql(
+                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ? AND {acl.SQL_READABLE}"
+                " ORDER BY version, created_at", [namespace, key, requester, requester, requester],
+            )  # fmt: skip
+
+    def frame(
+        self,
+        namespace: str | None = None,
+        *,
+        as_of: datetime | None = None,
+        include_embedding: bool = False,
+    ) -> pl.DataFrame:
+        """All memories (of one namespace, or all), oldest first, as a polars frame.
+
+        ``as_of=t`` shows what the store believed at ``t``: memories created by then, each with the
+        status it had then (replayed from the audit log). Deleted memories are gone for good: erasure
+        is not undone by time travel; access counts and importance are today's.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        as_of = check_time("as_of", as_of, optional=True)
+        cols = _COLUMNS + (", embedding" if include_embedding else "")
+        with self._lock:
+            if as_of is None:
+                return self._sql(
+                    f"SELECT {cols} FROM memories WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, id",
+                    [namespace, namespace],
+                )
+            return self._sql(
+                f"""SELECT * REPLACE (coalesce(s.status_then, m.status) AS status) FROM
+                    (SELECT {cols} FROM memories WHERE (? IS NULL OR namespace = ?) AND created_at <= ?) m
+                    LEFT JOIN (SELECT memory_id, arg_max(detail->>'status', seq) AS status_then
+                               FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
+                               GROUP BY memory_id) s ON s.memory_id = m.id
+                    ORDER BY created_at, id""",
+                [namespace, namespace, as_of, as_of],
+            ).drop("memory_id", "status_then", strict=False)
+
+    def audit(self, namespace: str | None = None, *, op: str | None = None) -> pl.DataFrame:
+        """The audit log (``seq, ts, namespace, op, memory_id, requester, detail``), oldest first."""
+        namespace = check_name("namespace", namespace, optional=True)
+        op = check_name("op", op, optional=True)
+        with self._lock:
+            return self._sql(
+                "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
+                " FROM events WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR op = ?) ORDER BY seq",
+                [namespace, namespace, op, op],
+            )
+
+    def count(self, namespace: str | None = None) -> int:
+        """Number of stored memories (all statuses)."""
+        namespace = check_name("namespace", namespace, optional=True)
+        with self._lock:
+            return self._con.execute(
+                "SELECT count(*) FROM memories WHERE (? IS NULL OR namespace = ?)", [namespace, namespace]
+            ).fetchone()[0]
+
+    # ----------------------------------------------------------------------------- changes
+    def resolve(
+        self,
+        key: str,
+        *,
+        namespace: str,
+        keep: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``."""
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        keep = check_name("keep", keep)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        with self._lock:
+            live = self._sql(
+                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
+                " AND status IN ('active', 'conflict')", [namespace, key],
+            ).to_dicts()  # fmt: skip
+            winner = next((r for r in live if r["id"] == keep), None)
+            if winner is None:
+                raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
+            self._check_modify(winner, requester, now, "resolve")
+            losers = [r["id"] for r in live if r["id"] != keep]
+
+            def write() -> None:
+                self._set_status([keep], "active", now)
+                self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)
+                if losers:
+                    self._set_status(losers, "superseded", now)
+                for lid in losers:
+                    self._event(now, "supersede", namespace, lid, requester, by=keep, status="superseded")
+
+            self._tx(write)
+
+            def mirror() -> None:
+                self._index.set_status([keep], "active")
+                self._index.set_status(losers, "superseded")
+
+            self._guard_index(mirror)
+        return Memory.from_row({**winner, "status": "active", "updated_at": now})
+
+    def delete(self, memory_id: str, *, requester: str | None = None, now: datetime | None = None) -> None:
+        """Erase a memory (user-initiated): its row, content and embedding are removed for good.
+
+        Only the operator (``requester=None``), the owner or the creator may delete. The audit log
+        keeps a ``delete`` event with the id, key and version but never the content. Older versions
+        of the key are not revived.
+        """
+        memory_id = check_name("memory_id", memory_id)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        with self._lock:
+            row = self._row(memory_id)
+            if row is None:
+                raise NotFound(f"no memory with id {memory_id!r}")
+            self._check_modify(row, requester, now, "delete")
+
+            def write() -> None:
+                h = self._con.execute("SELECT content_hash FROM memories WHERE id = ?", [memory_id]).fetchone()[0]
+                self._con.execute("DELETE FROM memories WHERE id = ?", [memory_id])
+                # the cached embedding would let someone confirm a guess of the erased text
+                self._con.execute(
+                    "DELETE FROM embed_cache WHERE content_hash = ? AND NOT EXISTS"
+                    " (SELECT 1 FROM memories WHERE content_hash = ?)", [h, h],
+                )  # fmt: skip
+                self._event(now, "delete", row["namespace"], memory_id, requester, key=row["key"],
+                            version=row["version"], status_before=row["status"])  # fmt: skip
+
+            self._tx(write)
+            self._guard_index(lambda: self._index.erase(memory_id))
+
+    # ----------------------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        """Close the database (idempotent). A file is checkpointed by DuckDB on close."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None  # type: ignore[assignment]
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.path!r}, embedder={self.embedder.name}, memories={self._index.n})"
