@@ -10,7 +10,8 @@ The hybrid score of DESIGN.md (the articles' formula, plus a lexical term)::
 
 ``keyword`` is Okapi BM25 over the tokens of :mod:`memkit.text` (Latin words, CJK character
 uni/bigrams), computed over the candidate memories only (document frequencies and average length
-from the same set) and divided by the best score of the query, so it lies in [0, 1] per query.
+from the same set) and divided by the query's ideal score (every matchable query term once, in a
+memory of average length), clipped to [0, 1].
 """
 
 from __future__ import annotations
@@ -152,19 +153,23 @@ class KeywordIndex:
     ) -> np.ndarray:
         """BM25 of every row against ``query``, over the corpus of rows where ``candidates`` is True.
 
-        Returns ``(n_rows,)`` float64, zero outside the candidates, scaled to [0, 1] by the best row.
+        Returns ``(n_rows,)`` float64 in [0, 1], zero outside the candidates. The scale is the
+        query's own: 1.0 is what a memory of average length containing once every query term that
+        occurs among the candidates would score (the sum of their idf). A memory sharing only a
+        common word with the query stays low instead of being stretched to 1 as dividing by the best
+        hit would; short or repeated matches are clipped at 1.
         """
         n = len(self.doc_len)
         out = np.zeros(n, dtype=np.float64)
-        term_ids = sorted({self.vocab[t] for t in tokenize(query) if t in self.vocab})
         n_docs = int(candidates.sum())
-        if not term_ids or n_docs == 0:
+        q_tokens = sorted(set(tokenize(query)))
+        if not q_tokens or n_docs == 0:
             return out
         terms, rows, tfs = self._postings()
         avg_len = float(self.doc_len[candidates].mean())
-        qt = np.asarray(term_ids, dtype=np.int32)
+        qt = np.asarray([self.vocab.get(t, -1) for t in q_tokens], dtype=np.int64)  # -1: unseen
         lo = np.searchsorted(terms, qt, side="left")  # (q,) start of each query term's postings
-        hi = np.searchsorted(terms, qt, side="right")
+        hi = np.where(qt >= 0, np.searchsorted(terms, qt, side="right"), lo)
         sel = _ranges(lo, hi)  # indices of all postings of the query terms
         p_rows, p_tf = rows[sel], tfs[sel]
         p_term = np.repeat(np.arange(len(qt)), hi - lo)  # (p,) which query term each posting is
@@ -172,7 +177,11 @@ class KeywordIndex:
         df = np.bincount(p_term[keep], minlength=len(qt))  # (q,) doc freq within the candidates
         contrib = bm25(p_tf[keep], self.doc_len[p_rows[keep]], df[p_term[keep]], n_docs, avg_len, params)
         np.add.at(out, p_rows[keep], contrib)
-        return scale_unit(out)
+        seen = df > 0  # terms no candidate contains (question words: 什么, where) cannot be matched
+        if not seen.any():
+            return out
+        ideal = float(np.log1p((n_docs - df[seen] + 0.5) / (df[seen] + 0.5)).sum())
+        return np.clip(out / ideal, 0.0, 1.0)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
