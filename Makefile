@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	$(PY) -m memkit demo --db demo.duckdb --fresh
+	$(PY) -m memkit demo --db demo.duckdb
 
 test: setup
 	$(PY) -m pytest

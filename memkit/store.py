@@ -117,13 +117,18 @@ class MemoryStore:
             if "lock" in str(e).lower():
                 raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
             raise
-        self._con.execute("SET TimeZone = 'UTC'")
-        self._con.execute("SET lock_configuration = true")
+        self._run("SET TimeZone = 'UTC'")
+        self._run("SET lock_configuration = true")
         self._migrate()
         self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
         self._load_index()
 
     # ----------------------------------------------------------------------------- plumbing
+    def _run(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Execute one statement and fetch its whole result (a half-fetched result blocks the
+        connection in DuckDB 2.0)."""
+        return self._con.execute(query, list(params)).fetchall()
+
     def _sql(self, query: str, params: Sequence[Any] = ()) -> pl.DataFrame:
         """Run a read query -> polars frame (fully fetched)."""
         return pl.from_arrow(self._con.sql(query, params=list(params)).to_arrow_table())
@@ -132,33 +137,33 @@ class MemoryStore:
         """Run ``fn`` in one transaction; roll back on any error, retry write-write conflicts."""
         with self._lock:
             for attempt in range(retries):
-                self._con.execute("BEGIN TRANSACTION")
+                self._run("BEGIN TRANSACTION")
                 try:
                     out = fn()
-                    self._con.execute("COMMIT")
+                    self._run("COMMIT")
                     return out
                 except duckdb.TransactionException as e:
-                    self._con.execute("ROLLBACK")
+                    self._run("ROLLBACK")
                     if "conflict" not in str(e).lower() or attempt == retries - 1:
                         raise
                     time.sleep(0.01 * 2**attempt)  # subtle: only real lock contention sleeps
                 except BaseException:
-                    self._con.execute("ROLLBACK")
+                    self._run("ROLLBACK")
                     raise
         raise AssertionError("unreachable")
 
     def _event(self, ts: datetime, op: str, namespace: str | None, memory_id: str | None,
                requester: str | None, **detail: Any) -> None:  # fmt: skip
-        self._con.execute(
+        self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [ts, namespace, op, memory_id, requester, json.dumps(detail, ensure_ascii=False) if detail else None],
         )
 
     def _migrate(self) -> None:
-        has_meta = self._con.execute(
+        has_meta = self._run(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-        ).fetchone()[0]
-        meta = dict(self._con.execute("SELECT name, value FROM meta").fetchall()) if has_meta else {}
+        )[0][0]
+        meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
             raise ValidationError(
@@ -171,10 +176,10 @@ class MemoryStore:
                 MIGRATIONS[i](self._con.execute, self.embedder.dim)
                 for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
                                     ("dim", self.embedder.dim)):  # fmt: skip
-                    self._con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+                    self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
             self._tx(step)
         if version < len(MIGRATIONS) and self.path != ":memory:":
-            self._con.execute("CHECKPOINT")
+            self._run("CHECKPOINT")
 
     def _load_index(self) -> None:
         """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened."""
@@ -248,7 +253,7 @@ class MemoryStore:
         )  # fmt: skip
         self._con.register("_batch", batch.to_arrow())
         try:
-            self._con.execute(f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
+            self._run(f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
                               f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch")  # fmt: skip
         finally:
             self._con.unregister("_batch")
@@ -260,7 +265,7 @@ class MemoryStore:
             )  # fmt: skip
             self._con.register("_cache", cache.to_arrow())
             try:
-                self._con.execute("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
+                self._run("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
             finally:
                 self._con.unregister("_cache")
 
@@ -324,10 +329,10 @@ class MemoryStore:
         with self._lock:
             plan = None
             if cols["key"][0] is not None:
-                existing = self._con.execute(
+                existing = self._run(
                     "SELECT id, status, coalesce(CAST(value AS VARCHAR), content), version FROM memories"
                     " WHERE namespace = ? AND key = ?", [namespace, cols["key"][0]],
-                ).fetchall()
+                )
                 plan = plan_keyed_write(existing, cols["value"][0] or cols["content"][0], policy)
                 cols["status"], cols["version"] = [plan.status], [plan.version]
                 cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
@@ -352,7 +357,7 @@ class MemoryStore:
         return Memory.from_row({c: v[0] for c, v in cols.items()})
 
     def _set_status(self, ids: Sequence[str], status: str, now: datetime) -> None:
-        self._con.execute(
+        self._run(
             "UPDATE memories SET status = ?, updated_at = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))",
             [status, now, list(ids)],
         )
@@ -393,16 +398,16 @@ class MemoryStore:
             emb, hashes, new_cache = self._embed(cols["content"])
         with self._lock:
             if keys:
-                taken = self._con.execute(
+                taken = self._run(
                     "SELECT key FROM memories WHERE namespace = ? AND key IN (SELECT unnest(?::VARCHAR[]))"
                     " LIMIT 1", [namespace, keys],
-                ).fetchall()
+                )
                 if taken:
                     raise ValidationError("key", f"{taken[0][0]!r} already exists in {namespace!r}; use add()")
 
             def write() -> None:
                 self._insert(cols, emb, hashes, new_cache)
-                self._con.execute(
+                self._run(
                     "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
                     " SELECT ?, ?, 'add', unnest(?::VARCHAR[]), ?, '{\"status\": \"active\", \"bulk\": true}'",
                     [now, namespace, cols["id"], requester],
@@ -505,7 +510,7 @@ class MemoryStore:
 
             def log() -> None:
                 if reinforce and ids:
-                    self._con.execute(
+                    self._run(
                         "UPDATE memories SET last_access_at = ?, access_count = access_count + 1,"
                         " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))",
                         [now, self.decay.reinforce_step, ids],
@@ -629,9 +634,9 @@ class MemoryStore:
         """Number of stored memories (all statuses)."""
         namespace = check_name("namespace", namespace, optional=True)
         with self._lock:
-            return self._con.execute(
+            return self._run(
                 "SELECT count(*) FROM memories WHERE (? IS NULL OR namespace = ?)", [namespace, namespace]
-            ).fetchone()[0]
+            )[0][0]
 
     # ----------------------------------------------------------------------------- changes
     def resolve(
@@ -694,10 +699,10 @@ class MemoryStore:
             self._check_modify(row, requester, now, "delete")
 
             def write() -> None:
-                h = self._con.execute("SELECT content_hash FROM memories WHERE id = ?", [memory_id]).fetchone()[0]
-                self._con.execute("DELETE FROM memories WHERE id = ?", [memory_id])
+                h = self._run("SELECT content_hash FROM memories WHERE id = ?", [memory_id])[0][0]
+                self._run("DELETE FROM memories WHERE id = ?", [memory_id])
                 # the cached embedding would let someone confirm a guess of the erased text
-                self._con.execute(
+                self._run(
                     "DELETE FROM embed_cache WHERE content_hash = ? AND NOT EXISTS"
                     " (SELECT 1 FROM memories WHERE content_hash = ?)", [h, h],
                 )  # fmt: skip
