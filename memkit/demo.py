@@ -57,6 +57,7 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
         by_layer = (
             store.frame().group_by("namespace", "layer").len()
             .pivot(on="layer", index="namespace", values="len").sort("namespace").fill_null(0)
+            .select("namespace", "short_term", "episodic", "long_term")
         )  # fmt: skip
         _show(out, f"1. Loaded {store.count()} memories of 3 users into {db} in {ms:.0f} ms "
                    f"(embedder: {store.embedder.name}; now = {now:%Y-%m-%d})", by_layer)  # fmt: skip
@@ -130,7 +131,7 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
 
         # 7. the audit trail
         audit = store.audit()
-        _show(out, "7. Audit trail: events by operation", audit.group_by("op").len().sort("len", descending=True))
+        _show(out, "7. Audit trail: events by operation", audit.group_by("op").len().sort(["len", "op"], descending=[True, False]))
         _show(out, "7b. The last events", audit.tail(4).select("seq", "ts", "namespace", "op", "requester", "detail"))
         facts["events"] = audit.height
     out.write(f"\nDone. The memories are in {db}; open it again with memkit.MemoryStore({str(db)!r}).\n")
