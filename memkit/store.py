@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -32,7 +33,7 @@ from . import access as acl
 from .conflicts import POLICIES, plan_keyed_write
 from .decay import recency, strength
 from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
-from .errors import AccessDenied, NotFound, StoreLocked, ValidationError
+from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
 from .index import SearchIndex
 from .params import DecayParams, KeywordParams, Weights, check_number
 from .rows import build_rows
@@ -54,6 +55,8 @@ _COLUMNS = (
 )
 _VALID_AT = "(valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR ? < valid_until)"
 _MAX_K = 10_000
+_OPEN_FILES: set[str | None] = set()  # database files open in this process
+_OPEN_LOCK = threading.Lock()
 
 
 def _utcnow() -> datetime:
@@ -111,27 +114,46 @@ class MemoryStore:
             raise ValidationError("keyword", "must be a KeywordParams")
         self.decay, self.keyword, self.path = decay, keyword, path
         self._lock = threading.RLock()
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._file = None if path == ":memory:" else str(Path(path).resolve())
+        with _OPEN_LOCK:
+            if self._file in _OPEN_FILES:
+                # DuckDB would hand a second connection the same database, but this store's search
+                # index would not see the other store's writes: one store per file per process.
+                raise StoreLocked(f"{path} is already open in this process; close the other MemoryStore")
+            try:
+                self._con = duckdb.connect(path, config=_SETTINGS)
+            except duckdb.IOException as e:
+                if "lock" in str(e).lower():
+                    raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
+                raise
+            if self._file:
+                _OPEN_FILES.add(self._file)
         try:
-            self._con = duckdb.connect(path, config=_SETTINGS)
-        except duckdb.IOException as e:
-            if "lock" in str(e).lower():
-                raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
+            self._run("SET TimeZone = 'UTC'")
+            self._run("SET lock_configuration = true")
+            self._migrate()
+            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
+            self._load_index()
+        except BaseException:
+            self.close()
             raise
-        self._run("SET TimeZone = 'UTC'")
-        self._run("SET lock_configuration = true")
-        self._migrate()
-        self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
-        self._load_index()
 
     # ----------------------------------------------------------------------------- plumbing
+    @property
+    def _db(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise MemkitError(f"the store {self.path!r} is closed")
+        return self._con
+
     def _run(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Execute one statement and fetch its whole result (a half-fetched result blocks the
         connection in DuckDB 2.0)."""
-        return self._con.execute(query, list(params)).fetchall()
+        return self._db.execute(query, list(params)).fetchall()
 
     def _sql(self, query: str, params: Sequence[Any] = ()) -> pl.DataFrame:
         """Run a read query -> polars frame (fully fetched)."""
-        return pl.from_arrow(self._con.sql(query, params=list(params)).to_arrow_table())
+        return pl.from_arrow(self._db.sql(query, params=list(params)).to_arrow_table())
 
     def _tx(self, fn: Callable[[], T], retries: int = 5) -> T:
         """Run ``fn`` in one transaction; roll back on any error, retry write-write conflicts."""
@@ -173,7 +195,7 @@ class MemoryStore:
             )
         for i in range(version, len(MIGRATIONS)):
             def step(i: int = i) -> None:
-                MIGRATIONS[i](self._con.execute, self.embedder.dim)
+                MIGRATIONS[i](self._run, self.embedder.dim)
                 for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
                                     ("dim", self.embedder.dim)):  # fmt: skip
                     self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
@@ -184,7 +206,7 @@ class MemoryStore:
     def _load_index(self) -> None:
         """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened."""
         self._index = SearchIndex(self.embedder.dim)
-        table = self._con.sql(
+        table = self._db.sql(
             "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
             " importance, half_life_hours, access_count, epoch_us(created_at) / 3.6e9 AS created_h,"
             " epoch_us(last_access_at) / 3.6e9 AS last_access_h, epoch_us(valid_from) / 3.6e9 AS"
@@ -251,23 +273,23 @@ class MemoryStore:
                               "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
                               "embedding": pl.Array(pl.Float32, dim)},
         )  # fmt: skip
-        self._con.register("_batch", batch.to_arrow())
+        self._db.register("_batch", batch.to_arrow())
         try:
             self._run(f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
                               f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch")  # fmt: skip
         finally:
-            self._con.unregister("_batch")
+            self._db.unregister("_batch")
         if new_cache:
             cache = pl.DataFrame(
                 {"embedder": self.embedder.name, "content_hash": list(new_cache),
                  "embedding": np.stack(list(new_cache.values()))},
                 schema_overrides={"embedding": pl.Array(pl.Float32, dim)},
             )  # fmt: skip
-            self._con.register("_cache", cache.to_arrow())
+            self._db.register("_cache", cache.to_arrow())
             try:
                 self._run("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
             finally:
-                self._con.unregister("_cache")
+                self._db.unregister("_cache")
 
     def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
         times = {f"{c}_h": [_hours(t) for t in cols[c]]
@@ -325,8 +347,8 @@ class MemoryStore:
                       tags=tags, valid_from=valid_from, valid_until=valid_until, protected=protected,
                       created_at=created_at)  # fmt: skip
         cols = build_rows([{k: v for k, v in fields.items() if v is not None}], namespace, requester, now)
-        emb, hashes, new_cache = self._embed(cols["content"])
         with self._lock:
+            emb, hashes, new_cache = self._embed(cols["content"])
             plan = None
             if cols["key"][0] is not None:
                 existing = self._run(
@@ -389,14 +411,14 @@ class MemoryStore:
         keys = [k for k in cols["key"] if k is not None]
         if len(set(keys)) != len(keys):
             raise ValidationError("key", "repeats within the frame; add versions one by one with add()")
-        if given is not None:
-            if given.null_count():
-                raise ValidationError("embedding", "has missing rows")
-            emb = self._check_embeddings(given.to_list(), len(frame))
-            hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
-        else:
-            emb, hashes, new_cache = self._embed(cols["content"])
         with self._lock:
+            if given is not None:
+                if given.null_count():
+                    raise ValidationError("embedding", "has missing rows")
+                emb = self._check_embeddings(given.to_list(), len(frame))
+                hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
+            else:
+                emb, hashes, new_cache = self._embed(cols["content"])
             if keys:
                 taken = self._run(
                     "SELECT key FROM memories WHERE namespace = ? AND key IN (SELECT unnest(?::VARCHAR[]))"
@@ -718,7 +740,9 @@ class MemoryStore:
         with self._lock:
             if self._con is not None:
                 self._con.close()
-                self._con = None  # type: ignore[assignment]
+                self._con = None
+                with _OPEN_LOCK:
+                    _OPEN_FILES.discard(self._file)
 
     def __enter__(self) -> MemoryStore:
         return self
