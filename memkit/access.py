@@ -38,8 +38,10 @@ def readable_mask(
     if requester is None:
         return np.ones(len(access), dtype=bool)
     lv = levels or {"public": "public", "protected": "protected", "private": "private"}
-    return (access == lv["public"]) | ((access == lv["protected"]) & (owner == requester)) | (
-        (access == lv["private"]) & (created_by == requester)
+    return (
+        (access == lv["public"])
+        | ((access == lv["protected"]) & (owner == requester))
+        | ((access == lv["private"]) & (created_by == requester))
     )
 
 

@@ -60,9 +60,7 @@ def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) 
     return np.exp(-h / np.asarray(time_scale_hours, dtype=np.float64))
 
 
-def hours_until(
-    floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayLike
-) -> np.ndarray:
+def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:
     """Age (hours) at which strength falls to ``floor``: ``half_life · log2(importance / floor)``.
 
     0 if the memory starts at or below the floor.

@@ -33,8 +33,15 @@ def _show(out: TextIO, title: str, frame: pl.DataFrame | str) -> None:
     if isinstance(frame, str):
         out.write(frame + "\n")
         return
-    with pl.Config(tbl_rows=30, fmt_str_lengths=40, tbl_width_chars=140, tbl_hide_dataframe_shape=True,
-                   tbl_hide_column_data_types=True, float_precision=3, tbl_cols=-1):  # fmt: skip
+    with pl.Config(
+        tbl_rows=30,
+        fmt_str_lengths=40,
+        tbl_width_chars=140,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        float_precision=3,
+        tbl_cols=-1,
+    ):
         out.write(f"{frame}\n")
 
 
@@ -55,22 +62,42 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
         ms = (time.perf_counter() - t0) * 1e3
         facts["loaded"] = store.count()
         by_layer = (
-            store.frame().group_by("namespace", "layer").len()
-            .pivot(on="layer", index="namespace", values="len").sort("namespace").fill_null(0)
+            store.frame()
+            .group_by("namespace", "layer")
+            .len()
+            .pivot(on="layer", index="namespace", values="len")
+            .sort("namespace")
+            .fill_null(0)
             .select("namespace", "short_term", "episodic", "long_term")
-        )  # fmt: skip
-        _show(out, f"1. Loaded {store.count()} memories of 3 users into {db} in {ms:.0f} ms "
-                   f"(embedder: {store.embedder.name}; now = {now:%Y-%m-%d})", by_layer)  # fmt: skip
+        )
+        _show(
+            out,
+            f"1. Loaded {store.count()} memories of 3 users into {db} in {ms:.0f} ms "
+            f"(embedder: {store.embedder.name}; now = {now:%Y-%m-%d})",
+            by_layer,
+        )
 
         # 2. recall: every component of the score is a column
-        for ns, q in (("user_87", "我住在哪里？"), ("alice", "where does Alice live"), ("bob", "Bob 喝什么茶？")):
+        for ns, q in (
+            ("user_87", "我住在哪里？"),
+            ("alice", "where does Alice live"),
+            ("bob", "Bob 喝什么茶？"),
+        ):
             hits = store.search(q, namespace=ns, requester="assistant", k=3, now=now)
-            _show(out, f"2. Recall in {ns!r}: {q!r}  (score = 0.6·similarity + 0.3·importance + 0.1·recency)",
-                  hits.select(_SCORE_COLS))  # fmt: skip
+            _show(
+                out,
+                f"2. Recall in {ns!r}: {q!r}  (score = 0.6·similarity + 0.3·importance + 0.1·recency)",
+                hits.select(_SCORE_COLS),
+            )
         kw = Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.4)
-        hits = store.search("Bob 喝什么茶？", namespace="bob", requester="assistant", k=3, weights=kw, now=now)
-        _show(out, "2b. The hash embedder misses 乌龙茶 for Bob; a keyword (BM25) weight of 0.4 finds it",
-              hits.select([*_SCORE_COLS, "keyword"]))  # fmt: skip
+        hits = store.search(
+            "Bob 喝什么茶？", namespace="bob", requester="assistant", k=3, weights=kw, now=now
+        )
+        _show(
+            out,
+            "2b. The hash embedder misses 乌龙茶 for Bob; a keyword (BM25) weight of 0.4 finds it",
+            hits.select([*_SCORE_COLS, "keyword"]),
+        )
         facts["tea_rank"] = hits["content"].str.contains("乌龙茶").arg_max()
 
         # 3. decay: strength = importance · 0.5^(age / half-life); below 0.1 a memory is not recalled
@@ -78,44 +105,92 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
         offsets = {"now": 0, "+6 h": 6, "+7 d": 24 * 7, "+30 d": 24 * 30, "+90 d": 24 * 90, "+1 y": 24 * 365}
         table = dict(offsets)
         table.pop("+6 h")
-        picks = pl.concat([frame.filter(pl.col("layer") == layer).sort("created_at").tail(1)
-                           for layer in ("short_term", "episodic", "long_term")])  # fmt: skip
+        picks = pl.concat(
+            [
+                frame.filter(pl.col("layer") == layer).sort("created_at").tail(1)
+                for layer in ("short_term", "episodic", "long_term")
+            ]
+        )
         age0 = np.array([(now - t).total_seconds() / 3600 for t in picks["created_at"]])
         imp, hl = picks["importance"].to_numpy(), picks["half_life_hours"].to_numpy()
-        decay = pl.DataFrame({"content": picks["content"], "layer": picks["layer"], "importance": imp,
-                              "half_life_h": hl,
-                              **{k: imp * 0.5 ** ((age0 + h) / hl) for k, h in table.items()},
-                              "recallable_h_left": np.maximum(hours_until(0.1, imp, hl) - age0, 0)})  # fmt: skip
-        _show(out, "3. Decay over simulated time: strength = importance · 0.5^(age / half-life), floor 0.1",
-              decay)  # fmt: skip
+        decay = pl.DataFrame(
+            {
+                "content": picks["content"],
+                "layer": picks["layer"],
+                "importance": imp,
+                "half_life_h": hl,
+                **{k: imp * 0.5 ** ((age0 + h) / hl) for k, h in table.items()},
+                "recallable_h_left": np.maximum(hours_until(0.1, imp, hl) - age0, 0),
+            }
+        )
+        _show(
+            out,
+            "3. Decay over simulated time: strength = importance · 0.5^(age / half-life), floor 0.1",
+            decay,
+        )
         recallable = []
         for label, h in offsets.items():
-            n = store.search("用户", namespace="user_87", k=1000, now=now + timedelta(hours=h), reinforce=False).height
+            n = store.search(
+                "用户", namespace="user_87", k=1000, now=now + timedelta(hours=h), reinforce=False
+            ).height
             recallable.append({"time": label, "recallable (strength >= 0.1)": n})
         _show(out, "3b. How many of user_87's memories are still recallable", pl.DataFrame(recallable))
 
         # 4. a keyed conflict: flagged, then resolved
         old = store.read("user.address", namespace="user_87", requester="assistant", now=now)
-        new = store.add("用户搬到了上海浦东新区", namespace="user_87", requester="assistant", key="user.address",
-                        importance=0.8, tags=["address"], now=now + timedelta(hours=1))  # fmt: skip
-        current = store.read("user.address", namespace="user_87", requester="assistant", now=now + timedelta(hours=1))
-        _show(out, f"4. Conflict: a new value for 'user.address' is stored as {new.status!r}; "
-                   f"read() still returns {current.content!r}",
-              store.versions("user.address", namespace="user_87").select("version", "content", "status", "created_at"))  # fmt: skip
-        store.resolve("user.address", namespace="user_87", keep=new.id, requester="assistant",
-                      now=now + timedelta(hours=2))  # fmt: skip
-        after = store.read("user.address", namespace="user_87", requester="assistant", now=now + timedelta(hours=2))
-        _show(out, f"4b. resolve(keep=new): read() now returns {after.content!r}",
-              store.versions("user.address", namespace="user_87").select("version", "content", "status"))  # fmt: skip
+        new = store.add(
+            "用户搬到了上海浦东新区",
+            namespace="user_87",
+            requester="assistant",
+            key="user.address",
+            importance=0.8,
+            tags=["address"],
+            now=now + timedelta(hours=1),
+        )
+        current = store.read(
+            "user.address", namespace="user_87", requester="assistant", now=now + timedelta(hours=1)
+        )
+        _show(
+            out,
+            f"4. Conflict: a new value for 'user.address' is stored as {new.status!r}; "
+            f"read() still returns {current.content!r}",
+            store.versions("user.address", namespace="user_87").select(
+                "version", "content", "status", "created_at"
+            ),
+        )
+        store.resolve(
+            "user.address",
+            namespace="user_87",
+            keep=new.id,
+            requester="assistant",
+            now=now + timedelta(hours=2),
+        )
+        after = store.read(
+            "user.address", namespace="user_87", requester="assistant", now=now + timedelta(hours=2)
+        )
+        _show(
+            out,
+            f"4b. resolve(keep=new): read() now returns {after.content!r}",
+            store.versions("user.address", namespace="user_87").select("version", "content", "status"),
+        )
         facts.update(conflict_status=new.status, old=old.content, resolved=after.content)
 
         # 5. namespace isolation: the same query in two tenants
         q = "Berlin marathon"
-        iso = pl.concat([store.search(q, namespace=ns, k=2, now=now, reinforce=False)
-                         .select(pl.lit(ns).alias("namespace"), "rank", "content", "similarity")
-                         for ns in ("alice", "user_87")])  # fmt: skip
-        _show(out, f"5. Namespace isolation: {q!r} in 'alice' and in 'user_87' (nothing of Alice's leaks)", iso)
-        facts["leak"] = bool(iso.filter(pl.col("namespace") == "user_87")["content"].str.contains("Alice").any())
+        iso = pl.concat(
+            [
+                store.search(q, namespace=ns, k=2, now=now, reinforce=False).select(
+                    pl.lit(ns).alias("namespace"), "rank", "content", "similarity"
+                )
+                for ns in ("alice", "user_87")
+            ]
+        )
+        _show(
+            out, f"5. Namespace isolation: {q!r} in 'alice' and in 'user_87' (nothing of Alice's leaks)", iso
+        )
+        facts["leak"] = bool(
+            iso.filter(pl.col("namespace") == "user_87")["content"].str.contains("Alice").any()
+        )
 
         # 6. access control: a protected memory is readable by its owner module only
         diet = store.frame("user_87").filter(pl.col("key") == "user.diet").row(0, named=True)
@@ -125,14 +200,25 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
         except AccessDenied as e:
             denied = f"AccessDenied: {e}"
         owner_view = store.get(diet["id"], requester=diet["owner"], now=now)
-        _show(out, "6. Access: 'user.diet' is protected (owner 'health')",
-              f"assistant -> {denied}\nhealth    -> {owner_view.content}")  # fmt: skip
+        _show(
+            out,
+            "6. Access: 'user.diet' is protected (owner 'health')",
+            f"assistant -> {denied}\nhealth    -> {owner_view.content}",
+        )
         facts["denied"] = denied.startswith("AccessDenied")
 
         # 7. the audit trail
         audit = store.audit()
-        _show(out, "7. Audit trail: events by operation", audit.group_by("op").len().sort(["len", "op"], descending=[True, False]))
-        _show(out, "7b. The last events", audit.tail(4).select("seq", "ts", "namespace", "op", "requester", "detail"))
+        _show(
+            out,
+            "7. Audit trail: events by operation",
+            audit.group_by("op").len().sort(["len", "op"], descending=[True, False]),
+        )
+        _show(
+            out,
+            "7b. The last events",
+            audit.tail(4).select("seq", "ts", "namespace", "op", "requester", "detail"),
+        )
         facts["events"] = audit.height
     out.write(f"\nDone. The memories are in {db}; open it again with memkit.MemoryStore({str(db)!r}).\n")
     return facts

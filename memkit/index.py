@@ -47,8 +47,15 @@ def _enum(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
 class SearchIndex:
     """Columns of every stored memory, row-aligned with ``emb`` (shape ``(n, dim)``)."""
 
-    NUMERIC = ("importance", "half_life_h", "created_h", "last_access_h", "valid_from_h",
-               "valid_until_h", "access_count")  # fmt: skip
+    NUMERIC = (
+        "importance",
+        "half_life_h",
+        "created_h",
+        "last_access_h",
+        "valid_from_h",
+        "valid_until_h",
+        "access_count",
+    )
     CODED = ("ns", "status", "access", "owner", "creator", "layer", "kind")
 
     def __init__(self, dim: int) -> None:
@@ -113,7 +120,7 @@ class SearchIndex:
         if lens.sum():
             self._tag_rows.append(np.repeat(rows, lens))
             self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
-        self.row.update(zip(cols["id"], range(self.n, self.n + m)))
+        self.row.update(zip(cols["id"], range(self.n, self.n + m), strict=True))
         if self.keyword is not None:
             self.keyword.add(list(cols["content"]), self.n)
         self.n += m

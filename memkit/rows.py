@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ValidationError
@@ -38,10 +38,25 @@ __all__ = ["WRITABLE", "build_rows", "new_id"]
 
 # Fields a caller may set on a write (add keywords, add_many columns).
 WRITABLE = (
-    "content", "key", "value", "layer", "kind", "importance", "half_life_hours", "source",
-    "owner", "created_by", "access", "tags", "protected", "valid_from", "valid_until",
-    "created_at", "last_access_at", "access_count",
-)  # fmt: skip
+    "content",
+    "key",
+    "value",
+    "layer",
+    "kind",
+    "importance",
+    "half_life_hours",
+    "source",
+    "owner",
+    "created_by",
+    "access",
+    "tags",
+    "protected",
+    "valid_from",
+    "valid_until",
+    "created_at",
+    "last_access_at",
+    "access_count",
+)
 
 
 def new_id() -> str:
@@ -88,11 +103,11 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
         "tags": list(check_tags(d.get("tags"))),
         "status": "active",
         "protected": protected,
-        "valid_from": valid_from and valid_from.astimezone(timezone.utc),
-        "valid_until": valid_until and valid_until.astimezone(timezone.utc),
-        "created_at": created_at.astimezone(timezone.utc),
-        "updated_at": now.astimezone(timezone.utc),
-        "last_access_at": last_access.astimezone(timezone.utc),
+        "valid_from": valid_from and valid_from.astimezone(UTC),
+        "valid_until": valid_until and valid_until.astimezone(UTC),
+        "created_at": created_at.astimezone(UTC),
+        "updated_at": now.astimezone(UTC),
+        "last_access_at": last_access.astimezone(UTC),
         "access_count": count,
         "version": 1,
         "supersedes": None,

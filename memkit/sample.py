@@ -12,7 +12,7 @@ the last memory: the natural ``now=`` for exploring it.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -22,7 +22,7 @@ from .errors import FormatError, NotFound
 __all__ = ["SAMPLE_NOW", "SAMPLE_PATH", "load_sample", "load_into"]
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "demo_memories.jsonl"
-SAMPLE_NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+SAMPLE_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def load_sample(path: str | Path | None = None) -> pl.DataFrame:
@@ -34,14 +34,16 @@ def load_sample(path: str | Path | None = None) -> pl.DataFrame:
     for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
         try:
             rec = json.loads(line)
-            rec["created_at"] = datetime.fromisoformat(rec["created_at"]).astimezone(timezone.utc)
+            rec["created_at"] = datetime.fromisoformat(rec["created_at"]).astimezone(UTC)
         except (ValueError, KeyError, TypeError) as e:
             raise FormatError(f"{p.name} line {i}", str(e)) from None
         rows.append(rec)
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def load_into(store: object, frame: pl.DataFrame | None = None, *, now: datetime = SAMPLE_NOW) -> pl.DataFrame:
+def load_into(
+    store: object, frame: pl.DataFrame | None = None, *, now: datetime = SAMPLE_NOW
+) -> pl.DataFrame:
     """Load the sample (or ``frame``) into a store, one ``add_many`` per namespace -> ids frame."""
     frame = load_sample() if frame is None else frame
     parts = []

@@ -11,7 +11,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,9 +36,21 @@ SOURCES = ("user", "agent", "system", "tool", "import")
 ACCESS = ("public", "protected", "private")
 STATUSES = ("active", "superseded", "conflict", "quarantined")
 OPS = (
-    "add", "read", "search", "supersede", "conflict", "resolve", "merge", "forget", "delete",
-    "quarantine", "approve", "deny", "import", "export",
-)  # fmt: skip
+    "add",
+    "read",
+    "search",
+    "supersede",
+    "conflict",
+    "resolve",
+    "merge",
+    "forget",
+    "delete",
+    "quarantine",
+    "approve",
+    "deny",
+    "import",
+    "export",
+)
 
 # Half-life defaults by layer (DESIGN.md): working memory fades in hours, episodes in a month,
 # long-term facts in a quarter.
@@ -194,9 +206,7 @@ def check_value(value: Any) -> str | None:
 def check_validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
     """``valid_until`` must come strictly after ``valid_from`` (the window is [from, until))."""
     if valid_from is not None and valid_until is not None and valid_until <= valid_from:
-        raise ValidationError(
-            "valid_until", f"must be after valid_from ({valid_until} <= {valid_from})"
-        )
+        raise ValidationError("valid_until", f"must be after valid_from ({valid_until} <= {valid_from})")
 
 
 def check_half_life(value: Any) -> float:

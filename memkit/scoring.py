@@ -196,4 +196,3 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)  # offset per element
     return starts + np.arange(total)
-

@@ -18,9 +18,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -60,7 +59,7 @@ _OPEN_LOCK = threading.Lock()
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _hours(t: datetime | None) -> float:
@@ -174,17 +173,29 @@ class MemoryStore:
                     raise
         raise AssertionError("unreachable")
 
-    def _event(self, ts: datetime, op: str, namespace: str | None, memory_id: str | None,
-               requester: str | None, **detail: Any) -> None:  # fmt: skip
+    def _event(
+        self,
+        ts: datetime,
+        op: str,
+        namespace: str | None,
+        memory_id: str | None,
+        requester: str | None,
+        **detail: Any,
+    ) -> None:
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            [ts, namespace, op, memory_id, requester, json.dumps(detail, ensure_ascii=False) if detail else None],
+            [
+                ts,
+                namespace,
+                op,
+                memory_id,
+                requester,
+                json.dumps(detail, ensure_ascii=False) if detail else None,
+            ],
         )
 
     def _migrate(self) -> None:
-        has_meta = self._run(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-        )[0][0]
+        has_meta = self._run("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0][0]
         meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
@@ -194,11 +205,16 @@ class MemoryStore:
                 f"not {self.embedder.name} (dim {self.embedder.dim})",
             )
         for i in range(version, len(MIGRATIONS)):
+
             def step(i: int = i) -> None:
                 MIGRATIONS[i](self._run, self.embedder.dim)
-                for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
-                                    ("dim", self.embedder.dim)):  # fmt: skip
+                for name, value in (
+                    ("schema_version", i + 1),
+                    ("embedder", self.embedder.name),
+                    ("dim", self.embedder.dim),
+                ):
                     self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+
             self._tx(step)
         if version < len(MIGRATIONS) and self.path != ":memory:":
             self._run("CHECKPOINT")
@@ -219,8 +235,13 @@ class MemoryStore:
         df = pl.from_arrow(table.drop(["embedding"])).with_columns(
             pl.col("valid_from_h", "valid_until_h").fill_null(float("nan"))
         )
-        self._index.append({c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
-                            for c in df.columns}, emb)  # fmt: skip
+        self._index.append(
+            {
+                c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
+                for c in df.columns
+            },
+            emb,
+        )
 
     def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), hashes, new cache entries)``.
@@ -237,13 +258,19 @@ class MemoryStore:
             [self.embedder.name, distinct],
         )
         vectors: dict[str, np.ndarray] = dict(
-            zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy())
+            zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy(), strict=True)
         )
         missing = [h for h in distinct if h not in vectors]
         new: dict[str, np.ndarray] = {}
         if missing:
-            first = {h: t for h, t in zip(reversed(hashes), reversed(texts))}
-            new = dict(zip(missing, self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))))
+            first = {h: t for h, t in zip(reversed(hashes), reversed(texts), strict=True)}
+            new = dict(
+                zip(
+                    missing,
+                    self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing)),
+                    strict=True,
+                )
+            )
             vectors.update(new)
         return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new
 
@@ -261,30 +288,43 @@ class MemoryStore:
     def _embed_query_uncached(self, text: str) -> np.ndarray:
         return self._check_embeddings(self.embedder.embed([text]), 1)[0]
 
-    def _insert(self, cols: dict[str, list[Any]], emb: np.ndarray, hashes: list[str],
-                new_cache: dict[str, np.ndarray]) -> None:  # fmt: skip
+    def _insert(
+        self, cols: dict[str, list[Any]], emb: np.ndarray, hashes: list[str], new_cache: dict[str, np.ndarray]
+    ) -> None:
         """Insert rows (inside a transaction) from one Arrow batch: memories and new cache entries."""
         dim = self.embedder.dim
         batch = pl.DataFrame(
             {**cols, "content_hash": hashes, "embedding": emb},
-            schema_overrides={"tags": pl.List(pl.String), "merged_from": pl.List(pl.String),
-                              "value": pl.String, "key": pl.String, "owner": pl.String,
-                              "created_by": pl.String, "supersedes": pl.String,
-                              "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
-                              "embedding": pl.Array(pl.Float32, dim)},
-        )  # fmt: skip
+            schema_overrides={
+                "tags": pl.List(pl.String),
+                "merged_from": pl.List(pl.String),
+                "value": pl.String,
+                "key": pl.String,
+                "owner": pl.String,
+                "created_by": pl.String,
+                "supersedes": pl.String,
+                "valid_from": pl.Datetime("us", "UTC"),
+                "valid_until": pl.Datetime("us", "UTC"),
+                "embedding": pl.Array(pl.Float32, dim),
+            },
+        )
         self._db.register("_batch", batch.to_arrow())
         try:
-            self._run(f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
-                              f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch")  # fmt: skip
+            self._run(
+                f"INSERT INTO memories ({_COLUMNS}, content_hash, embedding)"
+                f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch"
+            )
         finally:
             self._db.unregister("_batch")
         if new_cache:
             cache = pl.DataFrame(
-                {"embedder": self.embedder.name, "content_hash": list(new_cache),
-                 "embedding": np.stack(list(new_cache.values()))},
+                {
+                    "embedder": self.embedder.name,
+                    "content_hash": list(new_cache),
+                    "embedding": np.stack(list(new_cache.values())),
+                },
                 schema_overrides={"embedding": pl.Array(pl.Float32, dim)},
-            )  # fmt: skip
+            )
             self._db.register("_cache", cache.to_arrow())
             try:
                 self._run("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
@@ -292,8 +332,10 @@ class MemoryStore:
                 self._db.unregister("_cache")
 
     def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
-        times = {f"{c}_h": [_hours(t) for t in cols[c]]
-                 for c in ("created_at", "last_access_at", "valid_from", "valid_until")}  # fmt: skip
+        times = {
+            f"{c}_h": [_hours(t) for t in cols[c]]
+            for c in ("created_at", "last_access_at", "valid_from", "valid_until")
+        }
         cols = {**cols, **times}
         cols["last_access_h"] = cols.pop("last_access_at_h")
         cols["created_h"] = cols.pop("created_at_h")
@@ -342,10 +384,23 @@ class MemoryStore:
         requester = check_name("requester", requester, optional=True)
         now = check_time("now", now, optional=True) or _utcnow()
         policy = check_choice("conflict_policy", conflict_policy or self.conflict_policy, POLICIES)
-        fields = dict(content=content, key=key, value=value, layer=layer, kind=kind, importance=importance,
-                      half_life_hours=half_life_hours, source=source, owner=owner, access=access,
-                      tags=tags, valid_from=valid_from, valid_until=valid_until, protected=protected,
-                      created_at=created_at)  # fmt: skip
+        fields = dict(
+            content=content,
+            key=key,
+            value=value,
+            layer=layer,
+            kind=kind,
+            importance=importance,
+            half_life_hours=half_life_hours,
+            source=source,
+            owner=owner,
+            access=access,
+            tags=tags,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            protected=protected,
+            created_at=created_at,
+        )
         cols = build_rows([{k: v for k, v in fields.items() if v is not None}], namespace, requester, now)
         with self._lock:
             emb, hashes, new_cache = self._embed(cols["content"])
@@ -353,7 +408,8 @@ class MemoryStore:
             if cols["key"][0] is not None:
                 existing = self._run(
                     "SELECT id, status, coalesce(CAST(value AS VARCHAR), content), version FROM memories"
-                    " WHERE namespace = ? AND key = ?", [namespace, cols["key"][0]],
+                    " WHERE namespace = ? AND key = ?",
+                    [namespace, cols["key"][0]],
                 )
                 plan = plan_keyed_write(existing, cols["value"][0] or cols["content"][0], policy)
                 cols["status"], cols["version"] = [plan.status], [plan.version]
@@ -362,11 +418,27 @@ class MemoryStore:
 
             def write() -> None:
                 self._insert(cols, emb, hashes, new_cache)
-                self._event(now, "add", namespace, mid, requester, status=cols["status"][0],
-                            key=cols["key"][0], version=cols["version"][0])  # fmt: skip
+                self._event(
+                    now,
+                    "add",
+                    namespace,
+                    mid,
+                    requester,
+                    status=cols["status"][0],
+                    key=cols["key"][0],
+                    version=cols["version"][0],
+                )
                 if plan is not None and plan.op == "conflict":
-                    self._event(now, "conflict", namespace, mid, requester, key=cols["key"][0],
-                                against=plan.against, status="conflict")  # fmt: skip
+                    self._event(
+                        now,
+                        "conflict",
+                        namespace,
+                        mid,
+                        requester,
+                        key=cols["key"][0],
+                        against=plan.against,
+                        status="conflict",
+                    )
                 for old_id, status in plan.changes if plan else ():
                     self._set_status([old_id], status, now)
                     self._event(now, "supersede", namespace, old_id, requester, by=mid, status=status)
@@ -422,16 +494,19 @@ class MemoryStore:
             if keys:
                 taken = self._run(
                     "SELECT key FROM memories WHERE namespace = ? AND key IN (SELECT unnest(?::VARCHAR[]))"
-                    " LIMIT 1", [namespace, keys],
+                    " LIMIT 1",
+                    [namespace, keys],
                 )
                 if taken:
-                    raise ValidationError("key", f"{taken[0][0]!r} already exists in {namespace!r}; use add()")
+                    raise ValidationError(
+                        "key", f"{taken[0][0]!r} already exists in {namespace!r}; use add()"
+                    )
 
             def write() -> None:
                 self._insert(cols, emb, hashes, new_cache)
                 self._run(
                     "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                    " SELECT ?, ?, 'add', unnest(?::VARCHAR[]), ?, '{\"status\": \"active\", \"bulk\": true}'",
+                    ' SELECT ?, ?, \'add\', unnest(?::VARCHAR[]), ?, \'{"status": "active", "bulk": true}\'',
                     [now, namespace, cols["id"], requester],
                 )
 
@@ -475,11 +550,17 @@ class MemoryStore:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
         if not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
-        floor = self.decay.min_strength if min_strength is None else check_number(
-            "min_strength", min_strength, lo=0.0, hi=1.0)  # fmt: skip
+        floor = (
+            self.decay.min_strength
+            if min_strength is None
+            else check_number("min_strength", min_strength, lo=0.0, hi=1.0)
+        )
         layers, kinds = _names("layer", layer, LAYERS), _names("kind", kind, KINDS)
-        tag_list = None if tags is None else [check_name("tags", t) for t in
-                                              ([tags] if isinstance(tags, str) else tags)]  # fmt: skip
+        tag_list = (
+            None
+            if tags is None
+            else [check_name("tags", t) for t in ([tags] if isinstance(tags, str) else tags)]
+        )
         q = self._embed_query(query)  # (dim,)
         now_h = _hours(now)
         with self._lock:
@@ -487,7 +568,9 @@ class MemoryStore:
             mask = ix.mask(namespace, requester, now_h, layers, kinds, tag_list)  # (n,) bool
             # strength is the retrieval floor; computed only where the mask is set
             st = np.zeros(n)
-            st[mask] = strength(ix.importance[:n][mask], now_h - ix.created_h[:n][mask], ix.half_life_h[:n][mask])
+            st[mask] = strength(
+                ix.importance[:n][mask], now_h - ix.created_h[:n][mask], ix.half_life_h[:n][mask]
+            )
             mask &= st >= floor
             cand = np.flatnonzero(mask)  # (c,)
             if len(cand) * 4 < n:  # sparse: gather the candidate rows, then one matvec
@@ -551,8 +634,11 @@ class MemoryStore:
 
     def _deny(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         """Audit a refused operation on ``row`` and raise AccessDenied."""
-        self._tx(lambda: self._event(now, "deny", row["namespace"], row["id"], requester,
-                                     attempted=op, access=row["access"]))  # fmt: skip
+        self._tx(
+            lambda: self._event(
+                now, "deny", row["namespace"], row["id"], requester, attempted=op, access=row["access"]
+            )
+        )
         raise AccessDenied(f"{requester!r} may not {op} memory {row['id']} (access {row['access']!r})")
 
     def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
@@ -590,8 +676,9 @@ class MemoryStore:
         with self._lock:
             rows = self._sql(
                 f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ? AND status = 'active'"
-                f" AND {_VALID_AT} ORDER BY version DESC LIMIT 1", [namespace, key, now, now],
-            ).to_dicts()  # fmt: skip
+                f" AND {_VALID_AT} ORDER BY version DESC LIMIT 1",
+                [namespace, key, now, now],
+            ).to_dicts()
             if not rows:
                 return None
             self._check_read(rows[0], requester, now, "read")
@@ -606,8 +693,9 @@ class MemoryStore:
         with self._lock:
             return self._sql(
                 f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ? AND {acl.SQL_READABLE}"
-                " ORDER BY version, created_at", [namespace, key, requester, requester, requester],
-            )  # fmt: skip
+                " ORDER BY version, created_at",
+                [namespace, key, requester, requester, requester],
+            )
 
     def frame(
         self,
@@ -679,8 +767,9 @@ class MemoryStore:
         with self._lock:
             live = self._sql(
                 f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
-                " AND status IN ('active', 'conflict')", [namespace, key],
-            ).to_dicts()  # fmt: skip
+                " AND status IN ('active', 'conflict')",
+                [namespace, key],
+            ).to_dicts()
             winner = next((r for r in live if r["id"] == keep), None)
             if winner is None:
                 raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
@@ -726,10 +815,19 @@ class MemoryStore:
                 # the cached embedding would let someone confirm a guess of the erased text
                 self._run(
                     "DELETE FROM embed_cache WHERE content_hash = ? AND NOT EXISTS"
-                    " (SELECT 1 FROM memories WHERE content_hash = ?)", [h, h],
-                )  # fmt: skip
-                self._event(now, "delete", row["namespace"], memory_id, requester, key=row["key"],
-                            version=row["version"], status_before=row["status"])  # fmt: skip
+                    " (SELECT 1 FROM memories WHERE content_hash = ?)",
+                    [h, h],
+                )
+                self._event(
+                    now,
+                    "delete",
+                    row["namespace"],
+                    memory_id,
+                    requester,
+                    key=row["key"],
+                    version=row["version"],
+                    status_before=row["status"],
+                )
 
             self._tx(write)
             self._guard_index(lambda: self._index.erase(memory_id))
