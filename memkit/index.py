@@ -47,15 +47,9 @@ def _enum(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
 class SearchIndex:
     """Columns of every stored memory, row-aligned with ``emb`` (shape ``(n, dim)``)."""
 
-    NUMERIC = (
-        "importance",
-        "half_life_h",
-        "created_h",
-        "last_access_h",
-        "valid_from_h",
-        "valid_until_h",
-        "access_count",
-    )
+    # times are int64 microseconds since the Unix epoch, so validity bounds compare exactly
+    NUMERIC = ("importance", "half_life_h", "access_count")
+    TIMES = ("created_us", "last_access_us", "valid_from_us", "valid_until_us")
     CODED = ("ns", "status", "access", "owner", "creator", "layer", "kind")
 
     def __init__(self, dim: int) -> None:
@@ -80,6 +74,8 @@ class SearchIndex:
         self.emb = grow(get("emb"), np.float32, (self.dim,))
         for c in self.NUMERIC:
             setattr(self, c, grow(get(c), np.int64 if c == "access_count" else np.float64))
+        for c in self.TIMES:
+            setattr(self, c, grow(get(c), np.int64))
         for c in self.CODED:
             setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
         for c in ("ids", "content", "key", "tags"):
@@ -88,8 +84,10 @@ class SearchIndex:
 
     # ---------------------------------------------------------------------------------------- writes
     def append(self, cols: dict[str, Any], emb: np.ndarray) -> None:
-        """Append rows. ``cols`` maps memory column names to sequences; times are epoch hours
-        (NaN for a missing validity bound); ``emb`` is ``(m, dim)`` float32, normalized."""
+        """Append rows. ``cols`` maps memory column names to sequences, plus the times as int64
+        epoch microseconds (``created_us``, ``last_access_us``, ``valid_from_us``,
+        ``valid_until_us``; an open validity bound is the int64 minimum / maximum);
+        ``emb`` is ``(m, dim)`` float32, normalized."""
         m = len(cols["id"])
         if self.n + m > self.cap:
             self._alloc(max(2 * self.cap, self.n + m))
@@ -107,13 +105,9 @@ class SearchIndex:
         self.layer[s] = _enum(cols["layer"], LAYERS)
         self.kind[s] = _enum(cols["kind"], KINDS)
         self.importance[s] = cols["importance"]
-        self.half_life_h[s] = cols["half_life_hours"]
-        self.created_h[s] = cols["created_h"]
-        self.last_access_h[s] = cols["last_access_h"]
-        vf = np.asarray(cols["valid_from_h"], dtype=np.float64)
-        vu = np.asarray(cols["valid_until_h"], dtype=np.float64)
-        self.valid_from_h[s] = np.where(np.isnan(vf), -np.inf, vf)
-        self.valid_until_h[s] = np.where(np.isnan(vu), np.inf, vu)
+        self.half_life_h[s] = cols["half_life_h"]
+        for c in self.TIMES:
+            getattr(self, c)[s] = cols[c]
         self.access_count[s] = cols["access_count"]
         rows = np.arange(self.n, self.n + m, dtype=np.int32)
         lens = np.fromiter((len(t) for t in self.tags[s]), np.int64, m)
@@ -135,9 +129,9 @@ class SearchIndex:
         self.content[r] = ""
         self.emb[r] = 0.0
 
-    def touch(self, rows: np.ndarray, now_h: float, step: float) -> None:
+    def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
-        self.last_access_h[rows] = now_h
+        self.last_access_us[rows] = now_us
         self.access_count[rows] += 1
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
 
@@ -157,7 +151,7 @@ class SearchIndex:
         self,
         namespace: str,
         requester: str | None,
-        now_h: float,
+        now_us: int,
         layer: Sequence[str] | None = None,
         kind: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -168,7 +162,7 @@ class SearchIndex:
         if requester is not None:
             req = self.names.lookup(requester)
             m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
-        m &= (self.valid_from_h[:n] <= now_h) & (now_h < self.valid_until_h[:n])
+        m &= (self.valid_from_us[:n] <= now_us) & (now_us < self.valid_until_us[:n])  # [from, until)
         if layer is not None:
             m &= np.isin(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:

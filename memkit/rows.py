@@ -64,9 +64,14 @@ def new_id() -> str:
     return secrets.token_hex(8)
 
 
+def _or(value: Any, default: Any) -> Any:
+    """``value`` unless it is None (unlike ``or``, an empty string stays and fails validation)."""
+    return default if value is None else value
+
+
 def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datetime) -> dict[str, Any]:
     content = check_text("content", d.get("content"))
-    kind = check_choice("kind", d.get("kind") or "fact", KINDS)
+    kind = check_choice("kind", _or(d.get("kind"), "fact"), KINDS)
     imp = d.get("importance")
     importance = DEFAULT_IMPORTANCE if imp is None else check_importance(imp)
     layer = d.get("layer")
@@ -80,12 +85,12 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
     valid_from = check_time("valid_from", d.get("valid_from"), optional=True)
     valid_until = check_time("valid_until", d.get("valid_until"), optional=True)
     check_validity(valid_from, valid_until)
-    created_at = check_time("created_at", d.get("created_at") or now)
-    last_access = check_time("last_access_at", d.get("last_access_at") or created_at)
+    created_at = check_time("created_at", _or(d.get("created_at"), now))
+    last_access = check_time("last_access_at", _or(d.get("last_access_at"), created_at))
     count = d.get("access_count")
     count = 0 if count is None else int(check_number("access_count", count, lo=0))
-    owner = d.get("owner", requester)
-    creator = d.get("created_by", requester)
+    owner = _or(d.get("owner"), requester)  # a null owner in a frame means "the requester", as in add()
+    creator = _or(d.get("created_by"), requester)
     return {
         "id": new_id(),
         "namespace": namespace,
@@ -96,10 +101,10 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
         "kind": kind,
         "importance": importance,
         "half_life_hours": LAYER_HALF_LIFE_HOURS[layer] if hl is None else check_half_life(hl),
-        "source": check_choice("source", d.get("source") or "user", SOURCES),
+        "source": check_choice("source", _or(d.get("source"), "user"), SOURCES),
         "owner": check_name("owner", owner, optional=True),
         "created_by": check_name("created_by", creator, optional=True),
-        "access": check_choice("access", d.get("access") or "public", ACCESS),
+        "access": check_choice("access", _or(d.get("access"), "public"), ACCESS),
         "tags": list(check_tags(d.get("tags"))),
         "status": "active",
         "protected": protected,

@@ -4,7 +4,7 @@ The only module that imports duckdb. Each public method validates its input firs
 one transaction (retried on DuckDB's "Conflict on update"), then mirrors the change into the
 :class:`~memkit.index.SearchIndex`. A call that raises has changed nothing.
 
->>> from datetime import datetime, timezone
+>>> from datetime import datetime, timedelta, timezone
 >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
 >>> with MemoryStore() as store:
 ...     m = store.add("用户住在杭州滨江区", namespace="user_87", key="user.address", now=now)
@@ -19,7 +19,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -54,6 +54,13 @@ _COLUMNS = (
 )
 _VALID_AT = "(valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR ? < valid_until)"
 _MAX_K = 10_000
+# column types of a search result, so that an empty result has the same schema as a full one
+_HIT_TYPES = {
+    "rank": pl.Int32, "id": pl.String, "content": pl.String, "score": pl.Float64,
+    "similarity": pl.Float64, "importance": pl.Float64, "strength": pl.Float64, "recency": pl.Float64,
+    "keyword": pl.Float64, "key": pl.String, "layer": pl.String, "kind": pl.String,
+    "tags": pl.List(pl.String), "created_at": pl.Int64, "last_access_at": pl.Int64, "access_count": pl.Int64,
+}  # fmt: skip
 _OPEN_FILES: set[str | None] = set()  # database files open in this process
 _OPEN_LOCK = threading.Lock()
 
@@ -62,9 +69,15 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _hours(t: datetime | None) -> float:
-    """Datetime -> hours since the Unix epoch (NaN for None): the index's time unit."""
-    return float("nan") if t is None else t.timestamp() / 3600.0
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_US_PER_HOUR = 3.6e9
+_OPEN_START, _OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+
+
+def _us(t: datetime) -> int:
+    """Datetime -> exact integer microseconds since the Unix epoch (the index's time unit)."""
+    return (t - _EPOCH) // _US
 
 
 def _names(field: str, value: str | Sequence[str] | None, choices: tuple[str, ...]) -> list[str] | None:
@@ -224,16 +237,16 @@ class MemoryStore:
         self._index = SearchIndex(self.embedder.dim)
         table = self._db.sql(
             "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
-            " importance, half_life_hours, access_count, epoch_us(created_at) / 3.6e9 AS created_h,"
-            " epoch_us(last_access_at) / 3.6e9 AS last_access_h, epoch_us(valid_from) / 3.6e9 AS"
-            " valid_from_h, epoch_us(valid_until) / 3.6e9 AS valid_until_h, embedding FROM memories"
+            " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
+            " epoch_us(last_access_at) AS last_access_us, epoch_us(valid_from) AS valid_from_us,"
+            " epoch_us(valid_until) AS valid_until_us, embedding FROM memories"
         ).to_arrow_table()
         if table.num_rows == 0:
             return
         emb_col = table.column("embedding").combine_chunks()
         emb = emb_col.flatten().to_numpy().reshape(table.num_rows, self.embedder.dim)  # (n, dim)
         df = pl.from_arrow(table.drop(["embedding"])).with_columns(
-            pl.col("valid_from_h", "valid_until_h").fill_null(float("nan"))
+            pl.col("valid_from_us").fill_null(_OPEN_START), pl.col("valid_until_us").fill_null(_OPEN_END)
         )
         self._index.append(
             {
@@ -332,14 +345,17 @@ class MemoryStore:
                 self._db.unregister("_cache")
 
     def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+        def us(column: str, missing: int = 0) -> list[int]:
+            return [missing if t is None else _us(t) for t in cols[column]]
+
         times = {
-            f"{c}_h": [_hours(t) for t in cols[c]]
-            for c in ("created_at", "last_access_at", "valid_from", "valid_until")
+            "created_us": us("created_at"),
+            "last_access_us": us("last_access_at"),
+            "valid_from_us": us("valid_from", _OPEN_START),
+            "valid_until_us": us("valid_until", _OPEN_END),
+            "half_life_h": cols["half_life_hours"],
         }
-        cols = {**cols, **times}
-        cols["last_access_h"] = cols.pop("last_access_at_h")
-        cols["created_h"] = cols.pop("created_at_h")
-        self._guard_index(lambda: self._index.append(cols, emb))
+        self._guard_index(lambda: self._index.append({**cols, **times}, emb))
 
     def _guard_index(self, fn: Callable[[], None]) -> None:
         """Apply a change to the derived index; if it fails, rebuild the index from DuckDB."""
@@ -562,23 +578,23 @@ class MemoryStore:
             else [check_name("tags", t) for t in ([tags] if isinstance(tags, str) else tags)]
         )
         q = self._embed_query(query)  # (dim,)
-        now_h = _hours(now)
+        now_us = _us(now)
         with self._lock:
             ix, n = self._index, self._index.n
-            mask = ix.mask(namespace, requester, now_h, layers, kinds, tag_list)  # (n,) bool
-            # strength is the retrieval floor; computed only where the mask is set
-            st = np.zeros(n)
-            st[mask] = strength(
-                ix.importance[:n][mask], now_h - ix.created_h[:n][mask], ix.half_life_h[:n][mask]
-            )
-            mask &= st >= floor
-            cand = np.flatnonzero(mask)  # (c,)
+            mask = ix.mask(namespace, requester, now_us, layers, kinds, tag_list)  # (n,) bool
+            pre = np.flatnonzero(mask)  # (p,) rows passing namespace, status, access, validity, filters
+            age_h = (now_us - ix.created_us[pre]) / _US_PER_HOUR
+            st = strength(ix.importance[pre], age_h, ix.half_life_h[pre])  # (p,)
+            strong = st >= floor  # the retrieval floor
+            cand, st = pre[strong], st[strong]  # (c,)
+            mask[pre[~strong]] = False
             if len(cand) * 4 < n:  # sparse: gather the candidate rows, then one matvec
                 sim = ix.emb[cand] @ q  # (c, dim) @ (dim,) -> (c,)
             else:  # dense: one matvec over the whole matrix is cheaper than a gather
                 sim = (ix.emb[:n] @ q)[cand]  # (n, dim) @ (dim,) -> (n,)
             imp = ix.importance[cand]
-            rec = recency(now_h - ix.last_access_h[cand], self.decay.time_scale_hours)
+            idle_h = (now_us - ix.last_access_us[cand]) / _US_PER_HOUR
+            rec = recency(idle_h, self.decay.time_scale_hours)
             kw = 0.0
             if weights.keyword:
                 kw = ix.keyword_index().scores(query, mask, self.keyword)[cand]
@@ -592,7 +608,7 @@ class MemoryStore:
                 "score": score[best],
                 "similarity": sim[best].astype(np.float64),
                 "importance": imp[best],
-                "strength": st[rows],
+                "strength": st[best],
                 "recency": rec[best],
             }
             if weights.keyword:
@@ -602,11 +618,11 @@ class MemoryStore:
                 layer=[LAYERS[i] for i in ix.layer[rows]],
                 kind=[KINDS[i] for i in ix.kind[rows]],
                 tags=[list(t) for t in ix.tags[rows]],
-                created_at=np.rint(ix.created_h[rows] * 3.6e9).astype(np.int64),
-                last_access_at=np.rint(ix.last_access_h[rows] * 3.6e9).astype(np.int64),
+                created_at=ix.created_us[rows],
+                last_access_at=ix.last_access_us[rows],
                 access_count=ix.access_count[rows],
             )
-            hits = pl.DataFrame(out, schema_overrides={"key": pl.String, "tags": pl.List(pl.String)})
+            hits = pl.DataFrame(out, schema_overrides={c: t for c, t in _HIT_TYPES.items() if c in out})
             hits = hits.with_columns(
                 pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
                 pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
@@ -624,7 +640,7 @@ class MemoryStore:
 
             self._tx(log)
             if reinforce and ids:
-                self._guard_index(lambda: ix.touch(rows, now_h, self.decay.reinforce_step))
+                self._guard_index(lambda: ix.touch(rows, now_us, self.decay.reinforce_step))
         return hits
 
     # ----------------------------------------------------------------------------- reads
