@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .errors import ValidationError
+from .params import check_number
 from .text import tokenize
 
 __all__ = ["Embedder", "HashEmbedder", "content_hash", "l2_normalize"]
@@ -77,10 +78,8 @@ class HashEmbedder:
     def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65536:
             raise ValidationError("dim", f"must be an int in [8, 65536], got {dim!r}")
-        if not 0.0 <= float(trigram_weight) <= 10.0:
-            raise ValidationError("trigram_weight", f"must be in [0, 10], got {trigram_weight!r}")
         self.dim = dim
-        self.trigram_weight = float(trigram_weight)
+        self.trigram_weight = check_number("trigram_weight", trigram_weight, lo=0.0, hi=10.0)
         self.name = f"hash-v1-{dim}-tw{self.trigram_weight:g}"
 
     def features(self, text: str) -> list[tuple[str, float]]:

@@ -156,13 +156,15 @@ class SearchIndex:
         kind: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
     ) -> np.ndarray:
-        """Rows a search may return: this namespace, active, readable, valid now, filters matched."""
+        """Rows a search may return: this namespace, active, readable, valid now, already written at
+        ``now``, filters matched."""
         n = self.n
         m = (self.ns[:n] == self.names.lookup(namespace)) & (self.status[:n] == STATUSES.index("active"))
         if requester is not None:
             req = self.names.lookup(requester)
             m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
         m &= (self.valid_from_us[:n] <= now_us) & (now_us < self.valid_until_us[:n])  # [from, until)
+        m &= self.created_us[:n] <= now_us  # nothing written after `now` (time travel stays honest)
         if layer is not None:
             m &= np.isin(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:

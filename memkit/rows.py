@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ValidationError
-from .params import check_number
 from .schema import (
     ACCESS,
     DEFAULT_IMPORTANCE,
@@ -23,6 +22,7 @@ from .schema import (
     LAYERS,
     SOURCES,
     check_choice,
+    check_count,
     check_half_life,
     check_importance,
     check_name,
@@ -88,7 +88,7 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
     created_at = check_time("created_at", _or(d.get("created_at"), now))
     last_access = check_time("last_access_at", _or(d.get("last_access_at"), created_at))
     count = d.get("access_count")
-    count = 0 if count is None else int(check_number("access_count", count, lo=0))
+    count = 0 if count is None else check_count("access_count", count)
     owner = _or(d.get("owner"), requester)  # a null owner in a frame means "the requester", as in add()
     creator = _or(d.get("created_by"), requester)
     return {

@@ -8,11 +8,10 @@ the field; the store calls them *before* it writes anything, so a bad call chang
 from __future__ import annotations
 
 import json
-import math
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from .errors import ValidationError
@@ -198,9 +197,14 @@ def check_value(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as e:
         raise ValidationError("value", f"must be JSON-serializable without NaN/Infinity: {e}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("value", "contains a lone surrogate (invalid Unicode)") from None
+    return text
 
 
 def check_validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
@@ -219,13 +223,12 @@ def check_importance(value: Any) -> float:
     return check_number("importance", value, lo=0.0, hi=1.0)
 
 
-def hours(td: timedelta) -> float:
-    """``timedelta -> float hours``."""
-    return td.total_seconds() / 3600.0
-
-
-def is_finite_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def check_count(name: str, value: Any) -> int:
+    """A non-negative whole number (``3`` or ``3.0``; ``1.5``, NaN and bools are rejected)."""
+    v = check_number(name, value, lo=0)
+    if v != int(v):
+        raise ValidationError(name, f"must be a whole number, got {v}")
+    return int(v)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -119,6 +119,10 @@ class MemoryStore:
         self.embedder: Embedder = embedder if embedder is not None else HashEmbedder()
         if not isinstance(self.embedder, Embedder):
             raise ValidationError("embedder", "must have name, dim and embed(texts)")
+        check_name("embedder.name", self.embedder.name)
+        dim = self.embedder.dim
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
+            raise ValidationError("embedder.dim", f"must be an int in [1, 65536], got {dim!r}")
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
         if not isinstance(decay, DecayParams):
             raise ValidationError("decay", "must be a DecayParams")
@@ -138,7 +142,7 @@ class MemoryStore:
             except duckdb.IOException as e:
                 if "lock" in str(e).lower():
                     raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
-                raise
+                raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
             if self._file:
                 _OPEN_FILES.add(self._file)
         try:
@@ -422,12 +426,16 @@ class MemoryStore:
             emb, hashes, new_cache = self._embed(cols["content"])
             plan = None
             if cols["key"][0] is not None:
-                existing = self._run(
-                    "SELECT id, status, coalesce(CAST(value AS VARCHAR), content), version FROM memories"
-                    " WHERE namespace = ? AND key = ?",
+                existing = self._sql(
+                    "SELECT id, status, coalesce(CAST(value AS VARCHAR), content) AS value, version,"
+                    " namespace, access, owner, created_by FROM memories WHERE namespace = ? AND key = ?",
                     [namespace, cols["key"][0]],
-                )
-                plan = plan_keyed_write(existing, cols["value"][0] or cols["content"][0], policy)
+                ).to_dicts()
+                for row in existing:  # a non-public slot may only be rewritten by its owner or creator
+                    if row["status"] in ("active", "conflict") and row["access"] != "public":
+                        self._check_modify(row, requester, now, "write a new version of")
+                versions = [(r["id"], r["status"], r["value"], r["version"]) for r in existing]
+                plan = plan_keyed_write(versions, cols["value"][0] or cols["content"][0], policy)
                 cols["status"], cols["version"] = [plan.status], [plan.version]
                 cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
             mid = cols["id"][0]

@@ -1,0 +1,132 @@
+"""memkit.params: frozen, validated parameter dataclasses."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import memkit as mk
+from memkit.params import DecayParams, KeywordParams, Weights, check_number, slider_ranges
+
+BAD_NUMBERS = [float("nan"), float("inf"), -float("inf"), -0.1, True, False, "0.5", None]
+
+
+def test_defaults_are_the_articles() -> None:
+    w = Weights()
+    assert (w.similarity, w.importance, w.recency, w.keyword) == (0.6, 0.3, 0.1, 0.0)
+    d = DecayParams()
+    assert (d.time_scale_hours, d.min_strength, d.reinforce_step) == (168.0, 0.1, 0.005)
+    k = KeywordParams()
+    assert (k.k1, k.b) == (1.5, 0.75)
+
+
+@pytest.mark.parametrize("field", ["similarity", "importance", "recency", "keyword"])
+@pytest.mark.parametrize("bad", BAD_NUMBERS)
+def test_weights_reject_bad_values(field: str, bad) -> None:
+    with pytest.raises(mk.ValidationError) as ei:
+        Weights(**{field: bad})
+    assert ei.value.field == f"Weights.{field}"
+    assert isinstance(ei.value, ValueError)
+
+
+def test_weights_all_zero_rejected() -> None:
+    with pytest.raises(mk.ValidationError, match="at least one weight"):
+        Weights(0.0, 0.0, 0.0, 0.0)
+
+
+def test_weights_only_keyword_is_fine() -> None:
+    assert Weights(0, 0, 0, 1).total() == 1.0
+
+
+def test_weights_coerced_to_float() -> None:
+    w = Weights(similarity=1, importance=np.float32(0.5), recency=0, keyword=0)
+    assert type(w.similarity) is float and type(w.importance) is float
+    assert w.importance == 0.5
+
+
+def test_weights_normalized() -> None:
+    n = Weights(1, 1, 0, 0).normalized()
+    assert (n.similarity, n.importance, n.recency, n.keyword) == (0.5, 0.5, 0.0, 0.0)
+    assert math.isclose(Weights(0.6, 0.3, 0.3, 0.2).normalized().total(), 1.0)
+
+
+def test_replace_revalidates() -> None:
+    w = Weights()
+    assert dataclasses.replace(w, recency=0.2).recency == 0.2
+    with pytest.raises(mk.ValidationError):
+        dataclasses.replace(w, similarity=float("nan"))
+    with pytest.raises(mk.ValidationError):
+        dataclasses.replace(w, similarity=0, importance=0, recency=0)
+    with pytest.raises(mk.ValidationError):
+        dataclasses.replace(DecayParams(), min_strength=-1.0)
+    with pytest.raises(mk.ValidationError):
+        dataclasses.replace(KeywordParams(), b=2.0)
+
+
+def test_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Weights().similarity = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DecayParams().min_strength = 0.5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"time_scale_hours": 0.0}, "DecayParams.time_scale_hours"),
+        ({"time_scale_hours": -5.0}, "DecayParams.time_scale_hours"),
+        ({"time_scale_hours": float("nan")}, "DecayParams.time_scale_hours"),
+        ({"min_strength": 1.5}, "DecayParams.min_strength"),
+        ({"min_strength": -0.01}, "DecayParams.min_strength"),
+        ({"min_strength": True}, "DecayParams.min_strength"),
+        ({"reinforce_step": 2.0}, "DecayParams.reinforce_step"),
+        ({"reinforce_step": float("inf")}, "DecayParams.reinforce_step"),
+    ],
+)
+def test_decay_params_validation(kwargs: dict, field: str) -> None:
+    with pytest.raises(mk.ValidationError) as ei:
+        DecayParams(**kwargs)
+    assert ei.value.field == field
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"k1": -0.1}, "KeywordParams.k1"),
+        ({"k1": float("nan")}, "KeywordParams.k1"),
+        ({"b": 1.01}, "KeywordParams.b"),
+        ({"b": -0.5}, "KeywordParams.b"),
+        ({"b": False}, "KeywordParams.b"),
+    ],
+)
+def test_keyword_params_validation(kwargs: dict, field: str) -> None:
+    with pytest.raises(mk.ValidationError) as ei:
+        KeywordParams(**kwargs)
+    assert ei.value.field == field
+
+
+def test_valid_edges_accepted() -> None:
+    assert DecayParams(min_strength=0.0, reinforce_step=0.0).min_strength == 0.0
+    assert DecayParams(min_strength=1.0).min_strength == 1.0
+    assert KeywordParams(k1=0.0, b=1.0).b == 1.0
+
+
+def test_check_number() -> None:
+    assert check_number("x", 3) == 3.0
+    assert check_number("x", 0.0, lo=0.0) == 0.0
+    with pytest.raises(mk.ValidationError, match="x: must be > 0"):
+        check_number("x", 0.0, lo=0.0, lo_open=True)
+    with pytest.raises(mk.ValidationError) as ei:
+        check_number("x", 2.0, hi=1.0)
+    assert ei.value.field == "x"
+
+
+def test_slider_ranges() -> None:
+    r = slider_ranges(Weights)
+    assert set(r) == {"similarity", "importance", "recency", "keyword"}
+    assert r["similarity"] == (0.0, 1.0, 0.05)
+    for lo, hi, step in list(r.values()) + list(slider_ranges(DecayParams).values()):
+        assert lo < hi and 0 < step <= hi - lo

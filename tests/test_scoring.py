@@ -1,0 +1,115 @@
+"""memkit.scoring: hybrid score, top-k, cosine and the BM25 keyword index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memkit import KeywordParams, Weights, scoring
+
+
+def test_hybrid_default_weights_worked_example() -> None:
+    assert Weights() == Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.0)
+    assert float(scoring.hybrid(0.9, 0.8, 1.0, Weights())) == pytest.approx(0.6 * 0.9 + 0.3 * 0.8 + 0.1 * 1.0)
+    assert round(float(scoring.hybrid(0.9, 0.8, 1.0, Weights())), 4) == 0.88
+
+
+def test_hybrid_vectorized_and_broadcast() -> None:
+    sim = np.array([1.0, 0.0, -0.5])
+    got = scoring.hybrid(sim, 0.5, np.array([1.0, 0.5, 0.0]), Weights())
+    np.testing.assert_allclose(got, [0.6 + 0.15 + 0.1, 0.15 + 0.05, -0.3 + 0.15])
+
+
+def test_hybrid_keyword_only_counts_when_weighted() -> None:
+    assert float(scoring.hybrid(0.0, 0.0, 0.0, Weights(), keyword=1.0)) == 0.0
+    w = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)
+    assert float(scoring.hybrid(0.2, 0.9, 0.9, w, keyword=0.8)) == pytest.approx(0.1 + 0.4)
+
+
+def test_cosine_is_matvec() -> None:
+    m = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    np.testing.assert_allclose(scoring.cosine(m, np.array([0.6, 0.8])), [0.6, 0.8, 1.0])
+
+
+def test_scale_unit() -> None:
+    np.testing.assert_allclose(scoring.scale_unit(np.array([2.0, 1.0, 0.0])), [1.0, 0.5, 0.0])
+    assert scoring.scale_unit(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+    assert scoring.scale_unit(np.zeros(0)).size == 0
+
+
+def test_top_k_orders_best_first_and_excludes_minus_inf() -> None:
+    s = np.array([0.1, 0.9, -np.inf, 0.5, 0.7])
+    assert scoring.top_k(s, 3).tolist() == [1, 4, 3]
+    assert scoring.top_k(s, 10).tolist() == [1, 4, 3, 0]  # k beyond the finite rows
+    assert scoring.top_k(np.array([-np.inf, -np.inf]), 2).tolist() == []
+    assert scoring.top_k(np.zeros(0), 5).tolist() == []
+
+
+def test_top_k_breaks_ties_by_lower_index() -> None:
+    assert scoring.top_k(np.array([0.5, 0.9, 0.5, 0.9, 0.5]), 4).tolist() == [1, 3, 0, 2]
+
+
+def test_bm25_grows_with_tf_and_shrinks_with_df() -> None:
+    one = dict(doc_len=np.array([5.0]), n_docs=10, avg_len=5.0)
+    low_tf = scoring.bm25(np.array([1.0]), df=np.array([2]), **one)
+    high_tf = scoring.bm25(np.array([3.0]), df=np.array([2]), **one)
+    common = scoring.bm25(np.array([1.0]), df=np.array([9]), **one)
+    assert high_tf[0] > low_tf[0] > common[0] > 0  # idf stays positive even for common terms
+
+
+def _index(texts: list[str]) -> scoring.KeywordIndex:
+    ix = scoring.KeywordIndex()
+    ix.add(texts, 0)
+    return ix
+
+
+DOCS = ["I drink oolong tea every morning", "I drink coffee", "tea party on friday", "the weather is nice"]
+
+
+def test_keyword_ranks_exact_term_docs_first_in_unit_range() -> None:
+    ix = _index(DOCS)
+    s = ix.scores("oolong tea", np.ones(len(DOCS), dtype=bool))
+    assert s.shape == (4,) and s.dtype == np.float64
+    assert ((s >= 0) & (s <= 1)).all()
+    assert int(np.argmax(s)) == 0
+    assert s[0] > s[2] > 0  # both query terms beat one
+    assert s[1] == 0 and s[3] == 0
+
+
+def test_keyword_zero_outside_candidates() -> None:
+    ix = _index(DOCS)
+    cand = np.array([False, True, True, True])
+    s = ix.scores("oolong tea", cand)
+    assert s[0] == 0.0
+    assert s[2] > 0
+
+
+def test_keyword_chinese_query() -> None:
+    ix = _index(["用户住在杭州滨江区", "用户喜欢喝美式咖啡", "杭州的天气不错"])
+    s = ix.scores("住在杭州", np.ones(3, dtype=bool))
+    assert s[0] > s[2] > 0 and s[1] == 0
+    assert s.max() <= 1.0
+
+
+def test_keyword_no_tokens_or_no_candidates_gives_zeros() -> None:
+    ix = _index(DOCS)
+    assert ix.scores("!!!", np.ones(4, dtype=bool)).tolist() == [0.0] * 4
+    assert ix.scores("tea", np.zeros(4, dtype=bool)).tolist() == [0.0] * 4
+    assert ix.scores("unseenword", np.ones(4, dtype=bool)).tolist() == [0.0] * 4
+
+
+def test_keyword_index_appends_in_order() -> None:
+    ix = _index(DOCS[:2])
+    ix.add(DOCS[2:], 2)
+    assert len(ix) == 4
+    assert ix.scores("party", np.ones(4, dtype=bool))[2] > 0
+    with pytest.raises(ValueError):
+        ix.add(["late"], 2)
+
+
+def test_keyword_params_change_scores() -> None:
+    ix = _index(["tea tea tea tea", "tea and many other words in a long sentence here"])
+    cand = np.ones(2, dtype=bool)
+    flat = ix.scores("tea", cand, KeywordParams(k1=1.5, b=0.0))
+    norm = ix.scores("tea", cand, KeywordParams(k1=1.5, b=1.0))
+    assert not np.allclose(flat, norm)

@@ -1,0 +1,52 @@
+"""memkit.text: NFKC normalization and Chinese/English tokenization."""
+
+from __future__ import annotations
+
+from memkit.text import normalize, s_stem, tokenize
+
+
+def test_chinese_unigrams_then_bigrams() -> None:
+    assert tokenize("住在杭州") == ["住", "在", "杭", "州", "住在", "在杭", "杭州"]
+
+
+def test_single_cjk_character_has_no_bigram() -> None:
+    assert tokenize("茶") == ["茶"]
+
+
+def test_cjk_punctuation_splits_runs() -> None:
+    toks = tokenize("杭州，上海")
+    assert "杭州" in toks and "上海" in toks
+    assert "州上" not in toks
+
+
+def test_english_words_lowercased_without_punctuation() -> None:
+    assert tokenize("Where do I live?") == ["where", "do", "i", "live"]
+
+
+def test_english_plurals_stemmed() -> None:
+    assert tokenize("She lives with cats") == ["she", "live", "with", "cat"]
+    assert s_stem("stories") == "story" and s_stem("glass") == "glass" and s_stem("bus") == "bus"
+
+
+def test_mixed_text_keeps_order() -> None:
+    assert tokenize("我住在杭州 near West Lake") == [
+        "我", "住", "在", "杭", "州", "我住", "住在", "在杭", "杭州", "near", "west", "lake",
+    ]  # fmt: skip
+
+
+def test_nfkc_full_width_to_ascii() -> None:
+    assert normalize("ＰＹＴＨＯＮ ３") == "python 3"
+    assert tokenize("ＡＢＣ１２３") == ["abc123"]
+    assert tokenize("ＡＢＣ１２３") == tokenize("abc123")
+
+
+def test_stopwords_dropped_on_request() -> None:
+    assert tokenize("where do I live", keep_stopwords=False) == ["where", "live"]
+    # CJK stopword unigrams go, bigrams containing them stay
+    toks = tokenize("我的猫", keep_stopwords=False)
+    assert "我" not in toks and "的" not in toks and "猫" in toks and "我的" in toks
+
+
+def test_underscore_and_empty() -> None:
+    assert tokenize("user_87") == ["user", "87"]
+    assert tokenize("") == [] and tokenize("!!! ...") == []
