@@ -27,7 +27,10 @@ def test_demo_runs_and_shows_each_section(tmp_path: Path) -> None:
     assert facts["tea_rank"] == 0  # the keyword weight brings 乌龙茶 to the top
     with mk.MemoryStore(str(db)) as store:  # the file persists and reopens
         assert store.count() == 271
-        assert store.read("user.address", namespace="user_87", now=mk.sample.SAMPLE_NOW).content == facts["resolved"]
+        assert (
+            store.read("user.address", namespace="user_87", now=mk.sample.SAMPLE_NOW).content
+            == facts["resolved"]
+        )
 
 
 def test_demo_is_rerunnable_and_deterministic(tmp_path: Path) -> None:
@@ -36,7 +39,11 @@ def test_demo_is_rerunnable_and_deterministic(tmp_path: Path) -> None:
     run_demo(tmp_path / "d.duckdb", out=second)
 
     def strip(s: str) -> list[str]:  # ids, load time and memory ids differ between runs
-        return [line for line in s.splitlines() if "ms (" not in line and "memory " not in line and '"ids"' not in line]
+        return [
+            line
+            for line in s.splitlines()
+            if "ms (" not in line and "memory " not in line and '"ids"' not in line
+        ]
 
     assert strip(first.getvalue()) == strip(second.getvalue())
 
