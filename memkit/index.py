@@ -22,6 +22,7 @@ from .scoring import KeywordIndex
 
 __all__ = ["SearchIndex"]
 
+_NEVER = np.iinfo(np.int64).max
 DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
 
 
@@ -52,8 +53,9 @@ class SearchIndex:
     TIMES = ("created_us", "last_access_us", "valid_from_us", "valid_until_us")
     CODED = ("ns", "status", "access", "owner", "creator", "layer", "kind")
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, floor: float = 0.1) -> None:
         self.dim = dim
+        self.floor = floor  # the default retrieval floor, folded into `expire_us`
         self.n = 0
         self.names = _Codes()  # namespaces, owners and creators share one code table
         self.tag_codes = _Codes()
@@ -74,7 +76,7 @@ class SearchIndex:
         self.emb = grow(get("emb"), np.float32, (self.dim,))
         for c in self.NUMERIC:
             setattr(self, c, grow(get(c), np.int64 if c == "access_count" else np.float64))
-        for c in self.TIMES:
+        for c in (*self.TIMES, "expire_us"):
             setattr(self, c, grow(get(c), np.int64))
         for c in self.CODED:
             setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
@@ -109,6 +111,7 @@ class SearchIndex:
         for c in self.TIMES:
             getattr(self, c)[s] = cols[c]
         self.access_count[s] = cols["access_count"]
+        self._expire(s)
         rows = np.arange(self.n, self.n + m, dtype=np.int32)
         lens = np.fromiter((len(t) for t in self.tags[s]), np.int64, m)
         if lens.sum():
@@ -134,6 +137,22 @@ class SearchIndex:
         self.last_access_us[rows] = now_us
         self.access_count[rows] += 1
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
+        self._expire(rows)
+
+    def _expire(self, rows: slice | np.ndarray) -> None:
+        """``expire_us``: the instant strength falls below the floor, so the floor is one compare.
+
+        strength = importance · 0.5^(age / half_life) >= floor  <=>  age <= half_life · log2(importance
+        / floor). A memory that starts below the floor gets the int64 minimum (never recalled).
+        """
+        if self.floor <= 0:
+            self.expire_us[rows] = _NEVER
+            return
+        with np.errstate(divide="ignore"):
+            life_h = self.half_life_h[rows] * np.log2(self.importance[rows] / self.floor)  # may be -inf
+        life_us = np.clip(life_h * 3.6e9, -9e18, 9e18)  # clip before int64 (huge half-lives)
+        expire = self.created_us[rows] + life_us.astype(np.int64)
+        self.expire_us[rows] = np.where(life_h < 0, np.iinfo(np.int64).min, np.minimum(expire, _NEVER))
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
         return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
@@ -152,12 +171,14 @@ class SearchIndex:
         namespace: str,
         requester: str | None,
         now_us: int,
+        *,
+        floor: bool = True,
         layer: Sequence[str] | None = None,
         kind: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
     ) -> np.ndarray:
         """Rows a search may return: this namespace, active, readable, valid now, already written at
-        ``now``, filters matched."""
+        ``now``, filters matched and (``floor=True``) strength at least :attr:`floor`."""
         n = self.n
         m = (self.ns[:n] == self.names.lookup(namespace)) & (self.status[:n] == STATUSES.index("active"))
         if requester is not None:
@@ -165,6 +186,8 @@ class SearchIndex:
             m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
         m &= (self.valid_from_us[:n] <= now_us) & (now_us < self.valid_until_us[:n])  # [from, until)
         m &= self.created_us[:n] <= now_us  # nothing written after `now` (time travel stays honest)
+        if floor:  # strength >= the default floor, as one integer compare
+            m &= now_us <= self.expire_us[:n]
         if layer is not None:
             m &= np.isin(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:

@@ -55,15 +55,16 @@ def scale_unit(scores: np.ndarray) -> np.ndarray:
     return scores / top if top > 0 else np.zeros_like(scores)
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int, n_valid: int | None = None) -> np.ndarray:
     """Indices of the ``k`` largest finite scores, best first (ties broken by lower index).
 
-    ``-inf`` marks rows that must not be returned.
+    ``-inf`` marks rows that must not be returned; pass ``n_valid`` (how many are finite) when you
+    know it, to skip counting.
 
     >>> top_k(np.array([0.1, 0.9, -np.inf, 0.5]), 3).tolist()
     [1, 3, 0]
     """
-    n_ok = int(np.isfinite(scores).sum())
+    n_ok = int(np.isfinite(scores).sum()) if n_valid is None else n_valid
     k = min(k, n_ok)
     if k <= 0:
         return np.empty(0, dtype=np.int64)

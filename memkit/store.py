@@ -238,7 +238,7 @@ class MemoryStore:
 
     def _load_index(self) -> None:
         """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened."""
-        self._index = SearchIndex(self.embedder.dim)
+        self._index = SearchIndex(self.embedder.dim, floor=self.decay.min_strength)
         table = self._db.sql(
             "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
             " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
@@ -295,7 +295,7 @@ class MemoryStore:
         try:
             arr = np.asarray(x, dtype=np.float32)
         except (TypeError, ValueError):
-            raise ValidationError(field, "the embedder did not return numbers") from None
+            raise ValidationError(field, "must be an (n, dim) array of numbers") from None
         if arr.shape != (n, self.embedder.dim):
             raise ValidationError(field, f"expected shape ({n}, {self.embedder.dim}), got {arr.shape}")
         if not np.isfinite(arr).all():
@@ -511,7 +511,8 @@ class MemoryStore:
             if given is not None:
                 if given.null_count():
                     raise ValidationError("embedding", "has missing rows")
-                emb = self._check_embeddings(given.to_list(), len(frame))
+                arr = given.to_numpy()  # pl.Array -> (n, dim) without Python lists
+                emb = self._check_embeddings(given.to_list() if arr.dtype == object else arr, len(frame))
                 hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
             else:
                 emb, hashes, new_cache = self._embed(cols["content"])
@@ -539,6 +540,75 @@ class MemoryStore:
         return pl.DataFrame({"id": cols["id"], "status": cols["status"]})
 
     # ----------------------------------------------------------------------------- search
+    def _rank(
+        self,
+        ix: SearchIndex,
+        q: np.ndarray,
+        query: str,
+        namespace: str,
+        requester: str | None,
+        now_us: int,
+        floor: float,
+        weights: Weights,
+        k: int,
+        layers: list[str] | None,
+        kinds: list[str] | None,
+        tags: list[str] | None,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Top-k rows of the index, best first, and their score components (float64).
+
+        Two stages keep it near the cost of one matvec: a float32 pass scores every candidate
+        (over the whole matrix when candidates are dense, over a gather when they are sparse), then
+        a shortlist of the best ``max(4k, 64)`` is re-scored exactly in float64 — the numbers that are
+        returned, so reported scores never depend on which path ran.
+        """
+        n = ix.n
+        default_floor = floor == ix.floor  # the index folds the default floor into `expire_us`
+        mask = ix.mask(namespace, requester, now_us, floor=default_floor, layer=layers, kind=kinds, tags=tags)
+        cand = np.flatnonzero(mask)  # (c,)
+        if not default_floor:
+            age_h = (now_us - ix.created_us[cand]) / _US_PER_HOUR
+            weak = strength(ix.importance[cand], age_h, ix.half_life_h[cand]) < floor
+            mask[cand[weak]] = False
+            cand = cand[~weak]
+        kw_all = ix.keyword_index().scores(query, mask, self.keyword) if weights.keyword else None
+        shortlist = max(4 * k, 64)
+        if len(cand) > shortlist:
+            dense = len(cand) * 4 >= n  # then one matvec over all rows beats gathering most of them
+            sel = slice(0, n) if dense else cand
+            score = ix.emb[sel] @ q  # (r, dim) @ (dim,) -> (r,) float32
+            score *= np.float32(weights.similarity)
+            score += np.float32(weights.importance) * ix.importance[sel].astype(np.float32)
+            idle_h = ((now_us - ix.last_access_us[sel]) / _US_PER_HOUR).astype(np.float32)
+            idle_h *= np.float32(-1.0 / self.decay.time_scale_hours)
+            score += np.float32(weights.recency) * np.exp(np.minimum(idle_h, 0, out=idle_h), out=idle_h)
+            if kw_all is not None:
+                score += np.float32(weights.keyword) * kw_all[sel].astype(np.float32)
+            if dense:
+                score[~mask[:n]] = -np.inf
+                cand = top_k(score, shortlist, n_valid=len(cand))
+            else:
+                cand = cand[top_k(score, shortlist)]
+        # exact float64 scores of the shortlist
+        sim = ix.emb[cand].astype(np.float64) @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
+        imp = ix.importance[cand]
+        rec = recency((now_us - ix.last_access_us[cand]) / _US_PER_HOUR, self.decay.time_scale_hours)
+        kw = kw_all[cand] if kw_all is not None else 0.0
+        score = hybrid(sim, imp, rec, weights, kw)
+        best = top_k(score, k)
+        rows = cand[best]
+        age_h = (now_us - ix.created_us[rows]) / _US_PER_HOUR
+        comp = {
+            "score": score[best],
+            "similarity": sim[best],
+            "importance": imp[best],
+            "strength": strength(imp[best], age_h, ix.half_life_h[rows]),
+            "recency": rec[best],
+        }
+        if kw_all is not None:
+            comp["keyword"] = kw_all[rows]
+        return rows, comp
+
     def search(
         self,
         query: str,
@@ -588,39 +658,15 @@ class MemoryStore:
         q = self._embed_query(query)  # (dim,)
         now_us = _us(now)
         with self._lock:
-            ix, n = self._index, self._index.n
-            mask = ix.mask(namespace, requester, now_us, layers, kinds, tag_list)  # (n,) bool
-            pre = np.flatnonzero(mask)  # (p,) rows passing namespace, status, access, validity, filters
-            age_h = (now_us - ix.created_us[pre]) / _US_PER_HOUR
-            st = strength(ix.importance[pre], age_h, ix.half_life_h[pre])  # (p,)
-            strong = st >= floor  # the retrieval floor
-            cand, st = pre[strong], st[strong]  # (c,)
-            mask[pre[~strong]] = False
-            if len(cand) * 4 < n:  # sparse: gather the candidate rows, then one matvec
-                sim = ix.emb[cand] @ q  # (c, dim) @ (dim,) -> (c,)
-            else:  # dense: one matvec over the whole matrix is cheaper than a gather
-                sim = (ix.emb[:n] @ q)[cand]  # (n, dim) @ (dim,) -> (n,)
-            imp = ix.importance[cand]
-            idle_h = (now_us - ix.last_access_us[cand]) / _US_PER_HOUR
-            rec = recency(idle_h, self.decay.time_scale_hours)
-            kw = 0.0
-            if weights.keyword:
-                kw = ix.keyword_index().scores(query, mask, self.keyword)[cand]
-            score = hybrid(sim, imp, rec, weights, kw)
-            best = top_k(score, k)  # positions into cand, best first
-            rows = cand[best]
+            ix = self._index
+            rows, comp = self._rank(ix, q, query, namespace, requester, now_us, floor, weights, k,
+                                    layers, kinds, tag_list)  # fmt: skip
             out = {
                 "rank": np.arange(1, len(rows) + 1, dtype=np.int32),
                 "id": ix.ids[rows].tolist(),
                 "content": ix.content[rows].tolist(),
-                "score": score[best],
-                "similarity": sim[best].astype(np.float64),
-                "importance": imp[best],
-                "strength": st[best],
-                "recency": rec[best],
+                **comp,
             }
-            if weights.keyword:
-                out["keyword"] = kw[best]
             out.update(
                 key=ix.key[rows].tolist(),
                 layer=[LAYERS[i] for i in ix.layer[rows]],

@@ -853,3 +853,53 @@ def test_public_slot_is_shared_protected_slot_is_not(store: mk.MemoryStore, now:
     owner_write = store.add("allergic to nuts and milk", namespace="u", key="health", requester="health",
                             access="protected", now=now)  # fmt: skip
     assert owner_write.status == "conflict"
+
+
+def _brute_force(
+    frame: pl.DataFrame, q: np.ndarray, now: datetime, weights: mk.Weights, floor: float, k: int
+):
+    """The ranking by the textbook formulas over every active row of a frame (no index)."""
+    emb = np.asarray(frame["embedding"].to_list(), dtype=np.float64)
+    age = np.array([(now - t).total_seconds() / 3600 for t in frame["created_at"]])
+    idle = np.array([(now - t).total_seconds() / 3600 for t in frame["last_access_at"]])
+    imp = frame["importance"].to_numpy()
+    st = mk.decay.strength(imp, age, frame["half_life_hours"].to_numpy())
+    score = mk.scoring.hybrid(emb @ q, imp, mk.decay.recency(idle), weights)
+    score[st < floor] = -np.inf
+    return frame["id"].to_numpy()[mk.scoring.top_k(score, k)].tolist()
+
+
+@pytest.mark.parametrize("big, small", [(900, 0), (900, 150)])
+@pytest.mark.parametrize("floor", [0.1, 0.3])
+def test_two_stage_ranking_matches_brute_force(now: datetime, big: int, small: int, floor: float) -> None:
+    """Both index paths (dense: one matvec over all rows; sparse: a gather) and the float32 shortlist
+    give exactly the ranking of the formulas applied row by row in float64."""
+    rng = np.random.default_rng(7)
+    store = mk.MemoryStore(embedder=mk.HashEmbedder(dim=32))
+
+    def frame(n: int) -> pl.DataFrame:
+        v = rng.normal(size=(n, 32)).astype(np.float32)
+        return pl.DataFrame({
+            "content": [f"memory {i}" for i in range(n)],
+            "importance": rng.uniform(0.05, 1.0, n),
+            "half_life_hours": rng.uniform(1, 2000, n),
+            "created_at": [now - timedelta(hours=float(h)) for h in rng.uniform(0, 1000, n)],
+            "embedding": v / np.linalg.norm(v, axis=1, keepdims=True),
+        })  # fmt: skip
+
+    store.add_many(frame(big), namespace="big", now=now)
+    if small:
+        store.add_many(frame(small), namespace="small", now=now)
+    q = store._embed_query("memory 3")
+    for ns in ["big", "small"] if small else ["big"]:
+        w = mk.Weights(similarity=0.5, importance=0.3, recency=0.2)
+        hits = store.search("memory 3", namespace=ns, k=10, weights=w, min_strength=floor, now=now,
+                            reinforce=False)  # fmt: skip
+        expected = _brute_force(
+            store.frame(ns, include_embedding=True), q.astype(np.float64), now, w, floor, 10
+        )
+        assert hits["id"].to_list() == expected
+        recomputed = mk.scoring.hybrid(
+            hits["similarity"].to_numpy(), hits["importance"].to_numpy(), hits["recency"].to_numpy(), w
+        )
+        np.testing.assert_allclose(hits["score"].to_numpy(), recomputed, rtol=0, atol=1e-12)

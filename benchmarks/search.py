@@ -1,0 +1,332 @@
+"""Search latency of memkit against its floors and the usual alternatives.
+
+For each corpus size N it builds N memories with random unit vectors (dim 384), loads them with
+``MemoryStore.add_many`` (an ``embedding`` column, so the embedder is skipped), and reports the
+median latency of one top-10 query for:
+
+- ``memkit search``: ``store.search(..., reinforce=False)`` and with the default ``reinforce=True``
+  (one batched UPDATE + an audit event);
+- ``(a) bare matvec``: numpy ``emb @ q`` + ``argpartition`` top-10 over the store's own float32
+  matrix, the memory-bandwidth floor every ratio is measured against;
+- ``(a') numpy pipeline``: the same plus the decay floor, recency and the hybrid score;
+- ``(b) duckdb SQL``: the hybrid ranking as one SQL query (the issue's query, and one with the same
+  namespace / status / decay-floor filter as memkit);
+- ``(c) python loop``: a per-row loop like the source articles' code, timed on a subsample and
+  extrapolated linearly to N (marked as such).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/search.py                 # 10k, 100k, 1M
+    .venv/bin/python benchmarks/search.py --quick         # 10k only
+    .venv/bin/python benchmarks/search.py --sizes 2000 --repeats 2
+
+No timing is asserted; this prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without install
+
+import duckdb  # noqa: E402
+
+import memkit  # noqa: E402
+from memkit.params import DecayParams, Weights  # noqa: E402
+
+DIM = 384
+K = 10
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SPREAD_DAYS = 90
+NAMESPACE = "bench"
+QUERIES = (
+    "where does the user live",
+    "favourite tea in the afternoon",
+    "project deadline next friday",
+    "allergic to peanuts",
+    "用户住在哪里",
+)
+HEADER = f"{'N':>9}  {'method':<62} {'median ms':>11} {'x matvec':>9}"
+
+
+# ------------------------------------------------------------------------------------------ corpus
+def make_frame(rng: np.random.Generator, start: int, m: int) -> pl.DataFrame:
+    """Rows ``start .. start+m``: content, importance in [0.3, 1], created_at over 90 days, unit vectors."""
+    emb = rng.standard_normal((m, DIM), dtype=np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    age_s = rng.uniform(0, SPREAD_DAYS * 86400, m)
+    created = np.datetime64(NOW.replace(tzinfo=None), "us") - (age_s * 1e6).astype("timedelta64[us]")
+    return pl.DataFrame(
+        {
+            "content": [f"memory {i}" for i in range(start, start + m)],
+            "importance": rng.uniform(0.3, 1.0, m),
+            "created_at": pl.Series(created).dt.replace_time_zone("UTC"),
+            "embedding": pl.Series("embedding", emb),  # pl.Array(pl.Float32, 384)
+        }
+    )
+
+
+def build_store(n: int, seed: int, chunk: int) -> tuple[memkit.MemoryStore, dict[str, float]]:
+    """A ``:memory:`` store with ``n`` memories, ingested by add_many in chunks of ``chunk`` rows."""
+    rng = np.random.default_rng(seed)
+    store = memkit.MemoryStore(":memory:")
+    t_frame = t_add = 0.0
+    calls = 0
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        t0 = time.perf_counter()
+        frame = make_frame(rng, start, m)
+        t1 = time.perf_counter()
+        store.add_many(frame, namespace=NAMESPACE, now=NOW)
+        t2 = time.perf_counter()
+        t_frame += t1 - t0
+        t_add += t2 - t1
+        calls += 1
+        del frame
+        if n > chunk:
+            print(f"    add_many chunk {calls}: {m:,} rows in {t2 - t1:.1f} s", flush=True)
+    return store, {"frame_s": t_frame, "add_many_s": t_add, "calls": calls}
+
+
+# ------------------------------------------------------------------------------------------ methods
+def bare_matvec(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """(a) the floor: one float32 matvec and an O(n) top-k."""
+    s = emb @ q
+    part = np.argpartition(-s, K - 1)[:K]
+    return part[np.argsort(-s[part])]
+
+
+def _hours(ix, name: str, n: int) -> np.ndarray:
+    """A time column of the index (int64 epoch microseconds) in epoch hours."""
+    return getattr(ix, f"{name}_us")[:n] / 3.6e9
+
+
+def numpy_pipeline(ix, n: int, q: np.ndarray, now_h: float, decay: DecayParams, w: Weights) -> np.ndarray:
+    """(a') matvec + decay floor + recency + hybrid + top-k, straight numpy on the index's arrays."""
+    sim = ix.emb[:n] @ q
+    imp = ix.importance[:n]
+    st = imp * np.exp2(-np.maximum(now_h - _hours(ix, "created", n), 0.0) / ix.half_life_h[:n])
+    rec = np.exp(-np.maximum(now_h - _hours(ix, "last_access", n), 0.0) / decay.time_scale_hours)
+    score = w.similarity * sim + w.importance * imp + w.recency * rec
+    score[st < decay.min_strength] = -np.inf
+    part = np.argpartition(-score, K - 1)[:K]
+    return part[np.argsort(-score[part])]
+
+
+SQL_ISSUE = f"""
+SELECT id FROM memories
+ORDER BY 0.6 * array_inner_product(embedding, ?::FLOAT[{DIM}]) + 0.3 * importance
+       + 0.1 * exp(-(epoch(?::TIMESTAMPTZ) - epoch(last_access_at)) / 3600 / 168) DESC
+LIMIT {K}"""
+
+SQL_FAIR = f"""
+SELECT id FROM memories
+WHERE namespace = ? AND status = 'active'
+  AND importance * pow(0.5, greatest(epoch(?::TIMESTAMPTZ) - epoch(created_at), 0) / 3600
+                            / half_life_hours) >= 0.1
+ORDER BY 0.6 * array_inner_product(embedding, ?::FLOAT[{DIM}]) + 0.3 * importance
+       + 0.1 * exp(-greatest(epoch(?::TIMESTAMPTZ) - epoch(last_access_at), 0) / 3600 / 168) DESC
+LIMIT {K}"""
+
+
+def sql_issue(con: duckdb.DuckDBPyConnection, q: list[float]) -> list:
+    return con.execute(SQL_ISSUE, [q, NOW]).fetchall()
+
+
+def sql_fair(con: duckdb.DuckDBPyConnection, q: list[float]) -> list:
+    return con.execute(SQL_FAIR, [NAMESPACE, NOW, q, NOW]).fetchall()
+
+
+def python_rows(store: memkit.MemoryStore, m: int) -> list[dict]:
+    """The first ``m`` memories as plain Python records, like the source articles keep them."""
+    ix = store._index
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    created, last = _hours(ix, "created", m), _hours(ix, "last_access", m)
+    return [
+        {
+            "id": ix.ids[i],
+            "embedding": ix.emb[i].tolist(),
+            "vec": ix.emb[i].copy(),
+            "importance": float(ix.importance[i]),
+            "half_life_hours": float(ix.half_life_h[i]),
+            "created_at": epoch + timedelta(hours=float(created[i])),
+            "last_access_at": epoch + timedelta(hours=float(last[i])),
+        }
+        for i in range(m)
+    ]
+
+
+def _strength_recency(r: dict, now: datetime) -> tuple[float, float]:
+    age_h = max((now - r["created_at"]).total_seconds() / 3600, 0.0)
+    strength = r["importance"] * 0.5 ** (age_h / r["half_life_hours"])
+    since_h = max((now - r["last_access_at"]).total_seconds() / 3600, 0.0)
+    return strength, math.exp(-since_h / 168.0)
+
+
+def python_loop_lists(rows: list[dict], q: list[float], now: datetime) -> list[str]:
+    """(c) per-row loop, pure-Python cosine over lists."""
+    qn = math.sqrt(sum(x * x for x in q))
+    scored = []
+    for r in rows:
+        strength, rec = _strength_recency(r, now)
+        if strength < 0.1:
+            continue
+        v = r["embedding"]
+        dot = sum(a * b for a, b in zip(q, v, strict=True))
+        cos = dot / (qn * math.sqrt(sum(b * b for b in v)))
+        scored.append((0.6 * cos + 0.3 * r["importance"] + 0.1 * rec, r["id"]))
+    scored.sort(reverse=True)
+    return [i for _, i in scored[:K]]
+
+
+def python_loop_npdot(rows: list[dict], q: np.ndarray, now: datetime) -> list[str]:
+    """(c') per-row loop with np.dot per row."""
+    qn = float(np.linalg.norm(q))
+    scored = []
+    for r in rows:
+        strength, rec = _strength_recency(r, now)
+        if strength < 0.1:
+            continue
+        v = r["vec"]
+        cos = float(np.dot(q, v)) / (qn * float(np.linalg.norm(v)))
+        scored.append((0.6 * cos + 0.3 * r["importance"] + 0.1 * rec, r["id"]))
+    scored.sort(key=lambda t: t[0], reverse=True)
+    return [i for _, i in scored[:K]]
+
+
+# ------------------------------------------------------------------------------------------ timing
+def median_ms(fn: Callable[[int], object], repeats: int, warmup: int = 2) -> float:
+    """Median wall time (ms) of ``fn(i)`` over ``repeats`` calls after ``warmup`` calls."""
+    for i in range(warmup):
+        fn(i)
+    times = []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def machine_info() -> str:
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:
+        affinity = os.cpu_count()
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
+        mem = f", RAM {kb / 2**20:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    cpu = platform.processor() or platform.machine()
+    return (
+        f"machine: {platform.system()} {cpu}, cpu_count {os.cpu_count()} (usable {affinity}){mem}\n"
+        f"python {platform.python_version()}, numpy {np.__version__}, polars {pl.__version__}, "
+        f"duckdb {duckdb.__version__}, memkit {getattr(memkit, '__version__', '?')}"
+    )
+
+
+def run_size(n: int, args: argparse.Namespace) -> list[tuple[int, str, float]]:
+    print(f"\n== N = {n:,}", flush=True)
+    store, ing = build_store(n, args.seed, args.chunk)
+    chunked = f" in {ing['calls']} add_many calls of <= {args.chunk:,} rows" if ing["calls"] > 1 else ""
+    print(
+        f"  ingest: add_many {n / ing['add_many_s']:,.0f} memories/s ({ing['add_many_s']:.1f} s{chunked});"
+        f" frame generation {ing['frame_s']:.1f} s",
+        flush=True,
+    )
+    rows: list[tuple[int, str, float]] = []
+    try:
+        ix = store._index
+        emb = ix.emb[:n]  # the same float32 matrix memkit searches
+        qs = [store._embed_query(t) for t in QUERIES]  # (dim,) each; cached, as in search()
+        qlists = [q.tolist() for q in qs]
+        now_h = NOW.timestamp() / 3600.0
+        w, decay = Weights(), store.decay
+        nq = len(QUERIES)
+        r = args.repeats
+
+        def search(reinforce: bool) -> Callable[[int], object]:
+            return lambda i: store.search(
+                QUERIES[i % nq], namespace=NAMESPACE, k=K, now=NOW, reinforce=reinforce
+            )
+
+        matvec = median_ms(lambda i: bare_matvec(emb, qs[i % nq]), r)
+        rows.append((n, "(a) bare numpy matvec + argpartition", matvec))
+        rows.append((n, "memkit search (reinforce=False)", median_ms(search(False), r)))
+        rows.append((n, "(a') numpy pipeline (decay+hybrid+top10)",
+                     median_ms(lambda i: numpy_pipeline(ix, n, qs[i % nq], now_h, decay, w), r)))  # fmt: skip
+        sql_ms = median_ms(lambda i: sql_issue(store._con, qlists[i % nq]), r)
+        rows.append((n, "(b) duckdb SQL (issue query)", sql_ms))
+        rows.append((n, "(b') duckdb SQL + ns/status/floor filter",
+                     median_ms(lambda i: sql_fair(store._con, qlists[i % nq]), r)))  # fmt: skip
+        sub = min(n, args.loop_rows)
+        recs = python_rows(store, sub)
+        lr = max(1, min(r, args.loop_repeats))
+        scale = n / sub
+        tag = f" [x{scale:g} extrapolated from {sub:,}]" if scale != 1 else f" [measured on {sub:,}]"
+        ms = median_ms(lambda i: python_loop_lists(recs, qlists[i % nq], NOW), lr, warmup=1) * scale
+        rows.append((n, "(c) python loop, list cosine" + tag, ms))
+        ms = median_ms(lambda i: python_loop_npdot(recs, qs[i % nq], NOW), lr, warmup=1) * scale
+        rows.append((n, "(c') python loop, np.dot per row" + tag, ms))
+        # last: reinforce=True writes back (importance, last access) and would shift later rankings
+        rows.append((n, "memkit search (reinforce=True, default)", median_ms(search(True), r)))
+    finally:
+        store.close()  # the caller collects the store once this frame (and its closures) are gone
+    for _, name, ms in rows:
+        print(f"  {name:<60} {ms:10.2f} ms", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated corpus sizes")
+    p.add_argument("--quick", action="store_true", help="10k only")
+    p.add_argument("--repeats", type=int, default=20, help="timed repeats per method (after warm-up)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--chunk", type=int, default=250_000, help="rows per add_many call")
+    p.add_argument("--loop-rows", type=int, default=10_000, help="subsample for the Python loops")
+    p.add_argument("--loop-repeats", type=int, default=5, help="repeats for the (slow) Python loops")
+    args = p.parse_args(argv)
+    sizes = [10_000] if args.quick else [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    if not sizes or min(sizes) < K + 1 or args.repeats < 1 or args.chunk < 1:
+        p.error(f"sizes must be > {K}, repeats and chunk >= 1")
+
+    print(machine_info())
+    print(f"dim {DIM}, k {K}, now {NOW.isoformat()}, repeats {args.repeats} (+2 warm-up), seed {args.seed}")
+    table: list[tuple[int, str, float]] = []
+    for n in sizes:
+        table += run_size(n, args)
+        gc.collect()  # free the closed store's index before building the next size
+
+    floor = {n: ms for n, name, ms in table if name.startswith("(a) ")}
+    print("\n" + HEADER)
+    print("-" * len(HEADER))
+    for n, name, ms in table:
+        print(f"{n:>9,}  {name:<62} {ms:>11.2f} {ms / floor[n]:>8.2f}x")
+    print("\n(c)/(c') rows marked 'extrapolated' were timed on the subsample and scaled linearly to N.")
+    for n in sizes:
+        get = {name: ms for m, name, ms in table if m == n}
+        nf = get["memkit search (reinforce=False)"] / floor[n]
+        full = get["memkit search (reinforce=True, default)"] / floor[n]
+        print(f"N={n:,}: memkit search / bare matvec = {nf:.2f}x (reinforce=False), "
+              f"{full:.2f}x (full pipeline, reinforce=True); target <= 1.3x at 1M")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""The search benchmark still runs end to end (a tiny corpus; no timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_search_benchmark_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "search.py"), "--sizes", "2000", "--repeats", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "median ms" in proc.stdout and "x matvec" in proc.stdout and "method" in proc.stdout
+    assert "memkit search (reinforce=False)" in proc.stdout
