@@ -30,14 +30,12 @@ import polars as pl
 
 from . import access as acl
 from .conflicts import POLICIES, plan_keyed_write
-from .decay import recency, strength
 from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
 from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
 from .index import SearchIndex
 from .params import DecayParams, KeywordParams, Weights, check_number
 from .rows import build_rows
 from .schema import KINDS, LAYERS, MIGRATIONS, Memory, check_choice, check_name, check_text, check_time
-from .scoring import hybrid, top_k
 
 __all__ = ["MemoryStore"]
 
@@ -540,75 +538,6 @@ class MemoryStore:
         return pl.DataFrame({"id": cols["id"], "status": cols["status"]})
 
     # ----------------------------------------------------------------------------- search
-    def _rank(
-        self,
-        ix: SearchIndex,
-        q: np.ndarray,
-        query: str,
-        namespace: str,
-        requester: str | None,
-        now_us: int,
-        floor: float,
-        weights: Weights,
-        k: int,
-        layers: list[str] | None,
-        kinds: list[str] | None,
-        tags: list[str] | None,
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Top-k rows of the index, best first, and their score components (float64).
-
-        Two stages keep it near the cost of one matvec: a float32 pass scores every candidate
-        (over the whole matrix when candidates are dense, over a gather when they are sparse), then
-        a shortlist of the best ``max(4k, 64)`` is re-scored exactly in float64 — the numbers that are
-        returned, so reported scores never depend on which path ran.
-        """
-        n = ix.n
-        default_floor = floor == ix.floor  # the index folds the default floor into `expire_us`
-        mask = ix.mask(namespace, requester, now_us, floor=default_floor, layer=layers, kind=kinds, tags=tags)
-        cand = np.flatnonzero(mask)  # (c,)
-        if not default_floor:
-            age_h = (now_us - ix.created_us[cand]) / _US_PER_HOUR
-            weak = strength(ix.importance[cand], age_h, ix.half_life_h[cand]) < floor
-            mask[cand[weak]] = False
-            cand = cand[~weak]
-        kw_all = ix.keyword_index().scores(query, mask, self.keyword) if weights.keyword else None
-        shortlist = max(4 * k, 64)
-        if len(cand) > shortlist:
-            dense = len(cand) * 4 >= n  # then one matvec over all rows beats gathering most of them
-            sel = slice(0, n) if dense else cand
-            score = ix.emb[sel] @ q  # (r, dim) @ (dim,) -> (r,) float32
-            score *= np.float32(weights.similarity)
-            score += np.float32(weights.importance) * ix.importance[sel].astype(np.float32)
-            idle_h = ((now_us - ix.last_access_us[sel]) / _US_PER_HOUR).astype(np.float32)
-            idle_h *= np.float32(-1.0 / self.decay.time_scale_hours)
-            score += np.float32(weights.recency) * np.exp(np.minimum(idle_h, 0, out=idle_h), out=idle_h)
-            if kw_all is not None:
-                score += np.float32(weights.keyword) * kw_all[sel].astype(np.float32)
-            if dense:
-                score[~mask[:n]] = -np.inf
-                cand = top_k(score, shortlist, n_valid=len(cand))
-            else:
-                cand = cand[top_k(score, shortlist)]
-        # exact float64 scores of the shortlist
-        sim = ix.emb[cand].astype(np.float64) @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
-        imp = ix.importance[cand]
-        rec = recency((now_us - ix.last_access_us[cand]) / _US_PER_HOUR, self.decay.time_scale_hours)
-        kw = kw_all[cand] if kw_all is not None else 0.0
-        score = hybrid(sim, imp, rec, weights, kw)
-        best = top_k(score, k)
-        rows = cand[best]
-        age_h = (now_us - ix.created_us[rows]) / _US_PER_HOUR
-        comp = {
-            "score": score[best],
-            "similarity": sim[best],
-            "importance": imp[best],
-            "strength": strength(imp[best], age_h, ix.half_life_h[rows]),
-            "recency": rec[best],
-        }
-        if kw_all is not None:
-            comp["keyword"] = kw_all[rows]
-        return rows, comp
-
     def search(
         self,
         query: str,
@@ -659,8 +588,10 @@ class MemoryStore:
         now_us = _us(now)
         with self._lock:
             ix = self._index
-            rows, comp = self._rank(ix, q, query, namespace, requester, now_us, floor, weights, k,
-                                    layers, kinds, tag_list)  # fmt: skip
+            rows, comp = ix.rank(
+                q, query, namespace, requester, now_us, floor=floor, weights=weights, k=k,
+                decay=self.decay, keyword=self.keyword, layer=layers, kind=kinds, tags=tag_list,
+            )  # fmt: skip
             out = {
                 "rank": np.arange(1, len(rows) + 1, dtype=np.int32),
                 "id": ix.ids[rows].tolist(),
