@@ -10,7 +10,7 @@ vectorized with numpy and polars (:mod:`memkit.decay`, :mod:`memkit.scoring`).
 
 from __future__ import annotations
 
-from . import access, conflicts, decay, embed, scoring, text
+from . import access, conflicts, decay, embed, forget, scoring, text
 from .embed import Embedder, HashEmbedder
 from .errors import (
     AccessDenied,
@@ -22,7 +22,7 @@ from .errors import (
     StoreLocked,
     ValidationError,
 )
-from .params import DecayParams, KeywordParams, Weights
+from .params import DecayParams, ForgetParams, KeywordParams, Weights
 from .schema import Memory
 from .store import MemoryStore
 
@@ -33,6 +33,7 @@ __all__ = [
     "ConflictError",
     "DecayParams",
     "Embedder",
+    "ForgetParams",
     "FormatError",
     "HashEmbedder",
     "KeywordParams",
@@ -49,6 +50,7 @@ __all__ = [
     "conflicts",
     "decay",
     "embed",
+    "forget",
     "scoring",
     "text",
 ]

@@ -128,12 +128,16 @@ class SearchIndex:
     def set_status(self, ids: Sequence[str], status: str) -> None:
         self.status[self.rows(ids)] = STATUSES.index(status)
 
-    def erase(self, memory_id: str) -> None:
-        """Forget a deleted memory: the row stays (rows never shift) but matches nothing."""
-        r = self.row.pop(memory_id)
-        self.status[r] = DELETED
-        self.content[r] = ""
-        self.emb[r] = 0.0
+    def erase(self, ids: Sequence[str]) -> None:
+        """Forget deleted memories: the rows stay (rows never shift) but match nothing, and the BM25
+        postings, which still hold the erased words, are dropped (rebuilt on the next keyword query)."""
+        rows = self.rows(ids)
+        for i in ids:
+            del self.row[i]
+        self.status[rows] = DELETED
+        self.content[rows] = ""
+        self.emb[rows] = 0.0
+        self.keyword = None
 
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""

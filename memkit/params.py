@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import ValidationError
 
-__all__ = ["DecayParams", "KeywordParams", "Weights", "check_number", "slider_ranges"]
+__all__ = ["DecayParams", "ForgetParams", "KeywordParams", "Weights", "check_number", "slider_ranges"]
 
 
 def _knob(default: float, lo: float, hi: float, step: float, doc: str) -> Any:
@@ -134,4 +134,34 @@ def slider_ranges(params: type) -> dict[str, tuple[float, float, float]]:
     >>> slider_ranges(Weights)["similarity"]
     (0.0, 1.0, 0.05)
     """
-    return {f.name: f.metadata["range"] for f in dataclasses.fields(params)}
+    return {f.name: f.metadata["range"] for f in dataclasses.fields(params) if "range" in f.metadata}
+
+
+@dataclass(frozen=True)
+class ForgetParams:
+    """A forgetting policy (see :mod:`memkit.forget`).
+
+    - ``capacity``: live memories kept per namespace; above it the lowest forget-cost go first.
+    - ``min_strength``: memories whose decayed strength is below it are dropped as weak.
+    - ``drop_expired``: drop memories whose ``valid_until`` has passed.
+    - ``cost_importance`` / ``cost_access``: forget-cost = cost_importance · importance +
+      access_count / cost_access (the articles' 2 · importance + access_count / 1.1).
+    """
+
+    capacity: float = _knob(500, 1, 100_000, 1, "live memories kept per namespace")
+    min_strength: float = _knob(0.1, 0.0, 1.0, 0.01, "strength below which a memory is dropped")
+    drop_expired: bool = field(default=True, metadata={"doc": "drop memories past valid_until"})
+    cost_importance: float = _knob(2.0, 0.0, 10.0, 0.1, "forget-cost weight of importance")
+    cost_access: float = _knob(1.1, 0.1, 100.0, 0.1, "forget-cost divisor of access_count")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            if "range" in f.metadata:
+                lo, hi, _ = f.metadata["range"]
+                v = check_number(f"ForgetParams.{f.name}", getattr(self, f.name), lo=lo, hi=hi)
+                object.__setattr__(self, f.name, v)
+        if self.capacity != int(self.capacity):
+            raise ValidationError("ForgetParams.capacity", f"must be a whole number, got {self.capacity}")
+        object.__setattr__(self, "capacity", int(self.capacity))
+        if not isinstance(self.drop_expired, bool):
+            raise ValidationError("ForgetParams.drop_expired", "must be a bool")

@@ -32,8 +32,9 @@ from . import access as acl
 from .conflicts import POLICIES, plan_keyed_write
 from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
 from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
+from .forget import plan_forget
 from .index import SearchIndex
-from .params import DecayParams, KeywordParams, Weights, check_number
+from .params import DecayParams, ForgetParams, KeywordParams, Weights, check_number
 from .rows import build_rows
 from .schema import KINDS, LAYERS, MIGRATIONS, Memory, check_choice, check_name, check_text, check_time
 
@@ -810,28 +811,68 @@ class MemoryStore:
                 raise NotFound(f"no memory with id {memory_id!r}")
             self._check_modify(row, requester, now, "delete")
 
-            def write() -> None:
-                h = self._run("SELECT content_hash FROM memories WHERE id = ?", [memory_id])[0][0]
-                self._run("DELETE FROM memories WHERE id = ?", [memory_id])
-                # the cached embedding would let someone confirm a guess of the erased text
-                self._run(
-                    "DELETE FROM embed_cache WHERE content_hash = ? AND NOT EXISTS"
-                    " (SELECT 1 FROM memories WHERE content_hash = ?)",
-                    [h, h],
-                )
-                self._event(
-                    now,
-                    "delete",
-                    row["namespace"],
-                    memory_id,
-                    requester,
-                    key=row["key"],
-                    version=row["version"],
-                    status_before=row["status"],
-                )
+            detail = {"key": row["key"], "version": row["version"], "status_before": row["status"]}
+            self._tx(lambda: self._erase([memory_id], "delete", now, requester, [detail]))
+            self._guard_index(lambda: self._index.erase([memory_id]))
 
-            self._tx(write)
-            self._guard_index(lambda: self._index.erase(memory_id))
+    def _erase(
+        self, ids: list[str], op: str, now: datetime, requester: str | None, details: list[dict[str, Any]]
+    ) -> None:
+        """Delete rows for good (inside a transaction) and log one ``op`` event each, never content.
+
+        Cached embeddings of the erased texts go too, unless another memory still has the same text:
+        a cached vector would let someone confirm a guess of what was erased.
+        """
+        self._run(
+            "CREATE OR REPLACE TEMP TABLE _gone AS SELECT id, namespace, content_hash FROM memories"
+            " WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids],
+        )
+        self._run("DELETE FROM memories WHERE id IN (SELECT id FROM _gone)")
+        self._run(
+            "DELETE FROM embed_cache WHERE content_hash IN (SELECT content_hash FROM _gone)"
+            " AND content_hash NOT IN (SELECT content_hash FROM memories)"
+        )
+        self._run(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+            " SELECT ?, g.namespace, ?, g.id, ?, d.detail FROM _gone g JOIN"
+            " (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS detail) d USING (id)",
+            [now, op, requester, ids, [json.dumps(d, ensure_ascii=False, default=str) for d in details]],
+        )
+        self._run("DROP TABLE _gone")
+
+    def forget(
+        self,
+        namespace: str | None = None,
+        *,
+        now: datetime | None = None,
+        policy: ForgetParams = ForgetParams(),
+        dry_run: bool = False,
+        requester: str | None = None,
+    ) -> pl.DataFrame:
+        """Apply a forgetting policy (:mod:`memkit.forget`) to one namespace, or all -> the plan.
+
+        The plan has one row per dropped memory: ``id, namespace, reason (expired | weak | capacity),
+        strength, forget_cost, detail``. ``dry_run=True`` only returns it. Otherwise the memories are
+        erased in one transaction (final, like :meth:`delete`), each with a ``forget`` event holding the
+        reason but not the content. Protected memories and pending conflicts are never dropped.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        if not isinstance(policy, ForgetParams):
+            raise ValidationError("policy", f"must be a memkit.ForgetParams, got {type(policy).__name__}")
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run", "must be a bool")
+        with self._lock:
+            plan = plan_forget(self.frame(namespace), policy, now)
+            if dry_run or plan.is_empty():
+                return plan
+            ids = plan["id"].to_list()
+            details = plan.select("reason", "strength", "forget_cost", "detail").to_dicts()
+            self._tx(lambda: self._erase(ids, "forget", now, requester, details))
+            self._guard_index(lambda: self._index.erase(ids))
+        return plan
 
     # ----------------------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -1,0 +1,119 @@
+"""Forgetting, as a pure plan over a frame of memories.
+
+A memory store that only grows becomes a junk room. :func:`plan_forget` decides what a policy
+(:class:`~memkit.params.ForgetParams`) drops, and why, without touching anything; the store's
+``forget(..., dry_run=True)`` shows that plan and ``dry_run=False`` applies it. Three reasons, checked
+in this order (a memory is reported once, under the first reason that applies):
+
+1. ``expired`` — its ``valid_until`` is at or before ``now`` (it no longer holds in the world);
+2. ``weak`` — its strength ``importance · 0.5^(age / half_life)`` is below ``min_strength``;
+3. ``capacity`` — its namespace still holds more than ``capacity`` live memories after 1 and 2: the
+   lowest **forget-cost** go first, ``cost = 2 · importance + access_count / 1.1`` (older first on ties),
+   so a memory that was important or often recalled outlives one that was neither.
+
+Never dropped automatically: ``protected`` memories (what the user explicitly asked to keep), and
+memories waiting for a decision (``conflict``, ``quarantined``). Superseded versions are history:
+they may expire or decay away, and they never count towards capacity.
+
+Forgetting is final, like ``delete``: the row, its content and its embedding go, and the audit log
+keeps a ``forget`` event with the reason and the numbers but never the content. Preview with
+``dry_run=True`` (or call this function on ``store.frame()``) before applying.
+
+>>> from datetime import datetime, timedelta, timezone
+>>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+>>> frame = pl.DataFrame({
+...     "id": ["a", "b", "c"], "namespace": ["u"] * 3, "status": ["active"] * 3,
+...     "importance": [0.9, 0.6, 0.9], "half_life_hours": [2160.0, 2.0, 2.0],
+...     "created_at": [now - timedelta(hours=8)] * 3, "valid_until": [None, None, None],
+...     "access_count": [0, 0, 0], "protected": [False, False, True]})
+>>> plan_forget(frame, ForgetParams(), now).select("id", "reason", "strength").to_dicts()
+[{'id': 'b', 'reason': 'weak', 'strength': 0.0375}]
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from .decay import age_hours_expr, strength_expr
+from .params import ForgetParams
+
+__all__ = ["PLAN_SCHEMA", "forget_cost_expr", "plan_forget"]
+
+PLAN_SCHEMA = {
+    "id": pl.String,
+    "namespace": pl.String,
+    "reason": pl.String,
+    "strength": pl.Float64,
+    "forget_cost": pl.Float64,
+    "detail": pl.String,
+}
+_LIVE = ("active",)
+_ELIGIBLE = ("active", "superseded")  # conflict / quarantined wait for a human decision
+
+
+def forget_cost_expr(params: ForgetParams = ForgetParams()) -> pl.Expr:
+    """``cost_importance · importance + access_count / cost_access`` as a polars expression."""
+    return (
+        params.cost_importance * pl.col("importance") + pl.col("access_count") / params.cost_access
+    ).alias("forget_cost")
+
+
+def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.DataFrame:
+    """What ``params`` drops from ``frame`` at ``now``: one row per memory with its reason.
+
+    ``frame`` needs ``id, namespace, status, importance, half_life_hours, created_at, valid_until,
+    access_count, protected`` (``store.frame()`` has them). Returns columns ``id, namespace, reason,
+    strength, forget_cost, detail``, in the order they would be dropped.
+    """
+    if frame.is_empty():
+        return pl.DataFrame(schema=PLAN_SCHEMA)
+    df = frame.with_columns(
+        strength_expr(age_hours=age_hours_expr("created_at", now)).round(6),
+        forget_cost_expr(params),
+        eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected"),
+    )
+    expired = pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(now))
+    if not params.drop_expired:
+        expired = pl.lit(False)
+    df = df.with_columns(
+        reason=pl.when(pl.col("eligible") & expired)
+        .then(pl.lit("expired"))
+        .when(pl.col("eligible") & (pl.col("strength") < params.min_strength))
+        .then(pl.lit("weak"))
+    )
+    # capacity: among live memories that survive 1 and 2, drop the cheapest above the limit
+    kept_live = pl.col("reason").is_null() & pl.col("status").is_in(_LIVE)
+    df = df.with_columns(
+        excess=(kept_live.cast(pl.Int64).sum().over("namespace") - params.capacity).clip(lower_bound=0),
+        order=pl.when(kept_live & pl.col("eligible"))
+        .then(
+            pl.struct("forget_cost", "created_at", "id")
+            .rank("ordinal")
+            .over("namespace", kept_live & pl.col("eligible"))
+        )
+        .otherwise(None),
+    )
+    df = df.with_columns(
+        reason=pl.when(pl.col("reason").is_null() & (pl.col("order") <= pl.col("excess")))
+        .then(pl.lit("capacity"))
+        .otherwise(pl.col("reason"))
+    )
+    plan = df.filter(pl.col("reason").is_not_null()).with_columns(
+        detail=pl.when(pl.col("reason") == "expired")
+        .then(pl.format("valid until {}", pl.col("valid_until")))
+        .when(pl.col("reason") == "weak")
+        .then(pl.format("strength {} < {}", pl.col("strength"), pl.lit(params.min_strength)))
+        .otherwise(
+            pl.format(
+                "over capacity {}; forget-cost {}", pl.lit(params.capacity), pl.col("forget_cost").round(3)
+            )
+        )
+    )
+    rank = pl.col("reason").replace_strict({"expired": 0, "weak": 1, "capacity": 2}, return_dtype=pl.Int8)
+    return (
+        plan.sort(rank, "namespace", "forget_cost", "created_at", "id")
+        .select(list(PLAN_SCHEMA))
+        .cast(PLAN_SCHEMA)
+    )

@@ -1,0 +1,132 @@
+"""Forgetting: the pure plan (memkit.forget.plan_forget) and store.forget applying it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+import pytest
+from conftest import assert_unchanged, snapshot
+
+import memkit as mk
+from memkit.forget import plan_forget
+from memkit.params import ForgetParams
+
+H = timedelta(hours=1)
+
+
+def _frame(now: datetime, **cols) -> pl.DataFrame:
+    n = len(cols["id"])
+    base = {
+        "namespace": ["u"] * n,
+        "status": ["active"] * n,
+        "importance": [0.9] * n,
+        "half_life_hours": [2160.0] * n,
+        "created_at": [now - H] * n,
+        "valid_until": pl.Series([None] * n, dtype=pl.Datetime("us", "UTC")),
+        "access_count": [0] * n,
+        "protected": [False] * n,
+    }
+    return pl.DataFrame({**base, **cols})
+
+
+def test_reasons_expired_weak_capacity_in_that_order(now: datetime) -> None:
+    f = _frame(
+        now,
+        id=["exp", "weak", "cheap", "dear", "keep"],
+        importance=[0.9, 0.6, 0.3, 0.9, 0.9],
+        half_life_hours=[2160.0, 2.0, 2160.0, 2160.0, 2160.0],
+        created_at=[now - H, now - 8 * H, now - H, now - H, now - H],
+        valid_until=pl.Series([now, None, None, None, None], dtype=pl.Datetime("us", "UTC")),
+    )
+    plan = plan_forget(f, ForgetParams(capacity=2), now)
+    assert plan.select("id", "reason").rows() == [("exp", "expired"), ("weak", "weak"), ("cheap", "capacity")]
+    assert plan.filter(pl.col("id") == "weak")["strength"][0] == pytest.approx(0.0375)
+
+
+def test_forget_cost_ranks_by_importance_and_access(now: datetime) -> None:
+    # cost = 2·importance + access_count / 1.1: 0.8 / 0 accesses -> 1.6; 0.5 / 2 accesses -> 2.82
+    f = _frame(now, id=["a", "b", "c"], importance=[0.8, 0.5, 0.9], access_count=[0, 2, 5])
+    plan = plan_forget(f, ForgetParams(capacity=2), now)
+    assert plan["id"].to_list() == ["a"]
+    assert plan["forget_cost"][0] == pytest.approx(1.6)
+
+
+def test_protected_and_pending_are_never_dropped(now: datetime) -> None:
+    f = _frame(
+        now,
+        id=["p", "c", "q", "x"],
+        importance=[0.01, 0.01, 0.01, 0.01],
+        status=["active", "conflict", "quarantined", "active"],
+        protected=[True, False, False, False],
+    )
+    plan = plan_forget(f, ForgetParams(capacity=1), now)
+    assert plan["id"].to_list() == ["x"]
+
+
+def test_superseded_versions_do_not_count_towards_capacity(now: datetime) -> None:
+    f = _frame(now, id=["old", "new"], status=["superseded", "active"])
+    assert plan_forget(f, ForgetParams(capacity=1), now).is_empty()
+
+
+def test_capacity_is_per_namespace(now: datetime) -> None:
+    f = _frame(now, id=["a", "b", "c"], namespace=["u", "u", "v"], importance=[0.5, 0.6, 0.1 + 0.01])
+    plan = plan_forget(f, ForgetParams(capacity=1, min_strength=0.0), now)
+    assert plan.select("id", "namespace").rows() == [("a", "u")]
+
+
+def test_empty_frame_gives_typed_empty_plan(now: datetime) -> None:
+    plan = plan_forget(pl.DataFrame(), ForgetParams(), now)
+    assert plan.is_empty() and plan.schema["strength"] == pl.Float64
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(capacity=0),
+        dict(capacity=1.5),
+        dict(min_strength=2.0),
+        dict(drop_expired="yes"),
+        dict(cost_access=0),
+    ],
+)
+def test_forget_params_validation(kw: dict) -> None:
+    with pytest.raises(mk.ValidationError):
+        ForgetParams(**kw)
+
+
+def test_store_forget_dry_run_changes_nothing_then_applies(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("fleeting note", namespace="u", importance=0.2, now=now)  # short_term, 2 h half-life
+    keep = store.add("remember my birthday", namespace="u", importance=0.2, protected=True, now=now)
+    store.add("other tenant", namespace="v", importance=0.2, now=now)
+    before = snapshot(store)
+    plan = store.forget("u", now=now + 3 * H, dry_run=True)
+    assert plan["reason"].to_list() == ["weak"]
+    assert_unchanged(store, before)
+
+    applied = store.forget("u", now=now + 3 * H)
+    assert applied.equals(plan)
+    assert store.frame("u")["id"].to_list() == [keep.id]
+    assert store.count("v") == 1  # the other namespace is untouched
+    assert store.search("note", namespace="u", now=now, min_strength=0.0).height == 1  # only the kept one
+    events = store.audit(op="forget")
+    assert events["memory_id"].to_list() == plan["id"].to_list()
+    assert "fleeting" not in events["detail"][0] and '"weak"' in events["detail"][0]
+
+
+def test_store_forget_is_final_and_survives_reopen(tmp_path, now: datetime) -> None:
+    path = str(tmp_path / "f.duckdb")
+    with mk.MemoryStore(path) as s:
+        s.add("a", namespace="u", importance=0.9, valid_until=now + H, now=now)
+        s.add("b", namespace="u", importance=0.9, now=now)
+        assert s.forget("u", now=now + 2 * H)["reason"].to_list() == ["expired"]
+    with mk.MemoryStore(path) as s:
+        assert s.frame("u")["content"].to_list() == ["b"]
+
+
+def test_store_forget_rejects_bad_policy(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("x", namespace="u", now=now)
+    before = snapshot(store)
+    with pytest.raises(mk.ValidationError, match="policy"):
+        store.forget("u", now=now, policy={"capacity": 1})  # type: ignore[arg-type]
+    assert_unchanged(store, before)
