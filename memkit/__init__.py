@@ -10,7 +10,7 @@ vectorized with numpy and polars (:mod:`memkit.decay`, :mod:`memkit.scoring`).
 
 from __future__ import annotations
 
-from . import access, conflicts, decay, embed, forget, scoring, text
+from . import access, analyze, conflicts, decay, embed, forget, scoring, text
 from .embed import Embedder, HashEmbedder
 from .errors import (
     AccessDenied,
@@ -47,6 +47,7 @@ __all__ = [
     "Weights",
     "__version__",
     "access",
+    "analyze",
     "conflicts",
     "decay",
     "embed",

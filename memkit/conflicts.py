@@ -25,9 +25,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import polars as pl
+
 from .errors import ConflictError
 
-__all__ = ["POLICIES", "KeyedWrite", "plan_keyed_write"]
+__all__ = ["POLICIES", "KeyedWrite", "conflict_graph", "plan_keyed_write"]
 
 POLICIES = ("flag", "supersede", "strict")
 
@@ -70,3 +72,41 @@ def plan_keyed_write(
             "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]
         )
     return KeyedWrite("conflict", version, (), "conflict", current[0])
+
+
+def conflict_graph(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The versions of every key as a graph -> ``(nodes, edges)`` polars frames.
+
+    ``frame`` is ``store.frame()`` (any namespaces). Nodes are the keyed memories: ``id, namespace,
+    key, version, status, content, created_at``. Edges are ``source, target, kind`` with two kinds:
+
+    - ``next_version``: from each version of a key to the one written after it (the lineage);
+    - ``conflicts_with``: from each pending ``conflict`` version to the ``active`` version it
+      disputes — what ``store.resolve`` settles.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> f = pl.DataFrame({"id": ["a", "b"], "namespace": ["u", "u"], "key": ["addr", "addr"],
+    ...                   "version": [1, 2], "status": ["active", "conflict"],
+    ...                   "content": ["杭州", "上海"], "created_at": [t, t]})
+    >>> nodes, edges = conflict_graph(f)
+    >>> edges.rows()
+    [('a', 'b', 'next_version'), ('b', 'a', 'conflicts_with')]
+    """
+    cols = ["id", "namespace", "key", "version", "status", "content", "created_at"]
+    nodes = frame.filter(pl.col("key").is_not_null()).select(cols).sort("namespace", "key", "version")
+    edge_schema = {"source": pl.String, "target": pl.String, "kind": pl.String}
+    if nodes.is_empty():
+        return nodes, pl.DataFrame(schema=edge_schema)
+    lineage = (
+        nodes.with_columns(target=pl.col("id").shift(-1).over("namespace", "key"))
+        .filter(pl.col("target").is_not_null())
+        .select(source="id", target="target", kind=pl.lit("next_version"))
+    )
+    active = nodes.filter(pl.col("status") == "active").select("namespace", "key", target="id")
+    disputes = (
+        nodes.filter(pl.col("status") == "conflict")
+        .join(active, on=["namespace", "key"])
+        .select(source="id", target="target", kind=pl.lit("conflicts_with"))
+    )
+    return nodes, pl.concat([lineage, disputes]).cast(edge_schema)

@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from . import access as acl
+from .analyze import analyze as lint
 from .conflicts import POLICIES, plan_keyed_write
 from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
 from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
@@ -741,6 +742,18 @@ class MemoryStore:
                 " FROM events WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR op = ?) ORDER BY seq",
                 [namespace, namespace, op, op],
             )
+
+    def analyze(
+        self, namespace: str | None = None, *, now: datetime | None = None, stale_days: float = 90.0
+    ) -> pl.DataFrame:
+        """Lint the memories (:mod:`memkit.analyze`) -> findings ``code, severity, namespace,
+        memory_id, key, message``, most severe first. Reads only; changes nothing."""
+        namespace = check_name("namespace", namespace, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        stale_days = check_number("stale_days", stale_days, lo=0.0)
+        with self._lock:
+            frame = self.frame(namespace)
+            return lint(frame, now, min_strength=self.decay.min_strength, stale_days=stale_days)
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses)."""

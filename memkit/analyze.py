@@ -1,0 +1,140 @@
+"""The memory analyzer: scan a store's memories the way a linter scans a program (pure).
+
+:func:`analyze` takes ``store.frame()`` and returns findings, one row each: ``code, severity,
+namespace, memory_id, key, message``. Codes are stable; the README lists them.
+
+======  =========  ==============================================================================
+code    severity   finding
+======  =========  ==============================================================================
+MK001   warning    unresolved key conflict: a ``conflict`` version waits for ``store.resolve``
+MK002   warning    expired but still active: ``valid_until`` has passed (``forget`` would drop it)
+MK003   info       near-duplicates awaiting consolidation (one finding per cluster, on the survivor)
+MK004   info       stale owner: its owner has written nothing for ``stale_days`` days
+MK005   error      private memory with no creator: nobody but the operator can ever read it
+MK006   info       weak and never accessed: below the retrieval floor and never recalled
+MK007   warning    contradictory values for one key across layers (several active versions)
+======  =========  ==============================================================================
+
+>>> from datetime import datetime, timezone
+>>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+>>> f = pl.DataFrame({"id": ["a", "b"], "namespace": ["u", "u"], "key": ["addr", "addr"],
+...     "content": ["杭州", "上海"], "value": [None, None], "layer": ["long_term"] * 2,
+...     "status": ["active", "conflict"], "access": ["public"] * 2, "owner": ["x"] * 2,
+...     "created_by": ["x"] * 2, "importance": [0.8, 0.8], "half_life_hours": [2160.0] * 2,
+...     "created_at": [t, t], "valid_until": [None, None], "access_count": [0, 0]})
+>>> analyze(f, t).select("code", "memory_id").rows()
+[('MK001', 'b')]
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+
+from .decay import age_hours_expr, strength_expr
+
+__all__ = ["CODES", "FINDING_SCHEMA", "analyze"]
+
+CODES = {
+    "MK001": ("warning", "unresolved key conflict"),
+    "MK002": ("warning", "expired but still active"),
+    "MK003": ("info", "near-duplicates awaiting consolidation"),
+    "MK004": ("info", "stale owner"),
+    "MK005": ("error", "private memory with no creator"),
+    "MK006": ("info", "weak and never accessed"),
+    "MK007": ("warning", "contradictory values across layers"),
+}
+FINDING_SCHEMA = {
+    "code": pl.String,
+    "severity": pl.String,
+    "namespace": pl.String,
+    "memory_id": pl.String,
+    "key": pl.String,
+    "message": pl.String,
+}
+
+
+def _findings(df: pl.DataFrame, code: str, message: pl.Expr) -> pl.DataFrame:
+    return df.select(
+        code=pl.lit(code),
+        severity=pl.lit(CODES[code][0]),
+        namespace="namespace",
+        memory_id="id",
+        key="key",
+        message=message,
+    )
+
+
+def analyze(
+    frame: pl.DataFrame,
+    now: datetime,
+    *,
+    min_strength: float = 0.1,
+    stale_days: float = 90.0,
+    merge_plan: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Findings over ``frame`` at ``now``, most severe first.
+
+    ``merge_plan`` is the output of :func:`memkit.consolidate.plan_merges` (``store.analyze`` passes
+    it) for MK003; without it near-duplicates are not reported.
+    """
+    if frame.is_empty():
+        return pl.DataFrame(schema=FINDING_SCHEMA)
+    df = frame.with_columns(strength_expr(age_hours=age_hours_expr("created_at", now)))
+    active = df.filter(pl.col("status") == "active")
+    value = pl.coalesce(pl.col("value").cast(pl.String), pl.col("content"))
+    out = [
+        _findings(
+            df.filter(pl.col("status") == "conflict"),
+            "MK001",
+            pl.format("key '{}' has a pending conflicting version: resolve it", pl.col("key")),
+        ),
+        _findings(
+            active.filter(pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(now))),
+            "MK002",
+            pl.format("valid until {} but still active", pl.col("valid_until")),
+        ),
+        _findings(
+            df.filter(pl.col("access") == "private", pl.col("created_by").is_null()),
+            "MK005",
+            pl.lit("private with no created_by: only the operator can read it"),
+        ),
+        _findings(
+            active.filter(pl.col("strength") < min_strength, pl.col("access_count") == 0),
+            "MK006",
+            pl.format("strength {} below the floor and never recalled", pl.col("strength").round(3)),
+        ),
+    ]
+    last_write = df.group_by("namespace", "owner").agg(last=pl.col("created_at").max())
+    stale = last_write.filter(
+        pl.col("owner").is_not_null(), pl.col("last") < pl.lit(now - timedelta(days=stale_days))
+    )
+    out.append(
+        _findings(
+            active.join(stale, on=["namespace", "owner"]),
+            "MK004",
+            pl.format("owner '{}' has written nothing since {}", pl.col("owner"), pl.col("last")),
+        )
+    )
+    keyed = active.filter(pl.col("key").is_not_null()).with_columns(v=value)
+    split = keyed.filter(
+        (pl.col("layer").n_unique().over("namespace", "key") > 1)
+        & (pl.col("v").n_unique().over("namespace", "key") > 1)
+    )
+    out.append(
+        _findings(
+            split,
+            "MK007",
+            pl.format(
+                "key '{}' holds different values in several layers ({})", pl.col("key"), pl.col("layer")
+            ),
+        )
+    )
+    if merge_plan is not None and not merge_plan.is_empty():
+        dup = merge_plan.select(
+            namespace="namespace", id="survivor", key="key", n=pl.col("members").list.len()
+        )
+        out.append(_findings(dup, "MK003", pl.format("{} near-duplicates could be merged", pl.col("n"))))
+    rank = pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, return_dtype=pl.Int8)
+    return pl.concat([o.cast(FINDING_SCHEMA) for o in out]).sort(rank, "code", "namespace", "memory_id")

@@ -1,0 +1,86 @@
+"""The analyzer's findings (memkit.analyze) and the conflict graph (memkit.conflicts.conflict_graph)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+
+import memkit as mk
+from memkit.analyze import CODES, analyze
+from memkit.conflicts import conflict_graph
+
+D = timedelta(days=1)
+
+
+def codes(findings: pl.DataFrame) -> list[tuple[str, str]]:
+    return sorted(findings.select("code", "memory_id").rows())
+
+
+def test_each_code_fires_on_its_case_and_only_there(store: mk.MemoryStore, now: datetime) -> None:
+    ok = store.add("a healthy memory", namespace="u", requester="w", importance=0.9, now=now)
+    store.add("杭州", namespace="u", requester="w", key="addr", importance=0.8, now=now)
+    conflict = store.add("上海", namespace="u", requester="w", key="addr", importance=0.8, now=now)
+    expired = store.add("sale ends", namespace="u", requester="w", valid_until=now + D, now=now)
+    orphan = store.add("nobody can read", namespace="u", access="private", now=now)  # no requester
+    weak = store.add("a passing remark", namespace="u", requester="w", importance=0.2, now=now)
+    stale = store.add("old module note", namespace="u", requester="gone", importance=0.9,
+                      created_at=now - 200 * D, now=now)  # fmt: skip
+    found = analyze(store.frame("u"), now + 2 * D)
+    assert codes(found) == sorted([
+        ("MK001", conflict.id), ("MK002", expired.id), ("MK005", orphan.id),
+        ("MK006", weak.id), ("MK004", stale.id),
+    ])  # fmt: skip
+    assert ok.id not in found["memory_id"].to_list()
+    assert found["severity"].to_list()[0] == "error"  # most severe first
+    assert set(found["severity"]) <= {"error", "warning", "info"}
+    assert all(c in CODES for c in found["code"])
+
+
+def test_contradictory_values_across_layers(now: datetime) -> None:
+    f = pl.DataFrame({
+        "id": ["a", "b", "c"], "namespace": ["u"] * 3, "key": ["diet", "diet", "diet"],
+        "content": ["vegetarian", "eats fish", "vegetarian"], "value": [None, None, None],
+        "layer": ["long_term", "episodic", "short_term"], "status": ["active"] * 3,
+        "access": ["public"] * 3, "owner": ["x"] * 3, "created_by": ["x"] * 3,
+        "importance": [0.9] * 3, "half_life_hours": [2160.0] * 3, "created_at": [now] * 3,
+        "valid_until": [None] * 3, "access_count": [1] * 3,
+    })  # fmt: skip
+    assert [c for c, _ in codes(analyze(f, now))] == ["MK007"] * 3
+    same = f.with_columns(content=pl.lit("vegetarian"))
+    assert analyze(same, now).is_empty()
+
+
+def test_empty_frame_no_findings(now: datetime) -> None:
+    assert analyze(pl.DataFrame(), now).schema["code"] == pl.String
+
+
+def test_conflict_graph_lineage_and_disputes(store: mk.MemoryStore, now: datetime) -> None:
+    v1 = store.add("杭州", namespace="u", key="addr", now=now)
+    v2 = store.add("上海", namespace="u", key="addr", now=now + D)
+    v3 = store.add("北京", namespace="u", key="addr", now=now + 2 * D)
+    store.add("unkeyed", namespace="u", now=now)
+    nodes, edges = conflict_graph(store.frame("u"))
+    assert nodes["id"].to_list() == [v1.id, v2.id, v3.id]
+    assert sorted(edges.rows()) == sorted([
+        (v1.id, v2.id, "next_version"), (v2.id, v3.id, "next_version"),
+        (v2.id, v1.id, "conflicts_with"), (v3.id, v1.id, "conflicts_with"),
+    ])  # fmt: skip
+    store.resolve("addr", namespace="u", keep=v3.id, now=now + 3 * D)
+    _, edges = conflict_graph(store.frame("u"))
+    assert edges.filter(pl.col("kind") == "conflicts_with").is_empty()
+
+
+def test_conflict_graph_of_unkeyed_frame_is_empty(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("x", namespace="u", now=now)
+    nodes, edges = conflict_graph(store.frame("u"))
+    assert nodes.is_empty() and edges.is_empty() and edges.columns == ["source", "target", "kind"]
+
+
+def test_store_analyze_matches_the_pure_function(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("杭州", namespace="u", key="addr", now=now)
+    store.add("上海", namespace="u", key="addr", now=now)
+    store.add("elsewhere", namespace="v", key="addr", now=now)
+    store.add("elsewhere too", namespace="v", key="addr", now=now)
+    assert store.analyze("u", now=now).equals(analyze(store.frame("u"), now))
+    assert store.analyze(now=now)["namespace"].to_list() == ["u", "v"]
