@@ -71,7 +71,9 @@ def plan_keyed_write(
         return KeyedWrite(
             "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]
         )
-    return KeyedWrite("conflict", version, (), "conflict", current[0])
+    # the same value as a pending conflict replaces it quietly: one open proposal per value
+    repeats = tuple((e[0], "superseded") for e in live if e[1] == "conflict" and e[2] == new_value)
+    return KeyedWrite("conflict", version, repeats, "conflict", current[0])
 
 
 def conflict_graph(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -129,19 +129,20 @@ class SearchIndex:
         self.status[self.rows(ids)] = STATUSES.index(status)
 
     def erase(self, ids: Sequence[str]) -> None:
-        """Forget deleted memories: the rows stay (rows never shift) but match nothing, and the BM25
-        postings, which still hold the erased words, are dropped (rebuilt on the next keyword query)."""
+        """Forget deleted memories: the rows stay (rows never shift) but match nothing, and their
+        BM25 postings are removed."""
         rows = self.rows(ids)
         for i in ids:
             del self.row[i]
         self.status[rows] = DELETED
         self.content[rows] = ""
         self.emb[rows] = 0.0
-        self.keyword = None
+        if self.keyword is not None:
+            self.keyword.drop_rows(rows)
 
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
-        self.last_access_us[rows] = now_us
+        self.last_access_us[rows] = np.maximum(self.last_access_us[rows], now_us)  # never backwards
         self.access_count[rows] += 1
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
         self._expire(rows)
@@ -155,9 +156,9 @@ class SearchIndex:
         if self.floor <= 0:
             self.expire_us[rows] = _NEVER
             return
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             life_h = self.half_life_h[rows] * np.log2(self.importance[rows] / self.floor)  # may be -inf
-        life_us = np.clip(life_h * 3.6e9, -9e18, 9e18)  # clip before int64 (huge half-lives)
+            life_us = np.clip(life_h * 3.6e9, -9e18, 9e18)  # clip before int64 (huge half-lives)
         expire = self.created_us[rows] + life_us.astype(np.int64)
         self.expire_us[rows] = np.where(life_h < 0, np.iinfo(np.int64).min, np.minimum(expire, _NEVER))
 

@@ -198,7 +198,7 @@ def check_value(value: Any) -> str | None:
         return None
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise ValidationError("value", f"must be JSON-serializable without NaN/Infinity: {e}") from None
     try:
         text.encode("utf-8")
@@ -224,8 +224,9 @@ def check_importance(value: Any) -> float:
 
 
 def check_count(name: str, value: Any) -> int:
-    """A non-negative whole number (``3`` or ``3.0``; ``1.5``, NaN and bools are rejected)."""
-    v = check_number(name, value, lo=0)
+    """A non-negative whole number that fits an INTEGER column (``3`` or ``3.0``; ``1.5``, NaN and
+    bools are rejected)."""
+    v = check_number(name, value, lo=0, hi=2**31 - 1)
     if v != int(v):
         raise ValidationError(name, f"must be a whole number, got {v}")
     return int(v)

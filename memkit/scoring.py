@@ -134,6 +134,14 @@ class KeywordIndex:
             self._sorted = None
         self.doc_len = np.concatenate([self.doc_len, lens])
 
+    def drop_rows(self, rows: np.ndarray) -> None:
+        """Remove the postings of ``rows`` (erased memories); their words no longer score."""
+        terms, r, f = self._postings()
+        keep = ~np.isin(r, rows)
+        self._terms, self._rows, self._tfs = [terms[keep]], [r[keep]], [f[keep]]
+        self._sorted = (terms[keep], r[keep], f[keep])
+        self.doc_len[rows] = 0.0
+
     def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._sorted is None:
             if self._terms:

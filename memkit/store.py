@@ -16,9 +16,11 @@ one transaction (retried on DuckDB's "Conflict on update"), then mirrors the cha
 from __future__ import annotations
 
 import json
+import numbers
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +39,7 @@ from .forget import plan_forget
 from .index import SearchIndex
 from .params import DecayParams, ForgetParams, KeywordParams, Weights, check_number
 from .rows import build_rows
-from .schema import KINDS, LAYERS, MIGRATIONS, Memory, check_choice, check_name, check_text, check_time
+from .schema import KINDS, LAYERS, MIGRATIONS, OPS, Memory, check_choice, check_name, check_text, check_time
 
 __all__ = ["MemoryStore"]
 
@@ -83,8 +85,16 @@ def _us(t: datetime) -> int:
 def _names(field: str, value: str | Sequence[str] | None, choices: tuple[str, ...]) -> list[str] | None:
     if value is None:
         return None
+    if not isinstance(value, (str, list, tuple, set, frozenset)):
+        raise ValidationError(field, f"must be a str or a list of str, got {type(value).__name__}")
     values = [value] if isinstance(value, str) else list(value)
     return [check_choice(field, v, choices) for v in values]
+
+
+def _seq(field: str, value: Any) -> list[Any]:
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise ValidationError(field, f"must be a list of str, got {type(value).__name__}")
+    return list(value)
 
 
 class MemoryStore:
@@ -139,8 +149,8 @@ class MemoryStore:
                 raise StoreLocked(f"{path} is already open in this process; close the other MemoryStore")
             try:
                 self._con = duckdb.connect(path, config=_SETTINGS)
-            except duckdb.IOException as e:
-                if "lock" in str(e).lower():
+            except duckdb.Error as e:
+                if isinstance(e, duckdb.IOException) and "lock" in str(e).lower():
                     raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
                 raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
             if self._file:
@@ -237,8 +247,9 @@ class MemoryStore:
             self._run("CHECKPOINT")
 
     def _load_index(self) -> None:
-        """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened."""
-        self._index = SearchIndex(self.embedder.dim, floor=self.decay.min_strength)
+        """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened. The new
+        index replaces the old one only once it is complete."""
+        index = SearchIndex(self.embedder.dim, floor=self.decay.min_strength)
         table = self._db.sql(
             "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
             " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
@@ -246,19 +257,21 @@ class MemoryStore:
             " epoch_us(valid_until) AS valid_until_us, embedding FROM memories"
         ).to_arrow_table()
         if table.num_rows == 0:
+            self._index = index
             return
         emb_col = table.column("embedding").combine_chunks()
         emb = emb_col.flatten().to_numpy().reshape(table.num_rows, self.embedder.dim)  # (n, dim)
         df = pl.from_arrow(table.drop(["embedding"])).with_columns(
             pl.col("valid_from_us").fill_null(_OPEN_START), pl.col("valid_until_us").fill_null(_OPEN_END)
         )
-        self._index.append(
+        index.append(
             {
                 c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
                 for c in df.columns
             },
             emb,
         )
+        self._index = index
 
     def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), hashes, new cache entries)``.
@@ -332,7 +345,8 @@ class MemoryStore:
                 f" SELECT {_COLUMNS}, content_hash, embedding FROM _batch"
             )
         finally:
-            self._db.unregister("_batch")
+            with suppress(duckdb.Error):  # an aborted transaction refuses this; the real error propagates
+                self._db.unregister("_batch")
         if new_cache:
             cache = pl.DataFrame(
                 {
@@ -346,7 +360,8 @@ class MemoryStore:
             try:
                 self._run("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
             finally:
-                self._db.unregister("_cache")
+                with suppress(duckdb.Error):
+                    self._db.unregister("_cache")
 
     def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
         def us(column: str, missing: int = 0) -> list[int]:
@@ -428,13 +443,18 @@ class MemoryStore:
             if cols["key"][0] is not None:
                 existing = self._sql(
                     "SELECT id, status, coalesce(CAST(value AS VARCHAR), content) AS value, version,"
-                    " namespace, access, owner, created_by FROM memories WHERE namespace = ? AND key = ?",
-                    [namespace, cols["key"][0]],
+                    f" namespace, access, owner, created_by, {_VALID_AT} AS valid_now"
+                    " FROM memories WHERE namespace = ? AND key = ?",
+                    [now, now, namespace, cols["key"][0]],
                 ).to_dicts()
                 for row in existing:  # a non-public slot may only be rewritten by its owner or creator
-                    if row["status"] in ("active", "conflict") and row["access"] != "public":
+                    if row["status"] == "active" and row["valid_now"] and row["access"] != "public":
                         self._check_modify(row, requester, now, "write a new version of")
-                versions = [(r["id"], r["status"], r["value"], r["version"]) for r in existing]
+                # a version that no longer holds (or not yet) is not the key's current value
+                versions = [
+                    (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
+                    for r in existing
+                ]
                 plan = plan_keyed_write(versions, cols["value"][0] or cols["content"][0], policy)
                 cols["status"], cols["version"] = [plan.status], [plan.version]
                 cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
@@ -571,8 +591,11 @@ class MemoryStore:
         namespace = check_name("namespace", namespace)
         requester = check_name("requester", requester, optional=True)
         now = check_time("now", now, optional=True) or _utcnow()
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
+        k = int(k)
+        if not isinstance(reinforce, bool):
+            raise ValidationError("reinforce", f"must be a bool, got {type(reinforce).__name__}")
         if not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
         floor = (
@@ -584,7 +607,7 @@ class MemoryStore:
         tag_list = (
             None
             if tags is None
-            else [check_name("tags", t) for t in ([tags] if isinstance(tags, str) else tags)]
+            else [check_name("tags", t) for t in ([tags] if isinstance(tags, str) else _seq("tags", tags))]
         )
         q = self._embed_query(query)  # (dim,)
         now_us = _us(now)
@@ -619,7 +642,8 @@ class MemoryStore:
             def log() -> None:
                 if reinforce and ids:
                     self._run(
-                        "UPDATE memories SET last_access_at = ?, access_count = access_count + 1,"
+                        "UPDATE memories SET last_access_at = greatest(last_access_at, ?),"
+                        " access_count = access_count + 1,"
                         " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))",
                         [now, self.decay.reinforce_step, ids],
                     )
@@ -679,8 +703,8 @@ class MemoryStore:
         with self._lock:
             rows = self._sql(
                 f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND key = ? AND status = 'active'"
-                f" AND {_VALID_AT} ORDER BY version DESC LIMIT 1",
-                [namespace, key, now, now],
+                f" AND {_VALID_AT} AND created_at <= ? ORDER BY version DESC LIMIT 1",
+                [namespace, key, now, now, now],
             ).to_dicts()
             if not rows:
                 return None
@@ -709,9 +733,10 @@ class MemoryStore:
     ) -> pl.DataFrame:
         """All memories (of one namespace, or all), oldest first, as a polars frame.
 
-        ``as_of=t`` shows what the store believed at ``t``: memories created by then, each with the
-        status it had then (replayed from the audit log). Deleted memories are gone for good: erasure
-        is not undone by time travel; access counts and importance are today's.
+        ``as_of=t`` shows what the store believed at ``t``: the memories written by then (by the
+        ``now`` of their write, whatever their ``created_at``), each with the status it had then,
+        replayed from the audit log. Deleted memories are gone for good: erasure is not undone by
+        time travel; access counts and importance are today's.
         """
         namespace = check_name("namespace", namespace, optional=True)
         as_of = check_time("as_of", as_of, optional=True)
@@ -722,20 +747,22 @@ class MemoryStore:
                     f"SELECT {cols} FROM memories WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, id",
                     [namespace, namespace],
                 )
+            # every write logs the status it sets, so the last such event by `t` is the status then,
+            # and a memory with no event by `t` had not been written yet
             return self._sql(
-                f"""SELECT * REPLACE (coalesce(s.status_then, m.status) AS status) FROM
-                    (SELECT {cols} FROM memories WHERE (? IS NULL OR namespace = ?) AND created_at <= ?) m
-                    LEFT JOIN (SELECT memory_id, arg_max(detail->>'status', seq) AS status_then
-                               FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
-                               GROUP BY memory_id) s ON s.memory_id = m.id
+                f"""SELECT * REPLACE (s.status_then AS status) FROM
+                    (SELECT {cols} FROM memories WHERE (? IS NULL OR namespace = ?)) m
+                    JOIN (SELECT memory_id, arg_max(detail->>'status', seq) AS status_then
+                          FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
+                          GROUP BY memory_id) s ON s.memory_id = m.id
                     ORDER BY created_at, id""",
-                [namespace, namespace, as_of, as_of],
+                [namespace, namespace, as_of],
             ).drop("memory_id", "status_then", strict=False)
 
     def audit(self, namespace: str | None = None, *, op: str | None = None) -> pl.DataFrame:
         """The audit log (``seq, ts, namespace, op, memory_id, requester, detail``), oldest first."""
         namespace = check_name("namespace", namespace, optional=True)
-        op = check_name("op", op, optional=True)
+        op = None if op is None else check_choice("op", op, OPS)
         with self._lock:
             return self._sql(
                 "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
@@ -869,6 +896,8 @@ class MemoryStore:
         strength, forget_cost, detail``. ``dry_run=True`` only returns it. Otherwise the memories are
         erased in one transaction (final, like :meth:`delete`), each with a ``forget`` event holding the
         reason but not the content. Protected memories and pending conflicts are never dropped.
+        With a ``requester``, only the memories it owns or created are considered (capacity counts
+        them alone); ``requester=None`` is the operator's maintenance over everything.
         """
         namespace = check_name("namespace", namespace, optional=True)
         requester = check_name("requester", requester, optional=True)
@@ -878,7 +907,10 @@ class MemoryStore:
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run", "must be a bool")
         with self._lock:
-            plan = plan_forget(self.frame(namespace), policy, now)
+            frame = self.frame(namespace)
+            if requester is not None:  # a non-operator forgets only what it may erase
+                frame = frame.filter((pl.col("owner") == requester) | (pl.col("created_by") == requester))
+            plan = plan_forget(frame, policy, now)
             if dry_run or plan.is_empty():
                 return plan
             ids = plan["id"].to_list()

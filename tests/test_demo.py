@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import subprocess
+from datetime import timedelta
 import sys
 from pathlib import Path
 
@@ -28,7 +29,9 @@ def test_demo_runs_and_shows_each_section(tmp_path: Path) -> None:
     with mk.MemoryStore(str(db)) as store:  # the file persists and reopens
         assert store.count() == 271
         assert (
-            store.read("user.address", namespace="user_87", now=mk.sample.SAMPLE_NOW).content
+            store.read(
+                "user.address", namespace="user_87", now=mk.sample.SAMPLE_NOW + timedelta(days=1)
+            ).content
             == facts["resolved"]
         )
 

@@ -903,3 +903,119 @@ def test_two_stage_ranking_matches_brute_force(now: datetime, big: int, small: i
             hits["similarity"].to_numpy(), hits["importance"].to_numpy(), hits["recency"].to_numpy(), w
         )
         np.testing.assert_allclose(hits["score"].to_numpy(), recomputed, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------------- review findings (regressions)
+D = timedelta(days=1)
+
+
+def test_expired_version_does_not_block_its_key(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("office in A", namespace="u", key="office", valid_until=now + D, now=now)
+    b = store.add("office in B", namespace="u", key="office", now=now + 2 * D, conflict_policy="strict")
+    assert b.status == "active"
+    assert store.read("office", namespace="u", now=now + 2 * D).content == "office in B"
+
+
+def test_forget_with_a_requester_only_touches_its_own(store: mk.MemoryStore, now: datetime) -> None:
+    a = store.add(
+        "alice private", namespace="u", requester="alice", access="private", importance=0.35, now=now
+    )
+    store.add("m1", namespace="u", requester="mallory", importance=0.9, now=now)
+    store.add("m2", namespace="u", requester="mallory", importance=0.4, now=now)
+    plan = store.forget("u", requester="mallory", now=now, policy=mk.ForgetParams(capacity=1))
+    assert a.id not in plan["id"].to_list() and plan.height == 1
+    assert store.get(a.id).content == "alice private"
+
+
+def test_private_conflict_does_not_lock_the_owner_out(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("url a", namespace="u", requester="alice", key="deploy.url", now=now)
+    store.add("url evil", namespace="u", requester="bob", key="deploy.url", access="private", now=now)
+    assert (
+        store.add("url b", namespace="u", requester="alice", key="deploy.url", now=now).status == "conflict"
+    )
+
+
+def test_as_of_before_a_backdated_write_shows_nothing_yet(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("住在杭州", namespace="u", key="addr", created_at=now - 10 * D, now=now)
+    store.add("住在上海", namespace="u", key="addr", conflict_policy="supersede", now=now + H)
+    assert store.frame("u", as_of=now - 5 * D).is_empty()  # nothing had been written yet
+    assert store.frame("u", as_of=now)["status"].to_list() == ["active"]
+    assert store.frame("u", as_of=now + H)["status"].to_list() == ["superseded", "active"]
+
+
+def test_search_in_the_past_never_moves_last_access_back(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("likes coffee", namespace="u", now=now)
+    store.search("coffee", namespace="u", now=now + 3 * D)
+    store.search("coffee", namespace="u", now=now + D)
+    assert store.frame("u")["last_access_at"][0] == now + 3 * D
+    assert (
+        store.search("coffee", namespace="u", now=now + 3 * D, reinforce=False)["last_access_at"][0]
+        == now + 3 * D
+    )
+
+
+def test_read_ignores_versions_written_after_now(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("v1", namespace="u", key="k", now=now)
+    store.add("v2", namespace="u", key="k", conflict_policy="supersede", now=now + D)
+    assert store.read("k", namespace="u", now=now + D).content == "v2"
+    assert store.read("k", namespace="u", now=now) is None  # v1 is superseded, v2 not yet written
+
+
+def test_same_value_as_pending_conflict_replaces_it(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("杭州", namespace="u", key="addr", now=now)
+    store.add("上海", namespace="u", key="addr", now=now + H)
+    store.add("上海", namespace="u", key="addr", now=now + 2 * H)
+    assert store.versions("addr", namespace="u")["status"].to_list() == ["active", "superseded", "conflict"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.search("x", namespace="u", tags=1),
+        lambda s: s.search("x", namespace="u", layer=1),
+        lambda s: s.search("x", namespace="u", reinforce="no"),
+        lambda s: s.add_many(
+            pl.DataFrame({"content": ["x"], "access_count": [3_000_000_000]}), namespace="u"
+        ),
+        lambda s: s.add_many(pl.DataFrame({"content": ["x"], "access_count": [1e30]}), namespace="u"),
+        lambda s: s.audit(op="bogus"),
+    ],
+)
+def test_hostile_inputs_raise_validation_errors(store: mk.MemoryStore, call) -> None:
+    with pytest.raises(mk.ValidationError):
+        call(store)
+
+
+def test_deeply_nested_value_is_a_validation_error(store: mk.MemoryStore, now: datetime) -> None:
+    v: list = []
+    for _ in range(100_000):
+        v = [v]
+    with pytest.raises(mk.ValidationError, match="value"):
+        store.add("x", namespace="u", value=v, now=now)
+
+
+def test_numpy_int_k_is_accepted(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("x", namespace="u", now=now)
+    assert store.search("x", namespace="u", k=np.int64(3), now=now).height == 1
+
+
+@pytest.mark.parametrize("path", ["md:x", "/tmp/x.duckdb?x=1"])
+def test_unopenable_paths_raise_validation_error(path: str) -> None:
+    with pytest.raises(mk.ValidationError, match="path"):
+        mk.MemoryStore(path)
+
+
+def test_huge_half_life_warns_nothing_and_stays_searchable(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("forever", namespace="u", half_life_hours=1e308, now=now)  # warnings are errors here
+    assert store.search("forever", namespace="u", now=now + 1000 * D).height == 1
+
+
+def test_keyword_search_after_delete_forgets_the_erased_words(store: mk.MemoryStore, now: datetime) -> None:
+    w = mk.Weights(keyword=1.0)
+    gone = store.add("zebra crossing", namespace="u", now=now)
+    store.add("a quiet street", namespace="u", now=now)
+    assert store.search("zebra", namespace="u", weights=w, now=now, reinforce=False)["keyword"][0] == 1.0
+    store.delete(gone.id, now=now)
+    hits = store.search("zebra", namespace="u", weights=w, now=now, reinforce=False)
+    assert hits["content"].to_list() == ["a quiet street"] and hits["keyword"][0] == 0.0
+    assert store._index.keyword is not None  # postings trimmed in place, not rebuilt
