@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import subprocess
-from datetime import timedelta
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import memkit as mk
