@@ -10,7 +10,8 @@ vectorized with numpy and polars (:mod:`memkit.decay`, :mod:`memkit.scoring`).
 
 from __future__ import annotations
 
-from . import access, analyze, conflicts, decay, embed, forget, scoring, text
+from . import access, analyze, conflicts, consolidate, decay, embed, forget, scoring, text
+from .consolidate import MergeParams
 from .embed import Embedder, HashEmbedder
 from .errors import (
     AccessDenied,
@@ -37,6 +38,7 @@ __all__ = [
     "FormatError",
     "HashEmbedder",
     "KeywordParams",
+    "MergeParams",
     "MemkitError",
     "Memory",
     "MemoryStore",
@@ -49,6 +51,7 @@ __all__ = [
     "access",
     "analyze",
     "conflicts",
+    "consolidate",
     "decay",
     "embed",
     "forget",

@@ -33,6 +33,8 @@ import polars as pl
 from . import access as acl
 from .analyze import analyze as lint
 from .conflicts import POLICIES, plan_keyed_write
+from .consolidate import PLAN_SCHEMA as MERGE_SCHEMA
+from .consolidate import MergeParams, plan_merges
 from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
 from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
 from .forget import plan_forget
@@ -779,8 +781,12 @@ class MemoryStore:
         now = check_time("now", now, optional=True) or _utcnow()
         stale_days = check_number("stale_days", stale_days, lo=0.0)
         with self._lock:
-            frame = self.frame(namespace)
-            return lint(frame, now, min_strength=self.decay.min_strength, stale_days=stale_days)
+            frame = self.frame(namespace, include_embedding=True)
+            merges = self._merge_plan(frame, MergeParams())
+            return lint(
+                frame.drop("embedding"), now, min_strength=self.decay.min_strength, stale_days=stale_days,
+                merge_plan=merges,
+            )  # fmt: skip
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses)."""
@@ -880,6 +886,107 @@ class MemoryStore:
             [now, op, requester, ids, [json.dumps(d, ensure_ascii=False, default=str) for d in details]],
         )
         self._run("DROP TABLE _gone")
+
+    def _merge_plan(self, frame: pl.DataFrame, params: MergeParams) -> pl.DataFrame:
+        """plan_merges within each access group (same access, owner and creator), so a merge never
+        moves a private or protected text into a memory other requesters can read."""
+        parts = []
+        for _, part in frame.group_by("access", "owner", "created_by", maintain_order=True):
+            emb = part["embedding"].to_numpy()
+            if emb.dtype == object:
+                emb = np.stack(list(emb))
+            plan = plan_merges(part.drop("embedding"), emb.astype(np.float32), params)
+            parts.append(plan)
+        if not parts:
+            return pl.DataFrame(schema=MERGE_SCHEMA)
+        plan = pl.concat(parts)
+        return plan.with_columns(cluster=pl.int_range(pl.len()).cast(plan.schema["cluster"]))
+
+    def consolidate(
+        self,
+        namespace: str | None = None,
+        *,
+        threshold: float = 0.85,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        params: MergeParams | None = None,
+        requester: str | None = None,
+    ) -> pl.DataFrame:
+        """Merge near-duplicate memories (:mod:`memkit.consolidate`) -> the plan, one row per cluster.
+
+        Clusters form within one namespace, layer, key-or-no-key and access group (same access,
+        owner and creator). ``dry_run=True`` returns the plan only. Applying it writes one merged
+        memory per cluster (the merged content, importance = max, created_at = min, last_access_at =
+        max, access_count = sum, ``merged_from`` = members, the survivor's embedding) and retires the
+        members as ``superseded``, with ``merge`` and ``supersede`` events, in one transaction. The
+        plan gains a ``merged_id`` column. A second run merges nothing.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        if params is None:
+            params = MergeParams(threshold=threshold)
+        if not isinstance(params, MergeParams):
+            raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run", "must be a bool")
+        with self._lock:
+            frame = self.frame(namespace, include_embedding=True)
+            if requester is not None:  # a non-operator merges only what it may change
+                frame = frame.filter((pl.col("owner") == requester) | (pl.col("created_by") == requester))
+            plan = self._merge_plan(frame, params)
+            if dry_run or plan.is_empty():
+                return plan.with_columns(merged_id=pl.lit(None, pl.String))
+            by_id = {r["id"]: r for r in frame.drop("embedding").to_dicts()}
+            records, versions, namespaces = [], [], []
+            for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
+                s = by_id[c["survivor"]]
+                records.append({
+                    "content": c["content"], "key": s["key"],
+                    "value": json.loads(s["value"]) if s["value"] else None,
+                    "layer": s["layer"], "kind": s["kind"], "importance": c["importance"],
+                    "half_life_hours": max(by_id[m]["half_life_hours"] for m in c["members"]),
+                    "source": s["source"], "owner": s["owner"], "created_by": s["created_by"],
+                    "access": s["access"], "protected": c["protected"],
+                    "tags": list(dict.fromkeys(t for m in c["members"] for t in by_id[m]["tags"])),
+                    "valid_from": s["valid_from"], "valid_until": s["valid_until"],
+                    "created_at": c["created_at"], "last_access_at": c["last_access_at"],
+                    "access_count": c["access_count"],
+                })  # fmt: skip
+                versions.append(max(by_id[m]["version"] for m in c["members"]) + (s["key"] is not None))
+                namespaces.append(s["namespace"])
+            cols: dict[str, list[Any]] = {}
+            for ns in dict.fromkeys(namespaces):  # build_rows is per namespace
+                rows = build_rows(
+                    [r for r, n in zip(records, namespaces, strict=True) if n == ns], ns, requester, now
+                )
+                for name, values in rows.items():
+                    cols.setdefault(name, []).extend(values)
+            order = [i for ns in dict.fromkeys(namespaces) for i, n in enumerate(namespaces) if n == ns]
+            plan = plan[order]
+            cols["version"] = [versions[i] for i in order]
+            cols["merged_from"] = plan["members"].to_list()
+            cols["supersedes"] = plan["survivor"].to_list()
+            emb = self._index.emb[self._index.rows(plan["survivor"].to_list())].copy()
+            hashes = [content_hash(t) for t in cols["content"]]
+            members = [m for ms in cols["merged_from"] for m in ms]
+
+            def write() -> None:
+                self._insert(cols, emb, hashes, {})  # no cache entry: the vector is the survivor's
+                for mid, ns, ms in zip(cols["id"], cols["namespace"], cols["merged_from"], strict=True):
+                    self._event(now, "merge", ns, mid, requester, members=ms, status="active")
+                self._set_status(members, "superseded", now)
+                self._run(
+                    "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                    ' SELECT ?, namespace, \'supersede\', id, ?, \'{"status": "superseded", "merged": true}\''
+                    " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                    [now, requester, members],
+                )
+
+            self._tx(write)
+            self._index_append(cols, emb)
+            self._guard_index(lambda: self._index.set_status(members, "superseded"))
+        return plan.with_columns(merged_id=pl.Series(cols["id"], dtype=pl.String))
 
     def forget(
         self,

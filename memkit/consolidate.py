@@ -1,0 +1,294 @@
+"""Consolidation: find near-duplicate memories and plan their merge, as a pure function.
+
+The source articles merge two memories when their cosine similarity reaches a threshold (0.85; they
+found 0.82–0.88 safe: 0.7 merges different intents, 0.95 hardly merges anything). Their loop compares
+every pair in Python and concatenates the texts. :func:`plan_merges` keeps the rule and fixes the rest:
+
+1. **Candidates.** Only ``active`` memories, and only within one group of the same namespace, the same
+   layer and the same key (two unkeyed memories may merge; a keyed and an unkeyed one never do).
+2. **Pairs.** Cosine of L2-normalized rows is a dot product, so a group's pairs come from blocked
+   matrix products: tiles of ``block_size × block_size`` rows, upper triangle only, each thresholded and
+   dropped. Memory stays O(block_size²), never O(N²), and no Python loop runs over pairs.
+3. **Clusters.** Pairs are edges; clusters are the connected components (vectorized union-find:
+   hook the larger root onto the smaller, then pointer jumping). So A~B and B~C put A, B, C in one
+   cluster even when A and C are not similar. Clusters above ``max_cluster`` are left out of the plan:
+   a chain that long usually means a threshold too loose or a templated text, not one fact.
+4. **Merge.** One plan row per cluster (below). Nothing is written: the store applies the plan.
+
+The merge rule
+--------------
+- **survivor**: the most informative member, i.e. most distinct tokens (:func:`memkit.text.tokenize`),
+  ties to the highest importance, then the newest ``created_at``, then the smallest id. Its embedding
+  becomes the merged row's.
+- **content**: the survivor's content, plus, for each other member in ``created_at`` order, the
+  sentences (split on ``。！？!?``, newlines, and a ``.`` before a space or the end, so ``3.10`` is not
+  split) that add at least one token not yet covered. Coverage counts Latin words and single CJK
+  characters without stopwords (CJK bigrams are ignored: dropping a particle would make them new), so
+  an exact or near-exact duplicate adds nothing. Added sentences are joined with ``"；"`` when the
+  survivor is CJK-dominant, else ``"; "``.
+- **fields**: importance = max, created_at = min, last_access_at = max, access_count = sum,
+  protected = any member protected.
+
+Applying a plan is idempotent: merged rows keep the survivor's embedding, and rows of different
+components are below the threshold by construction, so a second plan finds no clusters.
+
+Examples
+--------
+>>> from datetime import datetime, timezone
+>>> t = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2, 3)]
+>>> frame = pl.DataFrame({
+...     "id": ["a", "b", "c"], "namespace": ["u"] * 3, "layer": ["long_term"] * 3,
+...     "key": [None, None, None],
+...     "content": ["I like Python for scripts.", "I like Python for scripts", "Tea at 3pm."],
+...     "importance": [0.5, 0.8, 0.4], "created_at": t, "last_access_at": t,
+...     "access_count": [1, 2, 0], "status": ["active"] * 3, "protected": [False, True, False]})
+>>> emb = np.array([[1, 0], [0.96, 0.28], [0, 1]], dtype=np.float32)     # (3, 2), unit rows
+>>> plan = plan_merges(frame, emb)
+>>> plan.select("members", "survivor", "content", "importance", "access_count", "protected").rows()
+[(['a', 'b'], 'b', 'I like Python for scripts', 0.8, 3, True)]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import ValidationError
+from .params import check_number
+from .text import _CJK, tokenize
+
+__all__ = ["PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_merges"]
+
+REQUIRED = ("id", "namespace", "layer", "key", "content", "importance", "created_at", "last_access_at",
+            "access_count", "status", "protected")  # fmt: skip
+PLAN_SCHEMA: dict[str, Any] = {
+    "cluster": pl.Int64, "namespace": pl.String, "layer": pl.String, "key": pl.String,
+    "members": pl.List(pl.String), "survivor": pl.String, "content": pl.String, "importance": pl.Float64,
+    "created_at": pl.Datetime("us", "UTC"), "last_access_at": pl.Datetime("us", "UTC"),
+    "access_count": pl.Int64, "protected": pl.Boolean, "min_similarity": pl.Float64, "reason": pl.String,
+}  # fmt: skip
+"""Columns of a merge plan (the two timestamps take the input frame's datetime type)."""
+
+_EPS = 1e-6  # subtle: float32 dot products round; a cosine "exactly at" the threshold must still merge
+_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
+_END = re.compile(r"[。！？.!?；;，,\s]+$")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class MergeParams:
+    """How near-duplicates are found and merged.
+
+    - ``threshold``: pairs with cosine >= threshold are near-duplicates (0.85; safe 0.82–0.88).
+    - ``block_size``: rows per side of one tile of the blocked matrix product; a tile holds
+      ``block_size²`` float32 scores (2048 -> 16 MB).
+    - ``max_cluster``: clusters with more members are left out of the plan (too loose to be one fact).
+
+    >>> MergeParams(threshold=0.4)
+    Traceback (most recent call last):
+    ...
+    memkit.errors.ValidationError: MergeParams.threshold: must be >= 0.5, got 0.4
+    """
+
+    threshold: float = field(default=0.85, metadata={"range": (0.5, 1.0, 0.01), "doc": "cosine to merge"})
+    block_size: int = field(default=2048, metadata={"range": (1, 16384, 1), "doc": "rows per tile side"})
+    max_cluster: int = field(default=50, metadata={"range": (2, 10_000, 1), "doc": "largest cluster merged"})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "threshold", check_number("MergeParams.threshold", self.threshold, lo=0.5, hi=1.0)
+        )
+        for name, lo in (("block_size", 1), ("max_cluster", 2)):
+            v = check_number(f"MergeParams.{name}", getattr(self, name), lo=lo)
+            if v != int(v):
+                raise ValidationError(f"MergeParams.{name}", f"must be a whole number, got {v}")
+            object.__setattr__(self, name, int(v))
+
+
+# ----------------------------------------------------------------------------------------- clusters
+def _pairs(emb: np.ndarray, threshold: float, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Local indices ``(i, j)``, ``i < j``, of the rows of ``emb`` with ``emb[i] @ emb[j] >= threshold``."""
+    n = len(emb)
+    found_i, found_j = [], []
+    for i0 in range(0, n, block):
+        rows = emb[i0 : i0 + block]  # (b, dim)
+        for j0 in range(i0, n, block):  # upper triangle of tiles: each pair is scored once
+            sim = rows @ emb[j0 : j0 + block].T  # (b, dim) @ (dim, c) -> (b, c)
+            if j0 == i0:
+                np.fill_diagonal(sim, -np.inf)  # a row is not its own duplicate
+            hit = sim >= threshold
+            if hit.any():
+                i, j = np.nonzero(hit)
+                keep = i0 + i < j0 + j  # subtle: the diagonal tile holds both (i, j) and (j, i)
+                found_i.append(i0 + i[keep])
+                found_j.append(j0 + j[keep])
+    if not found_i:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(found_i).astype(np.int64), np.concatenate(found_j).astype(np.int64)
+
+
+def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Connected components of ``n`` nodes and edges ``(u, v)``: the smallest node of each, per node.
+
+    >>> _components(5, np.array([0, 3]), np.array([1, 1])).tolist()      # 0-1-3, 2, 4
+    [0, 0, 2, 0, 4]
+    """
+    parent = np.arange(n, dtype=np.int64)  # invariant: parent[x] <= x, roots point to themselves
+    while u.size:
+        pu, pv = parent[u], parent[v]
+        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
+        cross = lo != hi
+        if not cross.any():
+            break
+        u, v = u[cross], v[cross]  # an edge inside one component stays inside it: drop it
+        np.minimum.at(parent, hi[cross], lo[cross])  # hook each larger root onto a smaller one
+        while True:  # pointer jumping until every node points at its root
+            grand = parent[parent]
+            if np.array_equal(grand, parent):
+                break
+            parent = grand
+    return parent
+
+
+def _check(frame: pl.DataFrame, embeddings: np.ndarray) -> np.ndarray:
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise ValidationError("frame", f"missing columns: {', '.join(missing)}")
+    emb = np.asarray(embeddings, dtype=np.float32)
+    if emb.ndim != 2 or len(emb) != frame.height:
+        raise ValidationError("embeddings", f"must be ({frame.height}, dim), got shape {emb.shape}")
+    if not np.isfinite(emb).all():
+        raise ValidationError("embeddings", "contains NaN or infinity")
+    return emb
+
+
+def cluster_labels(
+    frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
+) -> np.ndarray:
+    """Component label of every row of ``frame``: the row index of its cluster's first row.
+
+    Singletons and non-active rows label themselves. ``(n, dim) -> (n,)`` int64.
+    """
+    emb = _check(frame, embeddings)
+    groups = (
+        frame.with_row_index("_row")
+        .filter(pl.col("status").cast(pl.String) == "active")
+        .group_by("namespace", "layer", "key", maintain_order=True)
+        .agg("_row")
+        .filter(pl.col("_row").list.len() >= 2)
+    )
+    edges_u, edges_v = [], []
+    for rows in groups["_row"].to_list():  # a loop over groups, not memories
+        rows = np.asarray(rows, dtype=np.int64)
+        contiguous = rows[-1] - rows[0] + 1 == len(rows)  # one group, or a sorted frame: no copy
+        sub = emb[rows[0] : rows[-1] + 1] if contiguous else emb[rows]
+        i, j = _pairs(sub, params.threshold - _EPS, params.block_size)
+        edges_u.append(rows[i])
+        edges_v.append(rows[j])
+    if not edges_u:
+        return np.arange(frame.height, dtype=np.int64)
+    return _components(frame.height, np.concatenate(edges_u), np.concatenate(edges_v))
+
+
+# ------------------------------------------------------------------------------------------ content
+def _fact_tokens(text: str) -> set[str]:
+    """What a sentence says, for coverage: words and CJK characters, no stopwords, no CJK bigrams."""
+    return {t for t in tokenize(text, keep_stopwords=False) if not (len(t) == 2 and _CJK_CHAR.match(t))}
+
+
+def merge_content(survivor: str, others: list[str]) -> str:
+    """The survivor's text plus the sentences of ``others`` (in order) that add an uncovered token.
+
+    >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
+    '用户喜欢用Python写脚本；Python3.10以上最好。'
+    >>> merge_content("Lives in Hangzhou.", ["lives in Hangzhou!", "Works at a bank. Lives in Hangzhou."])
+    'Lives in Hangzhou; Works at a bank.'
+    """
+    covered = _fact_tokens(survivor)
+    added: list[str] = []
+    for text in others:
+        for sentence in _SPLIT.split(text):
+            tokens = _fact_tokens(sentence)
+            if tokens - covered:
+                added.append(_END.sub("", sentence.strip()))
+                covered |= tokens
+    if not added:
+        return survivor  # a duplicate adds nothing, not even a separator
+    cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
+    core = _END.sub("", survivor)
+    end = next((c for c in survivor[len(core) :] if c in "。！？.!?"), "")  # keep the final "。" or "."
+    return ("；" if cjk else "; ").join([core, *added]) + end
+
+
+# --------------------------------------------------------------------------------------------- plan
+def plan_merges(
+    frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
+) -> pl.DataFrame:
+    """The merge plan: one row per cluster of >= 2 near-duplicate active memories (see module doc).
+
+    ``frame`` needs ``id, namespace, layer, key, content, importance, created_at, last_access_at,
+    access_count, status, protected`` (``store.frame()`` has them); ``embeddings`` is ``(n, dim)``,
+    L2-normalized, row-aligned with ``frame``. Returns :data:`PLAN_SCHEMA` columns, clusters numbered
+    0.. in order of their first row; empty (typed) when nothing merges. Pure: no I/O, no clock.
+    """
+    times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
+    schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
+    labels = cluster_labels(frame, embeddings, params)
+    emb = np.asarray(embeddings, dtype=np.float32)
+    size = np.bincount(labels, minlength=len(labels))[labels]  # (n,) members in each row's cluster
+    rows = np.flatnonzero((size >= 2) & (size <= params.max_cluster))
+    if rows.size == 0:
+        return pl.DataFrame(schema=schema)
+    members = (
+        frame[rows]
+        .with_columns(_row=pl.Series(rows), _label=pl.Series(labels[rows]))
+        .with_columns(_tokens=pl.Series([len(set(tokenize(c))) for c in frame["content"][rows]]))
+        .sort(
+            "_label", "_tokens", "importance", "created_at", "id", descending=[False, True, True, True, False]
+        )
+        .with_columns(_survivor_row=pl.col("_row").first().over("_label"))
+    )
+    surv = members["_survivor_row"].to_numpy()
+    sim = np.einsum("ij,ij->i", emb[members["_row"].to_numpy()], emb[surv])  # (m, dim)·(m, dim) -> (m,)
+    is_survivor = pl.col("_row") == pl.col("_survivor_row")
+    members = members.with_columns(_sim=pl.when(~is_survivor).then(pl.Series(sim.astype(np.float64))))
+    plan = (
+        members.group_by("_label")
+        .agg(
+            pl.col("namespace", "layer", "key").first(),
+            pl.col("id").sort_by("created_at", "id").alias("members"),
+            pl.col("id").filter(is_survivor).first().alias("survivor"),
+            pl.col("content").filter(is_survivor).first().alias("_survivor_content"),
+            pl.col("content")
+            .sort_by("created_at", "id")
+            .filter(~is_survivor.sort_by("created_at", "id"))
+            .alias("_others"),
+            pl.col("importance").max(),
+            pl.col("created_at").min(),
+            pl.col("last_access_at").max(),
+            pl.col("access_count").sum(),
+            pl.col("protected").any(),
+            pl.col("_sim").min().alias("min_similarity"),
+            pl.col("_row").min().alias("_first"),
+        )
+        .sort("_first")
+    )
+    merged = [merge_content(s, o) for s, o in zip(plan["_survivor_content"], plan["_others"], strict=True)]
+    reason = pl.format(
+        "{} memories chained by cosine >= {} (min {} to the survivor)",
+        pl.col("members").list.len(),
+        pl.lit(f"{params.threshold:g}"),
+        pl.col("min_similarity").round(3),
+    )
+    return (
+        plan.with_columns(
+            cluster=pl.int_range(pl.len(), dtype=pl.Int64), content=pl.Series(merged), reason=reason
+        )
+        .select(list(schema))
+        .cast(schema)
+    )
