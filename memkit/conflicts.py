@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from .errors import ConflictError
@@ -76,39 +77,62 @@ def plan_keyed_write(
     return KeyedWrite("conflict", version, repeats, "conflict", current[0])
 
 
-def conflict_graph(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The versions of every key as a graph -> ``(nodes, edges)`` polars frames.
+def conflict_graph(
+    frame: pl.DataFrame, embeddings: np.ndarray | None = None, threshold: float = 0.85
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The store's memories as a graph -> ``(nodes, edges)`` polars frames, ready for a chart.
 
-    ``frame`` is ``store.frame()`` (any namespaces). Nodes are the keyed memories: ``id, namespace,
-    key, version, status, content, created_at``. Edges are ``source, target, kind`` with two kinds:
+    ``frame`` is ``store.frame()`` (``store.frame(as_of=t)`` gives the graph as the store saw it at
+    ``t``). Nodes are the memories: ``id, namespace, key, version, status, content, created_at``.
+    Edges are ``source, target, kind``:
 
-    - ``next_version``: from each version of a key to the one written after it (the lineage);
-    - ``conflicts_with``: from each pending ``conflict`` version to the ``active`` version it
-      disputes — what ``store.resolve`` settles.
+    - ``next_version``: from each version of a key to the one written after it (lineage);
+    - ``conflicts_with``: from each pending ``conflict`` version to the ``active`` one it disputes;
+    - ``merged_into``: from each consolidated member to the merged memory (its ``merged_from``);
+    - ``near_duplicate_of``: with ``embeddings`` (row-aligned with ``frame``), between active
+      memories of one namespace whose cosine is at least ``threshold`` (blocked products, never N×N).
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
     >>> f = pl.DataFrame({"id": ["a", "b"], "namespace": ["u", "u"], "key": ["addr", "addr"],
     ...                   "version": [1, 2], "status": ["active", "conflict"],
-    ...                   "content": ["杭州", "上海"], "created_at": [t, t]})
+    ...                   "content": ["杭州", "上海"], "created_at": [t, t], "merged_from": [[], []]})
     >>> nodes, edges = conflict_graph(f)
     >>> edges.rows()
     [('a', 'b', 'next_version'), ('b', 'a', 'conflicts_with')]
     """
     cols = ["id", "namespace", "key", "version", "status", "content", "created_at"]
-    nodes = frame.filter(pl.col("key").is_not_null()).select(cols).sort("namespace", "key", "version")
     edge_schema = {"source": pl.String, "target": pl.String, "kind": pl.String}
+    nodes = frame.select(cols)
     if nodes.is_empty():
         return nodes, pl.DataFrame(schema=edge_schema)
+    keyed = nodes.filter(pl.col("key").is_not_null()).sort("namespace", "key", "version")
     lineage = (
-        nodes.with_columns(target=pl.col("id").shift(-1).over("namespace", "key"))
+        keyed.with_columns(target=pl.col("id").shift(-1).over("namespace", "key"))
         .filter(pl.col("target").is_not_null())
         .select(source="id", target="target", kind=pl.lit("next_version"))
     )
-    active = nodes.filter(pl.col("status") == "active").select("namespace", "key", target="id")
+    active = keyed.filter(pl.col("status") == "active").select("namespace", "key", target="id")
     disputes = (
-        nodes.filter(pl.col("status") == "conflict")
+        keyed.filter(pl.col("status") == "conflict")
         .join(active, on=["namespace", "key"])
         .select(source="id", target="target", kind=pl.lit("conflicts_with"))
     )
-    return nodes, pl.concat([lineage, disputes]).cast(edge_schema)
+    merged = (
+        frame.select(target="id", source="merged_from")
+        .explode("source")
+        .filter(pl.col("source").is_not_null())
+        .select("source", "target", kind=pl.lit("merged_into"))
+    )
+    parts = [lineage, disputes, merged]
+    if embeddings is not None:
+        from .consolidate import _pairs  # the same blocked products consolidation uses
+
+        emb = np.asarray(embeddings, dtype=np.float32)
+        idx = frame.with_row_index("_row").filter(pl.col("status") == "active")
+        for (_,), group in idx.group_by("namespace", maintain_order=True):
+            rows = group["_row"].to_numpy()
+            i, j = _pairs(emb[rows], threshold, 2048)
+            ids = group["id"].to_numpy()
+            parts.append(pl.DataFrame({"source": ids[i], "target": ids[j], "kind": "near_duplicate_of"}))
+    return nodes, pl.concat([p.cast(edge_schema) for p in parts])

@@ -59,9 +59,9 @@ def test_conflict_graph_lineage_and_disputes(store: mk.MemoryStore, now: datetim
     v1 = store.add("杭州", namespace="u", key="addr", now=now)
     v2 = store.add("上海", namespace="u", key="addr", now=now + D)
     v3 = store.add("北京", namespace="u", key="addr", now=now + 2 * D)
-    store.add("unkeyed", namespace="u", now=now)
+    other = store.add("unkeyed", namespace="u", now=now)
     nodes, edges = conflict_graph(store.frame("u"))
-    assert nodes["id"].to_list() == [v1.id, v2.id, v3.id]
+    assert set(nodes["id"]) == {v1.id, v2.id, v3.id, other.id}
     assert sorted(edges.rows()) == sorted([
         (v1.id, v2.id, "next_version"), (v2.id, v3.id, "next_version"),
         (v2.id, v1.id, "conflicts_with"), (v3.id, v1.id, "conflicts_with"),
@@ -71,10 +71,23 @@ def test_conflict_graph_lineage_and_disputes(store: mk.MemoryStore, now: datetim
     assert edges.filter(pl.col("kind") == "conflicts_with").is_empty()
 
 
-def test_conflict_graph_of_unkeyed_frame_is_empty(store: mk.MemoryStore, now: datetime) -> None:
+def test_conflict_graph_unkeyed_distinct_no_edges(store: mk.MemoryStore, now: datetime) -> None:
     store.add("x", namespace="u", now=now)
     nodes, edges = conflict_graph(store.frame("u"))
-    assert nodes.is_empty() and edges.is_empty() and edges.columns == ["source", "target", "kind"]
+    assert nodes.height == 1 and edges.is_empty() and edges.columns == ["source", "target", "kind"]
+
+
+def test_conflict_graph_merges_and_near_duplicates(store: mk.MemoryStore, now: datetime) -> None:
+    a = store.add("用户喜欢喝美式咖啡", namespace="u", now=now)
+    b = store.add("用户喜欢喝美式咖啡，不加糖", namespace="u", now=now)
+    store.add("用户喜欢喝美式咖啡", namespace="v", now=now)  # another namespace: never an edge
+    frame = store.frame(include_embedding=True)
+    emb = frame["embedding"].to_numpy()
+    _, edges = conflict_graph(frame.drop("embedding"), emb, threshold=0.85)
+    assert [({s, t}, k) for s, t, k in edges.rows()] == [({a.id, b.id}, "near_duplicate_of")]
+    merged = store.consolidate("u", now=now)["merged_id"][0]
+    _, edges = conflict_graph(store.frame("u"))
+    assert sorted(edges.rows()) == sorted([(a.id, merged, "merged_into"), (b.id, merged, "merged_into")])
 
 
 def test_store_analyze_matches_the_pure_function(store: mk.MemoryStore, now: datetime) -> None:
