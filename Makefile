@@ -28,6 +28,7 @@ lab: setup
 
 bench: setup
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/consolidate.py
 
 lint: setup
 	$(VENV)/bin/ruff check memkit tests benchmarks

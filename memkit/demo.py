@@ -19,7 +19,7 @@ import polars as pl
 
 from .decay import hours_until
 from .errors import AccessDenied
-from .params import Weights
+from .params import ForgetParams, Weights
 from .sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
 
@@ -207,16 +207,46 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
         )
         facts["denied"] = denied.startswith("AccessDenied")
 
-        # 7. the audit trail
+        # 7. consolidation: near-duplicate episodes merged into one memory each
+        preview = store.consolidate("alice", now=now, dry_run=True)
+        _show(out, f"7. Consolidation (dry run): {preview.height} clusters of near-duplicates in 'alice' "
+                   "(cosine >= 0.85)",
+              preview.head(5).select("members", "content", "min_similarity").with_columns(
+                  pl.col("members").list.len().alias("members")))  # fmt: skip
+        before = store.frame("alice").filter(pl.col("status") == "active").height
+        merged = store.consolidate("alice", now=now)
+        after = store.frame("alice").filter(pl.col("status") == "active").height
+        again = store.consolidate("alice", now=now)
+        _show(out, "7b. Applied", f"{merged.height} merged memories; active memories {before} -> {after}; "
+                                  f"a second run merges {again.height}")  # fmt: skip
+        facts.update(merged=merged.height, merged_again=again.height)
+
+        # 8. forgetting: 30 days on, with room for 30 live memories per namespace
+        later = now + timedelta(days=30)
+        policy = ForgetParams(capacity=30)
+        plan = store.forget("user_87", now=later, policy=policy, dry_run=True)
+        report = plan.group_by("reason").len().sort("reason")
+        _show(out, f"8. Forgetting at {later:%Y-%m-%d} with {policy} (dry run): what would go, and why",
+              report)  # fmt: skip
+        texts = store.frame("user_87").select("id", "content")
+        _show(out, "8b. Examples from the plan", plan.group_by("reason", maintain_order=True).head(2)
+              .join(texts, on="id").select("reason", "content", "detail"))  # fmt: skip
+        dropped = store.forget("user_87", now=later, policy=policy)
+        kept = store.frame("user_87").filter(pl.col("status") == "active")
+        _show(out, "8c. Applied", f"{dropped.height} memories forgotten; {kept.height} active remain; "
+                                  f"protected kept: {kept['protected'].sum()}")  # fmt: skip
+        facts.update(forgotten=dropped.height, remaining=kept.height)
+
+        # 9. the audit trail
         audit = store.audit()
         _show(
             out,
-            "7. Audit trail: events by operation",
+            "9. Audit trail: events by operation",
             audit.group_by("op").len().sort(["len", "op"], descending=[True, False]),
         )
         _show(
             out,
-            "7b. The last events",
+            "9b. The last events",
             audit.tail(4).select("seq", "ts", "namespace", "op", "requester", "detail"),
         )
         facts["events"] = audit.height

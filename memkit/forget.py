@@ -104,7 +104,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         detail=pl.when(pl.col("reason") == "expired")
         .then(pl.format("valid until {}", pl.col("valid_until")))
         .when(pl.col("reason") == "weak")
-        .then(pl.format("strength {} < {}", pl.col("strength"), pl.lit(params.min_strength)))
+        .then(pl.format("strength {} < {}", pl.col("strength").round(4), pl.lit(params.min_strength)))
         .otherwise(
             pl.format(
                 "over capacity {}; forget-cost {}", pl.lit(params.capacity), pl.col("forget_cost").round(3)

@@ -18,16 +18,19 @@ def test_demo_runs_and_shows_each_section(tmp_path: Path) -> None:
     db = tmp_path / "demo.duckdb"
     facts = run_demo(db, out=out)
     text = out.getvalue()
-    for section in ("1. Loaded", "2. Recall", "2b.", "3. Decay", "3b.", "4. Conflict", "4b.", "5. Namespace",
-                    "6. Access", "7. Audit"):  # fmt: skip
+    sections = ["1. Loaded", "2. Recall", "2b.", "3. Decay", "3b.", "4. Conflict", "4b.", "5. Namespace"]
+    sections += ["6. Access", "7. Consolidation", "7b.", "8. Forgetting", "8b.", "8c.", "9. Audit"]
+    for section in sections:
         assert f"== {section}" in text
     assert facts["loaded"] == 270
     assert facts["conflict_status"] == "conflict"
     assert facts["old"] == "用户住在杭州滨江区" and facts["resolved"] == "用户搬到了上海浦东新区"
     assert facts["leak"] is False and facts["denied"] is True
-    assert facts["tea_rank"] == 0  # the keyword weight brings 乌龙茶 to the top
+    assert facts["tea_rank"] == 0
+    assert facts["merged"] > 0 and facts["merged_again"] == 0  # consolidation is idempotent
+    assert facts["forgotten"] > 0 and facts["remaining"] <= 30  # the keyword weight brings 乌龙茶 to the top
     with mk.MemoryStore(str(db)) as store:  # the file persists and reopens
-        assert store.count() == 271
+        assert store.count() == 271 + facts["merged"] - facts["forgotten"]
         assert (
             store.read(
                 "user.address", namespace="user_87", now=mk.sample.SAMPLE_NOW + timedelta(days=1)
