@@ -937,7 +937,10 @@ class MemoryStore:
             plan = self._merge_plan(frame, params)
             if dry_run or plan.is_empty():
                 return plan.with_columns(merged_id=pl.lit(None, pl.String))
-            by_id = {r["id"]: r for r in frame.drop("embedding").to_dicts()}
+            members_all = plan["members"].explode()
+            by_id = {
+                r["id"]: r for r in frame.drop("embedding").filter(pl.col("id").is_in(members_all)).to_dicts()
+            }
             records, versions, namespaces = [], [], []
             for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
                 s = by_id[c["survivor"]]
