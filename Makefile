@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lab bench lint clean
+.PHONY: setup demo test lab bench lint clean e2e
 
 setup: $(STAMP)
 
@@ -33,6 +33,20 @@ bench: setup
 lint: setup
 	$(VENV)/bin/ruff check memkit tests benchmarks
 	$(VENV)/bin/ruff format --check memkit tests benchmarks
+
+# Real-browser check: JupyterLab + headless Debian chromium (never `playwright install`); see tests/e2e/.
+E2E_STAMP := $(VENV)/.e2e-installed
+
+$(E2E_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev,e2e]'
+	touch $(E2E_STAMP)
+
+# Debian's chromium, plus a small CJK font (1.6 MB) so Chinese memories do not render as boxes.
+e2e: $(E2E_STAMP)
+	@if ! test -x /usr/bin/chromium || ! fc-list :lang=zh | grep -q .; then \
+	  [ "$$(id -u)" = 0 ] && S= || S=sudo; $$S apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq chromium fonts-wqy-microhei; fi
+	$(PY) tests/e2e/run_e2e.py
 
 clean:
 	rm -rf $(VENV) demo.duckdb demo.duckdb.wal .pytest_cache

@@ -10,7 +10,25 @@ vectorized with numpy and polars (:mod:`memkit.decay`, :mod:`memkit.scoring`).
 
 from __future__ import annotations
 
-from . import access, analyze, conflicts, consolidate, decay, embed, forget, scoring, text
+from . import (
+    access,
+    adapters,
+    agent,
+    analyze,
+    cogx,
+    commands,
+    conflicts,
+    consolidate,
+    decay,
+    embed,
+    evaluate,
+    forget,
+    guard,
+    portable,
+    scoring,
+    text,
+)
+from .agent import MemoryAgent
 from .consolidate import MergeParams
 from .embed import Embedder, HashEmbedder
 from .errors import (
@@ -22,12 +40,24 @@ from .errors import (
     NotFound,
     StoreLocked,
     ValidationError,
+    WriteRefused,
 )
-from .params import DecayParams, ForgetParams, KeywordParams, Weights
+from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from .schema import Memory
 from .store import MemoryStore
 
 __version__ = "0.1.0"
+
+_LAZY = ("charts", "views", "widgets")  # Altair and ipywidgets load on first use (seconds, not at import)
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'memkit' has no attribute {name!r}")
+
 
 __all__ = [
     "AccessDenied",
@@ -36,25 +66,38 @@ __all__ = [
     "Embedder",
     "ForgetParams",
     "FormatError",
+    "GuardParams",
     "HashEmbedder",
     "KeywordParams",
     "MergeParams",
     "MemkitError",
     "Memory",
+    "MemoryAgent",
     "MemoryStore",
     "MissingDependency",
     "NotFound",
     "StoreLocked",
     "ValidationError",
     "Weights",
+    "WriteRefused",
     "__version__",
     "access",
+    "adapters",
+    "agent",
     "analyze",
+    "charts",
+    "cogx",
+    "commands",
     "conflicts",
     "consolidate",
     "decay",
     "embed",
+    "evaluate",
     "forget",
+    "guard",
+    "portable",
     "scoring",
     "text",
+    "views",
+    "widgets",
 ]

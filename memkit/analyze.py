@@ -13,6 +13,9 @@ MK004   info       stale owner: its owner has written nothing for ``stale_days``
 MK005   error      private memory with no creator: nobody but the operator can ever read it
 MK006   info       weak and never accessed: below the retrieval floor and never recalled
 MK007   warning    contradictory values for one key across layers (several active versions)
+MK008   warning    PII or a secret in a stored text (written with the guard off, or imported)
+MK009   error      a live memory reads like a prompt injection (the guard would quarantine it)
+MK010   info       quarantined, waiting for review (``store.approve`` or ``store.delete``)
 ======  =========  ==============================================================================
 
 >>> from datetime import datetime, timezone
@@ -33,6 +36,8 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from .decay import age_hours_expr, strength_expr
+from .guard import screen_many
+from .params import GuardParams
 
 __all__ = ["CODES", "FINDING_SCHEMA", "analyze"]
 
@@ -44,6 +49,9 @@ CODES = {
     "MK005": ("error", "private memory with no creator"),
     "MK006": ("info", "weak and never accessed"),
     "MK007": ("warning", "contradictory values across layers"),
+    "MK008": ("warning", "PII or secret in stored text"),
+    "MK009": ("error", "live memory looks like a prompt injection"),
+    "MK010": ("info", "quarantined, waiting for review"),
 }
 FINDING_SCHEMA = {
     "code": pl.String,
@@ -66,6 +74,28 @@ def _findings(df: pl.DataFrame, code: str, message: pl.Expr) -> pl.DataFrame:
     )
 
 
+def _guard_findings(df: pl.DataFrame, guard: GuardParams) -> list[pl.DataFrame]:
+    """MK008-MK010 from the guard's rules (:mod:`memkit.guard`), screened as one batch."""
+    if not guard.enabled:
+        return []
+    screened = screen_many(df["content"].to_list(), guard)  # placeholders ([EMAIL]) are not PII
+    leaks = (
+        screened.findings.filter(pl.col("kind").is_in(["pii", "secret"]))
+        .group_by("row")
+        .agg(kinds=pl.col("message").unique(maintain_order=True).str.join(", "))
+    )
+    leaky = df.with_row_index("row").join(leaks.with_columns(pl.col("row").cast(pl.UInt32)), on="row")
+    actions = pl.Series(screened.actions)
+    suspect = df.filter((actions == "quarantine") & pl.col("status").is_in(["active", "conflict"]))
+    return [
+        _findings(leaky, "MK008", pl.format("stored text holds {}", pl.col("kinds"))),
+        _findings(suspect, "MK009", pl.lit("reads like a prompt injection: quarantine it or learn a lesson")),
+        _findings(
+            df.filter(pl.col("status") == "quarantined"), "MK010", pl.lit("quarantined: approve or delete it")
+        ),
+    ]
+
+
 def analyze(
     frame: pl.DataFrame,
     now: datetime,
@@ -73,11 +103,13 @@ def analyze(
     min_strength: float = 0.1,
     stale_days: float = 90.0,
     merge_plan: pl.DataFrame | None = None,
+    guard: GuardParams = GuardParams(),
 ) -> pl.DataFrame:
     """Findings over ``frame`` at ``now``, most severe first.
 
     ``merge_plan`` is the output of :func:`memkit.consolidate.plan_merges` (``store.analyze`` passes
-    it) for MK003; without it near-duplicates are not reported.
+    it) for MK003; without it near-duplicates are not reported. ``guard`` sets the rules of
+    MK008-MK009 (``GuardParams(enabled=False)`` skips them).
     """
     if frame.is_empty():
         return pl.DataFrame(schema=FINDING_SCHEMA)
@@ -131,6 +163,7 @@ def analyze(
             ),
         )
     )
+    out += _guard_findings(df, guard)
     if merge_plan is not None and not merge_plan.is_empty():
         dup = merge_plan.select(
             namespace="namespace", id="survivor", key="key", n=pl.col("members").list.len()

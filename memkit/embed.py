@@ -5,7 +5,11 @@ array``; the store validates what it returns (shape, finiteness) and normalizes 
 :class:`HashEmbedder`, needs no model and no download: it is the "hashing trick" over the tokens of
 :mod:`memkit.text` (Latin words, CJK character uni/bigrams) plus character trigrams of Latin words,
 so ``"lives"`` still lands near ``"live"``. It is deterministic across processes and machines
-because it hashes with blake2b, never with Python's salted ``hash()``.
+because it hashes with blake2b, never with Python's salted ``hash()``. Its ``name`` carries a
+version (``hash-v3-...``): vectors of an older tokenization are never mixed with new ones.
+
+Model embedders (optional extras, imported lazily) live in :mod:`memkit.embed_models` and are
+re-exported here: :class:`SentenceTransformerEmbedder`, :class:`Model2VecEmbedder`.
 
 >>> e = HashEmbedder(dim=64)
 >>> v = e.embed(["我住在杭州", "I live in Hangzhou"])
@@ -28,7 +32,10 @@ from .errors import ValidationError
 from .params import check_number
 from .text import tokenize
 
-__all__ = ["Embedder", "HashEmbedder", "content_hash", "l2_normalize"]
+__all__ = [
+    "Embedder", "HashEmbedder", "Model2VecEmbedder", "SentenceTransformerEmbedder", "content_hash",
+    "l2_normalize",
+]  # fmt: skip
 
 
 @runtime_checkable
@@ -80,7 +87,7 @@ class HashEmbedder:
             raise ValidationError("dim", f"must be an int in [8, 65536], got {dim!r}")
         self.dim = dim
         self.trigram_weight = check_number("trigram_weight", trigram_weight, lo=0.0, hi=10.0)
-        self.name = f"hash-v1-{dim}-tw{self.trigram_weight:g}"
+        self.name = f"hash-v3-{dim}-tw{self.trigram_weight:g}"  # v3: irregular lemmas (v2: stemmer, stopwords)
 
     def features(self, text: str) -> list[tuple[str, float]]:
         """``(feature, weight)`` pairs of one text: ``"Hi!" -> [("w:hi", 1.0), ("t:<hi", 0.5), ...]``."""
@@ -110,3 +117,6 @@ class HashEmbedder:
 
     def __repr__(self) -> str:
         return f"HashEmbedder(dim={self.dim}, trigram_weight={self.trigram_weight})"
+
+
+from .embed_models import Model2VecEmbedder, SentenceTransformerEmbedder  # noqa: E402  (they use l2_normalize)

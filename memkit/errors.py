@@ -9,6 +9,7 @@ same thing, the memkit error also inherits from it, so ``except ValueError`` kee
     ├── AccessDenied (PermissionError)    the requester may not read or change that memory
     ├── NotFound (KeyError)               no memory with that id (or key) in that namespace
     ├── ConflictError                     a keyed write under the ``strict`` conflict policy
+    ├── WriteRefused                      the guard refused a write (a secret); ``.findings`` says why
     ├── StoreLocked                       another process holds the DuckDB file open read-write
     └── MissingDependency (ImportError)   an optional extra is not installed; names the pip command
 
@@ -26,6 +27,7 @@ __all__ = [
     "NotFound",
     "StoreLocked",
     "ValidationError",
+    "WriteRefused",
 ]
 
 
@@ -58,6 +60,19 @@ class NotFound(MemkitError, KeyError):
 
 class ConflictError(MemkitError):
     """A keyed write with a different value under ``conflict_policy="strict"``."""
+
+
+class WriteRefused(MemkitError):
+    """The guard refused a write: the text holds a secret or a never-remember topic.
+
+    Nothing was stored (for ``add_many``: no row of the batch); the refusal is audited as a
+    ``deny`` event without the text. ``findings`` is a polars frame (``row, code, kind, severity,
+    start, end, message``; spans into the refused text, ``row`` its position in the batch).
+    """
+
+    def __init__(self, message: str, findings: object) -> None:
+        self.findings = findings
+        super().__init__(message)
 
 
 class StoreLocked(MemkitError):

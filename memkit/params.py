@@ -26,7 +26,16 @@ from typing import Any
 
 from .errors import ValidationError
 
-__all__ = ["DecayParams", "ForgetParams", "KeywordParams", "Weights", "check_number", "slider_ranges"]
+__all__ = [
+    "DecayParams",
+    "ForgetParams",
+    "GuardParams",
+    "KeywordParams",
+    "NEVER_REMEMBER",
+    "Weights",
+    "check_number",
+    "slider_ranges",
+]
 
 
 def _knob(default: float, lo: float, hi: float, step: float, doc: str) -> Any:
@@ -118,10 +127,11 @@ class DecayParams:
 @dataclass(frozen=True)
 class KeywordParams:
     """Okapi BM25 constants of the keyword score: ``k1`` saturates term frequency, ``b`` normalizes
-    by document length (0 = none, 1 = full). Defaults are the textbook 1.5 and 0.75."""
+    by document length (0 = none, 1 = full). Defaults are Anserini's 0.9 and 0.4 (tuned there for
+    short passages; memories are short), not the textbook 1.2-2.0 and 0.75."""
 
-    k1: float = _knob(1.5, 0.0, 3.0, 0.1, "term-frequency saturation")
-    b: float = _knob(0.75, 0.0, 1.0, 0.05, "length normalization")
+    k1: float = _knob(0.9, 0.0, 3.0, 0.1, "term-frequency saturation")
+    b: float = _knob(0.4, 0.0, 1.0, 0.05, "length normalization")
 
     def __post_init__(self) -> None:
         _validate_fields(self)
@@ -165,3 +175,103 @@ class ForgetParams:
         object.__setattr__(self, "capacity", int(self.capacity))
         if not isinstance(self.drop_expired, bool):
             raise ValidationError("ForgetParams.drop_expired", "must be a bool")
+
+
+# The articles' "记忆观察名单": topics never remembered automatically (passwords, tokens, bank
+# accounts). Opt in with GuardParams(never_remember=NEVER_REMEMBER): by default only secret *values*
+# are refused, since a mere mention ("忘记密码了怎么办") is an ordinary thing to remember.
+NEVER_REMEMBER = ("密码", "令牌", "银行账号", "password", "access token", "bank account number")
+PII_TYPES = ("email", "phone", "id_number", "card", "ip")
+
+
+def _str_tuple(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValidationError(name, f"must be a tuple of str, got {type(value).__name__}")
+    if not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValidationError(name, "must hold non-empty strings only")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class GuardParams:
+    """The write-time and read-time guard (see :mod:`memkit.guard`); ``enabled=False`` turns it off.
+
+    - ``redact_pii`` / ``pii``: replace these PII types by typed placeholders (``[EMAIL]``, ...).
+    - ``block_secrets``: refuse writes holding API keys, tokens, passwords, private keys, or a
+      ``never_remember`` topic (plain phrases, case-insensitive; the articles' list is
+      :data:`NEVER_REMEMBER`, off by default).
+    - ``screen_injection``: quarantine a write whose injection findings weigh at least
+      ``quarantine_score`` (a ``warning`` weighs 1.0, an ``info`` 0.5).
+    - ``extra_secret_patterns`` / ``extra_injection_patterns``: your own regexes (no look-around:
+      they run in polars too).
+    - ``detectors``: callables ``text -> iterable of memkit.guard.Finding`` (e.g. an LLM judge), run
+      on every text after the rules; ``judge``: ``(query, contents) -> list[bool]`` for the read-time
+      consistency check.
+    - ``min_encoded_chars``: shortest base64 run screened as an encoded payload.
+    - ``lesson_similarity``: cosine at or above which a memory counts as a repeat of a lesson.
+    - ``outlier_z`` / ``min_hits``: read-time consistency, a hit is an outlier when its robust
+      z-score of agreement with the other hits is below ``-outlier_z`` (needs ``min_hits`` hits).
+    - ``reviewers``: requesters allowed to ``approve`` quarantined memories besides the operator.
+
+    >>> GuardParams(quarantine_score=0.2)
+    Traceback (most recent call last):
+    ...
+    memkit.errors.ValidationError: GuardParams.quarantine_score: must be >= 0.5, got 0.2
+    """
+
+    enabled: bool = field(default=True, metadata={"doc": "run the guard at all"})
+    redact_pii: bool = field(default=True, metadata={"doc": "redact PII with typed placeholders"})
+    block_secrets: bool = field(default=True, metadata={"doc": "refuse writes that hold secrets"})
+    screen_injection: bool = field(default=True, metadata={"doc": "quarantine suspected injections"})
+    quarantine_score: float = _knob(1.0, 0.5, 5.0, 0.5, "injection weight that quarantines a write")
+    min_encoded_chars: float = _knob(40, 16, 400, 4, "shortest base64 run screened as a payload")
+    lesson_similarity: float = _knob(0.9, 0.5, 1.0, 0.01, "cosine to a lesson that flags a memory")
+    outlier_z: float = _knob(2.5, 0.5, 6.0, 0.1, "robust z below which a hit disagrees with the rest")
+    min_hits: float = _knob(4, 3, 50, 1, "fewest hits for the consistency check")
+    pii: tuple[str, ...] = field(default=PII_TYPES, metadata={"doc": "PII types to redact"})
+    never_remember: tuple[str, ...] = field(default=(), metadata={"doc": "refused topics (NEVER_REMEMBER)"})
+    extra_secret_patterns: tuple[str, ...] = field(default=(), metadata={"doc": "regexes refused"})
+    extra_injection_patterns: tuple[str, ...] = field(default=(), metadata={"doc": "regexes quarantined"})
+    reviewers: tuple[str, ...] = field(default=(), metadata={"doc": "who may approve"})
+    detectors: tuple[Any, ...] = field(default=(), metadata={"doc": "text -> findings callables"})
+    judge: Any = field(default=None, metadata={"doc": "(query, contents) -> list[bool] flags"})
+
+    def __post_init__(self) -> None:
+        import re
+
+        import polars as pl
+
+        for f in dataclasses.fields(self):
+            v, name = getattr(self, f.name), f"GuardParams.{f.name}"
+            if "range" in f.metadata:
+                lo, hi, _ = f.metadata["range"]
+                v = check_number(name, v, lo=lo, hi=hi)
+                if f.name in ("min_encoded_chars", "min_hits"):
+                    if v != int(v):
+                        raise ValidationError(name, f"must be a whole number, got {v}")
+                    v = int(v)
+            elif f.type == "bool" and not isinstance(v, bool):
+                raise ValidationError(name, f"must be a bool, got {type(v).__name__}")
+            elif f.name in ("pii", "never_remember", "reviewers") or f.name.endswith("_patterns"):
+                v = _str_tuple(name, v)
+            object.__setattr__(self, f.name, v)
+        if bad := set(self.pii) - set(PII_TYPES):
+            raise ValidationError("GuardParams.pii", f"unknown type {sorted(bad)[0]!r}; use {PII_TYPES}")
+        for name in ("extra_secret_patterns", "extra_injection_patterns"):
+            for p in getattr(self, name):
+                try:  # the same pattern runs in Python (spans) and in polars (batch pre-filter)
+                    re.compile(p)
+                    pl.Series(["x"]).str.contains(p)
+                except (re.error, pl.exceptions.PolarsError) as e:
+                    raise ValidationError(
+                        f"GuardParams.{name}", f"{p!r} is not a usable regex: {e}"
+                    ) from None
+        if isinstance(self.detectors, (str, bytes)) or not isinstance(self.detectors, (list, tuple)):
+            raise ValidationError("GuardParams.detectors", "must be a tuple of callables")
+        object.__setattr__(self, "detectors", tuple(self.detectors))
+        if not all(callable(d) for d in self.detectors):
+            raise ValidationError("GuardParams.detectors", "must hold callables text -> findings")
+        if self.judge is not None and not callable(self.judge):
+            raise ValidationError(
+                "GuardParams.judge", "must be None or a callable (query, contents) -> flags"
+            )

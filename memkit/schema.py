@@ -19,6 +19,8 @@ from .params import check_number
 
 __all__ = [
     "ACCESS",
+    "FINDING_KINDS",
+    "Finding",
     "KINDS",
     "LAYERS",
     "LAYER_HALF_LIFE_HOURS",
@@ -49,6 +51,8 @@ OPS = (
     "deny",
     "import",
     "export",
+    "context",  # an agent logged which memories entered a prompt (memkit.agent provenance)
+    "lesson",  # a memory confirmed bad was learned (or unlearned) by the guard (memkit.guard)
 )
 
 # Half-life defaults by layer (DESIGN.md): working memory fades in hours, episodes in a month,
@@ -73,6 +77,56 @@ def default_layer(importance: float, kind: str) -> str:
     if importance < ADMISSION_MIN_IMPORTANCE:
         return "short_term"
     return "episodic" if kind == "event" else "long_term"
+
+
+FINDING_KINDS = ("pii", "secret", "topic", "injection")  # what the guard found (memkit.guard)
+_SEVERITY_BY_KIND = {"pii": "info", "secret": "error", "topic": "error", "injection": "warning"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the guard found in a text: ``code`` (``MG101`` …, or a custom detector's), ``kind``
+    (pii → redacted, secret/topic → write refused, injection → quarantined), ``severity`` (default by
+    kind; an injection ``warning`` weighs 1.0, an ``info`` 0.5), a message that never repeats the
+    matched text, and the span ``[start, end)`` in the text (None when it is about the whole text).
+
+    >>> Finding("MG301", "injection", "override instruction", start=0, end=27).severity
+    'warning'
+    """
+
+    code: str
+    kind: str
+    message: str = ""
+    severity: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, str) or not self.code.strip():
+            raise ValidationError("finding.code", f"must be a non-empty str, got {self.code!r}")
+        check_choice("finding.kind", self.kind, FINDING_KINDS)
+        if self.severity is None:
+            object.__setattr__(self, "severity", _SEVERITY_BY_KIND[self.kind])
+        check_choice("finding.severity", self.severity, ("info", "warning", "error"))
+        if not isinstance(self.message, str):
+            raise ValidationError("finding.message", "must be a str")
+        for name in ("start", "end"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ValidationError(f"finding.{name}", f"must be None or an int >= 0, got {v!r}")
+        if (self.start is None) != (self.end is None) or (self.start is not None and self.end <= self.start):
+            raise ValidationError(
+                "finding.end", f"span must be both None or start < end, got {self.start}, {self.end}"
+            )
+
+
+def _findings(value: Any) -> tuple[Finding, ...]:
+    """Stored findings (JSON text, a list of dicts, or Findings) -> a tuple of :class:`Finding`."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = json.loads(value)
+    return tuple(f if isinstance(f, Finding) else Finding(**f) for f in value)
 
 
 @dataclass(frozen=True)
@@ -104,11 +158,17 @@ class Memory:
     version: int = 1
     supersedes: str | None = None
     merged_from: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()  # what the write-time guard found (memkit.guard)
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(f, Finding) for f in self.findings):  # dicts or JSON from a row
+            object.__setattr__(self, "findings", _findings(self.findings))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of every field (tags and merged_from as lists)."""
         d = asdict(self)
         d["tags"], d["merged_from"] = list(self.tags), list(self.merged_from)
+        d["findings"] = list(d["findings"])  # asdict made each Finding a dict
         return d
 
     @classmethod
@@ -118,6 +178,7 @@ class Memory:
         kw = {k: v for k, v in row.items() if k in names}
         kw["tags"] = tuple(kw.get("tags") or ())
         kw["merged_from"] = tuple(kw.get("merged_from") or ())
+        kw["findings"] = _findings(kw.get("findings"))
         if isinstance(kw.get("value"), str):
             kw["value"] = json.loads(kw["value"])
         return cls(**kw)
@@ -294,7 +355,25 @@ def _m1_initial(execute: Execute, dim: int) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial,)
+def _m2_guard(execute: Execute, dim: int) -> None:
+    """The guard: each memory's findings (JSON list, NULL when none) and the lessons record of
+    memories confirmed bad (their text and embedding, consulted by later writes and searches)."""
+    execute("ALTER TABLE memories ADD COLUMN findings JSON")
+    execute(
+        f"""CREATE TABLE lessons (
+            id VARCHAR PRIMARY KEY,
+            namespace VARCHAR NOT NULL,
+            memory_id VARCHAR,
+            content VARCHAR NOT NULL,
+            reason VARCHAR NOT NULL,
+            requester VARCHAR,
+            created_at TIMESTAMPTZ NOT NULL,
+            embedding FLOAT[{int(dim)}] NOT NULL
+        )"""
+    )
+
+
+MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial, _m2_guard)
 """Schema migrations; ``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1``."""
 
 # Columns of `memories` in table order, without the embedding (what frames and records carry).

@@ -8,10 +8,10 @@ The hybrid score of DESIGN.md (the articles' formula, plus a lexical term)::
 >>> round(float(hybrid(0.9, 0.8, 1.0, Weights())), 4)      # 0.6·0.9 + 0.3·0.8 + 0.1·1.0
 0.88
 
-``keyword`` is Okapi BM25 over the tokens of :mod:`memkit.text` (Latin words, CJK character
-uni/bigrams), computed over the candidate memories only (document frequencies and average length
-from the same set) and divided by the query's ideal score (every matchable query term once, in a
-memory of average length), clipped to [0, 1].
+``keyword`` is Okapi BM25 over the tokens of :mod:`memkit.text` (stemmed Latin words, CJK character
+uni/bigrams; stopwords dropped, in memories and queries alike), computed over the candidate memories
+only (document frequencies and average length from the same set) and divided by the query's ideal
+score (every matchable query term once, in a memory of average length), clipped to [0, 1].
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class KeywordIndex:
         rows: list[int] = []
         lens = np.zeros(len(texts), dtype=np.float32)
         for i, text in enumerate(texts):  # tokenizing is per text, done once at write time
-            toks = tokenize(text)
+            toks = tokenize(text, keep_stopwords=False)
             lens[i] = len(toks)
             terms.extend(self.vocab.setdefault(t, len(self.vocab)) for t in toks)
             rows.extend([start_row + i] * len(toks))
@@ -171,7 +171,7 @@ class KeywordIndex:
         n = len(self.doc_len)
         out = np.zeros(n, dtype=np.float64)
         n_docs = int(candidates.sum())
-        q_tokens = sorted(set(tokenize(query)))
+        q_tokens = sorted(set(tokenize(query, keep_stopwords=False)))
         if not q_tokens or n_docs == 0:
             return out
         terms, rows, tfs = self._postings()

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from . import access as acl
+from . import portable
 from .analyze import analyze as lint
 from .conflicts import POLICIES, plan_keyed_write
 from .consolidate import PLAN_SCHEMA as MERGE_SCHEMA
@@ -39,9 +40,10 @@ from .embed import Embedder, HashEmbedder, content_hash, l2_normalize
 from .errors import AccessDenied, MemkitError, NotFound, StoreLocked, ValidationError
 from .forget import plan_forget
 from .index import SearchIndex
-from .params import DecayParams, ForgetParams, KeywordParams, Weights, check_number
-from .rows import build_rows
+from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, check_number
+from .rows import build_rows, new_id
 from .schema import KINDS, LAYERS, MIGRATIONS, OPS, Memory, check_choice, check_name, check_text, check_time
+from .store_guard import GuardedStore
 
 __all__ = ["MemoryStore"]
 
@@ -54,7 +56,7 @@ _SETTINGS = {
 _COLUMNS = (
     "id, namespace, key, content, value, layer, kind, importance, half_life_hours, source, owner, "
     "created_by, access, tags, status, protected, valid_from, valid_until, created_at, updated_at, "
-    "last_access_at, access_count, version, supersedes, merged_from"
+    "last_access_at, access_count, version, supersedes, merged_from, findings"
 )
 _VALID_AT = "(valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR ? < valid_until)"
 _MAX_K = 10_000
@@ -93,13 +95,23 @@ def _names(field: str, value: str | Sequence[str] | None, choices: tuple[str, ..
     return [check_choice(field, v, choices) for v in values]
 
 
+def _union_validity(rows: Sequence[dict[str, Any]]) -> dict[str, datetime | None]:
+    """A merged memory holds whenever one of its members held: the earliest start, the latest end
+    (an open bound wins)."""
+    starts, ends = [r["valid_from"] for r in rows], [r["valid_until"] for r in rows]
+    return {
+        "valid_from": None if None in starts else min(starts),
+        "valid_until": None if None in ends else max(ends),
+    }
+
+
 def _seq(field: str, value: Any) -> list[Any]:
     if not isinstance(value, (list, tuple, set, frozenset)):
         raise ValidationError(field, f"must be a list of str, got {type(value).__name__}")
     return list(value)
 
 
-class MemoryStore:
+class MemoryStore(GuardedStore):
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 
     Parameters
@@ -115,6 +127,15 @@ class MemoryStore:
         Recency time scale, retrieval floor and reinforcement step.
     keyword : KeywordParams
         BM25 constants of the keyword score.
+    read_only : bool
+        Open an existing file read-only: reads and searches work (without reinforcement or audit
+        events, which would be writes); every write raises MemkitError. DuckDB lets several
+        read-only processes share a file, but not while a read-write process holds it
+        (:class:`~memkit.errors.StoreLocked`).
+    guard : GuardParams
+        The write-time guard (:mod:`memkit.guard`): PII redacted, secrets refused
+        (:class:`~memkit.errors.WriteRefused`), suspected injections quarantined until
+        :meth:`approve`. ``GuardParams(enabled=False)`` turns it off.
     """
 
     def __init__(
@@ -125,9 +146,14 @@ class MemoryStore:
         conflict_policy: str = "flag",
         decay: DecayParams = DecayParams(),
         keyword: KeywordParams = KeywordParams(),
+        read_only: bool = False,
+        guard: GuardParams = GuardParams(),
     ) -> None:
         if not isinstance(path, str) or not path:
             raise ValidationError("path", f"must be a non-empty str, got {path!r}")
+        if not isinstance(read_only, bool) or (read_only and path == ":memory:"):
+            raise ValidationError("read_only", "must be a bool, and False for ':memory:'")
+        self.read_only = read_only
         self.embedder: Embedder = embedder if embedder is not None else HashEmbedder()
         if not isinstance(self.embedder, Embedder):
             raise ValidationError("embedder", "must have name, dim and embed(texts)")
@@ -141,6 +167,9 @@ class MemoryStore:
         if not isinstance(keyword, KeywordParams):
             raise ValidationError("keyword", "must be a KeywordParams")
         self.decay, self.keyword, self.path = decay, keyword, path
+        if not isinstance(guard, GuardParams):
+            raise ValidationError("guard", f"must be a memkit.GuardParams, got {type(guard).__name__}")
+        self.guard = guard
         self._lock = threading.RLock()
         self._con: duckdb.DuckDBPyConnection | None = None
         self._file = None if path == ":memory:" else str(Path(path).resolve())
@@ -150,10 +179,13 @@ class MemoryStore:
                 # index would not see the other store's writes: one store per file per process.
                 raise StoreLocked(f"{path} is already open in this process; close the other MemoryStore")
             try:
-                self._con = duckdb.connect(path, config=_SETTINGS)
+                self._con = duckdb.connect(path, read_only=read_only, config=_SETTINGS)
             except duckdb.Error as e:
                 if isinstance(e, duckdb.IOException) and "lock" in str(e).lower():
-                    raise StoreLocked(f"{path} is open read-write in another process: {e}") from None
+                    raise StoreLocked(
+                        f"{path} is locked by another process (DuckDB allows one read-write process, or"
+                        f" several read-only ones, per file): {e}"
+                    ) from None
                 raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
             if self._file:
                 _OPEN_FILES.add(self._file)
@@ -163,6 +195,9 @@ class MemoryStore:
             self._migrate()
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
             self._load_index()
+        except duckdb.Error as e:  # e.g. a truncated file whose header is intact
+            self.close()
+            raise ValidationError("path", f"{path} is not a readable memkit database ({e})") from None
         except BaseException:
             self.close()
             raise
@@ -185,6 +220,8 @@ class MemoryStore:
 
     def _tx(self, fn: Callable[[], T], retries: int = 5) -> T:
         """Run ``fn`` in one transaction; roll back on any error, retry write-write conflicts."""
+        if self.read_only:
+            raise MemkitError(f"the store {self.path!r} is open read-only; reopen it without read_only")
         with self._lock:
             for attempt in range(retries):
                 self._run("BEGIN TRANSACTION")
@@ -201,6 +238,11 @@ class MemoryStore:
                     self._run("ROLLBACK")
                     raise
         raise AssertionError("unreachable")
+
+    def _log(self, fn: Callable[[], None]) -> None:
+        """Audit a read (in a transaction) unless the store is read-only: reads never fail for it."""
+        if not self.read_only:
+            self._tx(fn)
 
     def _event(
         self,
@@ -232,6 +274,11 @@ class MemoryStore:
                 "embedder",
                 f"{self.path} was written with {meta['embedder']} (dim {meta['dim']}), "
                 f"not {self.embedder.name} (dim {self.embedder.dim})",
+            )
+        if self.read_only and version < len(MIGRATIONS):
+            raise MemkitError(
+                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}: open it once without"
+                " read_only to create or upgrade it"
             )
         for i in range(version, len(MIGRATIONS)):
 
@@ -326,8 +373,9 @@ class MemoryStore:
         """Insert rows (inside a transaction) from one Arrow batch: memories and new cache entries."""
         dim = self.embedder.dim
         batch = pl.DataFrame(
-            {**cols, "content_hash": hashes, "embedding": emb},
+            {"findings": [None] * len(hashes), **cols, "content_hash": hashes, "embedding": emb},
             schema_overrides={
+                "findings": pl.String,
                 "tags": pl.List(pl.String),
                 "merged_from": pl.List(pl.String),
                 "value": pl.String,
@@ -440,26 +488,34 @@ class MemoryStore:
         )
         cols = build_rows([{k: v for k, v in fields.items() if v is not None}], namespace, requester, now)
         with self._lock:
+            self._screen(cols, namespace, requester, now)  # before embedding: redact, refuse, quarantine
             emb, hashes, new_cache = self._embed(cols["content"])
+            self._near_lessons(cols, emb, namespace)
             plan = None
             if cols["key"][0] is not None:
                 existing = self._sql(
                     "SELECT id, status, coalesce(CAST(value AS VARCHAR), content) AS value, version,"
-                    f" namespace, access, owner, created_by, {_VALID_AT} AS valid_now"
+                    # subtle: only an expired version leaves the slot; a scheduled one (valid_from
+                    # later) already holds it, or two versions would both be current once it starts
+                    " namespace, access, owner, created_by,"
+                    " (valid_until IS NULL OR ? < valid_until) AS valid_now"
                     " FROM memories WHERE namespace = ? AND key = ?",
-                    [now, now, namespace, cols["key"][0]],
+                    [now, namespace, cols["key"][0]],
                 ).to_dicts()
                 for row in existing:  # a non-public slot may only be rewritten by its owner or creator
                     if row["status"] == "active" and row["valid_now"] and row["access"] != "public":
                         self._check_modify(row, requester, now, "write a new version of")
-                # a version that no longer holds (or not yet) is not the key's current value
+                # a version that no longer holds is not the key's current value
                 versions = [
                     (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
                     for r in existing
                 ]
-                plan = plan_keyed_write(versions, cols["value"][0] or cols["content"][0], policy)
-                cols["status"], cols["version"] = [plan.status], [plan.version]
-                cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
+                if cols["status"][0] == "quarantined":  # a suspect write changes no version until approved
+                    cols["version"] = [max((v[3] for v in versions), default=0) + 1]
+                else:
+                    plan = plan_keyed_write(versions, cols["value"][0] or cols["content"][0], policy)
+                    cols["status"], cols["version"] = [plan.status], [plan.version]
+                    cols["supersedes"] = [plan.against if plan.op == "supersede" else None]
             mid = cols["id"][0]
 
             def write() -> None:
@@ -474,6 +530,7 @@ class MemoryStore:
                     key=cols["key"][0],
                     version=cols["version"][0],
                 )
+                self._log_quarantine(cols, now, requester)
                 if plan is not None and plan.op == "conflict":
                     self._event(
                         now,
@@ -517,6 +574,11 @@ class MemoryStore:
         floats; normalized here) that skips the embedder. Keys must be new to the namespace and
         unique in the frame: updates of an existing key go through :meth:`add`, which applies the
         conflict policy.
+
+        The guard (``MemoryStore(guard=...)``) screens every row: PII is redacted and suspected
+        injections are ``quarantined`` row by row, but one row holding a secret refuses the whole
+        batch (:class:`~memkit.errors.WriteRefused`, whose ``findings`` name the rows): nothing is
+        written, so the caller can drop those rows and retry.
         """
         if not isinstance(frame, pl.DataFrame):
             raise ValidationError("frame", f"must be a polars DataFrame, got {type(frame).__name__}")
@@ -535,9 +597,6 @@ class MemoryStore:
                     raise ValidationError("embedding", "has missing rows")
                 arr = given.to_numpy()  # pl.Array -> (n, dim) without Python lists
                 emb = self._check_embeddings(given.to_list() if arr.dtype == object else arr, len(frame))
-                hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
-            else:
-                emb, hashes, new_cache = self._embed(cols["content"])
             if keys:
                 taken = self._run(
                     "SELECT key FROM memories WHERE namespace = ? AND key IN (SELECT unnest(?::VARCHAR[]))"
@@ -548,14 +607,23 @@ class MemoryStore:
                     raise ValidationError(
                         "key", f"{taken[0][0]!r} already exists in {namespace!r}; use add()"
                     )
+            # the guard, per row: PII redacted, injections quarantined; one secret refuses the batch
+            self._screen(cols, namespace, requester, now)
+            if given is not None:
+                hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
+            else:
+                emb, hashes, new_cache = self._embed(cols["content"])
+            self._near_lessons(cols, emb, namespace)
 
             def write() -> None:
                 self._insert(cols, emb, hashes, new_cache)
                 self._run(
                     "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                    ' SELECT ?, ?, \'add\', unnest(?::VARCHAR[]), ?, \'{"status": "active", "bulk": true}\'',
-                    [now, namespace, cols["id"], requester],
+                    " SELECT ?, ?, 'add', id, ?, json_object('status', st, 'bulk', true)"
+                    " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS st)",
+                    [now, namespace, requester, cols["id"], cols["status"]],
                 )
+                self._log_quarantine(cols, now, requester)
 
             self._tx(write)
             self._index_append(cols, emb)
@@ -576,6 +644,7 @@ class MemoryStore:
         kind: str | Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         reinforce: bool = True,
+        guard: bool = False,
     ) -> pl.DataFrame:
         """Rank the namespace's memories for ``query`` -> the top ``k``, best first.
 
@@ -588,6 +657,10 @@ class MemoryStore:
 
         Returned memories are reinforced (last access = now, access count + 1, importance +
         ``DecayParams.reinforce_step``) in one batched statement, unless ``reinforce=False``.
+
+        ``guard=True`` is the read-time defence (:func:`memkit.guard.consistency`): hits within
+        ``GuardParams.lesson_similarity`` of a lesson are dropped (so fewer than ``k`` may come back)
+        and the rest gain ``lesson_similarity, consensus, consensus_z, outlier`` columns.
         """
         query = check_text("query", query)
         namespace = check_name("namespace", namespace)
@@ -598,6 +671,8 @@ class MemoryStore:
         k = int(k)
         if not isinstance(reinforce, bool):
             raise ValidationError("reinforce", f"must be a bool, got {type(reinforce).__name__}")
+        if not isinstance(guard, bool):
+            raise ValidationError("guard", f"must be a bool, got {type(guard).__name__}")
         if not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
         floor = (
@@ -639,7 +714,9 @@ class MemoryStore:
                 pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
                 pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
             )
-            ids = out["id"]
+            if guard:
+                hits, rows = self._guard_hits(hits, rows, namespace, query)
+            ids = hits["id"].to_list()
 
             def log() -> None:
                 if reinforce and ids:
@@ -651,8 +728,8 @@ class MemoryStore:
                     )
                 self._event(now, "search", namespace, None, requester, query=query, k=k, ids=ids)
 
-            self._tx(log)
-            if reinforce and ids:
+            self._log(log)
+            if reinforce and ids and not self.read_only:
                 self._guard_index(lambda: ix.touch(rows, now_us, self.decay.reinforce_step))
         return hits
 
@@ -663,7 +740,7 @@ class MemoryStore:
 
     def _deny(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         """Audit a refused operation on ``row`` and raise AccessDenied."""
-        self._tx(
+        self._log(
             lambda: self._event(
                 now, "deny", row["namespace"], row["id"], requester, attempted=op, access=row["access"]
             )
@@ -688,7 +765,7 @@ class MemoryStore:
             if row is None:
                 raise NotFound(f"no memory with id {memory_id!r}")
             self._check_read(row, requester, now, "read")
-            self._tx(lambda: self._event(now, "read", row["namespace"], memory_id, requester))
+            self._log(lambda: self._event(now, "read", row["namespace"], memory_id, requester))
         return Memory.from_row(row)
 
     def read(
@@ -711,7 +788,7 @@ class MemoryStore:
             if not rows:
                 return None
             self._check_read(rows[0], requester, now, "read")
-            self._tx(lambda: self._event(now, "read", namespace, rows[0]["id"], requester, key=key))
+            self._log(lambda: self._event(now, "read", namespace, rows[0]["id"], requester, key=key))
         return Memory.from_row(rows[0])
 
     def versions(self, key: str, *, namespace: str, requester: str | None = None) -> pl.DataFrame:
@@ -772,6 +849,27 @@ class MemoryStore:
                 [namespace, namespace, op, op],
             )
 
+    def log_context(
+        self,
+        ids: Sequence[str],
+        *,
+        namespace: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+        **detail: Any,
+    ) -> None:
+        """Audit which memories entered a prompt: one ``context`` event (``detail.ids``; used by
+        :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?")."""
+        namespace = check_name("namespace", namespace)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        ids = [check_name("ids", i) for i in _seq("ids", ids)]
+        try:
+            json.dumps(detail, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise ValidationError("detail", f"must be JSON-serializable: {e}") from None
+        self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **detail))
+
     def analyze(
         self, namespace: str | None = None, *, now: datetime | None = None, stale_days: float = 90.0
     ) -> pl.DataFrame:
@@ -795,6 +893,207 @@ class MemoryStore:
             return self._run(
                 "SELECT count(*) FROM memories WHERE (? IS NULL OR namespace = ?)", [namespace, namespace]
             )[0][0]
+
+    # ----------------------------------------------------------------------------- portable format
+    def _memory_columns(self) -> list[portable.Column]:
+        """The ``memories`` table's columns as it is now (later migrations included), no embedding."""
+        rows = self._run(
+            "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
+            " WHERE table_name = 'memories' AND column_name <> 'embedding' ORDER BY ordinal_position"
+        )
+        return [portable.Column(*r) for r in rows]
+
+    def _embedding_matrix(self, where: str, params: Sequence[Any]) -> np.ndarray:
+        table = self._db.sql(
+            f"SELECT embedding FROM memories WHERE {where}", params=list(params)
+        ).to_arrow_table()
+        flat = table.column("embedding").combine_chunks().flatten().to_numpy()
+        return flat.reshape(table.num_rows, self.embedder.dim)  # (n, dim)
+
+    def export(
+        self,
+        path: str | Path,
+        namespace: str | None = None,
+        *,
+        include_embeddings: bool = False,
+        include_events: bool = False,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Write the memories of ``namespace`` (or all) to a portable JSONL file -> its header.
+
+        Every column of the ``memories`` table is carried (see :mod:`memkit.portable`), plus the
+        embeddings and each memory's audit events on request. Logs one ``export`` event.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
+            if not isinstance(flag, bool):
+                raise ValidationError(name, "must be a bool")
+        if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
+            raise ValidationError("path", f"must be a file path, got {path!r}")
+        # table order (as the search index holds it), so that ties rank the same after an import
+        where, params = "(? IS NULL OR namespace = ?) ORDER BY rowid", [namespace, namespace]
+        with self._lock:
+            columns = self._memory_columns()
+            names = ", ".join(f'"{c.name}"' for c in columns)
+            frame = self._sql(f"SELECT {names} FROM memories WHERE {where}", params)
+            emb = self._embedding_matrix(where, params) if include_embeddings else None
+            events = None
+            if include_events:
+                events = self._sql(
+                    "SELECT memory_id, ts, op, requester, CAST(detail AS VARCHAR) AS detail FROM events"
+                    " WHERE memory_id IN (SELECT id FROM memories WHERE (? IS NULL OR namespace = ?))"
+                    " ORDER BY seq",
+                    params,
+                )
+            try:
+                header = portable.write(
+                    path, frame, columns, embedder=(self.embedder.name, self.embedder.dim), now=now,
+                    namespace=namespace, embeddings=emb, events=events,
+                )  # fmt: skip
+            except OSError as e:
+                raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
+            counts = header["counts"]
+            detail = {"path": str(path), "embeddings": include_embeddings, **counts}
+            self._log(lambda: self._event(now, "export", namespace, None, None, **detail))
+        return header
+
+    def import_(
+        self,
+        path: str | Path,
+        *,
+        on_conflict: str = "skip",
+        namespace_map: dict[str, str] | None = None,
+        requester: str | None = None,
+        reembed: bool = False,
+        now: datetime | None = None,
+    ) -> pl.DataFrame:
+        """Load a portable JSONL file, all or nothing -> one row per line: ``line, source_id, id,
+        namespace, action`` (``added``, ``skipped`` or ``overwritten``).
+
+        The whole file is validated first (FormatError names the line and field). ``on_conflict``
+        says what an id already in the store does: ``skip`` (default), ``overwrite``, ``new_ids``
+        (fresh ids for every line, lineage inside the file kept) or ``error``. ``namespace_map``
+        renames namespaces (``{"old": "new"}``). A keyed live version may not land next to another
+        live version of the key already stored. Embeddings are reused only when the file's embedder
+        is this store's (name and dim) and ``reembed`` is False; otherwise they are recomputed.
+        Rows, events (the file's, then one ``import`` each) commit in one transaction; the search
+        index follows only after the commit.
+        """
+        on_conflict = check_choice("on_conflict", on_conflict, portable.ON_CONFLICT)
+        nsmap = portable.check_namespace_map(namespace_map)
+        requester = check_name("requester", requester, optional=True)
+        now = check_time("now", now, optional=True) or _utcnow()
+        if not isinstance(reembed, bool):
+            raise ValidationError("reembed", "must be a bool")
+        if not isinstance(path, (str, Path)):
+            raise ValidationError("path", f"must be a file path, got {path!r}")
+        with self._lock:
+            columns = self._memory_columns()
+            data = portable.read(path, columns)
+            ids = data.columns["id"]
+            existing = {r[0] for r in self._run(
+                "SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids])}  # fmt: skip
+            data, report = portable.plan_import(data, existing, on_conflict, nsmap, new_id)
+            cols, n = data.columns, len(data.lines)
+            replaced = [x for x in cols["id"] if x in existing] if on_conflict == "overwrite" else []
+            if replaced and requester is not None:
+                query = f"SELECT {_COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+                for row in self._sql(query, [replaced]).to_dicts():
+                    self._check_modify(row, requester, now, "overwrite")
+            self._check_import_keys(data, replaced)
+            same = (data.header["embedder"]["name"], data.header["embedder"]["dim"]) == (
+                self.embedder.name, self.embedder.dim)  # fmt: skip
+            new_cache: dict[str, np.ndarray] = {}
+            if n and data.embeddings is not None and same and not reembed:
+                emb = data.embeddings  # (n, dim), finite (portable.read checked)
+                norms = np.linalg.norm(emb, axis=1)
+                # subtle: re-normalizing a unit vector can move its last bits; keep stored ones exact
+                unit = (np.abs(norms - 1.0) < 1e-5) | (norms == 0)
+                emb = np.where(unit[:, None], emb, l2_normalize(emb)).astype(np.float32)
+            elif n:
+                emb, _, new_cache = self._embed(cols["content"])
+            batch = portable.arrow_batch(
+                cols, columns, emb if n else np.zeros((0, self.embedder.dim), np.float32)
+            )
+            names = ", ".join(f'"{c}"' for c in batch.column_names)
+
+            def write() -> None:
+                if not n:
+                    return
+                if replaced:
+                    self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
+                self._db.register("_import", batch)
+                try:
+                    self._run(f"INSERT INTO memories ({names}) SELECT {names} FROM _import")
+                finally:
+                    with suppress(duckdb.Error):
+                        self._db.unregister("_import")
+                if new_cache:
+                    self._insert_cache(new_cache)
+                if data.events:
+                    rows, ts, ops, reqs, details = map(list, zip(*data.events, strict=True))
+                    self._run(
+                        "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                        " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+                        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+                        [ts, [cols["namespace"][r] for r in rows], ops, [cols["id"][r] for r in rows], reqs,
+                         details],
+                    )  # fmt: skip
+                act = report.filter(pl.col("action") != "skipped")
+                self._run(
+                    "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                    " SELECT ?, unnest(?::VARCHAR[]), 'import', unnest(?::VARCHAR[]), ?,"
+                    " json_object('status', unnest(?::VARCHAR[]), 'action', unnest(?::VARCHAR[]),"
+                    " 'source_id', unnest(?::VARCHAR[]))",
+                    [now, cols["namespace"], cols["id"], requester, cols["status"], act["action"].to_list(),
+                     act["source_id"].to_list()],
+                )  # fmt: skip
+
+            self._tx(write)
+            if n:
+                if replaced:
+                    self._guard_index(lambda: self._index.erase(replaced))
+                self._index_append(cols, emb)
+        return report
+
+    def _insert_cache(self, new_cache: dict[str, np.ndarray]) -> None:
+        cache = pl.DataFrame(
+            {
+                "embedder": self.embedder.name,
+                "content_hash": list(new_cache),
+                "embedding": np.stack(list(new_cache.values())),
+            },
+            schema_overrides={"embedding": pl.Array(pl.Float32, self.embedder.dim)},
+        )
+        self._db.register("_cache", cache.to_arrow())
+        try:
+            self._run("INSERT OR IGNORE INTO embed_cache SELECT * FROM _cache")
+        finally:
+            with suppress(duckdb.Error):
+                self._db.unregister("_cache")
+
+    def _check_import_keys(self, data: portable.Parsed, replaced: list[str]) -> None:
+        """A live (active or conflict) keyed version may not join a stored live version of its key."""
+        cols = data.columns
+        live = [i for i, (k, s) in enumerate(zip(cols["key"], cols["status"], strict=True))
+                if k is not None and s in ("active", "conflict")]  # fmt: skip
+        if not live:
+            return
+        clash = self._run(
+            "SELECT f.i, m.id FROM (SELECT unnest(?::INTEGER[]) AS i, unnest(?::VARCHAR[]) AS namespace,"
+            " unnest(?::VARCHAR[]) AS key) f JOIN memories m USING (namespace, key)"
+            " WHERE m.status IN ('active', 'conflict') AND m.id NOT IN (SELECT unnest(?::VARCHAR[]))"
+            " ORDER BY f.i LIMIT 1",
+            [live, [cols["namespace"][i] for i in live], [cols["key"][i] for i in live], replaced],
+        )
+        if clash:
+            i, other = clash[0]
+            raise ValidationError(
+                f"line {data.lines[i]}: key",
+                f"{cols['key'][i]!r} already has a live version ({other}) in namespace "
+                f"{cols['namespace'][i]!r}; import into another namespace (namespace_map) or resolve first",
+            )
 
     # ----------------------------------------------------------------------------- changes
     def resolve(
@@ -934,12 +1233,19 @@ class MemoryStore:
             frame = self.frame(namespace, include_embedding=True)
             if requester is not None:  # a non-operator merges only what it may change
                 frame = frame.filter((pl.col("owner") == requester) | (pl.col("created_by") == requester))
+            # only memories that hold at `now` merge: an expired one is forget's business, and as a
+            # survivor it would hand its end of validity to the merged memory, hiding the others
+            frame = frame.filter(
+                (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+                & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
+            )
             plan = self._merge_plan(frame, params)
             if dry_run or plan.is_empty():
                 return plan.with_columns(merged_id=pl.lit(None, pl.String))
             members_all = plan["members"].explode()
             by_id = {
-                r["id"]: r for r in frame.drop("embedding").filter(pl.col("id").is_in(members_all)).to_dicts()
+                r["id"]: r
+                for r in frame.drop("embedding").filter(pl.col("id").is_in(members_all.implode())).to_dicts()
             }
             records, versions, namespaces = [], [], []
             for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
@@ -952,7 +1258,7 @@ class MemoryStore:
                     "source": s["source"], "owner": s["owner"], "created_by": s["created_by"],
                     "access": s["access"], "protected": c["protected"],
                     "tags": list(dict.fromkeys(t for m in c["members"] for t in by_id[m]["tags"])),
-                    "valid_from": s["valid_from"], "valid_until": s["valid_until"],
+                    **_union_validity([by_id[m] for m in c["members"]]),
                     "created_at": c["created_at"], "last_access_at": c["last_access_at"],
                     "access_count": c["access_count"],
                 })  # fmt: skip

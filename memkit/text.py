@@ -7,11 +7,20 @@ Chinese and English are both first class. After Unicode NFKC normalization (so f
 - CJK runs, as character unigrams *and* bigrams, because Chinese has no spaces and a word is
   usually two characters: ``"住在杭州" -> ["住", "在", "杭", "州", "住在", "在杭", "杭州"]``
 
-English words are reduced by Harman's "S" stemmer (plural endings only: ``lives -> live``,
-``stories -> story``), the lightest stemmer that still lets ``live`` find ``lives``.
+English words are reduced by :func:`light_stem` (plurals, ``-ing``, ``-ed``, ``-ly``: ``painted``,
+``painting`` and ``paints`` all become ``paint``; irregular verbs and plurals by a fixed table:
+``went`` -> ``go``), light enough that unrelated words
+rarely collide, strong enough that a question's ``paint`` finds a turn's ``painted``.
+
+``keep_stopwords=False`` drops function words (:data:`STOPWORDS`): English ones, Chinese function
+characters, and Chinese question words such as 什么 / 哪里 / 怎么, which a question has and its
+answer never does. BM25 and the hash embedder both tokenize that way; measured on LoCoMo (see the
+README) dropping them and the light stemmer lift BM25 recall@5 from 46 to 55.
 
 >>> tokenize("我住在杭州 near West Lake")
 ['我', '住', '在', '杭', '州', '我住', '住在', '在杭', '杭州', 'near', 'west', 'lake']
+>>> tokenize("我住在哪里？", keep_stopwords=False)
+['住', '我住', '住在']
 """
 
 from __future__ import annotations
@@ -19,19 +28,55 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "normalize", "s_stem", "tokenize"]
+__all__ = ["IRREGULAR", "STOPWORDS", "light_stem", "normalize", "s_stem", "tokenize"]
 
 # CJK unified ideographs (+ extension A), kana and hangul: scripts written without spaces.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)", re.UNICODE)
+_VOWEL = re.compile(r"[aeiouy]")
+_VC = re.compile(r"v+c+")
+_SHORT_CVC = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")  # one syllable ending consonant-vowel-consonant
 
-# Function words that carry no lexical signal for retrieval. Kept short on purpose: the embedder
-# and BM25 both down-weight frequent tokens anyway (idf), this only removes the worst noise.
-STOPWORDS: frozenset[str] = frozenset(
-    "a an the is are was were be been am do does did i me my you your he she it we they "
-    "of to in on at for and or but with as by that this what which who whom how".split()
-    + list("的了是我你他她它们在吗呢吧啊")
-)
+# Function words that carry no lexical signal for retrieval: a standard English list (close to
+# NLTK's), chat fillers, Chinese function characters (dropped as unigrams) and Chinese question or
+# function words (dropped as bigrams and trigrams). Not tuned on any benchmark's questions.
+_EN_STOP = """a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most my
+myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+some such than that the their theirs them themselves then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you your yours
+yourself yourselves s t d ll m re ve don also ever oh yeah hey""".split()
+_ZH_STOP_CHARS = list("的了是我你他她它们在吗呢吧啊")
+_ZH_STOP_WORDS = (
+    "什么 哪里 哪儿 怎么 怎样 为什么 多少 是否 是不是 我们 你们 他们 她们 这个 那个 一个 自己 还是 就是"
+).split()
+STOPWORDS: frozenset[str] = frozenset(_EN_STOP + _ZH_STOP_CHARS + _ZH_STOP_WORDS)
+_STOP_TRIGRAMS = frozenset(w for w in _ZH_STOP_WORDS if len(w) == 3)
+
+
+# English irregular inflections -> lemma (past tense, past participle, irregular present and plural),
+# a standard grammar-book list: a question asks "when did she *go*", the memory says "she *went*".
+# Forms that are mostly another word (rose, ground, wound, lay, saw, left, felt as nouns or
+# adjectives) are left out, as are forms that are stopwords (was, had, did).
+_IRREGULAR = """arise arose arisen|awake awoke awoken|bear bore borne|beat beaten|become became|begin began
+begun|bend bent|bite bitten|bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build
+built|burn burnt|buy bought|catch caught|choose chose chosen|come came|creep crept|deal dealt|dig dug|draw
+drew drawn|dream dreamt|drink drank drunk|drive drove driven|eat ate eaten|fall fallen|feed fed|fight
+fought|find found|flee fled|fly flew flown|forbid forbade forbidden|forget forgot forgotten|forgive
+forgave forgiven|freeze froze frozen|get got gotten|give gave given|go goes going went gone|grow grew
+grown|hang hung|hear heard|hide hid hidden|hold held|keep kept|kneel knelt|know knew known|lead led|leap
+leapt|learn learnt|lend lent|lose lost|make made|mean meant|meet met|pay paid|ride rode ridden|ring rang
+rung|rise risen|run ran|say said|see seen|seek sought|sell sold|send sent|shake shook shaken|shine
+shone|show shown|shrink shrank shrunk|sing sang sung|sink sank sunk|sit sat|sleep slept|slide
+slid|speak spoke spoken|spend spent|spin spun|spring sprang sprung|stand stood|steal stole stolen|stick
+stuck|sting stung|strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken
+|teach taught|tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke
+woken|wear wore worn|weep wept|win won|write wrote written|child children|man men|woman women|foot
+feet|tooth teeth|mouse mice"""
+IRREGULAR: dict[str, str] = {
+    form: forms.split()[0] for forms in _IRREGULAR.replace("\n", " ").split("|") for form in forms.split()[1:]
+}
 
 
 def normalize(text: str) -> str:
@@ -56,19 +101,95 @@ def s_stem(word: str) -> str:
     return word
 
 
+def light_stem(word: str) -> str:
+    """A light English stemmer: the S stemmer, then ``-ing`` / ``-ed`` (Porter's step 1b) and ``-ly``.
+
+    Inflections of one word meet: ``paint``, ``paints``, ``painted`` and ``painting`` -> ``paint``;
+    a doubled consonant is undone (``running`` -> ``run``) and a short consonant-vowel-consonant
+    stem gets its ``e`` back (``loved`` -> ``love``, ``baking`` -> ``bake``). A stem keeps at least 3
+    letters and a vowel, so ``bring``, ``red`` and ``sing`` stay whole. Irregular forms come from
+    :data:`IRREGULAR` (``went``, ``gone``, ``going`` -> ``go``; ``bought`` -> ``buy``; ``children``
+    -> ``child``). Non-ASCII words and numbers are returned unchanged.
+
+    >>> words = ["painted", "painting", "paints", "loved", "love", "running", "studied", "stories", "bring",
+    ...          "red", "quickly", "glass", "2023", "created", "went", "bought", "ran"]
+    >>> [light_stem(w) for w in words]  # doctest: +NORMALIZE_WHITESPACE
+    ['paint', 'paint', 'paint', 'love', 'love', 'run', 'study', 'story', 'bring', 'red', 'quick', 'glass',
+     '2023', 'create', 'go', 'buy', 'run']
+    """
+    word = IRREGULAR.get(word, word)
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith(("ied", "ies")) and len(word) > 4:
+        return word[:-3] + "y"
+    w = s_stem(word)
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix):
+            stem = w[: -len(suffix)]
+            if len(stem) >= 3 and _VOWEL.search(stem):
+                if stem.endswith(("at", "bl", "iz")) or (suffix == "ed" and stem[-1] == "e"):
+                    stem += "e"  # created -> create, troubled -> trouble, agreed -> agree
+                elif stem[-1] == stem[-2] and stem[-1] not in "aeiouylsz":  # running -> runn -> run
+                    stem = stem[:-1]
+                elif _SHORT_CVC.fullmatch(stem):  # loved -> lov -> love
+                    stem += "e"
+                w = stem
+            break
+    if w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    if w.endswith("e") and (_measure(w[:-1]) > 1 or (_measure(w[:-1]) == 1 and not _ends_cvc(w[:-1]))):
+        w = w[:-1]  # Porter's step 5a: capture, captured, capturing -> captur; classes -> class
+    return w
+
+
+def _cv(word: str) -> str:
+    """Consonant/vowel pattern (Porter: ``y`` after a consonant is a vowel): ``"toy" -> "cvc"``."""
+    out = ""
+    for i, ch in enumerate(word):
+        out += "v" if ch in "aeiou" or (ch == "y" and i > 0 and out[-1] == "c") else "c"
+    return out
+
+
+def _measure(stem: str) -> int:
+    """Porter's m, the number of vowel-consonant sequences: ``tr`` 0, ``trouble`` 1, ``captur`` 2."""
+    return len(_VC.findall(_cv(stem)))
+
+
+def _ends_cvc(stem: str) -> bool:
+    """Ends consonant-vowel-consonant, the last not w, x or y (``lov``, ``hop``; not ``snow``)."""
+    return len(stem) >= 3 and _cv(stem[-3:]) == "cvc" and stem[-1] not in "wxy"
+
+
 def tokenize(text: str, *, keep_stopwords: bool = True) -> list[str]:
     """Split text into word tokens (Latin) and character uni/bigrams (CJK), in order of appearance.
 
-    With ``keep_stopwords=False`` the words in :data:`STOPWORDS` are dropped (single CJK characters that
-    are stopwords are dropped as unigrams only; bigrams containing them stay, since 我的 / 住在 still
-    carry meaning together).
+    With ``keep_stopwords=False`` the words in :data:`STOPWORDS` are dropped: English stopwords,
+    CJK stopword characters as unigrams (bigrams containing them stay, since 我的 / 住在 still carry
+    meaning together) and Chinese function words (什么, 哪里, 为什么) with every unigram and bigram
+    that touches them (住在哪里 keeps 住, 住在 and drops 在哪, 哪里, 哪, 里).
     """
     out: list[str] = []
     for cjk, word in _TOKEN.findall(normalize(text)):
         if word:
             if keep_stopwords or word not in STOPWORDS:
-                out.append(s_stem(word))
+                out.append(light_stem(word))
             continue
-        out.extend(c for c in cjk if keep_stopwords or c not in STOPWORDS)
-        out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+        if keep_stopwords:
+            out.extend(cjk)
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+            continue
+        inside = _stop_spans(cjk)  # (len(cjk),) bool: character is part of a Chinese stop word
+        out.extend(c for i, c in enumerate(cjk) if c not in STOPWORDS and not inside[i])
+        out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1) if not (inside[i] or inside[i + 1]))
     return out
+
+
+def _stop_spans(run: str) -> list[bool]:
+    """Which characters of a CJK run belong to a Chinese stop word: ``"住在哪里" -> [F, F, T, T]``."""
+    inside = [False] * len(run)
+    for i in range(len(run) - 1):
+        for n in (3, 2):
+            piece = run[i : i + n]
+            if len(piece) == n and (piece in _STOP_TRIGRAMS if n == 3 else piece in STOPWORDS):
+                inside[i : i + n] = [True] * n
+    return inside

