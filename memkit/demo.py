@@ -292,7 +292,7 @@ def _portable_section(db: Path, store: MemoryStore, ns: str, out: TextIO) -> dic
 
 
 def _guard_section(out: TextIO, now: datetime) -> dict[str, object]:
-    """12. The write-time guard on a fresh in-memory store: a redacted write, a refused secret, a
+    """11. The write-time guard on a fresh in-memory store: a redacted write, a refused secret, a
     quarantined injection (English and Chinese) and its approval."""
     with MemoryStore() as store:
         ns, who = "user_87", "assistant"
@@ -312,14 +312,14 @@ def _guard_section(out: TextIO, now: datetime) -> dict[str, object]:
         )
         hits = store.search("account list 账号信息列表", namespace=ns, k=5, now=now, reinforce=False)
         hidden = hits.filter(pl.col("id").is_in([en.id, zh.id]))
-        _show(out, "12. Guard: PII redacted, a secret refused, injections quarantined",
+        _show(out, "11. Guard: PII redacted, a secret refused, injections quarantined",
               f"stored   -> {m.content!r} {[f.code for f in m.findings]}\nsecret   -> {refused}\n"
               f"injected -> {en.status}, {zh.status}; a search finds {hidden.height} of them")  # fmt: skip
-        _show(out, "12b. store.quarantine(): held for review with their findings",
+        _show(out, "11b. store.quarantine(): held for review with their findings",
               store.quarantine(ns).select("content", "created_by", "codes"))  # fmt: skip
         store.approve(en.id, now=now)
         after = store.search("account list", namespace=ns, k=5, now=now, reinforce=False)
-        _show(out, "12c. The operator approves the English one; it is recalled, the other stays held",
+        _show(out, "11c. The operator approves the English one; it is recalled, the other stays held",
               store.audit(ns).filter(pl.col("op").is_in(["deny", "quarantine", "approve"]))
               .select("op", "requester", "detail"))  # fmt: skip
         return {

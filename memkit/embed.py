@@ -87,7 +87,7 @@ class HashEmbedder:
             raise ValidationError("dim", f"must be an int in [8, 65536], got {dim!r}")
         self.dim = dim
         self.trigram_weight = check_number("trigram_weight", trigram_weight, lo=0.0, hi=10.0)
-        self.name = f"hash-v3-{dim}-tw{self.trigram_weight:g}"  # v3: irregular lemmas (v2: stemmer, stopwords)
+        self.name = f"hash-v3-{dim}-tw{self.trigram_weight:g}"  # v3: irregular lemmas, final e; v2: stemmer
 
     def features(self, text: str) -> list[tuple[str, float]]:
         """``(feature, weight)`` pairs of one text: ``"Hi!" -> [("w:hi", 1.0), ("t:<hi", 0.5), ...]``."""

@@ -52,7 +52,10 @@ class Acks:
         self.trials = 0
 
     def read(self, text: str) -> None:
-        for line in text.splitlines():
+        # only complete lines are acknowledgements: a long line (an import's ids) is flushed in several
+        # pipe writes, so SIGKILL can cut it, leaving a torn tail such as a 4-character id prefix
+        complete, _, _torn = text.rpartition("\n")
+        for line in complete.splitlines():
             parts = line.split(" ")
             if len(parts) < 2 or line == "READY":
                 continue
@@ -213,6 +216,12 @@ def test_acks_parser_reads_every_kind_of_line() -> None:
     assert acks.merges == {"m": ["x", "y"]} and acks.imports == {"imp1_2": ["p", "q"], "imp1_3": []}
     assert acks.lines == 6
 
+
+def test_acks_parser_ignores_a_line_torn_by_the_kill() -> None:
+    # regression: a torn IMPORT line's last id prefix ("4807") was taken for an acknowledged write
+    acks = Acks()
+    acks.read("READY\nADD a\nIMPORT imp1_2 3 p,q,4807")
+    assert acks.added == {"a"} and acks.imports == {} and acks.lines == 1
 
 def test_writer_module_has_no_import_side_effects() -> None:
     code = "import runpy, sys; sys.argv = ['x']; import importlib.util as u; "

@@ -106,3 +106,13 @@ def test_non_numeric_trigram_weight_is_a_validation_error(tw) -> None:
     with pytest.raises(mk.ValidationError) as ei:
         HashEmbedder(trigram_weight=tw)
     assert ei.value.field == "trigram_weight"
+
+
+def test_inflections_embed_alike_and_name_carries_tokenizer_version() -> None:
+    e = HashEmbedder(dim=256)
+    went, goes, stay = e.embed(
+        ["She went to the captured lakes", "she goes to the capture lake", "She stays"]
+    )
+    assert float(went @ goes) > 0.999  # irregular lemma + final-e rule: the same features
+    assert float(went @ stay) < 0.5
+    assert e.name.startswith("hash-v3-")  # vectors of the v2 tokenizer are never mixed with these

@@ -227,7 +227,7 @@ def test_demo_section_shows_the_guard(now: datetime) -> None:
     out = io.StringIO()
     facts = _guard_section(out, now)
     text = out.getvalue()
-    assert all(f"== {s}" in text for s in ("12. Guard", "12b.", "12c."))
+    assert all(f"== {s}" in text for s in ("11. Guard", "11b.", "11c."))
     assert (
         facts["guard_redacted"] == "用户的手机号是 [PHONE]，邮箱 [EMAIL]" and facts["guard_refused"] is True
     )

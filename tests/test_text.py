@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memkit.text import normalize, s_stem, tokenize
+from memkit.text import IRREGULAR, light_stem, normalize, s_stem, tokenize
 
 
 def test_chinese_unigrams_then_bigrams() -> None:
@@ -64,3 +64,23 @@ def test_chinese_question_words_dropped_with_their_bigrams() -> None:
     assert toks == ["住", "我住", "住在"]
     assert "什么" not in tokenize("你喜欢喝什么", keep_stopwords=False)
     assert "什么" in tokenize("你喜欢喝什么")  # kept when stopwords are kept
+
+
+def test_irregular_forms_meet_their_lemma() -> None:
+    # a question asks "when did she go", the memory says "she went"
+    assert tokenize("go goes going went gone") == ["go"] * 5
+    assert tokenize("bought buy") == ["buy", "buy"] and tokenize("children child") == ["child", "child"]
+    assert tokenize("made making make") == ["make"] * 3  # the lemma is stemmed like any word
+    # forms that are usually another word are not mapped
+    assert tokenize("rose ground left") == ["rose", "ground", "left"]
+    assert IRREGULAR["went"] == "go" and "was" not in IRREGULAR  # stopwords are dropped before
+
+
+def test_base_form_meets_its_inflections_final_e() -> None:
+    assert len(set(tokenize("capture captured capturing captures"))) == 1
+    assert len(set(tokenize("agree agreed agreeing"))) == 1
+    assert tokenize("classes class beaches beach") == ["class", "class", "beach", "beach"]
+    assert tokenize("seeing see fleeing flee freed free") == ["see", "see", "flee", "flee", "free", "free"]
+    # short consonant-vowel-consonant stems keep their e: love / lake stay readable
+    assert tokenize("love lake live") == ["love", "lake", "live"]
+    assert light_stem("café") == "café" and light_stem("hope") == light_stem("hoping") == "hope"
