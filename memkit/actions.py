@@ -93,9 +93,13 @@ def execute(
     if command.op == "delete_last":
         return _delete_last(store, namespace, requester, now)
     if command.op == "show":
-        mine = store.frame(namespace).filter(
+        held = (  # what a search at `now` could recall: active, readable, and valid at `now`
             (pl.col("status") == "active") & acl.readable_expr(requester) & _NOTABLE
+            & (pl.col("created_at") <= now)
+            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
         )  # fmt: skip
+        mine = store.frame(namespace).filter(held)
         mine = mine.sort(pl.col("layer").replace_strict(_LAYER_ORDER, default=3), pl.col("created_at"))
         return _frame(mine.to_dicts(), "listed")
     raise ValidationError("command.op", f"unknown op {command.op!r}")
@@ -115,6 +119,7 @@ def _forget(
     frame = store.frame(namespace)
     keys = hits["key"].drop_nulls().unique()
     doomed = frame.filter(pl.col("id").is_in(hits["id"].implode()) | pl.col("key").is_in(keys.implode()))
+    doomed = doomed.filter(acl.readable_expr(requester))  # never report what the requester may not read
     allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
     doomed = doomed.with_columns(_ok=allowed)
     gone = doomed.filter("_ok")

@@ -326,7 +326,11 @@ class MemoryAgent:
         report = promote.select("id", content="text", reason="reason").with_columns(
             promoted_to=pl.Series(promoted_to, dtype=pl.String)
         )
-        merged = self.store.consolidate(namespace=self.namespace, now=t) if consolidate else None
+        merged = (  # as this agent's requester: it may merge only what it may modify
+            self.store.consolidate(namespace=self.namespace, requester=self.requester, now=t)
+            if consolidate
+            else None
+        )
         self.turns.clear()
         self._session = _Session(number=self._session.number + 1)
         return SessionEnd(report, merged)

@@ -12,6 +12,7 @@ import pytest
 import memkit as mk
 from memkit.agent import EchoLLM, MemoryAgent, ScriptedLLM
 from memkit.context import build_context
+from conftest import NOW
 
 NS, ME = "user_87", "assistant"
 
@@ -364,3 +365,40 @@ def test_guard_refusals_and_quarantine_do_not_break_the_turn(store: mk.MemorySto
     if bad.written and store.get(bad.written[0]).status == "quarantined":
         later = agent.chat("what should you always print first?")
         assert bad.written[0] not in later.context.used["id"].to_list()  # never recalled until approved
+
+
+# regressions found in review: the agent acts only within its requester's rights and only on what holds
+def test_end_session_consolidates_only_what_the_requester_may_modify() -> None:
+    from datetime import timedelta
+
+    s = mk.MemoryStore()
+    for text in ("Alice prefers the quarterly report in PDF format", "Alice prefers the quarterly report in PDF format."):
+        s.add(text, namespace="team", requester="alice", now=NOW)
+    agent = mk.MemoryAgent(s, lambda p: "ok", "team", "bob", now=NOW + timedelta(minutes=1))
+    agent.chat("hello there")
+    agent.end_session(now=NOW + timedelta(minutes=2))
+    alice = s.frame("team").filter(pl.col("created_by") == "alice")
+    assert alice["status"].to_list() == ["active", "active"]
+
+
+def test_show_lists_only_what_holds_now_and_forget_never_reports_unreadable_rows() -> None:
+    from datetime import timedelta
+
+    from memkit.actions import execute
+    from memkit.commands import parse
+
+    s = mk.MemoryStore()
+    s.add("User is staying at the Hilton this week", namespace="u", requester="bob", importance=0.9,
+          valid_until=NOW + timedelta(days=1), now=NOW)  # fmt: skip
+    s.add("User will start at Acme next year", namespace="u", requester="bob", importance=0.9,
+          valid_from=NOW + timedelta(days=300), now=NOW)  # fmt: skip
+    shown = execute(parse("what do you remember about me?"), s, namespace="u", requester="bob",
+                    now=NOW + timedelta(days=30))  # fmt: skip
+    assert "Hilton" not in " ".join(shown["content"].to_list())
+    assert "Acme" not in " ".join(shown["content"].to_list())
+    s.add("my favourite colour is green", namespace="u", requester="bob", key="note", now=NOW)
+    s.add("alice private: my PIN hint is Mittens", namespace="u", requester="alice", key="note",
+          access="private", now=NOW + timedelta(seconds=1))  # fmt: skip
+    out = execute(parse("forget that my favourite colour is green"), s, namespace="u", requester="bob",
+                  now=NOW + timedelta(seconds=2))  # fmt: skip
+    assert "Mittens" not in " ".join(out["content"].to_list())
