@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
+from conftest import NOW
 
 import memkit as mk
 from memkit.agent import EchoLLM, MemoryAgent, ScriptedLLM
 from memkit.context import build_context
-from conftest import NOW
 
 NS, ME = "user_87", "assistant"
 
@@ -372,7 +372,10 @@ def test_end_session_consolidates_only_what_the_requester_may_modify() -> None:
     from datetime import timedelta
 
     s = mk.MemoryStore()
-    for text in ("Alice prefers the quarterly report in PDF format", "Alice prefers the quarterly report in PDF format."):
+    for text in (
+        "Alice prefers the quarterly report in PDF format",
+        "Alice prefers the quarterly report in PDF format.",
+    ):
         s.add(text, namespace="team", requester="alice", now=NOW)
     agent = mk.MemoryAgent(s, lambda p: "ok", "team", "bob", now=NOW + timedelta(minutes=1))
     agent.chat("hello there")
