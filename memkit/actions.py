@@ -123,8 +123,12 @@ def _forget(
     allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
     doomed = doomed.with_columns(_ok=allowed)
     gone = doomed.filter("_ok")
-    for memory_id in gone["id"].to_list():  # one erasure per matched memory (a handful at most)
-        store.delete(memory_id, requester=requester, now=now)
+    with store.transaction():  # all or nothing, and the file is compacted once
+        for memory_id in gone["id"].to_list():  # one erasure per matched memory (a handful at most)
+            try:
+                store.delete(memory_id, namespace=namespace, requester=requester, now=now)
+            except NotFound:  # went with a merge it belonged to
+                continue
     return pl.concat(
         [_frame(gone.to_dicts(), "deleted"), _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept")]
     )
@@ -143,7 +147,7 @@ def _delete_last(store: Any, namespace: str, requester: str | None, now: datetim
     memory_id = alive["memory_id"][0]
     row = frame.filter(pl.col("id") == memory_id).to_dicts()[0]
     try:
-        store.delete(memory_id, requester=requester, now=now)
+        store.delete(memory_id, namespace=namespace, requester=requester, now=now)
     except NotFound:  # erased meanwhile by another writer
         return _frame([], "deleted")
     return _frame([row], "deleted")

@@ -241,8 +241,9 @@ def add_frame(
     """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
     column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped``).
 
-    Every row is validated before anything is written; each namespace then commits in its own
-    transaction (a key already taken in a later namespace leaves the earlier ones written)."""
+    All or nothing: every row is validated first, and every namespace commits in one transaction
+    (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
+    earlier one written."""
     frame = frame.with_row_index("row")
     writable = set(RESTORABLE) | {"content", "tags", "source", "created_at"}
     wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
@@ -259,9 +260,10 @@ def add_frame(
             part.select(cols).to_dicts(), check_name("namespace", ns), requester, now or datetime.now(UTC)
         )
         groups.append((ns, part, cols))
-    for ns, part, cols in groups:
-        ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
-        parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
+    with store.transaction():  # every namespace, or none
+        for ns, part, cols in groups:
+            ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+            parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
     return pl.concat(parts).sort("row")
 
 

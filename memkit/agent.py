@@ -47,6 +47,7 @@ from .actions import confirm, execute
 from .commands import Admission, Command, admit, admit_many, parse
 from .context import USED_SCHEMA, Context, build_context
 from .errors import MemkitError, ValidationError
+from .guard import screen_many
 from .params import Weights, check_number
 from .schema import check_name, check_text, check_time
 
@@ -207,7 +208,8 @@ class MemoryAgent:
         self.budget_chars = _int("budget_chars", budget_chars, 1, 1_000_000)
         self.clock = _now_source(now)
         self.forget_threshold = check_number("forget_threshold", forget_threshold, lo=0.0, hi=1.0)
-        self.turns: deque[tuple[str, str]] = deque(maxlen=self.window)  # (user, assistant)
+        self.turns: deque[tuple[str, str]] = deque(maxlen=self.window)  # (user, assistant), guarded
+        self._turn_ids: deque[frozenset[str]] = deque(maxlen=self.window)  # memories each turn touched
         self._session = _Session()
         self.last: Reply | None = None
 
@@ -225,53 +227,104 @@ class MemoryAgent:
         return "\n\n".join(parts)
 
     def chat(self, message: str, *, now: datetime | None = None) -> Reply:
-        """One turn: command, or recall → prompt → ``llm`` → write (module docstring)."""
+        """One turn: command, or recall → prompt → ``llm`` → write (module docstring).
+
+        All or nothing: the recalled memories are reinforced, the context logged and the turn's
+        memories written in one transaction, after the LLM has answered with text. An LLM call that
+        raises or returns something that is not text (:class:`~memkit.errors.ValidationError`
+        ``llm``) leaves the store and the turn buffer as they were, so the turn can be retried.
+        """
         message = check_text("message", message)
         t = self._time(now)
         command = parse(message)
         if command is not None:
-            empty = Context("", pl.DataFrame(schema=USED_SCHEMA))
-            try:
-                affected = execute(
-                    command, self.store, namespace=self.namespace, requester=self.requester, now=t,
-                    threshold=self.forget_threshold, tags=(f"session:{self._session.number}",),
-                )  # fmt: skip
-            except _REFUSED:  # the guard refused to store it (a secret): say so, store nothing
-                zh = any("\u4e00" <= c <= "\u9fff" for c in message)
-                text = "这条内容含有敏感信息（如密码或密钥），我不会记住它。" if zh else (
-                    "That looks like a secret (a password or key); I will not remember it."
-                )  # fmt: skip
-                reply = Reply(text, "", empty, command, None, (), None, refused=True)
-            else:
-                written = tuple(affected.filter(pl.col("action") == "added")["id"])
-                reply = Reply(confirm(command, affected), "", empty, command, affected, written)
-        else:
-            hits = self.store.search(
-                message,
-                namespace=self.namespace,
-                requester=self.requester,
-                k=self.k,
-                weights=self.weights,
-                now=t,
+            return self._command(message, command, t)
+        hits = self.store.search(
+            message, namespace=self.namespace, requester=self.requester, k=self.k, weights=self.weights,
+            now=t, reinforce=False,
+        )  # fmt: skip
+        context = build_context(hits, budget_chars=self.budget_chars, query=message)
+        prompt = self.prompt(message, context)
+        answer = self._ask(prompt)
+        dropped = context.used.filter(~pl.col("included")).select("id", "reason").to_dicts()
+        admission, said = admit(message, role="user"), admit(answer, role="assistant")
+        with self.store.transaction():  # reinforcement, provenance and writes: all or nothing
+            self.store.reinforce(
+                hits["id"].to_list(), namespace=self.namespace, requester=self.requester, now=t
             )
-            context = build_context(hits, budget_chars=self.budget_chars, query=message)
-            prompt = self.prompt(message, context)
-            answer = self.llm(prompt)
-            if not isinstance(answer, str):
-                raise ValidationError("llm", f"must return a str, returned {type(answer).__name__}")
-            dropped = context.used.filter(~pl.col("included")).select("id", "reason").to_dicts()
             self.store.log_context(
                 context.ids, namespace=self.namespace, requester=self.requester, now=t, dropped=dropped
             )
-            admission = admit(message, role="user")
             written, refused = self._write(message, admission, "user", t)
-            said = admit(answer, role="assistant")  # the agent's own commitments ("I'll remind you…")
-            if said.layer == "long_term" and answer.strip():
+            if (
+                said.layer == "long_term" and answer.strip()
+            ):  # the agent's own commitments ("I'll remind you…")
                 written += self._write(answer, said, "agent", t)[0]
-            reply = Reply(answer, prompt, context, None, None, written, admission, refused=refused)
-        self.turns.append((message, reply.text))
+        reply = Reply(answer, prompt, context, None, None, written, admission, refused=refused)
+        self._remember_turn(message, reply, {*hits["id"].to_list(), *written})
+        return reply
+
+    def _ask(self, prompt: str) -> str:
+        """The LLM's answer, or ValidationError (``llm``) when it is not usable text."""
+        answer = self.llm(prompt)
+        if not isinstance(answer, str):
+            raise ValidationError("llm", f"must return a str, returned {type(answer).__name__}")
+        try:
+            return check_text("llm", answer)
+        except ValidationError as e:
+            raise ValidationError("llm", f"returned unusable text ({str(e).split(': ', 1)[1]})") from None
+
+    def _command(self, message: str, command: Command, t: datetime) -> Reply:
+        """A memory command, carried out without the LLM."""
+        empty = Context("", pl.DataFrame(schema=USED_SCHEMA))
+        try:
+            affected = execute(
+                command, self.store, namespace=self.namespace, requester=self.requester, now=t,
+                threshold=self.forget_threshold, tags=(f"session:{self._session.number}",),
+            )  # fmt: skip
+        except _REFUSED:  # the guard refused to store it (a secret): say so, store nothing
+            zh = any("\u4e00" <= c <= "\u9fff" for c in message)
+            text = "这条内容含有敏感信息（如密码或密钥），我不会记住它。" if zh else (
+                "That looks like a secret (a password or key); I will not remember it."
+            )  # fmt: skip
+            reply = Reply(text, "", empty, command, None, (), None, refused=True)
+            self._remember_turn(message, reply, set())
+            return reply
+        written = tuple(affected.filter(pl.col("action") == "added")["id"])
+        reply = Reply(confirm(command, affected), "", empty, command, affected, written)
+        erased = set(affected.filter(pl.col("action") == "deleted")["id"])
+        if command.op in ("forget", "delete_last"):  # what the user asked to forget leaves the buffer too
+            self._forget_turns(erased)
+        else:
+            self._remember_turn(message, reply, set(written))
         self.last = reply
         return reply
+
+    # ------------------------------------------------------------------ the recent-turn buffer
+    def _guarded(self, text: str) -> str:
+        """A turn's text as the buffer may replay it: the store's guard applied (PII redacted; a
+        refused or quarantined text withheld), so a prompt never holds what the store would not."""
+        s = screen_many([text], self.store.guard)
+        if s.actions[0] == "refuse":
+            return "[withheld: the guard refused this text]"
+        if s.actions[0] == "quarantine":
+            return "[withheld: quarantined by the guard]"
+        return s.texts[0]
+
+    def _remember_turn(self, message: str, reply: Reply, ids: set[str]) -> None:
+        """Buffer a turn (guarded), with the ids it recalled or wrote (to forget it with them)."""
+        self.turns.append((self._guarded(message), self._guarded(reply.text)))
+        self._turn_ids.append(frozenset(ids))
+        self.last = reply
+
+    def _forget_turns(self, erased: set[str]) -> None:
+        """Drop the buffered turns that recalled or wrote an erased memory."""
+        keep = [(turn, ids) for turn, ids in zip(self.turns, self._turn_ids, strict=True) if not ids & erased]
+        self.turns.clear()
+        self._turn_ids.clear()
+        for turn, ids in keep:
+            self.turns.append(turn)
+            self._turn_ids.append(ids)
 
     def _write(self, text: str, a: Admission, source: str, t: datetime) -> tuple[tuple[str, ...], bool]:
         """A turn admitted for storage goes to short-term now (promoted by end_session); a preference on
@@ -313,24 +366,26 @@ class MemoryAgent:
         decided = admit_many(frame["content"], roles.to_list())
         promote = pl.concat([frame.select("id", "source"), decided], how="horizontal")
         promoted_to: list[str | None] = []
-        for row in promote.iter_rows(named=True):  # a session's notable turns: a handful of writes
-            if row["layer"] != "long_term":
-                promoted_to.append(None)
-                continue
-            m = self.store.add(
-                row["text"], namespace=self.namespace, requester=self.requester, layer="long_term",
-                kind=row["kind"], importance=row["importance"], source=row["source"], key=row["key"],
-                conflict_policy="supersede" if row["key"] else None, now=t,
-            )  # fmt: skip
-            promoted_to.append(m.id)
+        with self.store.transaction():  # the promotions and the merge: all or nothing
+            for row in promote.iter_rows(named=True):  # a session's notable turns: a handful of writes
+                if row["layer"] != "long_term":
+                    promoted_to.append(None)
+                    continue
+                m = self.store.add(
+                    row["text"], namespace=self.namespace, requester=self.requester, layer="long_term",
+                    kind=row["kind"], importance=row["importance"], source=row["source"], key=row["key"],
+                    conflict_policy="supersede" if row["key"] else None, now=t,
+                )  # fmt: skip
+                promoted_to.append(m.id)
+            merged = (  # as this agent's requester: it may merge only what it may modify
+                self.store.consolidate(namespace=self.namespace, requester=self.requester, now=t)
+                if consolidate
+                else None
+            )
         report = promote.select("id", content="text", reason="reason").with_columns(
             promoted_to=pl.Series(promoted_to, dtype=pl.String)
         )
-        merged = (  # as this agent's requester: it may merge only what it may modify
-            self.store.consolidate(namespace=self.namespace, requester=self.requester, now=t)
-            if consolidate
-            else None
-        )
         self.turns.clear()
+        self._turn_ids.clear()
         self._session = _Session(number=self._session.number + 1)
         return SessionEnd(report, merged)

@@ -8,10 +8,13 @@ info        summarize a memkit database file
 export      write a namespace (or everything) to a portable JSONL file (:mod:`memkit.portable`)
 import      load a portable JSONL file (``--from`` mem0 / cogx / chat for other frameworks' data)
 analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`)
+reembed     migrate a file written by another (or an older) embedder to the default one
 ==========  ======================================================================================
 
-Errors (a bad file, a bad argument, a locked database) print ``memkit: <Error>: <message>`` on
-stderr and exit with status 2; nothing is written.
+The CLI never creates a database by accident: every command but ``demo`` needs an existing file
+(``import --create`` makes a new one on purpose). Errors (a missing or bad file, a bad argument, a
+locked database) print ``memkit: <Error>: <message>`` on stderr and exit with status 2; nothing is
+written. An adapter import (``--from``) is one transaction: one bad record commits nothing.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser("import", help="load a portable JSONL file (all or nothing)")
     imp.add_argument("file", help="input file (a COGX archive directory with --from cogx)")
-    imp.add_argument("--db", required=True, help="database file (created if missing)")
+    imp.add_argument("--db", required=True, help="database file (must exist unless --create)")
+    imp.add_argument("--create", action="store_true", help="create the database file if it does not exist")
     imp.add_argument(
         "--on-conflict",
         default="skip",
@@ -77,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     ana.add_argument("--db", required=True, help="database file")
     ana.add_argument("--namespace", help="one namespace (default: all)")
     ana.add_argument("--stale-days", type=float, default=90.0, help="MK004 threshold in days (default 90)")
+    ree = sub.add_parser("reembed", help="re-embed a file written by another embedder (in one transaction)")
+    ree.add_argument("--db", required=True, help="database file")
+    for p in (exp, ana):
+        p.add_argument(
+            "--requester", help="read as this requester (needs --namespace; default: the operator)"
+        )
     for p in (exp, imp, ana):
         p.add_argument(
             "--now", type=datetime.fromisoformat, help="the clock, ISO-8601 with offset (tests, replays)"
@@ -108,25 +118,25 @@ def _run(args: argparse.Namespace) -> None:
         run_demo(args.db)
         return
     if args.command == "info":
-        with MemoryStore(args.db) as store:
+        with MemoryStore(args.db, create=False) as store:
             print(store)
             print(store.frame().group_by("namespace", "status").len().sort("namespace", "status"))
         return
-    with MemoryStore(args.db) as store:
+    if args.command == "reembed":
+        with MemoryStore(args.db, create=False) as store:
+            print(f"re-embedded {store.reembed()} memories of {args.db} with {store.embedder.name}")
+        return
+    with MemoryStore(args.db, create=args.command == "import" and args.create) as store:
         if args.command == "export":
             if args.to == "cogx":
-                manifest = cogx.write_cogx(
-                    store.frame(args.namespace), args.out, embedder=store.embedder.name, now=args.now
-                )
+                manifest = cogx.write_cogx(store.frame(args.namespace, requester=args.requester), args.out,
+                                           embedder=store.embedder.name, now=args.now)  # fmt: skip
                 print(f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
                 return
             header = store.export(
-                args.out,
-                args.namespace,
-                include_embeddings=args.embeddings,
-                include_events=args.events,
-                now=args.now,
-            )
+                args.out, args.namespace, include_embeddings=args.embeddings, include_events=args.events,
+                now=args.now, requester=args.requester,
+            )  # fmt: skip
             c = header["counts"]
             print(f"wrote {c['memories']} memories ({c['events']} events) to {args.out}")
         elif args.command == "import":
@@ -152,7 +162,8 @@ def _run(args: argparse.Namespace) -> None:
             summary = ", ".join(f"{a} {n}" for a, n in counts.iter_rows())
             print(f"imported {args.file}: {summary or 'nothing'}")
         elif args.command == "analyze":
-            findings = store.analyze(args.namespace, now=args.now, stale_days=args.stale_days)
+            findings = store.analyze(args.namespace, now=args.now, stale_days=args.stale_days,
+                                     requester=args.requester)  # fmt: skip
             with pl.Config(**_TABLE):
                 print(findings.select("code", "severity", "namespace", "memory_id", "key", "message"))
             by = findings.group_by("severity").len().sort("severity")

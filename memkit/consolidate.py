@@ -61,7 +61,9 @@ from .errors import ValidationError
 from .params import check_number
 from .text import _CJK, tokenize
 
-__all__ = ["PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_merges"]
+__all__ = [
+    "PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_grouped", "plan_merges", "remerge",
+]  # fmt: skip
 
 REQUIRED = ("id", "namespace", "layer", "key", "content", "importance", "created_at", "last_access_at",
             "access_count", "status", "protected")  # fmt: skip
@@ -226,6 +228,56 @@ def merge_content(survivor: str, others: list[str]) -> str:
 
 
 # --------------------------------------------------------------------------------------------- plan
+def _by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
+    """Members sorted so each cluster's survivor comes first: most distinct tokens, then highest
+    importance, newest ``created_at``, smallest id (the merge rule of the module docstring)."""
+    tokens = pl.Series([len(set(tokenize(c))) for c in members["content"]], dtype=pl.Int64)
+    return members.with_columns(_tokens=tokens).sort(
+        *first,
+        "_tokens",
+        "importance",
+        "created_at",
+        "id",
+        descending=[False] * len(first) + [True, True, True, False],
+    )
+
+
+def remerge(members: pl.DataFrame) -> tuple[str, str]:
+    """The survivor and merged content of one cluster's ``members`` (``id, content, importance,
+    created_at``) by the merge rule: what a merged memory becomes when one of its members is erased.
+
+    >>> from datetime import datetime, timezone
+    >>> t = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2)]
+    >>> remerge(pl.DataFrame({"id": ["a", "b"], "content": ["Tea.", "Tea at 3pm."],
+    ...                       "importance": [0.5, 0.5], "created_at": t}))
+    ('b', 'Tea at 3pm.')
+    """
+    ordered = _by_survivor_rule(members)
+    survivor = ordered.row(0, named=True)
+    others = ordered[1:].sort("created_at", "id")["content"].to_list()
+    return survivor["id"], merge_content(survivor["content"], others)
+
+
+def plan_grouped(
+    frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
+) -> pl.DataFrame:
+    """:func:`plan_merges` within each access group (same ``access``, ``owner`` and ``created_by``),
+    so a merge never moves a private or protected text into a memory other requesters can read ->
+    one plan, clusters renumbered 0.. This is the plan ``store.consolidate`` applies and the merge
+    explorer shows."""
+    emb = np.asarray(embeddings, dtype=np.float32)
+    parts = [
+        plan_merges(g.drop("_row"), emb[g["_row"].to_numpy()], params)
+        for _, g in frame.with_row_index("_row").group_by(
+            "access", "owner", "created_by", maintain_order=True
+        )
+    ]
+    if not parts:
+        return plan_merges(frame.head(0), emb[:0], params)
+    plan = pl.concat(parts)
+    return plan.with_columns(cluster=pl.int_range(pl.len()).cast(plan.schema["cluster"]))
+
+
 def plan_merges(
     frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
 ) -> pl.DataFrame:
@@ -244,15 +296,9 @@ def plan_merges(
     rows = np.flatnonzero((size >= 2) & (size <= params.max_cluster))
     if rows.size == 0:
         return pl.DataFrame(schema=schema)
-    members = (
-        frame[rows]
-        .with_columns(_row=pl.Series(rows), _label=pl.Series(labels[rows]))
-        .with_columns(_tokens=pl.Series([len(set(tokenize(c))) for c in frame["content"][rows]]))
-        .sort(
-            "_label", "_tokens", "importance", "created_at", "id", descending=[False, True, True, True, False]
-        )
-        .with_columns(_survivor_row=pl.col("_row").first().over("_label"))
-    )
+    members = _by_survivor_rule(
+        frame[rows].with_columns(_row=pl.Series(rows), _label=pl.Series(labels[rows])), "_label"
+    ).with_columns(_survivor_row=pl.col("_row").first().over("_label"))
     surv = members["_survivor_row"].to_numpy()
     sim = np.einsum("ij,ij->i", emb[members["_row"].to_numpy()], emb[surv])  # (m, dim)·(m, dim) -> (m,)
     is_survivor = pl.col("_row") == pl.col("_survivor_row")

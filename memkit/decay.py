@@ -27,6 +27,8 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
+from .errors import ValidationError
+
 __all__ = [
     "age_hours_expr",
     "hours_until",
@@ -39,38 +41,58 @@ __all__ = [
 ArrayLike = float | np.ndarray
 
 
+def _positive(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as float64, every element finite and > 0, or ValidationError naming ``name``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if not (np.isfinite(arr) & (arr > 0)).all():
+        bad = arr[~(np.isfinite(arr) & (arr > 0))].ravel()[0]
+        raise ValidationError(name, f"must be finite and > 0, got {bad}")
+    return arr
+
+
 def strength(importance: ArrayLike, age_hours: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:
     """``importance · 0.5^(age_hours / half_life_hours)``; ages below 0 (written "in the future"
-    relative to ``now``) count as 0, so strength never exceeds importance.
+    relative to ``now``) count as 0, so strength never exceeds importance. Half-lives must be > 0.
 
     >>> strength(np.array([1.0, 1.0, 1.0]), np.array([0.0, 2.0, 4.0]), 2.0).tolist()
     [1.0, 0.5, 0.25]
+    >>> strength(0.5, 1.0, 0.0)
+    Traceback (most recent call last):
+    ...
+    memkit.errors.ValidationError: half_life_hours: must be finite and > 0, got 0.0
     """
     age = np.maximum(np.asarray(age_hours, dtype=np.float64), 0.0)
-    return np.asarray(importance, dtype=np.float64) * np.exp2(-age / np.asarray(half_life_hours))
+    return np.asarray(importance, dtype=np.float64) * np.exp2(
+        -age / _positive("half_life_hours", half_life_hours)
+    )
 
 
 def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) -> np.ndarray:
-    """``exp(-hours_since_access / time_scale_hours)``, 1.0 right after an access.
+    """``exp(-hours_since_access / time_scale_hours)``, 1.0 right after an access. float32 input
+    stays float32 (the search's first pass); anything else is computed in float64.
 
     >>> round(float(recency(168.0)), 4)   # one time scale (7 days) later: 1/e
     0.3679
     """
-    h = np.maximum(np.asarray(hours_since_access, dtype=np.float64), 0.0)
-    return np.exp(-h / np.asarray(time_scale_hours, dtype=np.float64))
+    h = np.asarray(hours_since_access)
+    if h.dtype != np.float32:
+        h = h.astype(np.float64)
+    scale = _positive("time_scale_hours", time_scale_hours).astype(h.dtype)
+    return np.exp(-np.maximum(h, h.dtype.type(0.0)) / scale)
 
 
 def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:
     """Age (hours) at which strength falls to ``floor``: ``half_life · log2(importance / floor)``.
 
-    0 if the memory starts at or below the floor.
+    0 if the memory starts at or below the floor. Half-lives and the floor must be > 0.
 
     >>> round(float(hours_until(0.1, 0.6, 2.0)), 2)   # the 0.6 / 2 h memory is forgotten after ~5.17 h
     5.17
     """
     imp = np.asarray(importance, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        t = np.asarray(half_life_hours) * np.log2(imp / np.asarray(floor, dtype=np.float64))
+    hl, fl = _positive("half_life_hours", half_life_hours), _positive("floor", floor)
+    with np.errstate(divide="ignore", over="ignore"):  # a huge half-life lives "forever": inf
+        t = hl * np.log2(imp / fl)
     return np.maximum(t, 0.0)
 
 

@@ -275,7 +275,7 @@ def _portable_section(db: Path, store: MemoryStore, ns: str, out: TextIO) -> dic
     question = "我平时喜欢喝什么？"
     q = dict(namespace=ns, requester="assistant", k=3, now=t, reinforce=False)
     with MemoryStore() as fresh:
-        report = fresh.import_(path, requester="importer", now=t)
+        report = fresh.import_(path, now=t)  # the operator moves it: authorship is kept
         same_frame = fresh.frame(ns).equals(store.frame(ns))
         before, after = store.search(question, **q), fresh.search(question, **q)
         answer = MemoryAgent(fresh, scripted_llm(), ns, "assistant", now=t).chat(question, now=t).text

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .decay import recency, strength
 from .embed import Embedder, HashEmbedder, l2_normalize
 from .errors import ValidationError
 from .locomo import CATEGORIES, load_locomo
@@ -40,7 +41,7 @@ from .metrics import (
 from .params import DecayParams, KeywordParams, Weights
 from .scenarios import forgetting_scenario, knowledge_update_scenario
 from .schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
-from .scoring import KeywordIndex
+from .scoring import KeywordIndex, hybrid
 
 __all__ = [
     "CATEGORIES", "Prepared", "evaluate", "forgetting_scenario", "hit_at_k", "knowledge_update_scenario",
@@ -191,14 +192,13 @@ def rank(
     """
     out = []
     for g in prep.groups:
-        rec = np.exp(-g.idle_h / time_scale_hours)  # (n,)
-        score = g.sim * np.float32(weights.similarity)  # (q, n)
-        if weights.keyword:
-            score += np.float32(weights.keyword) * g.kw
-        score += (weights.importance * g.importance + weights.recency * rec).astype(np.float32)
+        rec = recency(g.idle_h, time_scale_hours)  # (n,)
+        score = hybrid(
+            g.sim, g.importance, rec, weights, g.kw, dtype=np.float32
+        )  # (q, n): the store's formula
         if min_strength > 0:
             hl = g.half_life_h if half_life_hours is None else half_life_hours
-            weak = g.importance * 0.5 ** (g.age_h / hl) < min_strength  # (n,)
+            weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
             score[:, weak] = -np.inf
         kk = min(k, score.shape[1])
         part = np.argpartition(-score, kk - 1, axis=1)[:, :kk]  # (q, kk), unordered

@@ -38,6 +38,7 @@ from .schema import (
     OPS,
     SOURCES,
     STATUSES,
+    Finding,
     Memory,
     check_choice,
     check_count,
@@ -172,6 +173,27 @@ def _json(name: str, v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, allow_nan=False)
 
 
+_FINDING_KEYS = ("code", "kind", "message", "severity", "start", "end")
+
+
+def _findings(v: Any) -> str:
+    """The guard's findings of a row: a list of finding objects, each a valid
+    :class:`~memkit.schema.Finding` (so that a hand-made file cannot plant data that crashes a read)."""
+    if not isinstance(v, list):
+        raise ValidationError("findings", f"must be a list of findings, got {type(v).__name__}")
+    for j, f in enumerate(v):
+        if not isinstance(f, dict) or not set(f) <= set(_FINDING_KEYS) or "code" not in f or "kind" not in f:
+            raise ValidationError(
+                f"findings[{j}]",
+                f"must be an object with code, kind and optional {', '.join(_FINDING_KEYS[2:])}",
+            )
+        try:
+            Finding(**f)
+        except ValidationError as e:
+            raise ValidationError(f"findings[{j}]", str(e)) from None
+    return _json("findings", v)
+
+
 def _hash(v: Any) -> str:
     if not isinstance(v, str):  # read() compares it with the hash of the content
         raise ValidationError("content_hash", f"must be a str, got {type(v).__name__}")
@@ -220,6 +242,7 @@ _KNOWN: dict[str, Callable[[Any], Any]] = {
     "supersedes": lambda v: _name("supersedes", v, optional=True),
     "merged_from": lambda v: _names("merged_from", v),
     "content_hash": _hash,
+    "findings": _findings,
 }
 _BY_TYPE: dict[str, Callable[[str, Any], Any]] = {
     "VARCHAR": _str,

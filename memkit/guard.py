@@ -35,6 +35,9 @@ the *lessons* (memories confirmed bad) that the store keeps.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +60,7 @@ __all__ = [
     "decide",
     "findings_frame",
     "lesson_similarity",
+    "pseudonym",
     "redact",
     "scan",
     "screen",
@@ -111,14 +115,35 @@ def _shift(pos: int, edits: list[tuple[int, int, int]], end: bool) -> int:
 
 
 _PLACEHOLDERS = {r.code: r.placeholder for r in gr.RULES if r.placeholder}
+_SEPARATORS = re.compile(r"[\s\-().]")
 
 
-def _redact_one(text: str, found: list[Finding]) -> tuple[str, list[Finding]]:
+def pseudonym(placeholder: str, span: str) -> str:
+    """A placeholder that keeps distinct values apart: ``[PHONE]`` + 8 hex of blake2b over the
+    normalized span (NFKC, case-folded, separators dropped), for names such as keys and owners,
+    where two phone numbers must stay two keys and one number must always give the same key.
+
+    >>> pseudonym("[PHONE]", "138-1234-5678") == pseudonym("[PHONE]", "13812345678")
+    True
+    >>> pseudonym("[EMAIL]", "a@example.com")
+    '[EMAIL:6e0c32b8]'
+
+    The digest separates values; it does not hide them from someone who can enumerate the
+    candidates (every phone number): identities and keys should not be PII in the first place.
+    """
+    folded = _SEPARATORS.sub("", unicodedata.normalize("NFKC", span).casefold())
+    tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=4, person=b"memkit-pseudonym").hexdigest()
+    return f"{placeholder[:-1]}:{tag}]"
+
+
+def _redact_one(text: str, found: list[Finding], pseudonyms: bool = False) -> tuple[str, list[Finding]]:
     """Replace the PII spans of one text -> (new text, its findings re-based onto it)."""
-    edits = sorted(
-        (f.start, f.end, _PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]"))
-        for f in found if f.kind == "pii" and f.start is not None
-    )  # fmt: skip
+
+    def placeholder(f: Finding) -> str:
+        ph = _PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
+        return pseudonym(ph, text[f.start : f.end]) if pseudonyms else ph
+
+    edits = sorted((f.start, f.end, placeholder(f)) for f in found if f.kind == "pii" and f.start is not None)
     if not edits:
         return text, found
     pieces, last = [], 0
@@ -196,9 +221,12 @@ class Verdict:
     findings: pl.DataFrame
 
 
-def screen_many(texts: Sequence[str], params: GuardParams = GuardParams()) -> Screening:
+def screen_many(
+    texts: Sequence[str], params: GuardParams = GuardParams(), *, pseudonyms: bool = False
+) -> Screening:
     """Scan, decide and redact a batch -> :class:`Screening` (what ``store.add_many`` applies).
-    Refused texts are left unredacted (nothing of them is stored)."""
+    Refused texts are left unredacted (nothing of them is stored). ``pseudonyms=True`` redacts
+    with :func:`pseudonym` (for names: keys, tags, owners, the keys of structured values)."""
     if not isinstance(params, GuardParams):
         raise ValidationError("params", f"must be a memkit.GuardParams, got {type(params).__name__}")
     texts = list(texts)
@@ -207,7 +235,7 @@ def screen_many(texts: Sequence[str], params: GuardParams = GuardParams()) -> Sc
     for i, found in rows.items():  # only the texts with findings
         actions[i], scores[i] = _decide_one(found, params)
         if actions[i] != "refuse":
-            texts[i], rows[i] = _redact_one(texts[i], found)
+            texts[i], rows[i] = _redact_one(texts[i], found, pseudonyms)
     return Screening(texts, actions, scores, _frame(rows))
 
 

@@ -13,11 +13,10 @@ from datetime import datetime
 from typing import Any
 
 import ipywidgets as W
-import numpy as np
 import polars as pl
 
 from . import charts
-from .consolidate import MergeParams, plan_merges
+from .consolidate import MergeParams, plan_grouped
 from .panel import Panel, slider, table_html
 from .params import Weights, slider_ranges
 from .views import Reranker, nearest_similarity
@@ -124,35 +123,29 @@ class MergeExplorer(Panel):
         self.refresh()
 
     def _load(self) -> None:
-        frame = self.store.frame(self.namespace, include_embedding=True)
-        if self.requester is not None:  # the store merges only what this requester may change
-            frame = frame.filter(
-                (pl.col("owner") == self.requester) | (pl.col("created_by") == self.requester)
-            )
-        emb = frame["embedding"].to_numpy()
-        self._emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32)  # (n, dim)
-        self._frame = frame.drop("embedding")
+        # what the store's consolidate plans over: written and valid at `now`, changeable by the requester
+        self._frame, self._emb = self.store.merge_candidates(
+            self.namespace, now=self.now, requester=self.requester
+        )
         self._plans: dict[float, pl.DataFrame] = {}
         self.similarities = nearest_similarity(self._frame, self._emb)
 
     def _plan(self, threshold: float) -> pl.DataFrame:
         """The store's plan at ``threshold``, computed only over memories that have a partner above
-        it (the others cannot merge), per access group as ``store.consolidate`` groups them.
-        Plans are memoized per threshold until the store changes (a slider has 51 positions)."""
+        it (the others cannot merge), by :func:`memkit.consolidate.plan_grouped` as
+        ``store.consolidate`` does. Plans are memoized per threshold until the store changes (a
+        slider has 51 positions)."""
         key = round(threshold, 6)
         if key not in self._plans:
-            self._plans[key] = self._plan_uncached(threshold)
+            ok = self.similarities.filter(pl.col("similarity") >= threshold - 1e-6)["id"]
+            keep = self._frame["id"].is_in(ok.implode()).to_numpy()
+            plan = plan_grouped(
+                self._frame.filter(pl.Series(keep)), self._emb[keep], MergeParams(threshold=threshold)
+            )
+            self._plans[key] = plan.sort("created_at").with_columns(
+                cluster=pl.int_range(pl.len(), dtype=pl.Int64)
+            )
         return self._plans[key]
-
-    def _plan_uncached(self, threshold: float) -> pl.DataFrame:
-        ok = self.similarities.filter(pl.col("similarity") >= threshold - 1e-6)["id"]
-        sub = self._frame.with_row_index("_row").filter(pl.col("id").is_in(ok.implode()))
-        parts = [
-            plan_merges(g.drop("_row"), self._emb[g["_row"].to_numpy()], MergeParams(threshold=threshold))
-            for _, g in sub.group_by("access", "owner", "created_by", maintain_order=True)
-        ]
-        plan = pl.concat(parts) if parts else plan_merges(self._frame.head(0), self._emb[:0])
-        return plan.sort("created_at").with_columns(cluster=pl.int_range(pl.len(), dtype=pl.Int64))
 
     def refresh(self) -> None:
         """Re-plan at the slider's threshold (no store access) and redraw."""

@@ -69,7 +69,9 @@ def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
-def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datetime) -> dict[str, Any]:
+def _one(
+    d: Mapping[str, Any], namespace: str, requester: str | None, now: datetime, keep_authorship: bool
+) -> dict[str, Any]:
     content = check_text("content", d.get("content"))
     kind = check_choice("kind", _or(d.get("kind"), "fact"), KINDS)
     imp = d.get("importance")
@@ -89,8 +91,15 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
     last_access = check_time("last_access_at", _or(d.get("last_access_at"), created_at))
     count = d.get("access_count")
     count = 0 if count is None else check_count("access_count", count)
-    owner = _or(d.get("owner"), requester)  # a null owner in a frame means "the requester", as in add()
-    creator = _or(d.get("created_by"), requester)
+    if keep_authorship:  # a row derived from stored ones (a merge) keeps theirs, null included
+        owner, creator = d.get("owner"), d.get("created_by")
+    else:
+        owner = _or(d.get("owner"), requester)  # a null owner in a frame means "the requester", as in add()
+        creator = _or(d.get("created_by"), requester)
+        if requester is not None and creator != requester:  # authorship cannot be forged
+            raise ValidationError(
+                "created_by", f"is the requester ({requester!r}); only the operator may write as {creator!r}"
+            )
     return {
         "id": new_id(),
         "namespace": namespace,
@@ -117,15 +126,24 @@ def _one(d: Mapping[str, Any], namespace: str, requester: str | None, now: datet
         "version": 1,
         "supersedes": None,
         "merged_from": [],
+        "findings": None,
     }
 
 
 def build_rows(
-    records: Sequence[Mapping[str, Any]], namespace: str, requester: str | None, now: datetime
+    records: Sequence[Mapping[str, Any]],
+    namespace: str,
+    requester: str | None,
+    now: datetime,
+    *,
+    keep_authorship: bool = False,
 ) -> dict[str, list[Any]]:
     """Validate ``records`` (dicts of :data:`WRITABLE` fields) -> ``{column: [values]}``.
 
-    Errors name the field and, when there is more than one record, the row: ``importance[row 3]``.
+    Authorship: ``owner`` and ``created_by`` default to the requester, and only the operator
+    (``requester=None``) may set ``created_by`` to someone else. ``keep_authorship`` takes both as
+    given (rows the store derives from stored ones). Errors name the field and, when there is more
+    than one record, the row: ``importance[row 3]``.
     """
     rows = []
     for i, rec in enumerate(records):  # write path: validation is per row, like embedding
@@ -133,7 +151,7 @@ def build_rows(
         if unknown:
             raise ValidationError(sorted(unknown)[0], f"is not a writable field; use {', '.join(WRITABLE)}")
         try:
-            rows.append(_one(rec, namespace, requester, now))
+            rows.append(_one(rec, namespace, requester, now, keep_authorship))
         except ValidationError as e:
             if len(records) == 1:
                 raise

@@ -11,7 +11,7 @@ import json
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ValidationError
@@ -121,12 +121,30 @@ class Finding:
 
 
 def _findings(value: Any) -> tuple[Finding, ...]:
-    """Stored findings (JSON text, a list of dicts, or Findings) -> a tuple of :class:`Finding`."""
+    """Stored findings (JSON text, a list of dicts, or Findings) -> a tuple of :class:`Finding`.
+
+    Tolerant, because it reads what is stored: an entry that is not a valid finding is left out
+    rather than making a read fail (files are checked strictly on import, see :mod:`memkit.fields`).
+    """
     if value is None:
         return ()
     if isinstance(value, str):
-        value = json.loads(value)
-    return tuple(f if isinstance(f, Finding) else Finding(**f) for f in value)
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return ()
+    if not isinstance(value, (list, tuple)):
+        return ()
+    out = []
+    for f in value:
+        if isinstance(f, Finding):
+            out.append(f)
+        elif isinstance(f, dict):
+            try:
+                out.append(Finding(**f))
+            except (TypeError, ValidationError):
+                continue
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -240,6 +258,10 @@ def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | N
         raise ValidationError(name, f"must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(name, "must be timezone-aware (e.g. datetime(..., tzinfo=timezone.utc))")
+    try:  # the store keeps UTC: an instant that has no UTC date (datetime.max at -05:00) cannot be stored
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(name, f"{value.isoformat()} is out of range once converted to UTC") from None
     return value
 
 

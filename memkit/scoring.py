@@ -36,16 +36,29 @@ def hybrid(
     importance: np.ndarray | float,
     recency: np.ndarray | float,
     weights: Weights,
-    keyword: np.ndarray | float = 0.0,
+    keyword: np.ndarray | float | None = 0.0,
+    *,
+    dtype: type = np.float64,
 ) -> np.ndarray:
-    """Weighted sum of the score components (arrays broadcast together)."""
-    score = (
-        weights.similarity * np.asarray(similarity, dtype=np.float64)
-        + weights.importance * np.asarray(importance, dtype=np.float64)
-        + weights.recency * np.asarray(recency, dtype=np.float64)
-    )
-    if weights.keyword:
-        score = score + weights.keyword * np.asarray(keyword, dtype=np.float64)
+    """The hybrid score: the weighted sum of the components (arrays broadcast together).
+
+    The one implementation of the formula: the store's search (both passes), the evaluation
+    (:func:`memkit.evaluate.rank`) and the notebooks' re-ranker (:class:`memkit.views.Reranker`) call
+    it. ``dtype=np.float32`` is the fast first pass of a search; the reported scores are float64.
+    ``weights`` fields may be arrays too (a grid of weightings scored at once): shape ``(g, 1)``
+    against components ``(c,)`` gives ``(g, c)``.
+    """
+    dt = np.dtype(dtype)
+    terms = [(weights.importance, importance), (weights.recency, recency)]
+    if keyword is not None and np.any(weights.keyword):
+        terms.append((weights.keyword, keyword))
+    score = np.multiply(weights.similarity, similarity, dtype=dt)
+    for w, x in terms:
+        t = np.multiply(w, x, dtype=dt)  # one allocation per term, in the target dtype
+        if score.shape == np.broadcast_shapes(score.shape, t.shape):
+            score += t
+        else:
+            score = score + t
     return score
 
 

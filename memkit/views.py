@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -30,7 +32,7 @@ import polars as pl
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError
 from .params import Weights
-from .scoring import top_k
+from .scoring import hybrid, top_k
 
 __all__ = [
     "COMPONENTS",
@@ -175,10 +177,12 @@ class Reranker:
         }
         return cls(frames)
 
-    def scores(self, query: str, weights: Weights) -> np.ndarray:
-        """Hybrid score of every cached candidate of ``query``: ``(c, 4) @ (4,) -> (c,)``."""
-        w = np.array([getattr(weights, c) for c in COMPONENTS], dtype=np.float64)
-        return self.matrix[query] @ w
+    def scores(self, query: str, weights: Any) -> np.ndarray:
+        """Hybrid score of every cached candidate of ``query`` (:func:`memkit.scoring.hybrid`, the
+        store's formula) -> ``(c,)``; with weight arrays of shape ``(g, 1)``, ``(g, c)``."""
+        m = self.matrix[query]  # (c, 4) columns in COMPONENTS order
+        parts = dict(zip(COMPONENTS, m.T, strict=True))
+        return hybrid(parts["similarity"], parts["importance"], parts["recency"], weights, parts["keyword"])
 
     def rank(self, query: str, weights: Weights, k: int = 5) -> pl.DataFrame:
         """The top ``k`` of ``query`` under ``weights``: the cached frame's rows with a new ``rank``
@@ -221,8 +225,11 @@ class Reranker:
             ]
         )  # (g, 4)
         rows = []
+        grid_weights = SimpleNamespace(
+            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}
+        )  # (g, 1) each
         for q, ids in relevant.items():  # a loop over queries, not memories
-            scores = w @ self.matrix[q].T  # (g, 4) @ (4, c) -> (g, c)
+            scores = self.scores(q, grid_weights)  # (g, c)
             c = scores.shape[1]
             kk = min(k, c)
             top = np.argpartition(-scores, kk - 1, axis=1)[:, :kk] if kk else np.zeros((len(w), 0), int)

@@ -7,7 +7,9 @@ acknowledgement line and flushes, so every line the parent read is a write the s
 
     ADD <id> | MANY <id,id,...> | DEL <id> | MERGE <merged_id> <member,...> | IMPORT <ns> <n> <id,...>
 
-Each operation uses its own ``now`` (one second apart), so a test can group audit events by call.
+Each operation uses its own ``now`` (one second apart), so a test can group audit events by call. The
+clock is simulated: trial ``t``'s step ``n`` runs at ``T0 + t·TRIAL_SPAN_S + n`` seconds, so every write
+of a trial comes before ``T0 + (t + 1)·TRIAL_SPAN_S``, the instant the test checks the recovered file at.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 BATCH = 5  # rows per add_many call: the test checks every batch is all there or not at all
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+TRIAL_SPAN_S = 100_000  # simulated seconds per trial (a writer makes a few thousand steps at most)
 TEXTS = [
     "the user lives in Hangzhou",
     "the user lives in Hangzhou",  # duplicates, so that consolidation has work
@@ -48,7 +51,7 @@ def main(path: str, seed: int, trial: int) -> None:
     ack("READY")
     while True:
         step += 1
-        now = T0 + timedelta(seconds=trial * 100_000 + step)
+        now = T0 + timedelta(seconds=trial * TRIAL_SPAN_S + step)
         op = rng.random()
         text = rng.choice(TEXTS) + ("" if rng.random() < 0.5 else f" #{rng.randrange(1000)}")
         if op < 0.35:

@@ -32,7 +32,9 @@ def test_export_import_roundtrip(db: str, tmp_path: Path, capsys: pytest.Capture
     assert "wrote 2 memories (3 events)" in capsys.readouterr().out
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["namespace"] == "u"
     fresh = str(tmp_path / "fresh.duckdb")
-    assert main(["import", "--db", fresh, str(out), T]) == 0
+    assert main(["import", "--db", fresh, str(out), T]) == 2  # the CLI never creates a database unasked
+    assert "does not exist" in capsys.readouterr().err and not Path(fresh).exists()
+    assert main(["import", "--db", fresh, "--create", str(out), T]) == 0
     assert "added 2" in capsys.readouterr().out
     assert main(["import", "--db", fresh, str(out), T]) == 0
     assert "skipped 2" in capsys.readouterr().out

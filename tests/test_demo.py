@@ -62,8 +62,9 @@ def test_cli_demo_subprocess(tmp_path: Path) -> None:
 
 
 def test_cli_reports_memkit_errors(tmp_path: Path) -> None:
-    with mk.MemoryStore(str(tmp_path / "h.duckdb"), embedder=mk.HashEmbedder(dim=64)):
-        pass
-    r = subprocess.run([sys.executable, "-m", "memkit", "info", str(tmp_path / "h.duckdb")],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert r.returncode == 2 and "ValidationError" in r.stderr
+    missing = tmp_path / "h.duckdb"
+    for cmd in (["info", str(missing)], ["analyze", "--db", str(missing)], ["reembed", "--db", str(missing)],
+                ["export", str(tmp_path / "o.jsonl"), "--db", str(missing)]):  # fmt: skip
+        r = subprocess.run([sys.executable, "-m", "memkit", *cmd], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "NotFound" in r.stderr and "does not exist" in r.stderr, (cmd, r.stderr)
+        assert not missing.exists()  # the CLI never creates a database by accident

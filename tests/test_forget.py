@@ -52,6 +52,55 @@ def test_forget_cost_ranks_by_importance_and_access(now: datetime) -> None:
     assert plan["forget_cost"][0] == pytest.approx(1.6)
 
 
+def test_forget_cost_divides_access_count_by_1_1(now: datetime) -> None:
+    # "once" 0.5 / 1 access: 2·0.5 + 1/1.1 = 1.909091; "never" 0.97 / 0 accesses: 2·0.97 = 1.94.
+    # With 1.0 for 1.1, "once" would cost 2.0 and "never" would go first instead.
+    f = _frame(now, id=["never", "once", "dear"], importance=[0.97, 0.5, 0.9], access_count=[0, 1, 5])
+    plan = plan_forget(f, ForgetParams(capacity=2), now)
+    assert plan.select("id", "reason").rows() == [("once", "capacity")]
+    assert plan["forget_cost"].to_list() == pytest.approx([1.909091], abs=1e-6)
+    plan = plan_forget(f, ForgetParams(capacity=1), now)  # two go, cheapest first; "dear" costs 6.345
+    assert plan["id"].to_list() == ["once", "never"]
+    assert plan["forget_cost"].to_list() == pytest.approx([1.909091, 1.94], abs=1e-6)
+
+
+def test_weak_is_strictly_below_the_floor(now: datetime) -> None:
+    # half-life 1 h, age 1 h: strength = importance / 2. The plan compares the strength it reports
+    # (rounded to 6 decimals), so a memory reported at exactly the floor is never dropped as weak.
+    f = _frame(
+        now,
+        id=["at", "below", "noise"],
+        importance=[0.2, 0.199998, 0.1999999],  # strengths 0.1, 0.099999, 0.09999995 (-> 0.1)
+        half_life_hours=[1.0, 1.0, 1.0],
+    )
+    plan = plan_forget(f, ForgetParams(min_strength=0.1), now)
+    assert plan.select("id", "reason", "strength").rows() == [("below", "weak", 0.099999)]
+    # one second older, the memory at the floor falls below it: 0.1 · 0.5^(1/3600) = 0.099981
+    older = f.head(1).with_columns(created_at=pl.col("created_at") - timedelta(seconds=1))
+    plan = plan_forget(older, ForgetParams(min_strength=0.1), now)
+    assert plan.select("id", "reason", "strength").rows() == [("at", "weak", 0.099981)]
+    # the DESIGN.md example: importance 0.6, half-life 2 h, 4 h old -> exactly 0.15
+    f = _frame(now, id=["m"], importance=[0.6], half_life_hours=[2.0], created_at=[now - 4 * H])
+    assert plan_forget(f, ForgetParams(min_strength=0.15), now).is_empty()
+    assert plan_forget(f, ForgetParams(min_strength=0.16), now)["strength"].to_list() == [0.15]
+
+
+def test_equal_cost_drops_the_older_first_then_the_smaller_id(now: datetime) -> None:
+    # all cost 2·0.5 = 1.0; ids are listed so that neither frame order nor id order picks the oldest
+    f = _frame(
+        now,
+        id=["b", "a", "c", "d"],
+        created_at=[now - 2 * H, now - H, now - 3 * H, now - 3 * H],
+        importance=[0.5, 0.5, 0.5, 0.9],  # "d" is dearer: it stays whatever its age
+    )
+    plan = plan_forget(f, ForgetParams(capacity=2), now)
+    assert plan["id"].to_list() == ["c", "b"]
+    assert plan["forget_cost"].to_list() == [1.0, 1.0]
+    # same cost and same age: the smaller id goes first
+    f = _frame(now, id=["m2", "m3", "m1"], importance=[0.5, 0.5, 0.5])
+    assert plan_forget(f, ForgetParams(capacity=1), now)["id"].to_list() == ["m1", "m2"]
+
+
 def test_protected_and_pending_are_never_dropped(now: datetime) -> None:
     f = _frame(
         now,

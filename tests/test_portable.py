@@ -340,8 +340,6 @@ def test_on_conflict_modes(filled: mk.MemoryStore, tmp_path: Path) -> None:
     assert filled.count() == before[0] and filled.frame(include_embedding=True).equals(before[1])
     with pytest.raises(mk.FormatError, match="line 2: id: .* already in the store"):
         filled.import_(p, on_conflict="error", now=NOW)
-    with pytest.raises(mk.ValidationError, match="key: 'addr' already has a live version"):
-        filled.import_(p, on_conflict="new_ids", now=NOW)  # a second live 'addr' next to the first
     report = filled.import_(p, on_conflict="new_ids", namespace_map={"u": "copy"}, now=NOW)
     assert set(report["action"]) == {"added"} and not set(report["id"]) & set(report["source_id"])
     order = ["created_at", "content", "version", "status"]  # unique here; ids differ
@@ -353,6 +351,10 @@ def test_on_conflict_modes(filled: mk.MemoryStore, tmp_path: Path) -> None:
     assert copy["supersedes"].to_list() == [remap.get(x) for x in orig["supersedes"]]
     assert copy["merged_from"].to_list() == [[remap[m] for m in ms] for ms in orig["merged_from"]]
     assert filled.search("上海", namespace="copy", k=1, now=NOW, reinforce=False)["id"][0] in remap.values()
+    # the same file again into "u": its live 'addr' meets the stored one under the conflict policy
+    filled.import_(p, on_conflict="new_ids", now=NOW)
+    addr = filled.frame("u").filter(pl.col("key") == "addr")
+    assert addr.filter(pl.col("status") == "active").height == 1  # never two active versions of a key
 
 
 def test_overwrite_replaces_rows_and_index(filled: mk.MemoryStore, tmp_path: Path) -> None:

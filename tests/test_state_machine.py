@@ -4,7 +4,9 @@ Python model of what it should hold.
 Rules: add (keyed and unkeyed, every conflict policy), add_many, get, read, search, resolve, delete,
 the clock (including a jump exactly onto a ``valid_until`` and one microsecond before it), forget,
 consolidate, close-and-reopen, and, when they exist, quarantine/approve and export/import. Two
-namespaces with hostile names, three requesters (the operator ``None`` and two agents).
+namespaces with hostile names, three requesters (the operator ``None`` and two agents). Some memories
+are ``protected`` (by add and in add_many frames): forget never drops them, however weak, expired or
+over capacity, while an explicit delete still erases them.
 
 After every step the invariants compare the whole store with the model: same ids, statuses, keys,
 versions, contents, access counts; at most one current version per key; every search (per namespace,
@@ -31,6 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import memkit as mk
+from memkit.store.gate import QUARANTINED_TEXT
 
 SOAK = os.environ.get("MEMKIT_SOAK") == "1"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -149,12 +152,14 @@ class StoreMachine(RuleBasedStateMachine):
         # a small common start, so that every program (hypothesis disables some rules per program)
         # has duplicates to merge, a keyed slot, a private memory and one that expires
         h = timedelta(hours=1)
+        # and a protected memory that turns weak within hours (short-term, 2 h half-life)
         for args in [
-            (0, None, CONTENTS[0], "alice", "public", 0.5, None, None, "flag"),
-            (0, None, CONTENTS[0], None, "public", 0.9, h + 123_457 * US, None, "flag"),
-            (0, KEYS[1], CONTENTS[2], "alice", "private", 0.5, None, None, "flag"),
-            (1, KEYS[1], CONTENTS[3], "bob's agent", "protected", 0.2, 5 * h, None, "flag"),
-            (1, KEYS[2], CONTENTS[4], None, "public", 0.9, None, 2 * h, "flag"),
+            (0, None, CONTENTS[0], "alice", "public", 0.5, None, None, "flag", False),
+            (0, None, CONTENTS[0], None, "public", 0.9, h + 123_457 * US, None, "flag", False),
+            (0, KEYS[1], CONTENTS[2], "alice", "private", 0.5, None, None, "flag", False),
+            (1, KEYS[1], CONTENTS[3], "bob's agent", "protected", 0.2, 5 * h, None, "flag", False),
+            (1, KEYS[2], CONTENTS[4], None, "public", 0.9, None, 2 * h, "flag", False),
+            (1, None, CONTENTS[5], "alice", "public", 0.2, None, None, "flag", True),
         ]:
             StoreMachine.add.__wrapped__(self, *args)  # the rule body, called directly
 
@@ -206,8 +211,9 @@ class StoreMachine(RuleBasedStateMachine):
         until=st.sampled_from([None, timedelta(hours=1, microseconds=123_457), timedelta(hours=5)]),
         starts=st.sampled_from([None, None, timedelta(hours=2)]),
         policy=st.sampled_from(["flag", "supersede", "strict"]),
+        protected=st.sampled_from([False, False, True]),
     )
-    def add(self, ns, key, content, requester, access, importance, until, starts, policy) -> None:
+    def add(self, ns, key, content, requester, access, importance, until, starts, policy, protected) -> None:
         self._count("add")
         nsname = self.namespaces[ns]
         valid_until = None if until is None else self.now + until
@@ -230,7 +236,8 @@ class StoreMachine(RuleBasedStateMachine):
             expected_status = "quarantined"
         kwargs = dict(
             namespace=nsname, key=key, requester=requester, access=access, importance=importance,
-            valid_until=valid_until, valid_from=valid_from, conflict_policy=policy, now=self.now,
+            valid_until=valid_until, valid_from=valid_from, conflict_policy=policy, protected=protected,
+            now=self.now,
         )  # fmt: skip
         if error is not None:
             with pytest.raises(error):
@@ -244,6 +251,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.rows[m.id] = Row(
             m.id, nsname, key, content, access, requester, requester, m.status, self.now, importance,
             mk.schema.LAYER_HALF_LIFE_HOURS[layer], layer, m.version, valid_until, valid_from,
+            protected=protected,
         )  # fmt: skip
 
     def _keyed_plan(self, versions: list[Row], content: str, policy: str):
@@ -325,22 +333,31 @@ class StoreMachine(RuleBasedStateMachine):
         after = self.store.frame(include_embedding=True)
         assert _comparable(after).equals(_comparable(before)), "the import is not the export"
 
-    @rule(ns=st.integers(0, 1), contents=st.lists(st.sampled_from(CONTENTS), min_size=1, max_size=3))
-    def add_many(self, ns, contents) -> None:
+    @rule(
+        ns=st.integers(0, 1),
+        items=st.lists(st.tuples(st.sampled_from(CONTENTS), st.booleans()), min_size=1, max_size=3),
+        importance=st.sampled_from([0.2, 0.5]),
+    )
+    def add_many(self, ns, items, importance) -> None:
         self._count("add_many")
-        frame = pl.DataFrame({"content": contents, "importance": [0.5] * len(contents)})
+        contents, protected = [c for c, _ in items], [p for _, p in items]
+        frame = pl.DataFrame(
+            {"content": contents, "importance": [importance] * len(items), "protected": protected}
+        )
         out = self.store.add_many(frame, namespace=self.namespaces[ns], requester="alice", now=self.now)
         assert out["status"].to_list() == ["active"] * len(contents)
-        for mid, content in zip(out["id"], contents, strict=True):
+        layer = "short_term" if importance < 0.3 else "long_term"
+        for mid, content, prot in zip(out["id"], contents, protected, strict=True):
             self.rows[mid] = Row(
                 mid, self.namespaces[ns], None, content, "public", "alice", "alice", "active", self.now,
-                0.5, mk.schema.LAYER_HALF_LIFE_HOURS["long_term"], "long_term",
+                importance, mk.schema.LAYER_HALF_LIFE_HOURS[layer], layer, protected=prot,
             )  # fmt: skip
 
     @rule(data=st.data(), requester=st.sampled_from(REQUESTERS))
     def delete(self, data, requester) -> None:
         self._count("delete")
-        pool = [*self.rows, *self.gone, "no-such-id"]
+        protected = [mid for mid, r in self.rows.items() if r.protected]  # drawn twice as often
+        pool = [*self.rows, *protected, *self.gone, "no-such-id"]
         mid = data.draw(st.sampled_from(pool))
         if mid not in self.rows:
             with pytest.raises(mk.NotFound):
@@ -351,8 +368,40 @@ class StoreMachine(RuleBasedStateMachine):
                 self.store.delete(mid, requester=requester, now=self.now)
             return
         self.store.delete(mid, requester=requester, now=self.now)
-        del self.rows[mid]
-        self.gone[mid] = None
+        if self.rows[mid].protected:
+            STATS["delete_protected"] = STATS.get("delete_protected", 0) + 1
+        self._erase([mid])
+
+    def _erase(self, ids: list[str]) -> None:
+        """The model of an erasure: a merged memory takes its members with it (they hold its text);
+        a merge that held an erased text is re-derived from what is left (or goes, with nothing left)."""
+        gone, frontier = set(ids), list(ids)
+        while frontier:
+            frontier = [
+                m for f in frontier for m in self.rows[f].merged_from if m in self.rows and m not in gone
+            ]
+            gone |= set(frontier)
+        if len(gone) > len(ids):
+            STATS["erase_cascaded"] = STATS.get("erase_cascaded", 0) + len(gone) - len(ids)
+        for g in gone:
+            del self.rows[g]
+            self.gone[g] = None
+        frontier = list(gone)
+        while frontier:
+            parents = [r for r in self.rows.values() if set(r.merged_from) & set(frontier)]
+            frontier = []
+            for p in parents:
+                left = [self.rows[m] for m in p.merged_from if m in self.rows]
+                if left:
+                    members = pl.DataFrame({"id": [r.id for r in left], "content": [r.content for r in left],
+                                            "importance": [r.importance for r in left],
+                                            "created_at": [r.created_at for r in left]})  # fmt: skip
+                    p.content = mk.consolidate.remerge(members)[1]
+                    STATS["merge_rederived"] = STATS.get("merge_rederived", 0) + 1
+                else:
+                    del self.rows[p.id]
+                    self.gone[p.id] = None
+                frontier.append(p.id)
 
     @rule(
         data=st.data(),
@@ -386,21 +435,28 @@ class StoreMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------------------------- reads
     @rule(data=st.data(), requester=st.sampled_from(REQUESTERS))
     def get(self, data, requester) -> None:
+        """Reads by id are scoped by namespace: another namespace does not have the id; without a
+        namespace a requester reaches only what it owns or created; quarantined text is withheld."""
         self._count("get")
         mid = data.draw(st.sampled_from([*self.rows, *self.gone, "no-such-id"]))
         if mid not in self.rows:
             with pytest.raises(mk.NotFound):
+                self.store.get(mid, namespace=self.namespaces[0], requester=requester, now=self.now)
+            return
+        row = self.rows[mid]
+        other = next(ns for ns in self.namespaces if ns != row.ns)
+        with pytest.raises(mk.NotFound):
+            self.store.get(mid, namespace=other, requester=requester, now=self.now)
+        if requester is not None and requester not in (row.owner, row.created_by):
+            with pytest.raises(mk.AccessDenied, match="namespace"):
                 self.store.get(mid, requester=requester, now=self.now)
-        elif not self.rows[mid].readable(requester):
+        if not row.readable(requester):
             with pytest.raises(mk.AccessDenied):
-                self.store.get(mid, requester=requester, now=self.now)
+                self.store.get(mid, namespace=row.ns, requester=requester, now=self.now)
         else:
-            m = self.store.get(mid, requester=requester, now=self.now)
-            assert (m.status, m.content, m.namespace) == (
-                self.rows[mid].status,
-                self.rows[mid].content,
-                self.rows[mid].ns,
-            )
+            m = self.store.get(mid, namespace=row.ns, requester=requester, now=self.now)
+            shown = QUARANTINED_TEXT if row.status == "quarantined" else row.content
+            assert (m.status, m.content, m.namespace) == (row.status, shown, row.ns)
 
     @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS[1:]), requester=st.sampled_from(REQUESTERS))
     def read(self, ns, key, requester) -> None:
@@ -497,9 +553,15 @@ class StoreMachine(RuleBasedStateMachine):
                 expect[r.id] = "capacity"
         sure = {k: v for k, v in dropped.items() if k not in unsure}
         assert sure == {k: v for k, v in expect.items() if k not in unsure}, (sure, expect)
-        for mid in dropped:
-            del self.rows[mid]
-            self.gone[mid] = None
+        assert not [m for m in dropped if self.rows[m].protected], "forget dropped a protected memory"
+        # protected memories that are expired or weak: unprotected, the policy would have dropped them
+        spared = [
+            r for r in considered
+            if r.protected and r.status in ("active", "superseded")
+            and (r.expired(self.now) or round(r.strength(self.now), 6) < FLOOR)
+        ]  # fmt: skip
+        STATS["forget_spared_protected"] = STATS.get("forget_spared_protected", 0) + len(spared)
+        self._erase([m for m in dropped if m in self.rows])
 
     @rule(ns=st.sampled_from([0, 1, None]), requester=st.sampled_from(REQUESTERS))
     def consolidate(self, ns, requester) -> None:
@@ -562,8 +624,8 @@ class StoreMachine(RuleBasedStateMachine):
                 r.ns, r.key, r.content, r.status, r.access, r.owner,
             ), (g, r)  # fmt: skip
             assert g["created_by"] == r.created_by
-            assert (g["version"], g["access_count"], g["valid_until"], g["valid_from"]) == (
-                r.version, r.access_count, r.valid_until, r.valid_from,
+            assert (g["version"], g["access_count"], g["valid_until"], g["valid_from"], g["protected"]) == (
+                r.version, r.access_count, r.valid_until, r.valid_from, r.protected,
             )  # fmt: skip
             assert math.isclose(g["importance"], r.importance, abs_tol=1e-12)
             assert g["status"] in STATE_STATUSES

@@ -188,9 +188,11 @@ def test_a_version_1_database_is_upgraded(
 ) -> None:
     path = str(tmp_path / "v1.duckdb")
     with monkeypatch.context() as mp:
-        mp.setattr(memkit.store, "MIGRATIONS", mk.schema.MIGRATIONS[:1])
-        mp.setattr(memkit.store, "_COLUMNS", memkit.store._COLUMNS.replace(", findings", ""))
-        mp.setattr(mk.MemoryStore, "_screen", lambda self, cols, *a: cols.setdefault("findings", [None]))
+        mp.setattr(memkit.store.files, "MIGRATIONS", mk.schema.MIGRATIONS[:1])
+        mp.setattr(
+            memkit.store.vectors, "_INSERT_ROWS", memkit.store.vectors._INSERT_ROWS.replace(", findings", "")
+        )
+        mp.setattr(mk.MemoryStore, "_screen", lambda self, cols, *a, **k: [])
         mp.setattr(mk.MemoryStore, "_near_lessons", lambda self, *a: None)
         with mk.MemoryStore(path) as old:
             old.add("written before the guard", namespace="u", now=now)

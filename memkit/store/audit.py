@@ -1,0 +1,112 @@
+"""The audit writer: the one place events are written, and the rule that they carry no memory text.
+
+Table ``events`` (``seq, ts, namespace, op, memory_id, requester, detail``) records every write and
+every read. An event says *what happened to which id*, never *what the memory said*: forgetting is
+final only if the log cannot repeat what was forgotten, and a refused secret or a redacted phone
+number must not reappear in it. So:
+
+- store code passes ids, keys, statuses, codes and numbers as ``detail``;
+- free text that an event has to identify (a search query) is stored as a digest
+  (:func:`digest`: ``b2:`` + 16 hex of blake2b over the NFKC-folded text), which lets you match a
+  repeat of the same query without keeping it;
+- caller-supplied detail (``log_context(**detail)``) is passed through :func:`scrub`, which digests
+  every string that is not a short label (ids, keys, codes, reasons such as ``duplicate of 3fa9…``):
+  detail is for those, and longer text is kept only as its digest.
+
+Every event that sets a memory's status carries ``detail.status``: ``frame(as_of=t)`` replays them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .core import StoreCore
+
+__all__ = ["AuditMixin", "digest", "scrub"]
+
+# ids, keys, codes, statuses, short labels ("duplicate of 3fa9…"): what caller detail keeps verbatim
+_LABEL = re.compile(r"^[A-Za-z0-9_ .:/@#\[\]()\-;,]{1,80}$")  # ASCII: ids, codes, phrases of the code
+
+
+def digest(text: str) -> str:
+    """A stable, text-free stand-in for ``text`` in the audit log.
+
+    >>> digest("Where do I live?") == digest("ｗhere do i live?")  # NFKC and case folded
+    True
+    >>> digest("x")
+    'b2:4adf4367f96e584f'
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return "b2:" + hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def scrub(value: Any) -> Any:
+    """Detail as the log keeps it: strings that are not short labels become digests.
+
+    >>> scrub({"reason": "duplicate of 3fa9", "note": "用户住在杭州滨江区，电话见下。", "n": [1, "a-b"]})
+    {'reason': 'duplicate of 3fa9', 'note': 'b2:c3f662091909d0c0', 'n': [1, 'a-b']}
+    """
+    if isinstance(value, str):
+        return value if _LABEL.match(value) else digest(value)
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
+
+
+def _json(detail: dict[str, Any] | None) -> str | None:
+    return json.dumps(detail, ensure_ascii=False, default=str) if detail else None
+
+
+class AuditMixin(StoreCore):
+    """Writes events inside the caller's transaction (see the module docstring)."""
+
+    def _event(
+        self,
+        ts: datetime,
+        op: str,
+        namespace: str | None,
+        memory_id: str | None,
+        requester: str | None,
+        **detail: Any,
+    ) -> None:
+        """One event (inside a transaction)."""
+        self._run(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            [ts, namespace, op, memory_id, requester, _json(detail)],
+        )
+
+    def _events(
+        self,
+        ts: datetime,
+        op: str,
+        namespaces: Sequence[str | None],
+        ids: Sequence[str | None],
+        requester: str | None,
+        details: Sequence[dict[str, Any] | None],
+    ) -> None:
+        """One event per id, in one statement (a batch write logs thousands at once)."""
+        if not ids:
+            return
+        self._run(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+            " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[])",
+            [ts, list(namespaces), op, list(ids), requester, [_json(d) for d in details]],
+        )
+
+    def _log(
+        self, op: str, ts: datetime, namespace: str | None, requester: str | None, **detail: Any
+    ) -> None:
+        """Audit a read in its own transaction (joining an open one); a read-only or not yet
+        migrated store reads without logging, so a read never fails for the log's sake."""
+        if self.read_only or self._stale is not None:
+            return
+        memory_id = detail.pop("memory_id", None)
+        self._tx(lambda: self._event(ts, op, namespace, memory_id, requester, **detail))

@@ -1,0 +1,207 @@
+"""The store's core: one DuckDB connection, transactions, and the state every part relies on.
+
+:class:`StoreCore` is the base of :class:`~memkit.store.MemoryStore`. It declares every attribute the
+other parts (the mixins of this package) use, so a part never reaches for something nobody declared:
+
+==================  ==========================================================================
+attribute           what it is
+==================  ==========================================================================
+``path``            the database file, or ``":memory:"``
+``embedder``        the :class:`~memkit.embed.Embedder` whose vectors the file holds
+``conflict_policy`` what a keyed write with a different value does (:mod:`memkit.conflicts`)
+``decay``           :class:`~memkit.params.DecayParams`: recency scale, floor, reinforcement
+``keyword``         :class:`~memkit.params.KeywordParams`: BM25 constants
+``guard``           :class:`~memkit.params.GuardParams`: the write-time guard
+``read_only``       opened read-only: reads work, writes raise
+``_index``          the derived :class:`~memkit.store.index.SearchIndex` (numpy), see vectors.py
+``_stale``          ``(name, dim)`` of the embedder the file was written with, when it is not
+                    ``embedder``: the file is readable (export) but not writable until
+                    :meth:`~memkit.store.MemoryStore.reembed`
+==================  ==========================================================================
+
+Transactions. :meth:`_tx` runs a function in one DuckDB transaction, rolls back on any error and
+retries DuckDB's "Conflict on update". Work that must follow a commit (mirroring rows into the numpy
+index, compacting the file after an erasure) is handed to :meth:`_on_commit`: it runs right after the
+commit, or, inside :meth:`transaction` (several calls as one), after the outer commit, and is dropped
+on a rollback. So the index never shows a row DuckDB does not have.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import duckdb
+import polars as pl
+
+from ..embed import Embedder
+from ..errors import MemkitError
+from ..guard import screen_many
+from ..params import DecayParams, GuardParams, KeywordParams
+from ..schema import check_name, check_time
+from .index import SearchIndex
+
+__all__ = ["StoreCore", "utcnow"]
+
+T = TypeVar("T")
+
+
+def utcnow() -> datetime:
+    """The wall clock, used only when a caller passes no ``now=``."""
+    return datetime.now(UTC)
+
+
+@lru_cache(maxsize=4096)
+def _identity(name: str, guard: GuardParams) -> str:
+    """A requester's name as the store keeps it: PII in it is pseudonymized (as in owners)."""
+    return screen_many([name], guard, pseudonyms=True).texts[0]
+
+
+class StoreCore:
+    """Connection, transactions and declared state of a store (see the module docstring)."""
+
+    path: str
+    embedder: Embedder
+    conflict_policy: str
+    decay: DecayParams
+    keyword: KeywordParams
+    guard: GuardParams
+    read_only: bool
+    compact_on_erase: bool
+    _con: duckdb.DuckDBPyConnection | None
+    _file: str | None  # resolved path of a file store (None for ":memory:")
+    _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
+    _index: SearchIndex
+    _stale: tuple[str, int] | None
+    _embed_query: Callable[[str], Any]
+    _lesson_cache: dict[str, Any]
+    _depth: int  # > 0 inside a transaction
+    _after: list[Callable[[], None]]  # work waiting for the outer commit
+
+    # ---------------------------------------------------------------------------------- statements
+    @property
+    def _db(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise MemkitError(f"the store {self.path!r} is closed")
+        return self._con
+
+    def _run(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Execute one statement and fetch its whole result (a half-fetched result blocks the
+        connection in DuckDB 2.0)."""
+        return self._db.execute(query, list(params)).fetchall()
+
+    def _sql(self, query: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+        """Run a read query -> polars frame (fully fetched)."""
+        return pl.from_arrow(self._db.sql(query, params=list(params)).to_arrow_table())
+
+    def _who(self, requester: str | None) -> str | None:
+        """``requester=`` validated. A name that is PII (an e-mail address) is pseudonymized the same
+        way as the ``owner`` and ``created_by`` it is compared with, so access rules still hold and
+        the audit log never keeps it."""
+        requester = check_name("requester", requester, optional=True)
+        if requester is None or not (self.guard.enabled and self.guard.redact_pii):
+            return requester
+        return _identity(requester, self.guard)
+
+    def _now(self, now: datetime | None) -> datetime:
+        """``now=`` validated, or the wall clock when it is None."""
+        return check_time("now", now, optional=True) or utcnow()
+
+    # -------------------------------------------------------------------------------- transactions
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise MemkitError(f"the store {self.path!r} is open read-only; reopen it without read_only")
+        if self._stale is not None:
+            name, dim = self._stale
+            raise MemkitError(
+                f"{self.path} holds embeddings of {name} (dim {dim}), not of {self.embedder.name} (dim"
+                f" {self.embedder.dim}): it is readable (export, frame, get) but not writable or"
+                " searchable until store.reembed() (or `memkit reembed`) migrates it"
+            )
+
+    def _tx(self, fn: Callable[[], T], retries: int = 5) -> T:
+        """Run ``fn`` in one transaction (joining an open :meth:`transaction`); roll back on any
+        error, retry write-write conflicts."""
+        self._check_writable()
+        with self._lock:
+            if self._depth:  # inside transaction(): its commit or rollback decides
+                return fn()
+            for attempt in range(retries):
+                self._begin()
+                try:
+                    out = fn()
+                except duckdb.TransactionException as e:
+                    self._rollback()
+                    if "conflict" not in str(e).lower() or attempt == retries - 1:
+                        raise
+                    time.sleep(0.01 * 2**attempt)  # subtle: only real lock contention sleeps
+                    continue
+                except BaseException:
+                    self._rollback()
+                    raise
+                self._commit()
+                return out
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """Several calls as one: everything written inside commits together, or nothing does.
+
+        >>> from datetime import datetime, timezone
+        >>> import memkit as mk
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> with mk.MemoryStore() as store:
+        ...     try:
+        ...         with store.transaction():
+        ...             _ = store.add("first", namespace="u", now=now)
+        ...             _ = store.add("", namespace="u", now=now)   # invalid: the first is undone too
+        ...     except mk.ValidationError:
+        ...         pass
+        ...     store.count()
+        0
+
+        Searches inside see the index as it was before the transaction (rows join it at commit).
+        Other threads wait until it ends. Nested ``transaction()`` blocks join the outer one.
+        """
+        self._check_writable()
+        with self._lock:
+            if self._depth:
+                yield self
+                return
+            self._begin()
+            try:
+                yield self
+            except BaseException:
+                self._rollback()
+                raise
+            self._commit()
+
+    def _begin(self) -> None:
+        self._run("BEGIN TRANSACTION")
+        self._depth, self._after = 1, []
+
+    def _rollback(self) -> None:
+        self._depth, self._after = 0, []
+        self._run("ROLLBACK")
+
+    def _commit(self) -> None:
+        try:
+            self._run("COMMIT")
+        except BaseException:
+            self._depth, self._after = 0, []
+            raise
+        after, self._depth, self._after = self._after, 0, []
+        for fn in after:
+            fn()
+
+    def _on_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once the current transaction has committed (now, if none is open)."""
+        if self._depth:
+            self._after.append(fn)
+        else:
+            fn()

@@ -1,0 +1,194 @@
+"""Opening, migrating, compacting and closing the database file.
+
+- **Open.** One store per file per process (a second :class:`~memkit.store.MemoryStore` on the same
+  file raises :class:`~memkit.errors.StoreLocked`, as does a file another process holds). The
+  connection is hardened (no file or network access from SQL, no extension loading, settings locked,
+  UTC), then the numbered migrations of :data:`memkit.schema.MIGRATIONS` run, each in a transaction.
+- **Embedder check.** The file records which embedder wrote its vectors. Opened with another one
+  (or an older version of the same), it opens *stale*: readable, exportable, not writable or
+  searchable until :meth:`~memkit.store.vectors.VectorsMixin.reembed` migrates it.
+- **Compaction.** DuckDB frees a deleted row's blocks but does not overwrite them, so erased text would
+  linger in the file. After every erasure (``delete``, ``forget``, a re-derived merge) a file store is
+  rewritten: the tables are copied into a fresh file through Arrow, which then replaces the old one
+  atomically (``os.replace``). Forgetting is then final for the whole file, at a cost proportional to
+  the file's size; ``MemoryStore(path, compact_on_erase=False)`` defers it to :meth:`compact`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+
+from ..embed import Embedder
+from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
+from ..schema import MIGRATIONS, check_name
+from .core import StoreCore
+
+__all__ = ["FilesMixin", "check_embedder"]
+
+SETTINGS = {
+    "enable_external_access": False,  # no file or network access from SQL text
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
+_OPEN_FILES: set[str] = set()  # database files open in this process
+_OPEN_LOCK = threading.Lock()
+
+
+def check_embedder(embedder: object) -> Embedder:
+    """An embedder the store can use: ``name`` (a name), ``dim`` (1..65536) and ``embed``."""
+    if not isinstance(embedder, Embedder):
+        raise ValidationError("embedder", "must have name, dim and embed(texts)")
+    check_name("embedder.name", embedder.name)
+    dim = embedder.dim
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
+        raise ValidationError("embedder.dim", f"must be an int in [1, 65536], got {dim!r}")
+    return embedder
+
+
+def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    try:
+        con = duckdb.connect(path, read_only=read_only, config=SETTINGS)
+    except duckdb.Error as e:
+        if isinstance(e, duckdb.IOException) and "lock" in str(e).lower():
+            raise StoreLocked(
+                f"{path} is locked by another process (DuckDB allows one read-write process, or"
+                f" several read-only ones, per file): {e}"
+            ) from None
+        raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+class FilesMixin(StoreCore):
+    """The file's life: open (with migrations), compaction, close."""
+
+    def _open(self, create: bool) -> None:
+        """Connect, migrate, load the index; on any failure close again and raise."""
+        self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
+        self._file = None if self.path == ":memory:" else str(Path(self.path).resolve())
+        if self._file and not create and not Path(self._file).is_file():
+            raise NotFound(
+                f"{self.path} does not exist (create=True, or `memkit import --create`, makes a new store)"
+            )
+        with _OPEN_LOCK:
+            if self._file in _OPEN_FILES:
+                # DuckDB would hand a second connection the same database, but this store's search
+                # index would not see the other store's writes: one store per file per process.
+                raise StoreLocked(f"{self.path} is already open in this process; close the other MemoryStore")
+            self._con = _connect(self.path, self.read_only)
+            if self._file:
+                _OPEN_FILES.add(self._file)
+        try:
+            self._migrate()
+            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
+            self._load_index()
+        except duckdb.Error as e:  # e.g. a truncated file whose header is intact
+            self.close()
+            raise ValidationError("path", f"{self.path} is not a readable memkit database ({e})") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _migrate(self) -> None:
+        has_meta = self._run("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0][0]
+        meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
+        version = int(meta.get("schema_version", 0))
+        if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
+            self._stale = (meta["embedder"], int(meta["dim"]))
+        if version < len(MIGRATIONS) and (self.read_only or self._stale):
+            raise MemkitError(
+                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}: open it once without"
+                " read_only, with the embedder that wrote it, to upgrade it"
+            )
+        stale, self._stale = self._stale, None
+        for i in range(version, len(MIGRATIONS)):
+
+            def step(i: int = i) -> None:
+                MIGRATIONS[i](self._run, self.embedder.dim)
+                for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
+                                    ("dim", self.embedder.dim)):  # fmt: skip
+                    self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+
+            self._tx(step)
+        self._stale = stale
+        if version < len(MIGRATIONS) and self._file:
+            self._run("CHECKPOINT")
+
+    # --------------------------------------------------------------------------------- compaction
+    def compact(self) -> None:
+        """Rewrite the file so that nothing erased survives in its free blocks (see the module doc).
+
+        Runs by itself after every erasure unless ``compact_on_erase=False``; a no-op in memory.
+        """
+        with self._lock:
+            if self._file is None or self.read_only or self._depth:
+                return
+            tmp = f"{self._file}.compact-{os.getpid()}"
+            for leftover in (tmp, tmp + ".wal"):  # from a crash in an earlier compaction
+                Path(leftover).unlink(missing_ok=True)
+            fresh = _connect(tmp)
+            try:
+                seq = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
+                dim = int(dict(self._run("SELECT name, value FROM meta"))["dim"])
+                for migrate in MIGRATIONS:
+                    migrate(fresh.execute, dim)
+                for table in TABLES:
+                    fresh.register("_copy", self._db.sql(f"SELECT * FROM {table}").to_arrow_table())
+                    fresh.execute(f"INSERT INTO {table} SELECT * FROM _copy")
+                    fresh.unregister("_copy")
+                if seq:
+                    fresh.execute("SELECT setval('event_seq', ?)", [seq])
+                fresh.execute("CHECKPOINT")
+            except BaseException:
+                fresh.close()
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            fresh.close()
+            self._db.close()  # DuckDB folds the write-ahead log into the file on close
+            self._con = None
+            if Path(self._file + ".wal").exists():  # it could not: the old file still needs its log
+                Path(tmp).unlink(missing_ok=True)
+            else:
+                os.replace(tmp, self._file)  # atomic: a crash leaves either file whole
+            try:
+                self._con = _connect(self._file)
+            except BaseException:
+                with _OPEN_LOCK:
+                    _OPEN_FILES.discard(self._file)
+                raise
+
+    def _compact_after_erase(self) -> None:
+        """Called by every erasure: compact once the erasure has committed."""
+        if self.compact_on_erase and self.compact not in self._after:  # once per transaction
+            self._on_commit(self.compact)
+
+    # ---------------------------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        """Close the database (idempotent). A file is checkpointed by DuckDB on close."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+                with _OPEN_LOCK:
+                    _OPEN_FILES.discard(self._file or "")
+
+    def __enter__(self) -> FilesMixin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        stale = f", stale={self._stale[0]}" if self._stale else ""
+        return f"MemoryStore({self.path!r}, embedder={self.embedder.name}{stale}, memories={self._index.n})"

@@ -1,0 +1,162 @@
+"""The read gate: which memories a read may see, decided in one place for every read.
+
+A read passes four checks, in this order (DESIGN.md):
+
+1. **namespace** — a requester reads one namespace at a time and must name it; only the operator
+   (``requester=None``) may read across namespaces;
+2. **access level** — :mod:`memkit.access`: ``public`` anyone, ``protected`` the owner, ``private``
+   the creator;
+3. **status** — what the read is about (``search`` and ``read``: ``active`` only);
+4. **validity** — valid at ``now`` (``valid_from <= now < valid_until``) and already written
+   (``created_at <= now``), for reads that take a ``now``.
+
+:class:`Gate` holds one read's answer to those four questions and renders it as a SQL predicate
+(:meth:`Gate.where`), a polars expression (:meth:`Gate.expr`) or, for search, the numpy mask of the
+index (:meth:`~memkit.store.index.SearchIndex.mask`, same arguments). Quarantined text is masked for
+everyone in ``get`` and ``versions`` (:data:`QUARANTINED_TEXT`): only the quarantine review shows it.
+
+Reads by id (``get``, ``delete``, ``approve``, …) go through :meth:`GateMixin._locate`: an id in
+another namespace than the one named is :class:`~memkit.errors.NotFound`; without a namespace, a
+requester reaches only memories it owns or created (an id alone proves nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from .. import access as acl
+from ..errors import AccessDenied, NotFound, ValidationError
+from .audit import AuditMixin
+from .vectors import COLUMNS
+
+__all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
+
+QUARANTINED_TEXT = "[quarantined: awaiting review]"
+# the Memory columns with a quarantined row's text and value withheld
+MASKED_COLUMNS = COLUMNS.replace(
+    "content, value,",
+    f"CASE WHEN status = 'quarantined' THEN '{QUARANTINED_TEXT}' ELSE content END AS content,"
+    " CASE WHEN status = 'quarantined' THEN NULL ELSE value END AS value,",
+)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One read's view: ``namespace`` (None: all, operator only), ``requester`` (None: the
+    operator), ``statuses`` (None: any) and ``valid_at`` (None: any validity, any write time)."""
+
+    namespace: str | None
+    requester: str | None
+    statuses: tuple[str, ...] | None = None
+    valid_at: datetime | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The gate as a SQL predicate over ``memories`` and its parameters.
+
+        >>> Gate("u", "alice", ("active",)).where()[0]  # doctest: +NORMALIZE_WHITESPACE
+        "namespace = ? AND (? IS NULL OR access = 'public' OR (access = 'protected' AND owner = ?) OR
+         (access = 'private' AND created_by = ?)) AND status IN (SELECT unnest(?::VARCHAR[]))"
+        """
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.namespace is not None:
+            parts.append("namespace = ?")
+            params.append(self.namespace)
+        if self.requester is not None:
+            parts.append(acl.SQL_READABLE)
+            params += [self.requester] * 3
+        if self.statuses is not None:
+            parts.append("status IN (SELECT unnest(?::VARCHAR[]))")
+            params.append(list(self.statuses))
+        if self.valid_at is not None:
+            parts.append(
+                "(valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR ? < valid_until)"
+                " AND created_at <= ?"
+            )
+            params += [self.valid_at] * 3
+        return " AND ".join(parts) or "TRUE", params
+
+    def expr(self) -> pl.Expr:
+        """The same gate as a polars expression over a memories frame."""
+        e = acl.readable_expr(self.requester)
+        if self.namespace is not None:
+            e = e & (pl.col("namespace") == self.namespace)
+        if self.statuses is not None:
+            e = e & pl.col("status").is_in(list(self.statuses))
+        if self.valid_at is not None:
+            t = pl.lit(self.valid_at)
+            e = e & (
+                (pl.col("valid_from").is_null() | (pl.col("valid_from") <= t))
+                & (pl.col("valid_until").is_null() | (pl.col("valid_until") > t))
+                & (pl.col("created_at") <= t)
+            )
+        return e
+
+
+class GateMixin(AuditMixin):
+    """Builds gates, checks access to one memory and audits denials."""
+
+    def _gate(
+        self,
+        namespace: str | None,
+        requester: str | None,
+        *,
+        statuses: tuple[str, ...] | None = None,
+        valid_at: datetime | None = None,
+    ) -> Gate:
+        if requester is not None and namespace is None:
+            raise ValidationError(
+                "namespace", f"is required for requester {requester!r}: only the operator reads across them"
+            )
+        return Gate(namespace, requester, statuses, valid_at)
+
+    def _row(self, memory_id: str, masked: bool = False) -> dict[str, Any] | None:
+        cols = MASKED_COLUMNS if masked else COLUMNS
+        rows = self._sql(f"SELECT {cols} FROM memories WHERE id = ?", [memory_id]).to_dicts()
+        return rows[0] if rows else None
+
+    def _deny(
+        self, row: dict[str, Any], requester: str | None, now: datetime, op: str, why: str = ""
+    ) -> None:
+        """Audit a refused operation on ``row`` and raise AccessDenied."""
+        self._log("deny", now, row["namespace"], requester, memory_id=row["id"], attempted=op,
+                  access=row["access"])  # fmt: skip
+        raise AccessDenied(f"{requester!r} may not {op} memory {row['id']} (access {row['access']!r}){why}")
+
+    def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        if not acl.can_read(row["access"], row["owner"], row["created_by"], requester):
+            self._deny(row, requester, now, op)
+
+    def _check_modify(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        if not acl.can_modify(row["owner"], row["created_by"], requester):
+            self._deny(row, requester, now, op)
+
+    def _locate(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None,
+        requester: str | None,
+        now: datetime,
+        op: str,
+        modify: bool = False,
+        masked: bool = False,
+    ) -> dict[str, Any]:
+        """The row of ``memory_id`` as ``requester`` may reach it by id, or NotFound / AccessDenied.
+
+        With ``namespace``, an id of another namespace does not exist for this call. Without it, a
+        requester reaches only what it owns or created. Then the access rule: reading (or, with
+        ``modify``, changing: the operator, owner or creator).
+        """
+        row = self._row(memory_id, masked=masked)
+        if row is None or (namespace is not None and row["namespace"] != namespace):
+            where = f" in namespace {namespace!r}" if namespace is not None else ""
+            raise NotFound(f"no memory with id {memory_id!r}{where}")
+        if namespace is None and not acl.can_modify(row["owner"], row["created_by"], requester):
+            self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
+        (self._check_modify if modify else self._check_read)(row, requester, now, op)
+        return row

@@ -1,0 +1,125 @@
+"""The guard stage of the write pipeline (:mod:`memkit.guard` applied to a batch of rows).
+
+:meth:`GuardMixin._screen` runs before anything is embedded or written, for every write the store
+makes (``add``, ``add_many``, ``import_``, merged rows):
+
+- the **text** and every **field** that can carry words (the structured ``value``, ``key``,
+  ``tags``, ``owner``, ``created_by``: :mod:`memkit.guard_fields`) are screened with the same rules;
+- PII is redacted (typed placeholders in text and values, pseudonyms in names);
+- a secret anywhere refuses the whole call (:class:`~memkit.errors.WriteRefused`, audited as a
+  ``deny`` event that holds codes and row numbers, never the text);
+- a suspected injection makes the row ``quarantined``; findings are kept per row (JSON), merged with
+  any the row already had (an imported row keeps its own).
+
+:meth:`GuardMixin._near_lessons` then quarantines rows whose embedding is close to a *lesson* (a
+memory a reviewer confirmed bad, :mod:`memkit.store.review`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..errors import WriteRefused
+from ..guard import lesson_similarity, screen_many
+from ..guard_fields import screen_fields, strictest
+from ..guard_rules import LESSON
+from .audit import AuditMixin
+from .vectors import VectorsMixin
+
+__all__ = ["GuardMixin", "merge_findings"]
+
+_FIELDS = ("value", "key", "owner", "created_by", "tags")
+
+
+def merge_findings(old: str | None, new: list[dict[str, Any]]) -> str | None:
+    """A row's findings JSON plus ``new`` ones (duplicates dropped) -> JSON, or None when empty."""
+    found = (json.loads(old) if old else []) + new
+    unique = list({json.dumps(f, sort_keys=True): f for f in found}.values())
+    return json.dumps(unique, ensure_ascii=False) if unique else None
+
+
+class GuardMixin(AuditMixin, VectorsMixin):
+    """Screens batches before they are written; quarantines repeats of lessons."""
+
+    def _screen(
+        self,
+        cols: dict[str, list[Any]],
+        requester: str | None,
+        now: datetime,
+        *,
+        op: str = "add",
+        where: Callable[[int], str] = lambda i: f"row {i}",
+        refuse: bool = True,
+    ) -> list[int]:
+        """Screen ``cols`` in place (see the module docstring) -> the rows whose text was redacted.
+
+        Raises WriteRefused (after a ``deny`` event) when a row holds a secret; ``where(i)`` names
+        row ``i`` in its message (``row 3``, ``line 7``). ``refuse=False`` marks such rows with status
+        ``refused`` instead (a caller that drops them: consolidation).
+        """
+        n = len(cols["content"])
+        cols.setdefault("findings", [None] * n)
+        if not self.guard.enabled:
+            return []
+        text = screen_many(cols["content"], self.guard)
+        fields = screen_fields({f: cols[f] for f in _FIELDS if f in cols}, self.guard)
+        actions = [strictest(a, b) for a, b in zip(text.actions, fields.actions, strict=True)]
+        found = pl.concat([text.findings, fields.findings]).sort("row", maintain_order=True)
+        refused = [i for i, a in enumerate(actions) if a == "refuse"]
+        if refused and not refuse:
+            cols["status"] = [
+                "refused" if a == "refuse" else st for a, st in zip(actions, cols["status"], strict=True)
+            ]
+        elif refused:
+            bad = found.filter(pl.col("row").is_in(refused))
+            brief = bad.filter(pl.col("kind").is_in(["secret", "topic"])).select(
+                "row", "code", "kind", "start", "end"
+            )
+            self._log("deny", now, cols["namespace"][refused[0]], requester, attempted=op, reason="guard",
+                      rows=n, findings=brief.to_dicts())  # fmt: skip
+            codes = ", ".join(dict.fromkeys(brief["code"].to_list()))
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            place = f" in {where(refused[0])}{more}" if n > 1 else ""
+            raise WriteRefused(f"write refused by the guard{place}: {codes}", bad)
+        redacted = [i for i, (a, b) in enumerate(zip(cols["content"], text.texts, strict=True)) if a != b]
+        cols["content"] = text.texts
+        cols.update(fields.columns)
+        cols["status"] = [
+            "quarantined" if a == "quarantine" else st for a, st in zip(actions, cols["status"], strict=True)
+        ]
+        for (row,), part in found.group_by("row"):  # only rows with findings
+            cols["findings"][row] = merge_findings(cols["findings"][row], part.drop("row").to_dicts())
+        return redacted
+
+    def _lesson_matrix(self, namespace: str) -> np.ndarray:
+        """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes."""
+        if namespace not in self._lesson_cache:
+            t = self._sql("SELECT embedding FROM lessons WHERE namespace = ?", [namespace])
+            self._lesson_cache[namespace] = (
+                np.stack(t["embedding"].to_numpy()).astype(np.float32) if t.height
+                else np.zeros((0, self.embedder.dim), np.float32)
+            )  # fmt: skip
+        return self._lesson_cache[namespace]
+
+    def _near_lessons(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+        """Quarantine the rows whose embedding is within ``lesson_similarity`` of a lesson of their
+        namespace."""
+        if not self.guard.enabled or not self.guard.screen_injection:
+            return
+        namespaces = np.asarray(cols["namespace"], dtype=object)
+        for ns in dict.fromkeys(cols["namespace"]):  # a batch spans few namespaces
+            rows = np.flatnonzero(namespaces == ns)
+            sim = lesson_similarity(emb[rows], self._lesson_matrix(ns))
+            for i in rows[sim >= self.guard.lesson_similarity]:
+                code, kind, severity, message = LESSON
+                s = float(sim[np.searchsorted(rows, i)])
+                finding = {"code": code, "kind": kind, "severity": severity, "start": None, "end": None,
+                           "message": f"{message} (cosine {s:.3f})"}  # fmt: skip
+                cols["findings"][i] = merge_findings(cols["findings"][i], [finding])
+                cols["status"][i] = "quarantined"

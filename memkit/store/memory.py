@@ -1,0 +1,120 @@
+"""MemoryStore: agent memories in DuckDB, searched through an in-memory numpy index.
+
+The class is assembled from the parts of this package, each a mixin over
+:class:`~memkit.store.core.StoreCore` that declares what it needs by inheriting it:
+
+==================  ===========================================================================
+part                what it does
+==================  ===========================================================================
+``core``            connection, transactions (``transaction()``), the declared state
+``files``           open (lock, hardening, migrations, embedder check), ``compact``, ``close``
+``audit``           the one audit writer (events never hold memory text)
+``vectors``         embedding cache, inserts, the derived numpy index, ``reembed``
+``gate``            the read gate: namespace, access, status, validity; reads by id
+``guard``           the guard stage of every write (text, values, names)
+``versions``        the version plan of keyed writes; ``resolve``
+``pipeline``        the write pipeline: validate, guard, embed, version plan, commit, index
+``write``           ``add``, ``add_many``
+``review``          ``quarantine``, ``approve``, lessons
+``read``            ``get``, ``read``, ``versions``, ``frame``, ``count``, ``audit``, ``reinforce``
+``search``          ``search``
+``maintain``        ``delete``, ``forget``, ``consolidate``, ``analyze``
+``portable``        ``export``, ``import_``
+==================  ===========================================================================
+
+>>> from datetime import datetime, timedelta, timezone
+>>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+>>> with MemoryStore() as store:
+...     m = store.add("用户住在杭州滨江区", namespace="user_87", key="user.address", now=now)
+...     hits = store.search("住在哪里", namespace="user_87", k=3, now=now)
+>>> hits["content"].to_list()
+['用户住在杭州滨江区']
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..conflicts import POLICIES
+from ..embed import Embedder, HashEmbedder
+from ..errors import ValidationError
+from ..params import DecayParams, GuardParams, KeywordParams
+from ..schema import check_choice
+from .files import check_embedder
+from .maintain import MaintainMixin
+from .portable import PortableMixin
+from .review import ReviewMixin
+from .search import SearchMixin
+from .write import WriteMixin
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin):
+    """Agent memories in one DuckDB database (a file, or ``":memory:"``).
+
+    Parameters
+    ----------
+    path : str
+        Database file; ``":memory:"`` (default) keeps everything in RAM.
+    embedder : Embedder, optional
+        Defaults to :class:`~memkit.embed.HashEmbedder` (offline, deterministic). A file remembers
+        which embedder wrote it; opened with another (or an older version of the same), it is
+        readable and exportable but not writable until :meth:`reembed` migrates it.
+    conflict_policy : {"flag", "supersede", "strict"}
+        What a keyed write with a different value does (see :mod:`memkit.conflicts`).
+    decay : DecayParams
+        Recency time scale, retrieval floor and reinforcement step.
+    keyword : KeywordParams
+        BM25 constants of the keyword score.
+    read_only : bool
+        Open an existing file read-only: reads and searches work (without reinforcement or audit
+        events, which would be writes); every write raises MemkitError. DuckDB lets several
+        read-only processes share a file, but not while a read-write process holds it
+        (:class:`~memkit.errors.StoreLocked`).
+    guard : GuardParams
+        The write-time guard (:mod:`memkit.guard`): PII redacted, secrets refused
+        (:class:`~memkit.errors.WriteRefused`), suspected injections quarantined until
+        :meth:`approve`. ``GuardParams(enabled=False)`` turns it off.
+    create : bool
+        Create the file when it does not exist (default). ``create=False`` raises NotFound instead
+        (the CLI never creates a database by accident).
+    compact_on_erase : bool
+        Rewrite the file after every erasure so that nothing erased survives in its free blocks
+        (default; see :mod:`memkit.store.files`). ``False`` defers it to :meth:`compact`.
+    """
+
+    def __init__(
+        self,
+        path: str = ":memory:",
+        *,
+        embedder: Embedder | None = None,
+        conflict_policy: str = "flag",
+        decay: DecayParams = DecayParams(),
+        keyword: KeywordParams = KeywordParams(),
+        read_only: bool = False,
+        guard: GuardParams = GuardParams(),
+        create: bool = True,
+        compact_on_erase: bool = True,
+    ) -> None:
+        if not isinstance(path, str) or not path:
+            raise ValidationError("path", f"must be a non-empty str, got {path!r}")
+        for name, flag in (
+            ("read_only", read_only),
+            ("create", create),
+            ("compact_on_erase", compact_on_erase),
+        ):
+            if not isinstance(flag, bool):
+                raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
+        if read_only and path == ":memory:":
+            raise ValidationError("read_only", "must be False for ':memory:'")
+        self.path, self.read_only, self.compact_on_erase = path, read_only, compact_on_erase
+        self.embedder = check_embedder(embedder if embedder is not None else HashEmbedder())
+        self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+        for name, value, kind in (("decay", decay, DecayParams), ("keyword", keyword, KeywordParams),
+                                  ("guard", guard, GuardParams)):  # fmt: skip
+            if not isinstance(value, kind):
+                raise ValidationError(name, f"must be a memkit.{kind.__name__}, got {type(value).__name__}")
+        self.decay, self.keyword, self.guard = decay, keyword, guard
+        self._lock = threading.RLock()
+        self._open(create=create)

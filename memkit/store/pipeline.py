@@ -1,0 +1,118 @@
+"""The write pipeline: the one way rows get into the store.
+
+Every write — ``add``, ``add_many``, ``import_``, the merged rows of ``consolidate`` and everything
+:class:`~memkit.agent.MemoryAgent` writes (it calls ``add``) — goes through :meth:`PipelineMixin._write`,
+stage by stage:
+
+1. **validate + admission** — done by the caller into complete rows: :func:`memkit.rows.build_rows`
+   (defaults, the admission rule for the layer, authorship) or :func:`memkit.portable.read` (a file,
+   every field through the same validators);
+2. **guard** — :meth:`~memkit.store.guard.GuardMixin._screen`: redact, refuse, quarantine;
+3. **embed** — through the cache; a given embedding is kept unless the guard changed the text;
+   then rows near a lesson are quarantined;
+4. **version plan** — :meth:`~memkit.store.versions.VersionsMixin._plan_versions`: the conflict policy
+   for keyed rows (may raise ConflictError or AccessDenied: nothing has been written yet);
+5. **one transaction** — rows, cache entries, one event per row (with the status it got), quarantine
+   and conflict events, version changes, and the caller's own extra statements (``also``);
+6. **index** — after the commit, the rows and status changes are mirrored into the numpy index.
+
+``approve`` releases a stored row through stages 4-6 (its text passed 1-3 when it was written).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..embed import content_hash
+from .guard import GuardMixin
+from .versions import VersionsMixin
+
+__all__ = ["PipelineMixin"]
+
+
+class PipelineMixin(GuardMixin, VersionsMixin):
+    """Stages 2-6 of every write (see the module docstring)."""
+
+    def _write(
+        self,
+        cols: dict[str, list[Any]],
+        *,
+        requester: str | None,
+        now: datetime,
+        policy: str,
+        op: str = "add",
+        emb: np.ndarray | None = None,
+        details: list[dict[str, Any]] | None = None,
+        before: Callable[[], None] | None = None,
+        also: Callable[[], None] | None = None,
+        columns: list[Any] | None = None,
+        replaced: list[str] | None = None,
+        exclude: list[str] | None = None,
+        keep_consistent: bool = False,
+        where: Callable[[int], str] = lambda i: f"row {i}",
+    ) -> dict[str, list[Any]]:
+        """Write complete rows ``cols`` -> ``cols`` as stored (redacted, with status and version).
+
+        ``op`` names the per-row event (``add``, ``import``, ``merge``), ``details`` adds to each;
+        ``emb`` (``(n, dim)``, normalized) skips the embedder for rows the guard left unchanged;
+        ``columns`` (the table's :class:`~memkit.portable.Column` list) inserts every table column
+        ``cols`` carries (an import), not only the Memory fields;
+        ``replaced`` ids are deleted in the same transaction (an import's overwrite) and, with
+        ``exclude`` (a merge's members), left out of the version plan; ``before`` and ``also`` run
+        inside the transaction before the rows' events and after everything else.
+        """
+        n = len(cols["id"])
+        redacted = self._screen(cols, requester, now, op=op, where=where)
+        if emb is None:
+            emb, hashes, new_cache = self._embed(cols["content"])
+        else:
+            hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
+            if redacted:  # a given vector was of the text before redaction: it would still encode it
+                emb = emb.copy()
+                emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
+        self._near_lessons(cols, emb)
+        plan = self._plan_versions(
+            cols,
+            now,
+            policy,
+            requester,
+            exclude=(replaced or []) + (exclude or []),
+            keep_consistent=keep_consistent,
+        )
+        extra = details or [{} for _ in range(n)]
+        row_details = [
+            {"status": s, "key": k, "version": v, **d}
+            for s, k, v, d in zip(cols["status"], cols["key"], cols["version"], extra, strict=True)
+        ]
+        quarantined = [i for i, st in enumerate(cols["status"]) if st == "quarantined"]
+
+        def write() -> None:
+            if replaced:
+                self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
+            self._insert(cols, emb, hashes, new_cache, columns)
+            if before is not None:
+                before()
+            self._events(now, op, cols["namespace"], cols["id"], requester, row_details)
+            held = [{"status": "quarantined", "codes": _codes(cols["findings"][i])} for i in quarantined]
+            spaces, ids = [cols["namespace"][i] for i in quarantined], [cols["id"][i] for i in quarantined]
+            self._events(now, "quarantine", spaces, ids, requester, held)
+            self._apply_versions(plan, cols, now, requester)
+            if also is not None:
+                also()
+
+        self._tx(write)
+        if replaced:
+            self._mirror(lambda: self._index.erase(replaced))
+        self._index_append(cols, emb)
+        self._mirror_versions(plan)
+        return cols
+
+
+def _codes(findings: str | None) -> list[str]:
+    """The distinct finding codes of a row's findings JSON, in order."""
+    return list(dict.fromkeys(f["code"] for f in json.loads(findings or "[]")))

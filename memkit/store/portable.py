@@ -1,0 +1,190 @@
+"""The portable format on the store: ``export`` through the read gate, ``import_`` through the write
+pipeline (:mod:`memkit.portable` reads and writes the files; this module moves rows in and out).
+
+An import is a write like any other: the whole file is validated first (FormatError naming the line
+and field), then every row is screened by the guard (a secret refuses the file, an injection is
+quarantined, PII redacted — in text, values, keys, tags and owners), keyed rows meet their stored
+versions under the conflict policy (never two active versions of one key), and rows, the file's
+events and one ``import`` event per row commit in one transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .. import portable
+from ..embed import l2_normalize
+from ..errors import ValidationError
+from ..fields import fail
+from ..rows import new_id
+from ..schema import check_choice, check_name
+from .pipeline import PipelineMixin
+from .read import ReadMixin
+from .vectors import COLUMNS
+
+__all__ = ["PortableMixin"]
+
+
+class PortableMixin(PipelineMixin, ReadMixin):
+    """``export`` and ``import_``."""
+
+    def _memory_columns(self) -> list[portable.Column]:
+        """The ``memories`` table's columns as it is now (later migrations included), no embedding."""
+        rows = self._run(
+            "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
+            " WHERE table_name = 'memories' AND column_name <> 'embedding' ORDER BY ordinal_position"
+        )
+        return [portable.Column(*r) for r in rows]
+
+    def export(
+        self,
+        path: str | Path,
+        namespace: str | None = None,
+        *,
+        include_embeddings: bool = False,
+        include_events: bool = False,
+        now: datetime | None = None,
+        requester: str | None = None,
+    ) -> dict[str, Any]:
+        """Write the memories of ``namespace`` (or all) to a portable JSONL file -> its header.
+
+        Every column of the ``memories`` table is carried (see :mod:`memkit.portable`), plus the
+        embeddings and each memory's audit events on request. The operator exports everything; a
+        ``requester`` (with its namespace) exports only what it may read, without quarantined
+        memories. Logs one ``export`` event.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        requester, now = self._who(requester), self._now(now)
+        for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
+            if not isinstance(flag, bool):
+                raise ValidationError(name, "must be a bool")
+        if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
+            raise ValidationError("path", f"must be a file path, got {path!r}")
+        statuses = None if requester is None else ("active", "superseded", "conflict")
+        gate, params = self._gate(namespace, requester, statuses=statuses).where()
+        where = (
+            f"{gate} ORDER BY rowid"  # table order (as the index holds it): ties rank the same after import
+        )
+        embedder = self._stale or (self.embedder.name, self.embedder.dim)
+        with self._lock:
+            columns = self._memory_columns()
+            names = ", ".join(f'"{c.name}"' for c in columns)
+            frame = self._sql(f"SELECT {names} FROM memories WHERE {where}", params)
+            emb = self._embedding_matrix(where, params) if include_embeddings else None
+            events = None
+            if include_events:
+                events = self._sql(
+                    "SELECT memory_id, ts, op, requester, CAST(detail AS VARCHAR) AS detail FROM events"
+                    f" WHERE memory_id IN (SELECT id FROM memories WHERE {gate}) ORDER BY seq",
+                    params,
+                )
+            try:
+                header = portable.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
+                                        embeddings=emb, events=events)  # fmt: skip
+            except OSError as e:
+                raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
+            self._log("export", now, namespace, requester, path=str(path), embeddings=include_embeddings,
+                      **header["counts"])  # fmt: skip
+        return header
+
+    def import_(
+        self,
+        path: str | Path,
+        *,
+        on_conflict: str = "skip",
+        namespace_map: dict[str, str] | None = None,
+        requester: str | None = None,
+        reembed: bool = False,
+        now: datetime | None = None,
+        conflict_policy: str | None = None,
+    ) -> pl.DataFrame:
+        """Load a portable JSONL file, all or nothing -> one row per line: ``line, source_id, id,
+        namespace, action`` (``added``, ``skipped`` or ``overwritten``).
+
+        ``on_conflict`` says what an id already in the store does: ``skip`` (default), ``overwrite``,
+        ``new_ids`` (fresh ids for every line, lineage inside the file kept) or ``error``.
+        ``namespace_map`` renames namespaces (``{"old": "new"}``). The rows go through the write
+        pipeline (module docstring): the guard screens them, and a keyed live version that meets
+        another of its key (stored, or earlier in the file) is decided by ``conflict_policy``
+        (default: the store's). A requester may import only rows it created (``created_by`` its
+        name or null). Embeddings are reused only when the file's embedder is this store's and
+        ``reembed`` is False, and only for rows the guard left unchanged.
+        """
+        on_conflict = check_choice("on_conflict", on_conflict, portable.ON_CONFLICT)
+        nsmap = portable.check_namespace_map(namespace_map)
+        requester, now = self._who(requester), self._now(now)
+        policy = check_choice(
+            "conflict_policy", conflict_policy or self.conflict_policy, ("flag", "supersede", "strict")
+        )
+        if not isinstance(reembed, bool):
+            raise ValidationError("reembed", "must be a bool")
+        if not isinstance(path, (str, Path)):
+            raise ValidationError("path", f"must be a file path, got {path!r}")
+        self._check_writable()
+        with self._lock:
+            columns = self._memory_columns()
+            data = portable.read(path, columns)
+            stored = self._run(
+                "SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [data.columns["id"]]
+            )
+            existing = {r[0] for r in stored}
+            data, report = portable.plan_import(data, existing, on_conflict, nsmap, new_id)
+            cols, lines = data.columns, data.lines
+            if not lines:
+                return report
+            replaced = [x for x in cols["id"] if x in existing] if on_conflict == "overwrite" else []
+            if replaced and requester is not None:
+                query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+                for row in self._sql(query, [replaced]).to_dicts():
+                    self._check_modify(row, requester, now, "overwrite")
+            if requester is not None:  # authorship cannot be forged by an import either
+                for creator, line in zip(cols["created_by"], lines, strict=True):
+                    if creator is not None and creator != requester:
+                        raise fail(
+                            line,
+                            "created_by",
+                            f"is {creator!r}: a requester imports only rows it created"
+                            " (the operator's import, requester=None, keeps the file's authorship)",
+                        )
+            emb = None
+            if data.embeddings is not None and not reembed and data.header["embedder"] == {
+                "name": self.embedder.name, "dim": self.embedder.dim}:  # fmt: skip
+                norms = np.linalg.norm(data.embeddings, axis=1)
+                # subtle: re-normalizing a unit vector can move its last bits; keep stored ones exact
+                unit = (np.abs(norms - 1.0) < 1e-5) | (norms == 0)
+                emb = np.where(unit[:, None], data.embeddings, l2_normalize(data.embeddings)).astype(
+                    np.float32
+                )
+            act = report.filter(pl.col("action") != "skipped")
+            details = [
+                {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
+            ]
+
+            def file_events() -> None:
+                if data.events:
+                    rows, ts, ops, reqs, det = map(list, zip(*data.events, strict=True))
+                    self._run(
+                        "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                        " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+                        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+                        [
+                            ts,
+                            [cols["namespace"][r] for r in rows],
+                            ops,
+                            [cols["id"][r] for r in rows],
+                            reqs,
+                            det,
+                        ],
+                    )
+
+            self._write(
+                cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,
+                before=file_events, replaced=replaced, keep_consistent=True, columns=columns,
+                where=lambda i: f"line {lines[i]}",
+            )  # fmt: skip
+        return report

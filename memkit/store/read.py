@@ -1,0 +1,230 @@
+"""Reads through the gate: ``get``, ``read``, ``versions``, ``frame``, ``count``, ``audit``; and the two
+writes a reader makes: ``log_context`` and ``reinforce``.
+
+Each read builds one :class:`~memkit.store.gate.Gate` (namespace, access, status, validity) and asks
+DuckDB for what it lets through; reads by id go through :meth:`~memkit.store.gate.GateMixin._locate`.
+The operator (``requester=None``) sees everything; ``frame()`` without a requester is the operator's
+raw view (what maintenance and export work on).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from ..errors import ValidationError
+from ..schema import OPS, Memory, check_choice, check_name, check_time
+from .audit import scrub
+from .gate import MASKED_COLUMNS, GateMixin
+from .vectors import COLUMNS, VectorsMixin, epoch_us
+
+__all__ = ["ReadMixin", "check_ids"]
+
+
+def check_ids(field: str, ids: Any) -> list[str]:
+    """A list of memory ids (each a valid name)."""
+    if isinstance(ids, str) or not isinstance(ids, (list, tuple, set, frozenset, pl.Series)):
+        raise ValidationError(field, f"must be a list of ids, got {type(ids).__name__}")
+    return [check_name(field, i) for i in ids]
+
+
+class ReadMixin(GateMixin, VectorsMixin):
+    """Gated reads, the audit log, provenance and reinforcement."""
+
+    def get(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None = None,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """The memory with this id in ``namespace``, in whatever status -> Memory; NotFound if there
+        is none there, AccessDenied if ``requester`` may not read it.
+
+        Name the namespace: without it, a requester reaches only memories it owns or created. The
+        text of a ``quarantined`` memory is withheld (``[quarantined: awaiting review]``): only the
+        quarantine review (:meth:`quarantine`) shows it.
+        """
+        memory_id = check_name("memory_id", memory_id)
+        namespace = check_name("namespace", namespace, optional=True)
+        requester = self._who(requester)
+        now = self._now(now)
+        with self._lock:
+            row = self._locate(memory_id, namespace=namespace, requester=requester, now=now, op="read",
+                               masked=True)  # fmt: skip
+            self._log("read", now, row["namespace"], requester, memory_id=memory_id)
+        return Memory.from_row(row)
+
+    def read(
+        self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
+    ) -> Memory | None:
+        """The current version of ``key``: the newest ``active`` one valid at ``now``, or None.
+
+        A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
+        """
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        gate = self._gate(namespace, None, statuses=("active",), valid_at=now)  # access checked below
+        where, params = gate.where()
+        with self._lock:
+            rows = self._sql(
+                f"SELECT {COLUMNS} FROM memories WHERE key = ? AND {where} ORDER BY version DESC LIMIT 1",
+                [key, *params],
+            ).to_dicts()
+            if not rows:
+                return None
+            self._check_read(rows[0], requester, now, "read")
+            self._log("read", now, namespace, requester, memory_id=rows[0]["id"], key=key)
+        return Memory.from_row(rows[0])
+
+    def versions(self, key: str, *, namespace: str, requester: str | None = None) -> pl.DataFrame:
+        """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
+        first; quarantined text withheld."""
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        where, params = self._gate(namespace, self._who(requester)).where()
+        with self._lock:
+            return self._sql(
+                f"SELECT {MASKED_COLUMNS} FROM memories WHERE key = ? AND {where}"
+                " ORDER BY version, created_at",
+                [key, *params],
+            )
+
+    def frame(
+        self,
+        namespace: str | None = None,
+        *,
+        as_of: datetime | None = None,
+        include_embedding: bool = False,
+        requester: str | None = None,
+    ) -> pl.DataFrame:
+        """All memories (of one namespace, or all), oldest first, as a polars frame.
+
+        ``as_of=t`` shows what the store believed at ``t``: the memories written by then (by the
+        ``now`` of their write, whatever their ``created_at``), each with the status it had then,
+        replayed from the audit log. Deleted memories are gone for good: erasure is not undone by
+        time travel; access counts and importance are today's. With a ``requester`` (and its
+        namespace) only what it may read, quarantined text withheld; without, the operator's view.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        as_of = check_time("as_of", as_of, optional=True)
+        requester = self._who(requester)
+        if not isinstance(include_embedding, bool):
+            raise ValidationError("include_embedding", "must be a bool")
+        where, params = self._gate(namespace, requester).where()
+        cols = (COLUMNS if requester is None else MASKED_COLUMNS) + (
+            ", embedding" if include_embedding else ""
+        )
+        with self._lock:
+            if as_of is None:
+                return self._sql(f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, id", params)
+            # every write logs the status it sets, so the last such event by `t` is the status then,
+            # and a memory with no event by `t` had not been written yet
+            return self._sql(
+                f"""SELECT * REPLACE (s.status_then AS status) FROM
+                    (SELECT {cols} FROM memories WHERE {where}) m
+                    JOIN (SELECT memory_id, arg_max(detail->>'status', seq) AS status_then
+                          FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
+                          GROUP BY memory_id) s ON s.memory_id = m.id
+                    ORDER BY created_at, id""",
+                [*params, as_of],
+            ).drop("memory_id", "status_then", strict=False)
+
+    def count(self, namespace: str | None = None) -> int:
+        """Number of stored memories (all statuses)."""
+        namespace = check_name("namespace", namespace, optional=True)
+        where, params = self._gate(namespace, None).where()
+        with self._lock:
+            return self._run(f"SELECT count(*) FROM memories WHERE {where}", params)[0][0]
+
+    def audit(
+        self, namespace: str | None = None, *, op: str | None = None, requester: str | None = None
+    ) -> pl.DataFrame:
+        """The audit log (``seq, ts, namespace, op, memory_id, requester, detail``), oldest first.
+
+        The operator sees every event. A ``requester`` (with its namespace) sees its own events and
+        those about memories it may read. Events never hold memory text (:mod:`memkit.store.audit`).
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        op = None if op is None else check_choice("op", op, OPS)
+        requester = self._who(requester)
+        where, params = self._gate(namespace, requester).where()
+        mine = "TRUE" if requester is None else (
+            f"(e.requester = ? OR e.memory_id IN (SELECT id FROM memories WHERE {where}))"
+        )  # fmt: skip
+        with self._lock:
+            return self._sql(
+                "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
+                f" FROM events e WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR op = ?) AND {mine}"
+                " ORDER BY seq",
+                [namespace, namespace, op, op, *([requester, *params] if requester is not None else [])],
+            )
+
+    def log_context(
+        self,
+        ids: Sequence[str],
+        *,
+        namespace: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+        **detail: Any,
+    ) -> None:
+        """Audit which memories entered a prompt: one ``context`` event (``detail.ids``; used by
+        :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?"). Free text
+        in ``detail`` is kept as a digest (the log holds no memory text)."""
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        ids = check_ids("ids", ids)
+        try:
+            json.dumps(detail, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise ValidationError("detail", f"must be JSON-serializable: {e}") from None
+        self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **scrub(detail)))
+
+    def reinforce(
+        self, ids: Sequence[str], *, namespace: str, requester: str | None = None, now: datetime | None = None
+    ) -> list[str]:
+        """Reinforce recalled memories: last access = now (never backwards), access count + 1,
+        importance + ``DecayParams.reinforce_step`` (at most 1) -> the ids reinforced.
+
+        What ``search`` does to its hits; an agent that searches with ``reinforce=False`` calls it
+        once the answer stands. Only active memories of ``namespace`` that ``requester`` may read
+        count; unknown ids are ignored.
+        """
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        ids = check_ids("ids", ids)
+        where, params = self._gate(namespace, requester, statuses=("active",)).where()
+        with self._lock:
+            found = self._run(
+                f"SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND {where}",
+                [ids, *params],
+            )
+            ok = [r[0] for r in found]
+            if ok:
+                self._touch(ok, now)
+        return ok
+
+    def _touch(self, ids: list[str], now: datetime) -> None:
+        """The reinforcement write (in a transaction, mirrored into the index after the commit)."""
+
+        def write() -> None:
+            self._run(
+                "UPDATE memories SET last_access_at = greatest(last_access_at, ?),"
+                " access_count = access_count + 1,"
+                " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                [now, self.decay.reinforce_step, ids],
+            )
+
+        self._tx(write)
+        rows = self._index.rows(ids)
+        self._mirror(lambda: self._index.touch(rows, epoch_us(now), self.decay.reinforce_step))

@@ -1,0 +1,194 @@
+"""The human side of the guard: the quarantine review, approval, and the lessons record.
+
+- :meth:`ReviewMixin.quarantine` lists quarantined writes with their findings: the one read that
+  shows quarantined text (``get`` and ``versions`` withhold it);
+- :meth:`ReviewMixin.approve` releases one through the write pipeline's version plan (a keyed memory
+  meets its key's versions under the conflict policy, exactly as a fresh write would);
+- :meth:`ReviewMixin.learn_lesson` / :meth:`lessons` / :meth:`unlearn` keep the memories a reviewer
+  confirmed bad, so that later writes (:meth:`~memkit.store.guard.GuardMixin._near_lessons`) and
+  ``search(guard=True)`` recognise repeats.
+
+Only the operator (``requester=None``) or a ``GuardParams.reviewers`` member may review: the writer
+of a quarantined text may be the attacker, so owning it is not enough.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from ..errors import NotFound, ValidationError
+from ..rows import new_id
+from ..schema import Memory, check_name, check_text
+from .pipeline import PipelineMixin
+
+__all__ = ["ReviewMixin"]
+
+_LESSON_COLUMNS = "id, namespace, memory_id, content, reason, requester, created_at"
+
+
+def _codes(findings: str | None) -> list[str]:
+    """Distinct finding codes of stored findings JSON; tolerant of anything stored (never raises)."""
+    try:
+        found = json.loads(findings) if findings else []
+    except ValueError:
+        return []
+    if not isinstance(found, list):
+        return []
+    codes = [f.get("code") for f in found if isinstance(f, dict)]
+    return list(dict.fromkeys(c for c in codes if isinstance(c, str)))
+
+
+class ReviewMixin(PipelineMixin):
+    """Quarantine review, approval and lessons."""
+
+    def _check_reviewer(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        # subtle: the writer of a quarantined text may be the attacker, so owning it is not enough
+        if requester is not None and requester not in self.guard.reviewers:
+            self._deny(row, requester, now, op)
+
+    def _reviewable(self, memory_id: str, namespace: str | None) -> dict[str, Any]:
+        """The row a reviewer acts on (reviewers work across namespaces; naming one scopes the id)."""
+        row = self._row(memory_id)
+        if row is None or (namespace is not None and row["namespace"] != namespace):
+            where = f" in namespace {namespace!r}" if namespace is not None else ""
+            raise NotFound(f"no memory with id {memory_id!r}{where}")
+        return row
+
+    def quarantine(self, namespace: str | None = None) -> pl.DataFrame:
+        """The quarantined memories (of one namespace, or all), in the order they were quarantined:
+        ``id, namespace, key, content, created_by, created_at, codes, findings`` (findings as JSON)."""
+        namespace = check_name("namespace", namespace, optional=True)
+        with self._lock:
+            q = self._sql(
+                "SELECT id, namespace, key, content, created_by, created_at,"
+                " CAST(findings AS VARCHAR) AS findings FROM memories m LEFT JOIN (SELECT memory_id,"
+                " max(seq) AS seq FROM events WHERE op = 'quarantine' GROUP BY memory_id) e"
+                " ON e.memory_id = m.id WHERE status = 'quarantined' AND (? IS NULL OR namespace = ?)"
+                " ORDER BY e.seq NULLS FIRST, created_at, id",
+                [namespace, namespace],
+            )
+        codes = pl.Series("codes", [_codes(f) for f in q["findings"]], dtype=pl.List(pl.String))
+        return q.with_columns(codes).select(
+            "id", "namespace", "key", "content", "created_by", "created_at", "codes", "findings"
+        )
+
+    def approve(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None = None,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Release a quarantined memory -> the :class:`~memkit.schema.Memory` with its new status.
+
+        Only the operator or a ``GuardParams.reviewers`` member may approve (anyone else gets
+        AccessDenied, audited as ``deny``). A keyed memory then meets the key's versions under the
+        store's conflict policy, as a fresh write would (``active``, or ``conflict`` under ``flag``;
+        ``strict`` raises ConflictError and changes nothing); an ``approve`` event records it.
+        """
+        memory_id = check_name("memory_id", memory_id)
+        namespace = check_name("namespace", namespace, optional=True)
+        requester = self._who(requester)
+        now = self._now(now)
+        with self._lock:
+            row = self._reviewable(memory_id, namespace)
+            if row["status"] != "quarantined":
+                raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
+            self._check_reviewer(row, requester, now, "approve")
+            cols = {c: [v] for c, v in row.items()}
+            cols["status"], cols["supersedes"] = ["active"], [None]
+            plan = self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id])
+            status = cols["status"][0]
+
+            def write() -> None:
+                self._set_status([memory_id], status, now)
+                self._event(
+                    now, "approve", row["namespace"], memory_id, requester, status=status, key=row["key"]
+                )
+                self._apply_versions(plan, cols, now, requester)
+
+            self._tx(write)
+            self._mirror(lambda: self._index.set_status([memory_id], status))
+            self._mirror_versions(plan)
+        return Memory.from_row({**row, "status": status, "updated_at": now})
+
+    # ------------------------------------------------------------------------------------ lessons
+    def learn_lesson(
+        self,
+        memory_id: str,
+        *,
+        reason: str,
+        namespace: str | None = None,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> str:
+        """Record that a memory is confirmed bad -> the lesson's id.
+
+        The lesson keeps the memory's text and embedding (for the audit, and so that later writes
+        and ``search(guard=True)`` can recognise repeats: cosine >= ``GuardParams.lesson_similarity``).
+        An ``active`` memory is quarantined at once. Operator or reviewers only. If the memory is
+        erased later, the lesson keeps its embedding but loses the text.
+        """
+        memory_id = check_name("memory_id", memory_id)
+        reason = check_text("reason", reason, max_chars=1000)
+        namespace = check_name("namespace", namespace, optional=True)
+        requester = self._who(requester)
+        now = self._now(now)
+        with self._lock:
+            row = self._reviewable(memory_id, namespace)
+            self._check_reviewer(row, requester, now, "learn a lesson from")
+            emb = self._index.emb[self._index.rows([memory_id])[0]].copy()
+            lid, ns, retire = new_id(), row["namespace"], row["status"] == "active"
+
+            def write() -> None:
+                self._run(
+                    f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [lid, ns, memory_id, row["content"], reason, requester, now, emb.tolist()],
+                )
+                self._event(now, "lesson", ns, memory_id, requester, lesson=lid, action="learn")
+                if retire:
+                    self._set_status([memory_id], "quarantined", now)
+                    self._event(now, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
+
+            self._tx(write)
+            self._on_commit(lambda: self._lesson_cache.pop(ns, None))
+            if retire:
+                self._mirror(lambda: self._index.set_status([memory_id], "quarantined"))
+        return lid
+
+    def lessons(self, namespace: str | None = None) -> pl.DataFrame:
+        """The lessons (of one namespace, or all), oldest first:
+        ``id, namespace, memory_id, content, reason, requester, created_at``."""
+        namespace = check_name("namespace", namespace, optional=True)
+        with self._lock:
+            return self._sql(
+                f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE (? IS NULL OR namespace = ?)"
+                " ORDER BY created_at, id",
+                [namespace, namespace],
+            )
+
+    def unlearn(self, lesson_id: str, *, requester: str | None = None, now: datetime | None = None) -> None:
+        """Drop a lesson (a wrong call); the memory it came from keeps its status."""
+        lesson_id = check_name("lesson_id", lesson_id)
+        requester = self._who(requester)
+        now = self._now(now)
+        with self._lock:
+            rows = self._sql(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id = ?", [lesson_id]).to_dicts()
+            if not rows:
+                raise NotFound(f"no lesson with id {lesson_id!r}")
+            les = rows[0]
+            fake = {"id": les["memory_id"], "namespace": les["namespace"], "access": "public"}
+            self._check_reviewer(fake, requester, now, "unlearn a lesson about")
+
+            def write() -> None:
+                self._run("DELETE FROM lessons WHERE id = ?", [lesson_id])
+                self._event(now, "lesson", les["namespace"], les["memory_id"], requester, lesson=lesson_id,
+                            action="unlearn")  # fmt: skip
+
+            self._tx(write)
+            self._on_commit(lambda: self._lesson_cache.pop(les["namespace"], None))

@@ -1,0 +1,152 @@
+"""``search``: the gate as a numpy mask, the hybrid ranking, and reinforcement of what was found.
+
+The candidates are the rows the read gate lets through (namespace, access, ``active``, valid and
+already written at ``now``) — :meth:`~memkit.store.index.SearchIndex.mask` renders the same
+:class:`~memkit.store.gate.Gate` over the index's integer codes — filtered by layer, kind and tags and
+by the retrieval floor; :meth:`~memkit.store.index.SearchIndex.rank` scores them with
+:func:`memkit.scoring.hybrid`. The query is logged as a digest, never as text.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+from ..errors import ValidationError
+from ..guard import consistency, lesson_similarity
+from ..params import Weights, check_number
+from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
+from .audit import digest
+from .guard import GuardMixin
+from .read import ReadMixin
+from .vectors import epoch_us
+
+__all__ = ["SearchMixin"]
+
+_MAX_K = 10_000
+# column types of a search result, so that an empty result has the same schema as a full one
+_HIT_TYPES = {
+    "rank": pl.Int32, "id": pl.String, "content": pl.String, "score": pl.Float64,
+    "similarity": pl.Float64, "importance": pl.Float64, "strength": pl.Float64, "recency": pl.Float64,
+    "keyword": pl.Float64, "key": pl.String, "layer": pl.String, "kind": pl.String,
+    "tags": pl.List(pl.String), "created_at": pl.Int64, "last_access_at": pl.Int64, "access_count": pl.Int64,
+}  # fmt: skip
+
+
+def _names(
+    field: str, value: str | Sequence[str] | None, choices: tuple[str, ...] | None
+) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, list, tuple, set, frozenset)):
+        raise ValidationError(field, f"must be a str or a list of str, got {type(value).__name__}")
+    values = [value] if isinstance(value, str) else list(value)
+    if choices is None:
+        return [check_name(field, v) for v in values]
+    return [check_choice(field, v, choices) for v in values]
+
+
+class SearchMixin(GuardMixin, ReadMixin):
+    """Hybrid search over the index, with reinforcement and the read-time guard."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        k: int = 5,
+        weights: Weights = Weights(),
+        now: datetime | None = None,
+        min_strength: float | None = None,
+        layer: str | Sequence[str] | None = None,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        reinforce: bool = True,
+        guard: bool = False,
+    ) -> pl.DataFrame:
+        """Rank the namespace's memories for ``query`` -> the top ``k``, best first.
+
+        Candidates are the ``active`` memories of ``namespace`` that ``requester`` may read, valid at
+        ``now``, matching the ``layer``/``kind`` filters and any of ``tags``, whose strength is at
+        least ``min_strength`` (default ``DecayParams.min_strength``). Each is scored
+        ``hybrid(similarity, importance, recency [, keyword])`` and the frame keeps every component:
+        ``rank, id, content, score, similarity, importance, strength, recency [, keyword], key, layer,
+        kind, tags, created_at, last_access_at, access_count``.
+
+        Returned memories are reinforced (:meth:`reinforce`) in one batched statement, unless
+        ``reinforce=False``. ``guard=True`` is the read-time defence (:func:`memkit.guard.consistency`):
+        hits within ``GuardParams.lesson_similarity`` of a lesson are dropped (so fewer than ``k``
+        may come back) and the rest gain ``lesson_similarity, consensus, consensus_z, outlier``.
+        """
+        query = check_text("query", query)
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
+            raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
+        for name, flag in (("reinforce", reinforce), ("guard", guard)):
+            if not isinstance(flag, bool):
+                raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
+        if not isinstance(weights, Weights):
+            raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+        floor = self.decay.min_strength if min_strength is None else check_number(
+            "min_strength", min_strength, lo=0.0, hi=1.0)  # fmt: skip
+        layers, kinds, tag_list = (
+            _names("layer", layer, LAYERS),
+            _names("kind", kind, KINDS),
+            _names("tags", tags, None),
+        )
+        if self._stale is not None:
+            self._check_writable()  # the vectors are another embedder's: a query would not compare with them
+        gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)
+        q = self._embed_query(query)  # (dim,)
+        with self._lock:
+            ix = self._index
+            rows, comp = ix.rank(
+                q, query, gate, epoch_us(now), floor=floor, weights=weights, k=int(k), decay=self.decay,
+                keyword=self.keyword, layer=layers, kind=kinds, tags=tag_list,
+            )  # fmt: skip
+            out = {"rank": np.arange(1, len(rows) + 1, dtype=np.int32), "id": ix.ids[rows].tolist(),
+                   "content": ix.content[rows].tolist(), **comp}  # fmt: skip
+            out.update(
+                key=ix.key[rows].tolist(),
+                layer=[LAYERS[i] for i in ix.layer[rows]],
+                kind=[KINDS[i] for i in ix.kind[rows]],
+                tags=[list(t) for t in ix.tags[rows]],
+                created_at=ix.created_us[rows],
+                last_access_at=ix.last_access_us[rows],
+                access_count=ix.access_count[rows],
+            )
+            hits = pl.DataFrame(out, schema_overrides={c: t for c, t in _HIT_TYPES.items() if c in out})
+            hits = hits.with_columns(
+                pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
+                pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
+            )
+            if guard:
+                hits, rows = self._guard_hits(hits, rows, namespace, query)
+            ids = hits["id"].to_list()
+            if not self.read_only:  # the query is logged as a digest: the log keeps no text
+                with self.transaction():
+                    self._event(
+                        now, "search", namespace, None, requester, query=digest(query), k=int(k), ids=ids
+                    )
+                    if reinforce and ids:
+                        self._touch(ids, now)
+        return hits
+
+    def _guard_hits(
+        self, hits: pl.DataFrame, rows: np.ndarray, namespace: str, query: str
+    ) -> tuple[pl.DataFrame, np.ndarray]:
+        """``search(guard=True)``: drop hits near a lesson, then the consistency check on the rest."""
+        emb = self._index.emb[rows]  # (k, dim)
+        sim = lesson_similarity(emb, self._lesson_matrix(namespace))
+        keep = sim < self.guard.lesson_similarity
+        hits = hits.with_columns(lesson_similarity=pl.Series(sim)).filter(pl.Series(keep))
+        rows = rows[keep]
+        hits = consistency(hits, emb[keep], self.guard, query=query)
+        return hits.with_columns(rank=pl.int_range(1, hits.height + 1, dtype=pl.Int32)), rows

@@ -1,0 +1,267 @@
+"""Vectors: the embedding cache, row inserts, and the numpy search index kept in step with DuckDB.
+
+- :meth:`VectorsMixin._embed` embeds texts through a cache keyed by (embedder name, content hash), so
+  a text is embedded once per store; it writes nothing (the new cache entries are inserted by the
+  write's own transaction).
+- :meth:`VectorsMixin._insert` writes rows (and new cache entries) as one Arrow batch.
+- The index (:class:`~memkit.store.index.SearchIndex`) is derived: loaded from DuckDB on open
+  (:meth:`_load_index`) and changed only after a commit (:meth:`_mirror`, :meth:`_index_append`). If
+  a change to it fails, it is rebuilt from DuckDB, the source of truth.
+- :meth:`reembed` migrates a file written by another embedder (or an older version of this one).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from ..embed import Embedder, content_hash, l2_normalize
+from ..errors import ValidationError
+from ..portable import arrow_batch
+from .core import StoreCore
+from .index import SearchIndex
+
+__all__ = ["VectorsMixin", "epoch_us"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+OPEN_START, OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+# polars types of the columns of a row batch (so that all-null columns still insert)
+_ROW_TYPES = {
+    "findings": pl.String, "tags": pl.List(pl.String), "merged_from": pl.List(pl.String),
+    "value": pl.String, "key": pl.String, "owner": pl.String, "created_by": pl.String,
+    "supersedes": pl.String, "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
+}  # fmt: skip
+COLUMNS = (
+    "id, namespace, key, content, value, layer, kind, importance, half_life_hours, source, owner, "
+    "created_by, access, tags, status, protected, valid_from, valid_until, created_at, updated_at, "
+    "last_access_at, access_count, version, supersedes, merged_from, findings"
+)
+"""The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``)."""
+_INSERT_ROWS = (
+    f"INSERT INTO memories ({COLUMNS}, content_hash, embedding)"
+    f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
+)
+_INSERT_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) SELECT * FROM _view"
+
+
+def _swap_embedding(table: str, dim: int) -> list[str]:
+    """Statements that give ``table`` (a constant: memories, lessons, embed_cache) a new embedding
+    column of ``dim`` filled from the view ``_view`` (``id, embedding``)."""
+    assert table in ("memories", "lessons", "embed_cache")
+    return [
+        f"ALTER TABLE {table} DROP COLUMN embedding",
+        f"ALTER TABLE {table} ADD COLUMN embedding FLOAT[{int(dim)}]",
+        f"UPDATE {table} t SET embedding = v.embedding FROM _view v WHERE t.id = v.id",
+        f"ALTER TABLE {table} ALTER COLUMN embedding SET NOT NULL",
+    ]
+
+
+def epoch_us(t: datetime) -> int:
+    """Datetime -> exact integer microseconds since the Unix epoch (the index's time unit)."""
+    return (t - _EPOCH) // _US
+
+
+class VectorsMixin(StoreCore):
+    """Embeddings, row inserts and the derived search index."""
+
+    # ------------------------------------------------------------------------------ embeddings
+    def _check_embeddings(self, x: Any, n: int, field: str = "embedding") -> np.ndarray:
+        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32."""
+        try:
+            arr = np.asarray(x, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ValidationError(field, "must be an (n, dim) array of numbers") from None
+        if arr.shape != (n, self.embedder.dim):
+            raise ValidationError(field, f"expected shape ({n}, {self.embedder.dim}), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValidationError(field, "contains NaN or infinite values")
+        return l2_normalize(arr)
+
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
+        """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.
+
+        Cached vectors are reused; the rest are computed once per distinct text. Nothing is written
+        here: the caller inserts the new cache entries in its transaction.
+        """
+        hashes = [content_hash(t) for t in texts]
+        distinct = list(dict.fromkeys(hashes))
+        cached = self._sql(
+            "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
+            " AND content_hash IN (SELECT unnest(?::VARCHAR[]))",
+            [self.embedder.name, distinct],
+        )
+        vectors = dict(zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy(), strict=True))
+        missing = [h for h in distinct if h not in vectors]
+        new: dict[str, np.ndarray] = {}
+        if missing:
+            first = {h: t for h, t in zip(reversed(hashes), reversed(texts), strict=True)}
+            made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))
+            new = dict(zip(missing, made, strict=True))
+            vectors.update(new)
+        return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new
+
+    def _embed_query_uncached(self, text: str) -> np.ndarray:
+        return self._check_embeddings(self.embedder.embed([text]), 1)[0]
+
+    def _embedding_matrix(self, where: str, params: list[Any]) -> np.ndarray:
+        """``SELECT embedding FROM memories WHERE ...`` -> ``(n, dim)`` without Python lists."""
+        table = self._db.sql(f"SELECT embedding FROM memories WHERE {where}", params=params).to_arrow_table()
+        flat = table.column("embedding").combine_chunks().flatten().to_numpy()
+        return flat.reshape(table.num_rows, self.embedder.dim)
+
+    # ------------------------------------------------------------------------------------ inserts
+    def _insert(
+        self,
+        cols: dict[str, list[Any]],
+        emb: np.ndarray,
+        hashes: list[str],
+        new_cache: dict[str, np.ndarray],
+        columns: list[Any] | None = None,
+    ) -> None:
+        """Insert rows (inside a transaction) from one Arrow batch, and the new cache entries.
+
+        ``columns`` (the table's, :class:`~memkit.portable.Column`) types every column ``cols``
+        carries, later migrations' included; without it the Memory fields are inserted."""
+        if columns is None:
+            batch = pl.DataFrame(
+                {c: cols[c] for c in COLUMNS.split(", ")} | {"content_hash": hashes, "embedding": emb},
+                schema_overrides={**_ROW_TYPES, "embedding": pl.Array(pl.Float32, self.embedder.dim)},
+            ).to_arrow()
+            self._with_view(batch, _INSERT_ROWS)
+        else:  # the file format's typing of every column
+            batch = arrow_batch({**cols, "content_hash": hashes}, columns, emb)
+            names = ", ".join(f'"{c}"' for c in batch.column_names)
+            self._with_view(batch, f"INSERT INTO memories ({names}) SELECT {names} FROM _view")
+        if new_cache:
+            cache = pl.DataFrame(
+                {"embedder": self.embedder.name, "content_hash": list(new_cache),
+                 "embedding": np.stack(list(new_cache.values()))},
+                schema_overrides={"embedding": pl.Array(pl.Float32, self.embedder.dim)},
+            )  # fmt: skip
+            self._with_view(cache.to_arrow(), _INSERT_CACHE)
+
+    def _with_view(self, table: Any, statement: str) -> None:
+        """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``."""
+        self._db.register("_view", table)
+        try:
+            self._run(statement)
+        finally:
+            with suppress(duckdb.Error):  # an aborted transaction refuses this; the real error propagates
+                self._db.unregister("_view")
+
+    # -------------------------------------------------------------------------------------- index
+    def _load_index(self) -> None:
+        """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened. The new
+        index replaces the old one only once it is complete."""
+        index = SearchIndex(self.embedder.dim, floor=self.decay.min_strength)
+        table = self._db.sql(
+            "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
+            " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
+            " epoch_us(last_access_at) AS last_access_us, epoch_us(valid_from) AS valid_from_us,"
+            " epoch_us(valid_until) AS valid_until_us, embedding FROM memories"
+        ).to_arrow_table()
+        if table.num_rows and self._stale is None:
+            emb = table.column("embedding").combine_chunks().flatten().to_numpy()
+            df = pl.from_arrow(table.drop(["embedding"])).with_columns(
+                pl.col("valid_from_us").fill_null(OPEN_START), pl.col("valid_until_us").fill_null(OPEN_END)
+            )
+            cols = {c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
+                    for c in df.columns}  # fmt: skip
+            index.append(cols, emb.reshape(table.num_rows, self.embedder.dim))
+        self._index = index
+
+    def _mirror(self, fn: Any) -> None:
+        """Apply a committed change to the index after the commit; if that fails, rebuild it from
+        DuckDB and let the error propagate."""
+
+        def apply() -> None:
+            try:
+                fn()
+            except Exception:
+                self._load_index()
+                raise
+
+        self._on_commit(apply)
+
+    def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+        """Mirror inserted rows into the index (after the commit)."""
+
+        def us(column: str, missing: int = 0) -> list[int]:
+            return [missing if t is None else epoch_us(t) for t in cols[column]]
+
+        times = {
+            "created_us": us("created_at"),
+            "last_access_us": us("last_access_at"),
+            "valid_from_us": us("valid_from", OPEN_START),
+            "valid_until_us": us("valid_until", OPEN_END),
+            "half_life_h": cols["half_life_hours"],
+        }
+        self._mirror(lambda: self._index.append({**cols, **times}, emb))
+
+    # ------------------------------------------------------------------------------------ reembed
+    def reembed(self, embedder: Embedder | None = None, *, batch_size: int = 4096) -> int:
+        """Recompute every embedding with ``embedder`` (default: the store's) -> rows re-embedded.
+
+        For a file written by another embedder, or an older version of this one (its name carries
+        the version): such a file opens readable (``frame``, ``get``, ``export``) but refuses writes
+        and searches until it is migrated. Memories, lessons and the embedding cache are rewritten
+        and the file's embedder recorded, in one transaction: a failure changes nothing. The
+        dimension may change. The CLI's ``memkit reembed --db FILE`` does the same.
+        """
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise ValidationError("embedder", "must have name, dim and embed(texts)")
+        if self.read_only:
+            raise ValidationError("read_only", "a read-only store cannot be re-embedded; reopen it writable")
+        with self._lock:
+            old, self.embedder = self.embedder, embedder or self.embedder
+            try:
+                return self._reembed(batch_size)
+            except BaseException:
+                self.embedder = old
+                raise
+
+    def _reembed(self, batch_size: int) -> int:
+        dim = self.embedder.dim
+        texts = self._sql("SELECT id, content FROM memories ORDER BY rowid")
+        lessons = self._sql("SELECT id, content FROM lessons ORDER BY id")
+        parts = [texts["content"][i : i + batch_size].to_list() for i in range(0, texts.height, batch_size)]
+        emb = np.concatenate(
+            [self._check_embeddings(self.embedder.embed(p), len(p)) for p in parts] or [np.zeros((0, dim))]
+        ).astype(np.float32)  # (n, dim)
+        texts_of_lessons = lessons["content"].to_list()
+        les = self._check_embeddings(self.embedder.embed(texts_of_lessons), len(texts_of_lessons))
+
+        def write() -> None:
+            for table, ids, vectors in (("memories", texts["id"], emb), ("lessons", lessons["id"], les)):
+                new = pl.DataFrame(
+                    {"id": ids, "embedding": vectors},
+                    schema_overrides={"embedding": pl.Array(pl.Float32, dim)},
+                )
+                for statement in _swap_embedding(table, dim):  # the dimension may change
+                    if statement.startswith("UPDATE"):
+                        self._with_view(new.to_arrow(), statement)
+                    else:
+                        self._run(statement)
+            self._run("DELETE FROM embed_cache")  # vectors of other embedders (their dim may differ)
+            for statement in _swap_embedding("embed_cache", dim):
+                if not statement.startswith("UPDATE"):
+                    self._run(statement)
+            for name, value in (("embedder", self.embedder.name), ("dim", dim)):
+                self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+
+        stale, self._stale = self._stale, None  # writable for this one transaction
+        try:
+            self._tx(write)
+        except BaseException:
+            self._stale = stale
+            raise
+        self._embed_query.cache_clear()
+        self._lesson_cache.clear()
+        self._load_index()
+        return texts.height

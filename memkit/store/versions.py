@@ -1,0 +1,219 @@
+"""Versions and validity: the version plan of keyed writes, and ``resolve``.
+
+Every write that makes a keyed memory live (``add``, ``add_many``, ``import_``, ``approve``) asks
+:meth:`VersionsMixin._plan_versions` what the conflict policy (:func:`memkit.conflicts.plan_keyed_write`)
+makes of it, against the versions already stored and those earlier in the same batch, and commits the
+answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
+
+- only an *expired* version (``valid_until <= now``) leaves its key's slot; a version that starts
+  later already holds it, or two versions would both be current once it starts;
+- a non-public slot may only get a new version from its owner or creator (or the operator);
+- a quarantined write takes the next version number but changes no other version until approved.
+
+Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch)
+are planned without a Python loop; only keys that meet other versions are decided one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from ..conflicts import plan_keyed_write
+from ..errors import NotFound
+from ..schema import Memory, check_name
+from .gate import GateMixin
+from .vectors import COLUMNS, VectorsMixin
+
+__all__ = ["VersionPlan", "VersionsMixin"]
+
+_LIVE = ("active", "conflict")
+
+
+def _holds(cols: dict[str, list[Any]], i: int, now: datetime) -> bool:
+    """Row ``i`` has not expired at ``now`` (only expiry frees a key's slot)."""
+    until = cols["valid_until"][i]
+    return until is None or now < until
+
+
+@dataclass
+class VersionPlan:
+    """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)`` and
+    ``conflicts`` ``(row, id of the active version it disputes)``."""
+
+    changes: list[tuple[str, str, str, str]] = field(default_factory=list)
+    conflicts: list[tuple[int, str]] = field(default_factory=list)
+
+
+class VersionsMixin(GateMixin, VectorsMixin):
+    """The version plan (shared by every write) and ``resolve``."""
+
+    def _stored_versions(
+        self, cols: dict[str, list[Any]], rows: list[int], now: datetime, exclude: list[str]
+    ) -> pl.DataFrame:
+        """Every stored version of the keys of ``rows`` (minus ``exclude``), oldest first."""
+        return self._sql(
+            "SELECT m.id, m.namespace, m.key, m.status,"
+            " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
+            " m.created_by, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now FROM memories m"
+            " JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace, unnest(?::VARCHAR[]) AS key)"
+            " USING (namespace, key) WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[]))"
+            " ORDER BY m.version, m.created_at",
+            [now, [cols["namespace"][i] for i in rows], [cols["key"][i] for i in rows], exclude],
+        )
+
+    def _plan_versions(
+        self,
+        cols: dict[str, list[Any]],
+        now: datetime,
+        policy: str,
+        requester: str | None,
+        *,
+        exclude: list[str] | None = None,
+        keep_consistent: bool = False,
+    ) -> VersionPlan:
+        """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
+        place) -> the changes to stored versions. Raises ConflictError (``strict``) or
+        AccessDenied (a non-public slot) before anything is written.
+
+        ``keep_consistent`` (an import): a key the store holds no live version of keeps the file's
+        own statuses (its versions numbered after the stored ones) when they are consistent: at
+        most one active version holding as of the file's last write of the key. Otherwise the
+        file's versions are decided in version order, like writes.
+        """
+        plan = VersionPlan()
+        keyed = [i for i, k in enumerate(cols["key"]) if k is not None]
+        if not keyed:
+            return plan
+        stored = self._stored_versions(cols, keyed, now, exclude or [])
+        for row in stored.filter(
+            (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
+        ).to_dicts():  # a non-public slot may only be rewritten by its owner or creator
+            self._check_modify(row, requester, now, "write a new version of")
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in keyed:
+            groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
+        held = dict(stored.group_by("namespace", "key"))
+        for slot, rows in groups.items():  # only keys of this batch
+            old = held.get(slot)
+            if old is None and len(rows) == 1 and not keep_consistent:
+                continue  # a new key: version 1, as built
+            if keep_consistent:
+                rows = sorted(rows, key=lambda i: cols["version"][i])
+                base = 0 if old is None else int(old["version"].max())
+                # the file's own state, judged as of its last write of this key
+                written = max(cols["updated_at"][i] for i in rows)
+                n_active = sum(cols["status"][i] == "active" and _holds(cols, i, written) for i in rows)
+                if old is None or old.filter(pl.col("status").is_in(_LIVE) & pl.col("valid_now")).is_empty():
+                    if n_active <= 1:
+                        for i in rows:
+                            cols["version"][i] += base
+                        continue
+            self._plan_slot(cols, rows, old, policy, plan, now)
+        return plan
+
+    def _plan_slot(
+        self,
+        cols: dict[str, list[Any]],
+        rows: list[int],
+        old: pl.DataFrame | None,
+        policy: str,
+        plan: VersionPlan,
+        now: datetime,
+    ) -> None:
+        """Decide the rows of one key in order, each against everything before it."""
+        versions = [] if old is None else [
+            (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
+            for r in old.to_dicts()
+        ]  # fmt: skip
+        for i in rows:
+            value = cols["value"][i] or cols["content"][i]
+            if cols["status"][i] not in _LIVE:  # quarantined (or imported history): a number, no change
+                cols["version"][i] = max((v[3] for v in versions), default=0) + 1
+                versions.append((cols["id"][i], cols["status"][i], value, cols["version"][i]))
+                continue
+            decided = plan_keyed_write(versions, value, policy)
+            cols["status"][i], cols["version"][i] = decided.status, decided.version
+            cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
+            if decided.op == "conflict":
+                plan.conflicts.append((i, decided.against or ""))
+            changed = dict(decided.changes)
+            for old_id, status in decided.changes:
+                plan.changes.append((old_id, cols["namespace"][i], status, cols["id"][i]))
+            versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]
+            versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
+                             value, decided.version))  # fmt: skip
+
+    def _set_status(self, ids: list[str], status: str, now: datetime) -> None:
+        self._run(
+            "UPDATE memories SET status = ?, updated_at = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [status, now, list(ids)],
+        )
+
+    def _apply_versions(
+        self, plan: VersionPlan, cols: dict[str, list[Any]], now: datetime, requester: str | None
+    ) -> None:
+        """Commit a plan (inside the write's transaction): conflict events, then the status changes
+        of stored versions with one ``supersede`` event each."""
+        for i, against in plan.conflicts:
+            self._event(now, "conflict", cols["namespace"][i], cols["id"][i], requester, key=cols["key"][i],
+                        against=against, status="conflict")  # fmt: skip
+        for old_id, ns, status, by in plan.changes:
+            self._set_status([old_id], status, now)
+            self._event(now, "supersede", ns, old_id, requester, by=by, status=status)
+
+    def _mirror_versions(self, plan: VersionPlan) -> None:
+        def apply() -> None:
+            for old_id, _, status, _ in plan.changes:
+                self._index.set_status([old_id], status)
+
+        if plan.changes:
+            self._mirror(apply)
+
+    # ------------------------------------------------------------------------------------ resolve
+    def resolve(
+        self,
+        key: str,
+        *,
+        namespace: str,
+        keep: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``."""
+        key = check_name("key", key)
+        namespace = check_name("namespace", namespace)
+        keep = check_name("keep", keep)
+        requester = self._who(requester)
+        now = self._now(now)
+        with self._lock:
+            live = self._sql(
+                f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
+                " AND status IN ('active', 'conflict')",
+                [namespace, key],
+            ).to_dicts()
+            winner = next((r for r in live if r["id"] == keep), None)
+            if winner is None:
+                raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
+            self._check_modify(winner, requester, now, "resolve")
+            losers = [r["id"] for r in live if r["id"] != keep]
+
+            def write() -> None:
+                self._set_status([keep], "active", now)
+                self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)
+                if losers:
+                    self._set_status(losers, "superseded", now)
+                self._events(now, "supersede", [namespace] * len(losers), losers, requester,
+                             [{"by": keep, "status": "superseded"}] * len(losers))  # fmt: skip
+
+            self._tx(write)
+
+            def mirror() -> None:
+                self._index.set_status([keep], "active")
+                self._index.set_status(losers, "superseded")
+
+            self._mirror(mirror)
+        return Memory.from_row({**winner, "status": "active", "updated_at": now})

@@ -1,0 +1,122 @@
+"""``add`` and ``add_many``: the public writes, thin entrances to the write pipeline.
+
+Both validate their input into complete rows (:func:`memkit.rows.build_rows`: defaults, the
+admission rule, authorship) and hand them to :meth:`~memkit.store.pipeline.PipelineMixin._write`,
+which screens, embeds, plans versions and commits. ``add_many`` is ``add`` for a frame: the same
+rules row by row (keys meet their stored versions, and each other in frame order, under the conflict
+policy), one transaction, and given embeddings skip the embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from ..conflicts import POLICIES
+from ..errors import ValidationError
+from ..rows import build_rows
+from ..schema import Memory, check_choice, check_name
+from .pipeline import PipelineMixin
+
+__all__ = ["WriteMixin"]
+
+
+class WriteMixin(PipelineMixin):
+    """``add`` and ``add_many``."""
+
+    def _policy(self, conflict_policy: str | None) -> str:
+        return check_choice("conflict_policy", conflict_policy or self.conflict_policy, POLICIES)
+
+    def add(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        key: str | None = None,
+        value: Any = None,
+        layer: str | None = None,
+        kind: str | None = None,
+        importance: float | None = None,
+        half_life_hours: float | None = None,
+        source: str | None = None,
+        owner: str | None = None,
+        access: str | None = None,
+        tags: Sequence[str] | None = None,
+        valid_from: datetime | None = None,
+        valid_until: datetime | None = None,
+        protected: bool | None = None,
+        created_at: datetime | None = None,
+        conflict_policy: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Write one memory and return it (its ``status`` tells what the guard and the conflict
+        policy decided: ``active``, ``conflict``, ``quarantined``).
+
+        Unset fields get defaults: kind ``fact``, importance 0.5, layer by the admission rule
+        (importance < 0.3 → ``short_term``; kind ``event`` → ``episodic``; else ``long_term``),
+        half-life by layer, owner and creator = requester, access ``public``, created_at = now.
+        A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions.
+        """
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        policy = self._policy(conflict_policy)
+        given = dict(content=content, key=key, value=value, layer=layer, kind=kind, importance=importance,
+                     half_life_hours=half_life_hours, source=source, owner=owner, access=access, tags=tags,
+                     valid_from=valid_from, valid_until=valid_until, protected=protected,
+                     created_at=created_at)  # fmt: skip
+        cols = build_rows([{k: v for k, v in given.items() if v is not None}], namespace, requester, now)
+        with self._lock:
+            cols = self._write(cols, requester=requester, now=now, policy=policy)
+        return Memory.from_row({c: v[0] for c, v in cols.items()})
+
+    def add_many(
+        self,
+        frame: pl.DataFrame,
+        *,
+        namespace: str,
+        requester: str | None = None,
+        now: datetime | None = None,
+        conflict_policy: str | None = None,
+    ) -> pl.DataFrame:
+        """Insert memories from a polars frame in one transaction -> frame ``id, status``.
+
+        Columns: ``content`` and any writable :class:`Memory` field (``key``, ``importance``,
+        ``created_at``, ``tags``, ...), plus an optional ``embedding`` column (``dim`` floats per
+        row; normalized here) that skips the embedder. ``created_by`` is the requester; only the
+        operator may set it. Keyed rows meet the key's stored versions, and each other in frame
+        order, under ``conflict_policy`` as :meth:`add` does.
+
+        The guard screens every row: PII is redacted and suspected injections are ``quarantined``
+        row by row, but one row holding a secret refuses the whole batch
+        (:class:`~memkit.errors.WriteRefused`, whose ``findings`` name the rows): nothing is
+        written, so the caller can drop those rows and retry.
+        """
+        if not isinstance(frame, pl.DataFrame):
+            raise ValidationError("frame", f"must be a polars DataFrame, got {type(frame).__name__}")
+        namespace = check_name("namespace", namespace)
+        requester = self._who(requester)
+        now = self._now(now)
+        policy = self._policy(conflict_policy)
+        given = frame["embedding"] if "embedding" in frame.columns else None
+        cols = build_rows(frame.drop("embedding", strict=False).to_dicts(), namespace, requester, now)
+        emb = None
+        if given is not None:
+            if given.null_count():
+                raise ValidationError("embedding", "has missing rows")
+            arr = given.to_numpy()  # pl.Array -> (n, dim) without Python lists
+            emb = self._check_embeddings(given.to_list() if arr.dtype == object else arr, len(frame))
+        with self._lock:
+            cols = self._write(
+                cols,
+                requester=requester,
+                now=now,
+                policy=policy,
+                emb=emb,
+                details=[{"bulk": True}] * len(frame),
+            )
+        return pl.DataFrame({"id": cols["id"], "status": cols["status"]})
