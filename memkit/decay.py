@@ -23,6 +23,7 @@ same formulas as polars expressions, for frames.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -105,25 +106,49 @@ def age_hours_expr(column: str | pl.Expr, now: datetime) -> pl.Expr:
     return (pl.lit(now) - _col(column)).dt.total_microseconds().cast(pl.Float64) / 3.6e9
 
 
+def _batches(fn: Any, name: str, **columns: str | pl.Expr) -> pl.Expr:
+    """``fn`` applied to whole columns (numpy arrays, by keyword) as a polars expression: the
+    formulas live once, in the numpy functions above, and the expressions call them.
+
+    polars re-raises an error of the function with its message only, so a ValidationError
+    surfaces as a ValueError naming the field.
+    """
+
+    def apply(s: pl.Series) -> pl.Series:
+        args = {k: s.struct.field(k).to_numpy() for k in columns}
+        try:
+            return pl.Series(np.asarray(fn(**args), dtype=np.float64))
+        except ValidationError as e:
+            raise ValueError(str(e)) from None
+
+    parts = {k: _col(v).cast(pl.Float64) for k, v in columns.items()}
+    return pl.struct(**parts).map_batches(apply, return_dtype=pl.Float64).alias(name)
+
+
 def strength_expr(
     importance: str | pl.Expr = "importance",
     age_hours: str | pl.Expr = "age_hours",
     half_life_hours: str | pl.Expr = "half_life_hours",
 ) -> pl.Expr:
-    """:func:`strength` as a polars expression over columns (names or expressions).
+    """:func:`strength` as a polars expression over columns (names or expressions); it calls
+    :func:`strength` itself.
 
     >>> df = pl.DataFrame({"importance": [0.8, 0.6], "age_hours": [24.0, 4.0],
     ...                    "half_life_hours": [2160.0, 2.0]})
     >>> df.select(strength_expr().round(4).alias("s"))["s"].to_list()
     [0.7939, 0.15]
     """
-    age = _col(age_hours).clip(lower_bound=0.0)
-    return (_col(importance) * (pl.lit(0.5) ** (age / _col(half_life_hours)))).alias("strength")
+    return _batches(
+        strength, "strength", importance=importance, age_hours=age_hours, half_life_hours=half_life_hours
+    )
 
 
 def recency_expr(
     hours_since_access: str | pl.Expr = "hours_since_access", time_scale_hours: float = 168.0
 ) -> pl.Expr:
-    """:func:`recency` as a polars expression."""
-    h = _col(hours_since_access).clip(lower_bound=0.0)
-    return (-h / time_scale_hours).exp().alias("recency")
+    """:func:`recency` as a polars expression (it calls :func:`recency`).
+
+    >>> pl.DataFrame({"hours_since_access": [0.0, 168.0]}).select(recency_expr().round(4))["recency"].to_list()
+    [1.0, 0.3679]
+    """
+    return _batches(lambda h: recency(h, time_scale_hours), "recency", h=hours_since_access)

@@ -101,6 +101,22 @@ class AuditMixin(StoreCore):
             [ts, list(namespaces), op, list(ids), requester, [_json(d) for d in details]],
         )
 
+    def _history(
+        self, events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]]
+    ) -> None:
+        """Events carried over from elsewhere (an import's file), as they were: ``(ts, namespace, op,
+        memory_id, requester, detail JSON)``. They were written under the same rule where they come
+        from; a hand-made file's are checked by :func:`memkit.fields.parse_events`."""
+        if not events:
+            return
+        ts, spaces, ops, ids, reqs, details = map(list, zip(*events, strict=True))
+        self._run(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+            " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+            " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+            [ts, spaces, ops, ids, reqs, details],
+        )
+
     def _log(
         self, op: str, ts: datetime, namespace: str | None, requester: str | None, **detail: Any
     ) -> None:

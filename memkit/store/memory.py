@@ -18,7 +18,8 @@ part                what it does
 ``review``          ``quarantine``, ``approve``, lessons
 ``read``            ``get``, ``read``, ``versions``, ``frame``, ``count``, ``audit``, ``reinforce``
 ``search``          ``search``
-``maintain``        ``delete``, ``forget``, ``consolidate``, ``analyze``
+``merge``           ``merge_candidates``, ``consolidate`` (through the write pipeline)
+``maintain``        ``delete``, ``forget`` (final erasure), ``analyze``
 ``portable``        ``export``, ``import_``
 ==================  ===========================================================================
 

@@ -66,6 +66,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         ``exclude`` (a merge's members), left out of the version plan; ``before`` and ``also`` run
         inside the transaction before the rows' events and after everything else.
         """
+        self._check_writable()
         n = len(cols["id"])
         redacted = self._screen(cols, requester, now, op=op, where=where)
         if emb is None:

@@ -165,22 +165,9 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
             ]
 
-            def file_events() -> None:
-                if data.events:
-                    rows, ts, ops, reqs, det = map(list, zip(*data.events, strict=True))
-                    self._run(
-                        "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                        " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-                        " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
-                        [
-                            ts,
-                            [cols["namespace"][r] for r in rows],
-                            ops,
-                            [cols["id"][r] for r in rows],
-                            reqs,
-                            det,
-                        ],
-                    )
+            def file_events() -> None:  # the file's history, before this import's own events
+                self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
+                               for r, ts, op, who, detail in data.events])  # fmt: skip
 
             self._write(
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,

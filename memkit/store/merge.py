@@ -1,0 +1,174 @@
+"""Consolidation on the store: the merge plan over what holds at ``now``, applied through the write
+pipeline.
+
+``consolidate`` and the merge explorer plan over the same memories (:meth:`MergeMixin.merge_candidates`:
+written and valid at ``now``, changeable by the requester) with the same pure function
+(:func:`memkit.consolidate.plan_grouped`: clusters within one namespace, layer, key and access group,
+so a merge never widens who may read a text). Applying a plan writes each merged memory through the
+write pipeline — the guard screens the merged text, and a cluster it would not store as active is
+left unmerged — and retires the members as ``superseded`` in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..consolidate import MergeParams, plan_grouped
+from ..errors import ValidationError
+from ..rows import build_rows
+from ..schema import check_name
+from .gate import Gate
+from .pipeline import PipelineMixin
+from .read import ReadMixin
+
+__all__ = ["MergeMixin"]
+
+
+def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
+    """A merged memory holds whenever one of its members held: the earliest start, the latest end
+    (an open bound wins)."""
+    starts, ends = [r["valid_from"] for r in rows], [r["valid_until"] for r in rows]
+    return {
+        "valid_from": None if None in starts else min(starts),
+        "valid_until": None if None in ends else max(ends),
+    }
+
+
+class MergeMixin(PipelineMixin, ReadMixin):
+    """The memories maintenance works on, and ``consolidate``."""
+
+    # ------------------------------------------------------------------------------------ frames
+    def _frame_at(
+        self,
+        namespace: str | None,
+        now: datetime,
+        requester: str | None,
+        *,
+        valid: bool,
+        embedding: bool = False,
+    ) -> pl.DataFrame:
+        """The memories maintenance works on at ``now``: written by then (and, with ``valid``, valid
+        then); with a ``requester``, only those it may change (owner or creator)."""
+        frame = self.frame(namespace, include_embedding=embedding)
+        keep = pl.col("created_at") <= now
+        if valid:
+            keep = Gate(None, None, valid_at=now).expr()
+        if requester is not None:
+            keep = keep & ((pl.col("owner") == requester) | (pl.col("created_by") == requester)).fill_null(
+                False
+            )
+        return frame.filter(keep)
+
+    def merge_candidates(
+        self, namespace: str | None = None, *, now: datetime | None = None, requester: str | None = None
+    ) -> tuple[pl.DataFrame, np.ndarray]:
+        """What ``consolidate`` would plan over -> ``(memories frame, embeddings (n, dim))``, row-aligned:
+        the memories written and valid at ``now`` that ``requester`` may change. The merge explorer
+        plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
+        namespace = check_name("namespace", namespace, optional=True)
+        requester, now = self._who(requester), self._now(now)
+        frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
+        emb = frame["embedding"].to_numpy()
+        emb = (
+            (np.stack(list(emb)) if emb.dtype == object else emb)
+            .astype(np.float32)
+            .reshape(-1, self.embedder.dim)
+        )
+        return frame.drop("embedding"), emb
+
+    # ------------------------------------------------------------------------------- consolidation
+    def consolidate(
+        self,
+        namespace: str | None = None,
+        *,
+        threshold: float = 0.85,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        params: MergeParams | None = None,
+        requester: str | None = None,
+    ) -> pl.DataFrame:
+        """Merge near-duplicate memories (:mod:`memkit.consolidate`) -> the plan, one row per cluster.
+
+        Clusters form among the memories written and valid at ``now``, within one namespace, layer,
+        key-or-no-key and access group (same access, owner and creator), so a merge never widens who
+        may read a text. ``dry_run=True`` returns the plan only. Applying it writes one merged memory
+        per cluster through the write pipeline (the guard screens the merged text; a cluster it would
+        not store as active is left unmerged, ``merged_id`` null) and retires the members as
+        ``superseded``, in one transaction. The plan gains a ``merged_id`` column. A second run
+        merges nothing.
+        """
+        namespace = check_name("namespace", namespace, optional=True)
+        requester, now = self._who(requester), self._now(now)
+        params = MergeParams(threshold=threshold) if params is None else params
+        if not isinstance(params, MergeParams):
+            raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run", "must be a bool")
+        if not dry_run:
+            self._check_writable()
+        with self._lock:
+            frame, emb = self.merge_candidates(namespace, now=now, requester=requester)
+            plan = plan_grouped(frame, emb, params)
+            if dry_run or plan.is_empty():
+                return plan.with_columns(merged_id=pl.lit(None, pl.String))
+            return self._apply_merges(plan, frame, emb, now, requester)
+
+    def _apply_merges(
+        self, plan: pl.DataFrame, frame: pl.DataFrame, emb: np.ndarray, now: datetime, requester: str | None
+    ) -> pl.DataFrame:
+        by_id = {r["id"]: (i, r) for i, r in enumerate(frame.to_dicts())}
+        records, order = [], []
+        for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
+            ms = [by_id[m][1] for m in c["members"]]
+            s = by_id[c["survivor"]][1]
+            records.append({
+                "content": c["content"], "key": s["key"], "layer": s["layer"], "kind": s["kind"],
+                "value": json.loads(s["value"]) if s["value"] else None, "importance": c["importance"],
+                "half_life_hours": max(m["half_life_hours"] for m in ms), "source": s["source"],
+                "owner": s["owner"], "created_by": s["created_by"], "access": s["access"],
+                "protected": c["protected"], "tags": list(dict.fromkeys(t for m in ms for t in m["tags"])),
+                **_union_validity(ms), "created_at": c["created_at"], "last_access_at": c["last_access_at"],
+                "access_count": c["access_count"], "namespace": s["namespace"],
+                "version": max(m["version"] for m in ms) + (s["key"] is not None),
+            })  # fmt: skip
+        cols: dict[str, list[Any]] = {}
+        for ns in dict.fromkeys(r["namespace"] for r in records):  # build_rows is per namespace
+            part = [i for i, r in enumerate(records) if r["namespace"] == ns]
+            order += part
+            fields = [
+                {k: v for k, v in records[i].items() if k not in ("namespace", "version")} for i in part
+            ]
+            for name, values in build_rows(fields, ns, requester, now, keep_authorship=True).items():
+                cols.setdefault(name, []).extend(values)
+        plan = plan[order]
+        cols["version"] = [records[i]["version"] for i in order]
+        cols["merged_from"], cols["supersedes"] = plan["members"].to_list(), plan["survivor"].to_list()
+        screened = {k: list(v) for k, v in cols.items()}
+        self._screen(screened, requester, now, op="merge", refuse=False)
+        ok = [i for i, st in enumerate(screened["status"]) if st == "active"]  # the guard passes it as is
+        cols = {k: [v[i] for i in ok] for k, v in cols.items()}
+        members = [m for ms in cols["merged_from"] for m in ms]
+        survivor_emb = (
+            emb[[by_id[s][0] for s in cols["supersedes"]]] if ok else np.zeros((0, emb.shape[1]), np.float32)
+        )
+
+        def retire() -> None:
+            self._set_status(members, "superseded", now)
+            self._events(now, "supersede", [by_id[m][1]["namespace"] for m in members], members, requester,
+                         [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip
+
+        merged_ids: list[str | None] = [None] * plan.height
+        if ok:
+            self._write(
+                cols, requester=requester, now=now, policy=self.conflict_policy, op="merge", emb=survivor_emb,
+                details=[{"members": ms} for ms in cols["merged_from"]], also=retire, exclude=members,
+            )  # fmt: skip
+            self._mirror(lambda: self._index.set_status(members, "superseded"))
+            for j, i in enumerate(ok):
+                merged_ids[i] = cols["id"][j]
+        return plan.with_columns(merged_id=pl.Series(merged_ids, dtype=pl.String))

@@ -1,0 +1,129 @@
+"""memkit/store/maintain.py + audit.py + files.py: forgetting is final for the whole database file,
+the audit log holds no text a user removed or the guard kept out, and merges obey the same rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import memkit as mk
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+H = timedelta(hours=1)
+MARK_EN = "Wallaby-Way-42-zq8x7"  # unique, greppable
+MARK_ZH = "袋鼠路四十二号独一无二"
+
+
+def _bytes(path: Path) -> bytes:
+    """The database file and anything beside it (write-ahead log, leftovers)."""
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+def _grep(path: Path, *needles: str) -> list[str]:
+    data = _bytes(path)
+    return [n for n in needles if n.encode("utf-8") in data]
+
+
+@pytest.mark.parametrize("how", ["delete", "forget"])
+def test_forgetting_is_final_for_the_whole_file(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "m.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        gone = s.add(f"the user lives at {MARK_EN}，{MARK_ZH}", namespace="u", importance=0.05, now=NOW)
+        s.add("an ordinary memory that stays", namespace="u", now=NOW)
+        s.search(f"where is {MARK_EN}", namespace="u", now=NOW)  # a query that quotes it
+        s.learn_lesson(gone.id, reason="confirmed bad", now=NOW)  # a lesson keeps a copy of the text
+        s.approve(gone.id, now=NOW)
+    assert _grep(path, MARK_EN, MARK_ZH)  # the test can fail: the text is in the file before
+    with mk.MemoryStore(str(path)) as s:
+        if how == "delete":
+            s.delete(gone.id, namespace="u", now=NOW + H)
+        else:
+            assert s.forget("u", now=NOW + 100 * H)["id"].to_list() == [gone.id]
+        assert _grep(path, MARK_EN, MARK_ZH) == []  # already while the store is open
+        assert s.count() == 1 and s.lessons()["content"].to_list() == ["[erased]"]
+    assert _grep(path, MARK_EN, MARK_ZH) == []
+    with mk.MemoryStore(str(path)) as s:  # the compacted file is a whole store
+        assert s.count() == 1 and s.audit(op=how)["memory_id"].to_list() == [gone.id]
+        assert s.add("still writable", namespace="u", now=NOW + 200 * H).status == "active"
+
+
+def test_the_log_keeps_no_refused_secret_redacted_pii_or_query_text(tmp_path: Path) -> None:
+    path = tmp_path / "a.duckdb"
+    secret, phone, email = "sk-abcdefghijklmnopqrstuvwx", "13812345678", "bob@example.org"
+    with mk.MemoryStore(str(path)) as s:
+        with pytest.raises(mk.WriteRefused):
+            s.add(f"我的密钥是 {secret}", namespace="u", now=NOW)
+        m = s.add(f"电话 {phone}，邮箱 {email}", namespace="u", key=f"contact.{phone}", now=NOW)
+        s.search(f"what is {MARK_EN}?", namespace="u", now=NOW)
+        s.log_context([m.id], namespace="u", now=NOW, note=f"the prompt quoted {MARK_ZH} and more text")
+        log = s.audit().write_json()
+    for needle in (secret, phone, email, MARK_EN, MARK_ZH):
+        assert needle not in log
+    assert _grep(path, secret, phone, email, MARK_EN, MARK_ZH) == []
+
+
+# ------------------------------------------------------------------------------------- merges
+def test_deleting_a_member_rederives_the_merge_without_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "merge.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        a = s.add("用户喜欢美式咖啡", namespace="u", now=NOW)
+        b = s.add(f"用户喜欢美式咖啡。{MARK_ZH}", namespace="u", now=NOW + H)
+        plan = s.consolidate("u", threshold=0.5, now=NOW + 2 * H)
+        merged = plan["merged_id"][0]
+        assert MARK_ZH in s.get(merged, namespace="u").content
+        s.delete(b.id, namespace="u", now=NOW + 3 * H)
+        m = s.get(merged, namespace="u")
+        assert MARK_ZH not in m.content and m.content == "用户喜欢美式咖啡" and m.status == "active"
+        assert set(m.merged_from) == {a.id, b.id}  # lineage keeps the ids
+        hits = s.search(MARK_ZH, namespace="u", k=10, now=NOW + 3 * H, weights=mk.Weights(keyword=1.0))
+        assert MARK_ZH not in "".join(hits["content"])
+        assert MARK_ZH not in s.frame().write_json()
+    assert _grep(path, MARK_ZH) == []
+
+
+def test_deleting_a_merged_memory_takes_its_members(tmp_path: Path) -> None:
+    with mk.MemoryStore() as s:
+        s.add(f"lives at {MARK_EN}", namespace="u", now=NOW)
+        s.add(f"lives at {MARK_EN}!", namespace="u", now=NOW)
+        merged = s.consolidate("u", now=NOW)["merged_id"][0]
+        s.delete(merged, namespace="u", now=NOW + H)
+        assert s.count() == 0 and MARK_EN not in s.frame().write_json()
+        assert s.audit(op="delete").height == 3  # the merge and its two members
+
+
+def test_merging_as_a_requester_grants_no_rights() -> None:
+    with mk.MemoryStore() as s:
+        # private to the operator's writer (created_by null), owned by alice: alice may merge them
+        for text in ("secret plan A", "secret plan A!"):
+            s.add_many(pl.DataFrame({"content": [text], "owner": ["alice"], "access": ["private"]}),
+                       namespace="u", now=NOW)  # fmt: skip
+        plan = s.consolidate("u", requester="alice", now=NOW)
+        merged = s.get(plan["merged_id"][0], namespace="u")
+        assert (merged.owner, merged.created_by, merged.access) == ("alice", None, "private")
+        with pytest.raises(mk.AccessDenied):  # still readable only by its creator (the operator)
+            s.get(merged.id, namespace="u", requester="alice")
+        assert s.search("secret plan", namespace="u", requester="alice", now=NOW).is_empty()
+
+
+def _alpha_omega(text: str) -> list[mk.guard.Finding]:
+    """A detector that flags only the two words together (no single memory has both)."""
+    return (
+        [mk.guard.Finding("X900", "injection", "alpha with omega")]
+        if "alpha" in text and "omega" in text
+        else []
+    )
+
+
+def test_a_merged_text_passes_the_guard_like_any_write() -> None:
+    with mk.MemoryStore(guard=mk.GuardParams(detectors=(_alpha_omega,))) as s:
+        a = s.add("alpha beta gamma delta epsilon zeta", namespace="u", now=NOW)
+        b = s.add("beta gamma delta epsilon zeta. omega", namespace="u", now=NOW)
+        assert (a.status, b.status) == ("active", "active")
+        plan = s.consolidate("u", threshold=0.5, now=NOW, dry_run=True)
+        assert plan.height == 1 and "alpha" in plan["content"][0] and "omega" in plan["content"][0]
+        applied = s.consolidate("u", threshold=0.5, now=NOW)
+        assert applied["merged_id"].to_list() == [None]  # the guard would quarantine it: not merged
+        assert s.frame("u")["status"].to_list() == ["active", "active"] and s.count() == 2
