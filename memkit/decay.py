@@ -148,7 +148,8 @@ def recency_expr(
 ) -> pl.Expr:
     """:func:`recency` as a polars expression (it calls :func:`recency`).
 
-    >>> pl.DataFrame({"hours_since_access": [0.0, 168.0]}).select(recency_expr().round(4))["recency"].to_list()
+    >>> df = pl.DataFrame({"hours_since_access": [0.0, 168.0]})
+    >>> df.select(recency_expr().round(4))["recency"].to_list()
     [1.0, 0.3679]
     """
     return _batches(lambda h: recency(h, time_scale_hours), "recency", h=hours_since_access)
