@@ -106,7 +106,10 @@ class StoreCore:
         requester = check_name("requester", requester, optional=True)
         if requester is None or not (self.guard.enabled and self.guard.redact_pii):
             return requester
-        return _identity(requester, self.guard)
+        try:
+            return _identity(requester, self.guard)
+        except TypeError:  # a GuardParams holding something unhashable: no cache
+            return _identity.__wrapped__(requester, self.guard)
 
     def _now(self, now: datetime | None) -> datetime:
         """``now=`` validated, or the wall clock when it is None."""

@@ -144,9 +144,7 @@ class FilesMixin(StoreCore):
                 for migrate in MIGRATIONS:
                     migrate(fresh.execute, dim)
                 for table in TABLES:
-                    fresh.register("_copy", self._db.sql(f"SELECT * FROM {table}").to_arrow_table())
-                    fresh.execute(f"INSERT INTO {table} SELECT * FROM _copy")
-                    fresh.unregister("_copy")
+                    self._copy_table(table, fresh)
                 if seq:
                     fresh.execute("SELECT setval('event_seq', ?)", [seq])
                 fresh.execute("CHECKPOINT")
@@ -167,6 +165,24 @@ class FilesMixin(StoreCore):
                 with _OPEN_LOCK:
                     _OPEN_FILES.discard(self._file)
                 raise
+
+    def _copy_table(self, table: str, fresh: duckdb.DuckDBPyConnection) -> None:
+        """Copy ``table`` (a name of :data:`TABLES`) into the fresh file, by column name; a column
+        the migrations do not create (one a user added) is added to the copy first."""
+        query = (
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?"
+            " ORDER BY ordinal_position"
+        )
+        have = {r[0] for r in fresh.execute(query, [table]).fetchall()}
+        old = self._run(query, [table])
+        for column in (f'"{name}" {kind}' for name, kind in old if name not in have):
+            fresh.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+        names = ", ".join(f'"{name}"' for name, _ in old)
+        fresh.register("_copy", self._db.sql(f"SELECT {names} FROM {table}").to_arrow_table())
+        try:
+            fresh.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _copy")
+        finally:
+            fresh.unregister("_copy")
 
     def _compact_after_erase(self) -> None:
         """Called by every erasure: compact once the erasure has committed."""

@@ -132,3 +132,14 @@ def test_compaction_keeps_every_table_and_the_event_sequence(tmp_path: Path) -> 
     assert not list(tmp_path.glob("*.compact-*"))  # no leftovers
     with mk.MemoryStore(str(path), embedder=counting) as s:
         assert [json.loads(d)["status"] for d in s.audit(op="add")["detail"]][:2] == ["active", "active"]
+
+
+def test_compaction_keeps_a_column_a_user_added(tmp_path: Path) -> None:
+    path = tmp_path / "x.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        keep = s.add("stays", namespace="u", now=NOW)
+        gone = s.add("goes", namespace="u", now=NOW)
+        s._run("ALTER TABLE memories ADD COLUMN extra_labels VARCHAR[] DEFAULT []")
+        s._run("UPDATE memories SET extra_labels = ['pii:phone'] WHERE id = ?", [keep.id])
+        s.delete(gone.id, namespace="u", now=NOW)
+        assert s._sql("SELECT id, extra_labels FROM memories").rows() == [(keep.id, ["pii:phone"])]
