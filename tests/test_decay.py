@@ -104,3 +104,24 @@ def test_recency_expr_matches_numpy() -> None:
     got = df.select(decay.recency_expr("h"))["recency"].to_numpy()
     np.testing.assert_allclose(got, decay.recency(df["h"].to_numpy()))
     assert got[1] == pytest.approx(1 / math.e)
+
+
+@pytest.mark.parametrize(
+    "bad", [0.0, -1.0, float("nan"), float("inf"), np.array([2.0, 0.0]), np.array([-3.0])]
+)
+def test_pure_helpers_reject_non_positive_half_lives(bad) -> None:
+    from memkit import ValidationError
+
+    for call, field in (
+        (lambda: decay.strength(0.5, 1.0, bad), "half_life_hours"),
+        (lambda: decay.hours_until(0.1, 0.5, bad), "half_life_hours"),
+        (lambda: decay.recency(1.0, bad), "time_scale_hours"),
+        (lambda: decay.hours_until(bad, 0.5, 2.0), "floor"),
+    ):
+        with pytest.raises(ValidationError) as ei:
+            call()
+        assert ei.value.field == field
+    with pytest.raises(ValueError, match="half_life_hours"):  # the polars form calls the same function
+        pl.DataFrame(
+            {"importance": [0.5, 0.5], "age_hours": [1.0, 1.0], "half_life_hours": [2.0, -1.0]}
+        ).select(decay.strength_expr())
