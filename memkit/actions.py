@@ -33,8 +33,9 @@ import polars as pl
 from . import access as acl
 from .commands import Command, admit
 from .errors import NotFound, ValidationError
+from .guard import identity
 from .params import Weights, check_number
-from .schema import ADMISSION_MIN_IMPORTANCE
+from .schema import ADMISSION_MIN_IMPORTANCE, check_name
 
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "confirm", "execute"]
 
@@ -80,6 +81,8 @@ def execute(
     if not isinstance(command, Command):
         raise ValidationError("command", f"must be a memkit.commands.Command, got {type(command).__name__}")
     threshold = check_number("threshold", threshold, lo=0.0, hi=1.0)
+    # compared with stored owners, creators and audit requesters below: the name as the store keeps it
+    requester = None if requester is None else identity(check_name("requester", requester))
     if command.op == "remember":
         a = admit(command.raw)
         m = store.add(

@@ -40,6 +40,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,9 @@ __all__ = [
     "consistency",
     "decide",
     "findings_frame",
+    "holds_secret",
+    "identity",
+    "is_rule_message",
     "lesson_similarity",
     "pseudonym",
     "redact",
@@ -134,6 +138,58 @@ def pseudonym(placeholder: str, span: str) -> str:
     folded = _SEPARATORS.sub("", unicodedata.normalize("NFKC", span).casefold())
     tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=4, person=b"memkit-pseudonym").hexdigest()
     return f"{placeholder[:-1]}:{tag}]"
+
+
+_IDENTITY_GUARD = GuardParams()  # identities are mapped by the default rules, whatever a store's guard
+
+
+@lru_cache(maxsize=8192)
+def _name_findings(name: str) -> tuple[Finding, ...]:
+    return tuple(f for f in _scan_rows([name], _IDENTITY_GUARD).get(0, []) if f.start is not None)
+
+
+def identity(name: str) -> str:
+    """A requester, owner or creator name as memkit keeps it: PII in it replaced by
+    :func:`pseudonym`\\ s, by the default rules whatever a store's guard settings, so that the same
+    person always has the same identity, distinct people stay distinct, and the store and its audit
+    log never hold the address. Names without PII are unchanged (``identity`` of an identity is
+    itself). A secret in a name is not an identity's business: the store refuses it.
+
+    >>> identity("assistant"), identity("alice@example.com")
+    ('assistant', '[EMAIL:fa9ce63e]')
+    """
+    edits = sorted((f for f in _name_findings(name) if f.kind == "pii"), key=lambda f: f.start or 0)
+    out, last = [], 0
+    for f in edits:
+        if (f.start or 0) < last:  # overlapping spans: the first one covers it
+            continue
+        ph = _PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
+        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end])]
+        last = f.end or last
+    return "".join(out) + name[last:] if out else name
+
+
+_RULE_MESSAGE = re.compile(
+    r"^(?:in (?:value|key|tags|owner|created_by): )?(?:"
+    + "|".join(
+        sorted({re.escape(r.message) for r in gr.RULES} | {re.escape(gr.LESSON[3])}, key=len, reverse=True)
+    )
+    + r")(?:: \d+ characters| \(cosine [0-9.]+\))?$"
+)
+
+
+def is_rule_message(message: str) -> bool:
+    """Whether ``message`` is one the guard's own rules write (which never repeats the matched text).
+
+    >>> is_rule_message("in value: Chinese mobile number"), is_rule_message("the user lives at 42 Elm St")
+    (True, False)
+    """
+    return bool(_RULE_MESSAGE.match(message))
+
+
+def holds_secret(name: str) -> bool:
+    """Whether a name (a requester's) holds a secret by the default rules: ``"sk-…"`` does."""
+    return any(f.kind == "secret" for f in _name_findings(name))
 
 
 def _redact_one(text: str, found: list[Finding], pseudonyms: bool = False) -> tuple[str, list[Finding]]:

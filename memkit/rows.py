@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ValidationError
+from .guard import identity
 from .schema import (
     ACCESS,
     DEFAULT_IMPORTANCE,
@@ -96,6 +97,8 @@ def _one(
     else:
         owner = _or(d.get("owner"), requester)  # a null owner in a frame means "the requester", as in add()
         creator = _or(d.get("created_by"), requester)
+        owner, creator = (None if x is None else identity(check_name(f, x)) for f, x in
+                          (("owner", owner), ("created_by", creator)))  # fmt: skip
         if requester is not None and creator != requester:  # authorship cannot be forged
             raise ValidationError(
                 "created_by", f"is the requester ({requester!r}); only the operator may write as {creator!r}"

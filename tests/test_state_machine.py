@@ -364,8 +364,10 @@ class StoreMachine(RuleBasedStateMachine):
                 self.store.delete(mid, requester=requester, now=self.now)
             return
         if not self.rows[mid].modifiable(requester):
-            with pytest.raises(mk.AccessDenied):
+            with pytest.raises(mk.AccessDenied):  # an id alone reaches only one's own memories
                 self.store.delete(mid, requester=requester, now=self.now)
+            with pytest.raises(mk.AccessDenied):  # named in its namespace, the rule answers
+                self.store.delete(mid, namespace=self.rows[mid].ns, requester=requester, now=self.now)
             return
         self.store.delete(mid, requester=requester, now=self.now)
         if self.rows[mid].protected:
@@ -518,6 +520,10 @@ class StoreMachine(RuleBasedStateMachine):
     def forget(self, ns, requester, capacity) -> None:
         self._count("forget")
         nsname = None if ns is None else self.namespaces[ns]
+        if requester is not None and nsname is None:  # a requester maintains one namespace at a time
+            with pytest.raises(mk.ValidationError, match="namespace"):
+                self.store.forget(None, requester=requester, now=self.now)
+            return
         plan = self.store.forget(
             nsname, requester=requester, policy=mk.ForgetParams(capacity=capacity), now=self.now
         )
@@ -526,7 +532,7 @@ class StoreMachine(RuleBasedStateMachine):
             r
             for r in self.rows.values()
             if (nsname is None or r.ns == nsname)
-            and (requester is None or requester in (r.owner, r.created_by))
+            and (requester is None or (requester in (r.owner, r.created_by) and r.readable(requester)))
         ]  # fmt: skip
         expect: dict[str, str] = {}
         unsure: set[str] = set()
@@ -567,6 +573,10 @@ class StoreMachine(RuleBasedStateMachine):
     def consolidate(self, ns, requester) -> None:
         self._count("consolidate")
         nsname = None if ns is None else self.namespaces[ns]
+        if requester is not None and nsname is None:  # a requester maintains one namespace at a time
+            with pytest.raises(mk.ValidationError, match="namespace"):
+                self.store.consolidate(None, requester=requester, now=self.now)
+            return
         before = {space: self._visible(space, None)[0] for space in self.namespaces}
         plan = self.store.consolidate(nsname, requester=requester, now=self.now)
         for c in plan.to_dicts():
@@ -578,7 +588,7 @@ class StoreMachine(RuleBasedStateMachine):
                     first.ns, first.layer, first.key, first.access, first.owner, first.created_by,
                 )  # fmt: skip
                 assert nsname is None or r.ns == nsname
-                assert requester is None or requester in (r.owner, r.created_by)
+                assert requester is None or (requester in (r.owner, r.created_by) and r.readable(requester))
             survivor = self.rows[c["survivor"]]
             assert math.isclose(c["importance"], max(r.importance for r in members), rel_tol=1e-12)
             assert c["access_count"] == sum(r.access_count for r in members)

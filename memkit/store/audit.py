@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ..guard import identity, scan
 from .core import StoreCore
 
 __all__ = ["AuditMixin", "digest", "scrub"]
@@ -46,19 +47,39 @@ def digest(text: str) -> str:
     return "b2:" + hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
 
 
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def scrub(value: Any) -> Any:
-    """Detail as the log keeps it: strings that are not short labels become digests.
+    """Detail as the log keeps it: a string that is not a short label, or in which the guard finds
+    anything (PII, a secret, an injection), becomes its digest.
 
     >>> scrub({"reason": "duplicate of 3fa9", "note": "用户住在杭州滨江区，电话见下。", "n": [1, "a-b"]})
     {'reason': 'duplicate of 3fa9', 'note': 'b2:c3f662091909d0c0', 'n': [1, 'a-b']}
+    >>> scrub({"phone": "13812345678", "pw": "password: hunter2"})
+    {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05'}
     """
-    if isinstance(value, str):
-        return value if _LABEL.match(value) else digest(value)
-    if isinstance(value, dict):
-        return {k: scrub(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v) for v in value]
-    return value
+    texts = list(dict.fromkeys(_strings(value)))
+    flagged = set(scan(texts)["row"].to_list()) if texts else set()
+    keep = {t for i, t in enumerate(texts) if i not in flagged and _LABEL.match(t)}
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return v if v in keep else digest(v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value)
 
 
 def _json(detail: dict[str, Any] | None) -> str | None:
@@ -104,12 +125,18 @@ class AuditMixin(StoreCore):
     def _history(
         self, events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]]
     ) -> None:
-        """Events carried over from elsewhere (an import's file), as they were: ``(ts, namespace, op,
-        memory_id, requester, detail JSON)``. They were written under the same rule where they come
-        from; a hand-made file's are checked by :func:`memkit.fields.parse_events`."""
+        """Events carried over from elsewhere (an operator's import of a file with its history):
+        ``(ts, namespace, op, memory_id, requester, detail JSON)``, checked by
+        :func:`memkit.fields.parse_events`; requesters become identities and details are scrubbed,
+        so a hand-made file cannot put text into the log."""
         if not events:
             return
         ts, spaces, ops, ids, reqs, details = map(list, zip(*events, strict=True))
+        # as the log keeps its own: identities for requesters, no free text in details
+        reqs = [None if r is None else identity(r) for r in reqs]
+        details = [
+            None if d is None else json.dumps(scrub(json.loads(d)), ensure_ascii=False) for d in details
+        ]
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"

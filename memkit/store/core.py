@@ -33,15 +33,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
 
 from ..embed import Embedder
-from ..errors import MemkitError
-from ..guard import screen_many
+from ..errors import MemkitError, ValidationError
+from ..guard import holds_secret, identity
 from ..params import DecayParams, GuardParams, KeywordParams
 from ..schema import check_name, check_time
 from .index import SearchIndex
@@ -54,12 +53,6 @@ T = TypeVar("T")
 def utcnow() -> datetime:
     """The wall clock, used only when a caller passes no ``now=``."""
     return datetime.now(UTC)
-
-
-@lru_cache(maxsize=4096)
-def _identity(name: str, guard: GuardParams) -> str:
-    """A requester's name as the store keeps it: PII in it is pseudonymized (as in owners)."""
-    return screen_many([name], guard, pseudonyms=True).texts[0]
 
 
 class StoreCore:
@@ -100,16 +93,13 @@ class StoreCore:
         return pl.from_arrow(self._db.sql(query, params=list(params)).to_arrow_table())
 
     def _who(self, requester: str | None) -> str | None:
-        """``requester=`` validated. A name that is PII (an e-mail address) is pseudonymized the same
-        way as the ``owner`` and ``created_by`` it is compared with, so access rules still hold and
-        the audit log never keeps it."""
+        """``requester=`` validated and mapped to its identity (:func:`memkit.guard.identity`): a
+        name that is PII (an e-mail address) becomes the same pseudonym as the ``owner`` and
+        ``created_by`` it is compared with, so access rules hold and the log never keeps it."""
         requester = check_name("requester", requester, optional=True)
-        if requester is None or not (self.guard.enabled and self.guard.redact_pii):
-            return requester
-        try:
-            return _identity(requester, self.guard)
-        except TypeError:  # a GuardParams holding something unhashable: no cache
-            return _identity.__wrapped__(requester, self.guard)
+        if requester is not None and holds_secret(requester):  # it would be written into the log
+            raise ValidationError("requester", "holds something that looks like a secret (a key or password)")
+        return None if requester is None else identity(requester)
 
     def _now(self, now: datetime | None) -> datetime:
         """``now=`` validated, or the wall clock when it is None."""

@@ -11,21 +11,27 @@
   linger in the file. After every erasure (``delete``, ``forget``, a re-derived merge) a file store is
   rewritten: the tables are copied into a fresh file through Arrow, which then replaces the old one
   atomically (``os.replace``). Forgetting is then final for the whole file, at a cost proportional to
-  the file's size; ``MemoryStore(path, compact_on_erase=False)`` defers it to :meth:`compact`.
+  the file's size (about 2 s for 50k memories here); ``MemoryStore(path, compact_on_erase=False)``
+  defers it to :meth:`compact`. A table of your own in the same file is copied with its data but
+  not its constraints; views and macros are not copied.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from ..embed import Embedder
 from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
-from ..schema import MIGRATIONS, check_name
+from ..guard import identity
+from ..schema import MIGRATIONS as SCHEMA_MIGRATIONS
+from ..schema import check_name
 from .core import StoreCore
 
 __all__ = ["FilesMixin", "check_embedder"]
@@ -37,6 +43,21 @@ SETTINGS = {
 }
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
 _OPEN_FILES: set[str] = set()  # database files open in this process
+
+
+def _m3_identities(execute: Callable[..., list[tuple[Any, ...]]], dim: int) -> None:
+    """Owners, creators and requesters as identities (:func:`memkit.guard.identity`): a name
+    written before identities were pseudonymized (an e-mail address as owner) is mapped once, so
+    its requester, now mapped on every call, still matches it."""
+    for table, column in (("memories", "owner"), ("memories", "created_by"), ("events", "requester"),
+                          ("lessons", "requester")):  # fmt: skip
+        for (name,) in execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
+            if identity(name) != name:
+                execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [identity(name), name])
+
+
+MIGRATIONS = (*SCHEMA_MIGRATIONS, _m3_identities)
+"""The schema's migrations (DDL, :data:`memkit.schema.MIGRATIONS`) and the store's data migrations."""
 _OPEN_LOCK = threading.Lock()
 
 
@@ -90,7 +111,7 @@ class FilesMixin(StoreCore):
             if self._file:
                 _OPEN_FILES.add(self._file)
         try:
-            self._migrate()
+            self._migrate(create)
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
             self._load_index()
         except duckdb.Error as e:  # e.g. a truncated file whose header is intact
@@ -100,10 +121,12 @@ class FilesMixin(StoreCore):
             self.close()
             raise
 
-    def _migrate(self) -> None:
+    def _migrate(self, create: bool) -> None:
         has_meta = self._run("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0][0]
         meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
+        if version == 0 and not create and self._file:  # an existing DuckDB file that is not a store
+            raise ValidationError("path", f"{self.path} is not a memkit database (create=True makes it one)")
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
             self._stale = (meta["embedder"], int(meta["dim"]))
         if version < len(MIGRATIONS) and (self.read_only or self._stale):
@@ -142,9 +165,21 @@ class FilesMixin(StoreCore):
                 seq = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
                 dim = int(dict(self._run("SELECT name, value FROM meta"))["dim"])
                 for migrate in MIGRATIONS:
-                    migrate(fresh.execute, dim)
+                    migrate(lambda q, p=(): fresh.execute(q, list(p)).fetchall(), dim)
                 for table in TABLES:
                     self._copy_table(table, fresh)
+                others = self._run(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+                    " AND table_type = 'BASE TABLE' AND table_name NOT IN (SELECT unnest(?::VARCHAR[]))",
+                    [list(TABLES)],
+                )
+                for (
+                    name,
+                ) in others:  # a table of the user's own in the file: its data (not its constraints)
+                    table = '"' + name.replace('"', '""') + '"'
+                    fresh.register("_copy", self._db.sql(f"SELECT * FROM {table}").to_arrow_table())
+                    fresh.execute(f"CREATE TABLE {table} AS SELECT * FROM _copy")
+                    fresh.unregister("_copy")
                 if seq:
                     fresh.execute("SELECT setval('event_seq', ?)", [seq])
                 fresh.execute("CHECKPOINT")

@@ -17,7 +17,8 @@ everyone in ``get`` and ``versions`` (:data:`QUARANTINED_TEXT`): only the quaran
 
 Reads by id (``get``, ``delete``, ``approve``, …) go through :meth:`GateMixin._locate`: an id in
 another namespace than the one named is :class:`~memkit.errors.NotFound`; without a namespace, a
-requester reaches only memories it owns or created (an id alone proves nothing).
+requester reaches only memories it owns or created (an id alone proves nothing): anything else is
+AccessDenied, audited, as any denial.
 """
 
 from __future__ import annotations

@@ -29,12 +29,32 @@ from ..embed import content_hash
 from ..errors import ValidationError
 from ..forget import plan_forget
 from ..params import ForgetParams, check_number
-from ..schema import check_name
+from ..schema import check_name, check_value
 from .files import FilesMixin
-from .merge import MergeMixin
+from .merge import MergeMixin, merged_record
 from .vectors import COLUMNS
 
 __all__ = ["MaintainMixin"]
+
+
+# the members of the merges in ?, in the merge's own namespace and access group (a lineage that
+# names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
+_MEMBERS_OF = (
+    "SELECT m.id, p.id FROM (SELECT id, namespace, access, owner, created_by, unnest(merged_from) AS mid"
+    " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))) p JOIN memories m ON m.id = p.mid"
+    " AND m.namespace = p.namespace AND m.access = p.access AND m.owner IS NOT DISTINCT FROM p.owner"
+    " AND m.created_by IS NOT DISTINCT FROM p.created_by"
+)
+_GROUP_MEMBERS = (
+    f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND namespace = ?"
+    " AND access = ? AND owner IS NOT DISTINCT FROM ? AND created_by IS NOT DISTINCT FROM ?"
+)
+_REDERIVE = (
+    "UPDATE memories SET content = ?, content_hash = ?, value = ?, tags = ?, importance = ?,"
+    " half_life_hours = ?, created_at = ?, last_access_at = ?, access_count = ?, protected = ?,"
+    " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?,"
+    " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?"
+)
 
 
 class MaintainMixin(MergeMixin, FilesMixin):
@@ -66,12 +86,8 @@ class MaintainMixin(MergeMixin, FilesMixin):
         """Erase ``ids`` (one event each, with ``details``) and what goes with them -> every id erased."""
         gone, events = list(ids), list(details)
         frontier = list(ids)
-        while frontier:  # the members of an erased merge hold its text: they go too
-            rows = self._run(
-                "SELECT mid, id FROM (SELECT id, unnest(merged_from) AS mid FROM memories"
-                " WHERE id IN (SELECT unnest(?::VARCHAR[]))) WHERE mid IN (SELECT id FROM memories)",
-                [frontier],
-            )
+        while frontier:  # the members of an erased merge hold its text: they go too (its own group only)
+            rows = self._run(_MEMBERS_OF, [frontier])
             frontier = list(dict.fromkeys(m for m, _ in rows if m not in gone))
             gone += frontier
             events += [{"merged_into": p, "cascade": True} for m, p in dict(rows).items() if m in frontier]
@@ -88,19 +104,19 @@ class MaintainMixin(MergeMixin, FilesMixin):
             self._run("DELETE FROM embed_cache WHERE content_hash IN (SELECT content_hash FROM _gone)"
                       " AND content_hash NOT IN (SELECT content_hash FROM memories)")  # fmt: skip
             self._run("DROP TABLE _gone")
-            self._run(
-                "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
-                [gone],
-            )
             self._events(now, op, [spaces[i] for i in gone], gone, requester, events)
             rederived[:] = self._rederive(gone, op, now, requester)
+            changed = gone + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
+            self._run(
+                "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                [changed],
+            )
 
         self._tx(write)
         self._mirror(lambda: self._index.erase(gone))
         for row in rederived:
             self._mirror(lambda row=row: self._index.erase([row["id"]]))
-            emb = self._embedding_matrix("id = ?", [row["id"]])
-            self._index_append({c: [row[c]] for c in row}, emb)
+            self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))
         self._on_commit(lambda: self._lesson_cache.clear())
         self._compact_after_erase()
         return gone
@@ -108,8 +124,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
     def _rederive(
         self, erased: list[str], op: str, now: datetime, requester: str | None
     ) -> list[dict[str, Any]]:
-        """Inside an erasure: re-derive every merge that held an erased text, up the lineage ->
-        the re-derived rows as they are now."""
+        """Inside an erasure: re-derive every merge that held an erased text from the members of its
+        own group that remain (text, survivor, embedding and every merged field), up the lineage;
+        a merge with none left is erased too -> the re-derived rows as they are now."""
         changed: dict[str, None] = {}
         frontier = list(erased)
         while frontier:
@@ -118,26 +135,26 @@ class MaintainMixin(MergeMixin, FilesMixin):
             ).to_dicts()
             frontier = []
             for p in parents:  # merges are few; each re-derived once per erased member
-                members = self._sql(
-                    "SELECT id, content, importance, created_at FROM memories"
-                    " WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-                    [p["merged_from"]],
-                )
-                if members.is_empty():  # nothing of it is left
+                group = [p["merged_from"], p["namespace"], p["access"], p["owner"], p["created_by"]]
+                members = self._sql(_GROUP_MEMBERS, group).to_dicts()
+                if not members:  # nothing of it is left
                     self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
                     self._event(
                         now, op, p["namespace"], p["id"], requester, cascade=True, reason="no member left"
                     )
                     erased.append(p["id"])
                 else:
-                    survivor, content = remerge(members)
-                    self._run(
-                        "UPDATE memories SET content = ?, content_hash = ?, supersedes = ?, updated_at = ?,"
-                        " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?",
-                        [content, content_hash(content), survivor, now, survivor, p["id"]],
-                    )
+                    survivor, content = remerge(pl.DataFrame(members))
+                    rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
+                    value = None if rec["value"] is None else check_value(rec["value"])
+                    self._run(_REDERIVE, [
+                        content, content_hash(content), value, rec["tags"], rec["importance"],
+                        rec["half_life_hours"], rec["created_at"], rec["last_access_at"], rec["access_count"],
+                        rec["protected"], rec["valid_from"], rec["valid_until"], survivor, now, survivor,
+                        p["id"],
+                    ])  # fmt: skip
                     self._event(now, "merge", p["namespace"], p["id"], requester, rederived=True,
-                                members=members["id"].to_list(), status=p["status"])  # fmt: skip
+                                members=[m["id"] for m in members], status=p["status"])  # fmt: skip
                     changed[p["id"]] = None
                 frontier.append(p["id"])
         live = [i for i in changed if i not in erased]

@@ -19,10 +19,10 @@ import numpy as np
 import polars as pl
 
 from ..consolidate import MergeParams, plan_grouped
+from ..decay import age_hours_expr, strength_expr
 from ..errors import ValidationError
 from ..rows import build_rows
 from ..schema import check_name
-from .gate import Gate
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 
@@ -39,6 +39,27 @@ def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
     }
 
 
+def merged_record(members: list[dict[str, Any]], survivor: dict[str, Any], content: str) -> dict[str, Any]:
+    """The fields of a merged memory from its members' rows (the merge rule of
+    :mod:`memkit.consolidate`): the survivor's key, value, layer, kind, source, owner, creator and
+    access; importance, half-life and last access the max; created_at the min; access counts
+    summed; protected if any member is; the members' tags; valid whenever a member was."""
+    return {
+        "content": content, "key": survivor["key"], "layer": survivor["layer"], "kind": survivor["kind"],
+        "value": json.loads(survivor["value"]) if survivor["value"] else None, "source": survivor["source"],
+        "owner": survivor["owner"], "created_by": survivor["created_by"], "access": survivor["access"],
+        "importance": max(m["importance"] for m in members),
+        "half_life_hours": max(m["half_life_hours"] for m in members),
+        "created_at": min(m["created_at"] for m in members),
+        "last_access_at": max(m["last_access_at"] for m in members),
+        "access_count": sum(m["access_count"] for m in members),
+        "protected": any(m["protected"] for m in members),
+        "tags": list(dict.fromkeys(t for m in sorted(members, key=lambda m: (m["created_at"], m["id"]))
+                                   for t in m["tags"])),
+        **_union_validity(members),
+    }  # fmt: skip
+
+
 class MergeMixin(PipelineMixin, ReadMixin):
     """The memories maintenance works on, and ``consolidate``."""
 
@@ -53,32 +74,33 @@ class MergeMixin(PipelineMixin, ReadMixin):
         embedding: bool = False,
     ) -> pl.DataFrame:
         """The memories maintenance works on at ``now``: written by then (and, with ``valid``, valid
-        then); with a ``requester``, only those it may change (owner or creator)."""
-        frame = self.frame(namespace, include_embedding=embedding)
-        keep = pl.col("created_at") <= now
-        if valid:
-            keep = Gate(None, None, valid_at=now).expr()
+        then); with a ``requester`` (who names its namespace), only those it may both read and
+        change (the owner or creator of a memory another creator made private may not read it)."""
+        gate = self._gate(namespace, requester, valid_at=now if valid else None)
+        keep = gate.expr() & (pl.col("created_at") <= now)
         if requester is not None:
             keep = keep & ((pl.col("owner") == requester) | (pl.col("created_by") == requester)).fill_null(
                 False
             )
-        return frame.filter(keep)
+        return self.frame(namespace, include_embedding=embedding).filter(keep)
 
     def merge_candidates(
         self, namespace: str | None = None, *, now: datetime | None = None, requester: str | None = None
     ) -> tuple[pl.DataFrame, np.ndarray]:
         """What ``consolidate`` would plan over -> ``(memories frame, embeddings (n, dim))``, row-aligned:
-        the memories written and valid at ``now`` that ``requester`` may change. The merge explorer
+        the memories written and valid at ``now``, strong enough to be recalled (strength at least
+        ``DecayParams.min_strength``), that ``requester`` may read and change. The merge explorer
         plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
         namespace = check_name("namespace", namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
+        # only what search could recall: a weak memory is forget's business, and as the oldest member
+        # it would date the merged memory (created_at = min) below the floor, hiding the others
+        recallable = strength_expr(age_hours=age_hours_expr("created_at", now)) >= self.decay.min_strength
+        frame = frame.filter(recallable)
         emb = frame["embedding"].to_numpy()
-        emb = (
-            (np.stack(list(emb)) if emb.dtype == object else emb)
-            .astype(np.float32)
-            .reshape(-1, self.embedder.dim)
-        )
+        dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
+        emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)
         return frame.drop("embedding"), emb
 
     # ------------------------------------------------------------------------------- consolidation
@@ -124,18 +146,11 @@ class MergeMixin(PipelineMixin, ReadMixin):
         by_id = {r["id"]: (i, r) for i, r in enumerate(frame.to_dicts())}
         records, order = [], []
         for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
-            ms = [by_id[m][1] for m in c["members"]]
-            s = by_id[c["survivor"]][1]
-            records.append({
-                "content": c["content"], "key": s["key"], "layer": s["layer"], "kind": s["kind"],
-                "value": json.loads(s["value"]) if s["value"] else None, "importance": c["importance"],
-                "half_life_hours": max(m["half_life_hours"] for m in ms), "source": s["source"],
-                "owner": s["owner"], "created_by": s["created_by"], "access": s["access"],
-                "protected": c["protected"], "tags": list(dict.fromkeys(t for m in ms for t in m["tags"])),
-                **_union_validity(ms), "created_at": c["created_at"], "last_access_at": c["last_access_at"],
-                "access_count": c["access_count"], "namespace": s["namespace"],
-                "version": max(m["version"] for m in ms) + (s["key"] is not None),
-            })  # fmt: skip
+            ms, s = [by_id[m][1] for m in c["members"]], by_id[c["survivor"]][1]
+            version = max(m["version"] for m in ms) + (s["key"] is not None)
+            records.append(
+                {**merged_record(ms, s, c["content"]), "namespace": s["namespace"], "version": version}
+            )
         cols: dict[str, list[Any]] = {}
         for ns in dict.fromkeys(r["namespace"] for r in records):  # build_rows is per namespace
             part = [i for i, r in enumerate(records) if r["namespace"] == ns]

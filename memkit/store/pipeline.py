@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..embed import content_hash
+from ..guard import identity
 from .guard import GuardMixin
 from .versions import VersionsMixin
 
@@ -68,6 +69,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         """
         self._check_writable()
         n = len(cols["id"])
+        for field in ("owner", "created_by"):  # identities, as requesters are mapped (an import's rows too)
+            cols[field] = [None if x is None else identity(x) for x in cols[field]]
         redacted = self._screen(cols, requester, now, op=op, where=where)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])

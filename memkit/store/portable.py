@@ -10,6 +10,7 @@ events and one ``import`` event per row commit in one transaction.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,27 @@ from .. import portable
 from ..embed import l2_normalize
 from ..errors import ValidationError
 from ..fields import fail
+from ..guard import identity, is_rule_message
 from ..rows import new_id
 from ..schema import check_choice, check_name
+from .audit import digest, scrub
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 from .vectors import COLUMNS
 
 __all__ = ["PortableMixin"]
+
+
+def _scrub_findings(findings: str | None) -> str | None:
+    """An imported row's findings JSON with every message that is not one of the guard's own (a
+    custom detector's, or a hand-made one that could carry text) kept as its digest."""
+    if findings is None:
+        return None
+    found = json.loads(findings)
+    for f in found:
+        if not is_rule_message(f.get("message", "")):
+            f["message"] = digest(f["message"]) if f.get("message") else ""
+    return json.dumps(found, ensure_ascii=False)
 
 
 class PortableMixin(PipelineMixin, ReadMixin):
@@ -65,6 +80,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 raise ValidationError(name, "must be a bool")
         if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
             raise ValidationError("path", f"must be a file path, got {path!r}")
+        if self._file and str(Path(path).resolve()) in (self._file, self._file + ".wal"):
+            raise ValidationError("path", f"{str(path)!r} is this store's own database file")
         statuses = None if requester is None else ("active", "superseded", "conflict")
         gate, params = self._gate(namespace, requester, statuses=statuses).where()
         where = (
@@ -88,7 +105,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
                                         embeddings=emb, events=events)  # fmt: skip
             except OSError as e:
                 raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
-            self._log("export", now, namespace, requester, path=str(path), embeddings=include_embeddings,
+            where_to = scrub(str(path))  # a path may name a person: the log keeps it only if it does not
+            self._log("export", now, namespace, requester, path=where_to, embeddings=include_embeddings,
                       **header["counts"])  # fmt: skip
         return header
 
@@ -112,8 +130,9 @@ class PortableMixin(PipelineMixin, ReadMixin):
         pipeline (module docstring): the guard screens them, and a keyed live version that meets
         another of its key (stored, or earlier in the file) is decided by ``conflict_policy``
         (default: the store's). A requester may import only rows it created (``created_by`` its
-        name or null). Embeddings are reused only when the file's embedder is this store's and
-        ``reembed`` is False, and only for rows the guard left unchanged.
+        name or null), and its import does not replay the file's events (only the operator's
+        does). Embeddings are reused only when the file's embedder is this store's and ``reembed`` is
+        False, and only for rows the guard left unchanged.
         """
         on_conflict = check_choice("on_conflict", on_conflict, portable.ON_CONFLICT)
         nsmap = portable.check_namespace_map(namespace_map)
@@ -144,7 +163,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
                     self._check_modify(row, requester, now, "overwrite")
             if requester is not None:  # authorship cannot be forged by an import either
                 for creator, line in zip(cols["created_by"], lines, strict=True):
-                    if creator is not None and creator != requester:
+                    if creator is not None and identity(creator) != requester:
                         raise fail(
                             line,
                             "created_by",
@@ -160,14 +179,18 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 emb = np.where(unit[:, None], data.embeddings, l2_normalize(data.embeddings)).astype(
                     np.float32
                 )
+            # the guard's findings a file brings keep their codes; their messages go through the
+            # log's rule (a hand-made message could carry text)
+            cols["findings"] = [_scrub_findings(f) for f in cols["findings"]]
             act = report.filter(pl.col("action") != "skipped")
             details = [
                 {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
             ]
 
-            def file_events() -> None:  # the file's history, before this import's own events
-                self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
-                               for r, ts, op, who, detail in data.events])  # fmt: skip
+            def file_events() -> None:  # the file's history (an operator's import), before its own events
+                if requester is None:
+                    self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
+                                   for r, ts, op, who, detail in data.events])  # fmt: skip
 
             self._write(
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,

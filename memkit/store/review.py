@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import NotFound, ValidationError
+from ..guard import identity
 from ..rows import new_id
 from ..schema import Memory, check_name, check_text
 from .pipeline import PipelineMixin
@@ -47,7 +48,7 @@ class ReviewMixin(PipelineMixin):
 
     def _check_reviewer(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         # subtle: the writer of a quarantined text may be the attacker, so owning it is not enough
-        if requester is not None and requester not in self.guard.reviewers:
+        if requester is not None and requester not in {identity(r) for r in self.guard.reviewers}:
             self._deny(row, requester, now, op)
 
     def _reviewable(self, memory_id: str, namespace: str | None) -> dict[str, Any]:

@@ -96,16 +96,25 @@ def test_deleting_a_merged_memory_takes_its_members(tmp_path: Path) -> None:
 
 def test_merging_as_a_requester_grants_no_rights() -> None:
     with mk.MemoryStore() as s:
-        # private to the operator's writer (created_by null), owned by alice: alice may merge them
+        # protected, owned by alice, written by the operator (created_by null): alice may read and merge
         for text in ("secret plan A", "secret plan A!"):
-            s.add_many(pl.DataFrame({"content": [text], "owner": ["alice"], "access": ["private"]}),
+            s.add_many(pl.DataFrame({"content": [text], "owner": ["alice"], "access": ["protected"]}),
                        namespace="u", now=NOW)  # fmt: skip
         plan = s.consolidate("u", requester="alice", now=NOW)
         merged = s.get(plan["merged_id"][0], namespace="u")
-        assert (merged.owner, merged.created_by, merged.access) == ("alice", None, "private")
-        with pytest.raises(mk.AccessDenied):  # still readable only by its creator (the operator)
-            s.get(merged.id, namespace="u", requester="alice")
-        assert s.search("secret plan", namespace="u", requester="alice", now=NOW).is_empty()
+        assert (merged.owner, merged.created_by, merged.access) == (
+            "alice",
+            None,
+            "protected",
+        )  # not alice's now
+        # private to carol, owned by alice: alice may change them but not read them, so she does not merge
+        for text in ("carol's diary", "carol's diary!"):
+            s.add_many(pl.DataFrame({"content": [text], "owner": ["alice"], "access": ["private"],
+                                     "created_by": ["carol"]}), namespace="u", now=NOW)  # fmt: skip
+        assert s.consolidate("u", requester="alice", now=NOW, dry_run=True).is_empty()
+        frame, _ = s.merge_candidates("u", requester="alice", now=NOW)
+        assert "carol's diary" not in frame["content"].to_list()
+        assert s.consolidate("u", now=NOW, dry_run=True).height == 1  # the operator would merge them
 
 
 def _alpha_omega(text: str) -> list[mk.guard.Finding]:
@@ -127,3 +136,14 @@ def test_a_merged_text_passes_the_guard_like_any_write() -> None:
         applied = s.consolidate("u", threshold=0.5, now=NOW)
         assert applied["merged_id"].to_list() == [None]  # the guard would quarantine it: not merged
         assert s.frame("u")["status"].to_list() == ["active", "active"] and s.count() == 2
+
+
+def test_a_merge_never_dates_a_fresh_memory_below_the_floor() -> None:
+    """Regression (state machine): the merged memory takes the oldest member's created_at, so a weak
+    old duplicate would have hidden the fresh one; only recallable memories merge."""
+    with mk.MemoryStore() as s:
+        s.add("tea at 3pm with the team", namespace="u", importance=0.2, layer="short_term", now=NOW)
+        t = NOW + 3 * H  # the first is now below the floor (0.2 · 0.5^1.5 = 0.07)
+        fresh = s.add("tea at 3pm with the team", namespace="u", importance=0.2, layer="short_term", now=t)
+        assert s.consolidate("u", now=t).is_empty()
+        assert s.search("tea at 3pm", namespace="u", now=t)["id"].to_list() == [fresh.id]

@@ -143,3 +143,13 @@ def test_compaction_keeps_a_column_a_user_added(tmp_path: Path) -> None:
         s._run("UPDATE memories SET extra_labels = ['pii:phone'] WHERE id = ?", [keep.id])
         s.delete(gone.id, namespace="u", now=NOW)
         assert s._sql("SELECT id, extra_labels FROM memories").rows() == [(keep.id, ["pii:phone"])]
+
+
+def test_compaction_keeps_a_table_of_the_users_own(tmp_path: Path) -> None:
+    path = tmp_path / "u.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        gone = s.add("goes", namespace="u", now=NOW)
+        s._run('CREATE TABLE "my notes" (n INTEGER, t VARCHAR)')
+        s._run("INSERT INTO \"my notes\" VALUES (1, 'kept')")
+        s.delete(gone.id, namespace="u", now=NOW)
+        assert s._run('SELECT * FROM "my notes"') == [(1, "kept")]

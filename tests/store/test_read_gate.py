@@ -54,10 +54,12 @@ def test_an_id_of_another_namespace_does_not_exist_there(two: mk.MemoryStore, ac
 
 def test_without_a_namespace_a_requester_reaches_only_its_own(two: mk.MemoryStore) -> None:
     public = _id(two, "bob_ns", "public")
+    denials = two.audit(op="deny").height
     with pytest.raises(mk.AccessDenied, match="namespace"):
         two.get(public, requester="alice", now=NOW)  # a public memory of another tenant, by id alone
     with pytest.raises(mk.AccessDenied):
         two.delete(public, requester="alice", now=NOW)
+    assert two.audit(op="deny").height == denials + 2  # denials are audited
     assert two.get(public, requester="bob", now=NOW).namespace == "bob_ns"  # its writer
     assert two.get(public, namespace="bob_ns", requester="carol", now=NOW).id == public  # named: readable
     two.delete(public, requester="bob", now=NOW)  # DESIGN's delete(m.id, requester=...) still works
@@ -119,8 +121,8 @@ def test_search_read_versions_never_cross_namespaces(two: mk.MemoryStore) -> Non
 def test_maintenance_never_touches_memories_written_after_now() -> None:
     with mk.MemoryStore() as s:
         old = s.add("an old weak note", namespace="u", importance=0.05, now=NOW)  # forget drops it
-        later = s.add("tea at 3pm", namespace="u", importance=0.05, created_at=NOW + 10 * H, now=NOW)
-        twin = s.add("tea at 3pm.", namespace="u", importance=0.05, created_at=NOW + 10 * H, now=NOW)
+        later = s.add("tea at 3pm", namespace="u", importance=0.5, created_at=NOW + 10 * H, now=NOW)
+        twin = s.add("tea at 3pm.", namespace="u", importance=0.5, created_at=NOW + 10 * H, now=NOW)
         plan = s.forget("u", now=NOW + 5 * H)
         assert plan["id"].to_list() == [old.id]
         assert s.consolidate("u", now=NOW + 5 * H).is_empty()  # the near-duplicates did not exist yet
