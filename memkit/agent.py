@@ -47,7 +47,6 @@ from .actions import confirm, execute
 from .commands import Admission, Command, admit, admit_many, parse
 from .context import USED_SCHEMA, Context, build_context
 from .errors import MemkitError, ValidationError
-from .guard import screen_many
 from .params import Weights, check_number
 from .schema import check_name, check_text, check_time
 
@@ -301,19 +300,15 @@ class MemoryAgent:
         return reply
 
     # ------------------------------------------------------------------ the recent-turn buffer
-    def _guarded(self, text: str) -> str:
-        """A turn's text as the buffer may replay it: the store's guard applied (PII redacted; a
-        refused or quarantined text withheld), so a prompt never holds what the store would not."""
-        s = screen_many([text], self.store.guard)
-        if s.actions[0] == "refuse":
-            return "[withheld: the guard refused this text]"
-        if s.actions[0] == "quarantine":
-            return "[withheld: quarantined by the guard]"
-        return s.texts[0]
-
     def _remember_turn(self, message: str, reply: Reply, ids: set[str]) -> None:
-        """Buffer a turn (guarded), with the ids it recalled or wrote (to forget it with them)."""
-        self.turns.append((self._guarded(message), self._guarded(reply.text)))
+        """Buffer a turn with the ids it recalled or wrote (to forget it with them). Its texts go
+        through the store's guard (``store.screen``: the rules and the lessons), so the buffer
+        replays nothing the store would not: PII redacted, refused or quarantined text withheld."""
+        held = {"refuse": "[withheld: the guard refused this text]",
+                "quarantine": "[withheld: quarantined by the guard]"}  # fmt: skip
+        s = self.store.screen([message, reply.text], namespace=self.namespace)
+        user, said = (held.get(a, t) for t, a in zip(s["text"], s["action"], strict=True))
+        self.turns.append((user, said))
         self._turn_ids.append(frozenset(ids))
         self.last = reply
 

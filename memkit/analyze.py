@@ -96,6 +96,14 @@ def _guard_findings(df: pl.DataFrame, guard: GuardParams) -> list[pl.DataFrame]:
     ]
 
 
+def _before(now: datetime, span: timedelta) -> datetime:
+    """``now - span``, or the earliest datetime when that is before year 1."""
+    try:
+        return now - span
+    except OverflowError:
+        return datetime.min.replace(tzinfo=now.tzinfo)
+
+
 def analyze(
     frame: pl.DataFrame,
     now: datetime,
@@ -140,7 +148,7 @@ def analyze(
     ]
     last_write = df.group_by("namespace", "owner").agg(last=pl.col("created_at").max())
     stale = last_write.filter(
-        pl.col("owner").is_not_null(), pl.col("last") < pl.lit(now - timedelta(days=stale_days))
+        pl.col("owner").is_not_null(), pl.col("last") < pl.lit(_before(now, timedelta(days=stale_days)))
     )
     out.append(
         _findings(

@@ -69,42 +69,47 @@ class _Texts:
         return len(self.texts) - 1
 
 
-def _collect(node: Any, row: int, keys: _Texts, leaves: _Texts) -> Any:
-    """Replace every string/integer of a JSON value by a ('k'|'v', index) slot, collecting texts."""
-    if isinstance(node, dict):
-        return {("k", keys.add(k, row, "value")): _collect(v, row, keys, leaves) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_collect(v, row, keys, leaves) for v in node]
-    if isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
-        return ("v", leaves.add(str(node), row, "value"), node)
-    return node
+class _Doc:
+    """A parsed JSON value and where its strings are: object keys and string/integer leaves.
 
+    Walked with an explicit stack, not recursion: a value may nest as deep as JSON allows.
+    """
 
-def _rebuild(node: Any, keys: list[str], leaves: list[str], originals: list[str]) -> Any:
-    if isinstance(node, dict):
-        out: dict[str, Any] = {}
-        for (_, i), v in node.items():
-            name, n = keys[i], 2
-            while name in out:  # two keys redacted alike (the same number twice): keep both values
-                name, n = f"{keys[i]}#{n}", n + 1
-            out[name] = _rebuild(v, keys, leaves, originals)
-        return out
-    if isinstance(node, list):
-        return [_rebuild(v, keys, leaves, originals) for v in node]
-    if isinstance(node, tuple):
-        _, i, original = node
-        return original if leaves[i] == originals[i] else leaves[i]
-    return node
+    def __init__(self, text: str, row: int, keys: _Texts, leaves: _Texts) -> None:
+        self.text, self.holder = text, [json.loads(text)]  # the holder lets the root be a leaf too
+        self.dicts: list[tuple[dict[str, Any], list[int]]] = []  # each object and its keys' text indices
+        self.slots: list[tuple[Any, Any, int]] = []  # (container, key or index, leaf text index)
+        stack: list[tuple[Any, Any]] = [(self.holder, 0)]
+        while stack:
+            parent, k = stack.pop()
+            node = parent[k]
+            if isinstance(node, dict):
+                self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
+                stack.extend((node, key) for key in node)
+            elif isinstance(node, list):
+                stack.extend((node, i) for i in range(len(node)))
+            elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
+                self.slots.append((parent, k, leaves.add(str(node), row, "value")))
 
-
-def _dump(
-    original: str | None, tree: Any, keys: list[str], leaves: list[str], before: list[str]
-) -> str | None:
-    """The value's JSON after redaction; the original text when nothing in it changed."""
-    if original is None:
-        return None
-    new = _rebuild(tree, keys, leaves, before)
-    return original if new == json.loads(original) else json.dumps(new, ensure_ascii=False, sort_keys=True)
+    def dumps(
+        self, keys: list[str], leaves: list[str], before_keys: list[str], before_leaves: list[str]
+    ) -> str:
+        """The value's JSON after redaction; the original text when nothing in it changed."""
+        changed = [(p, k, i) for p, k, i in self.slots if leaves[i] != before_leaves[i]]
+        renamed = [(d, idx) for d, idx in self.dicts if any(keys[i] != before_keys[i] for i in idx)]
+        if not changed and not renamed:
+            return self.text
+        for parent, k, i in changed:  # leaves first, while their objects still have the old keys
+            parent[k] = leaves[i]
+        for d, idx in renamed:
+            items = list(d.items())
+            d.clear()
+            for (_, v), i in zip(items, idx, strict=True):
+                name, n = keys[i], 2
+                while name in d:  # two keys redacted alike (the same number twice): keep both values
+                    name, n = f"{keys[i]}#{n}", n + 1
+                d[name] = v
+        return json.dumps(self.holder[0], ensure_ascii=False, sort_keys=True)
 
 
 def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = GuardParams()) -> FieldScreening:
@@ -114,9 +119,9 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     """
     n = len(next(iter(columns.values()))) if columns else 0
     names, keys, leaves = _Texts(), _Texts(), _Texts()
-    trees: list[Any] = []
+    docs: list[_Doc | None] = []
     for i, v in enumerate(columns.get("value") or []):  # per row: values are small JSON documents
-        trees.append(None if v is None else _collect(json.loads(v), i, keys, leaves))
+        docs.append(None if v is None else _Doc(v, i, keys, leaves))
     slots: dict[str, list[Any]] = {}
     for field in (*NAME_FIELDS, "tags"):
         if field not in columns:
@@ -154,8 +159,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
             out[field] = [None if j is None else name_texts[j] for j in sl]
     if "value" in columns:
         out["value"] = [
-            _dump(v, t, key_texts, plain.texts, leaves.texts)
-            for v, t in zip(columns["value"], trees, strict=True)
+            None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
         ]
     findings = (
         pl.concat([p.cast(FINDING_SCHEMA) for p in parts]) if parts else pl.DataFrame(schema=FINDING_SCHEMA)

@@ -50,7 +50,7 @@ class ConflictExplorer(Panel):
 
     def refresh(self, change: Any = None) -> None:
         """Reload the graph; list keys (pending conflicts first) and the picked key's live versions."""
-        frame = self.store.frame(self.namespace)
+        frame = self.store.frame(self.namespace, requester=self.requester)  # through the read gate
         self.nodes, self.edges = conflict_graph(frame)
         self.show("graph", charts.conflict_graph(self.nodes, self.edges))
         keyed = frame.filter(pl.col("key").is_not_null())
@@ -140,7 +140,7 @@ class TimeMachine(Panel):
             requester,
         )
         self.hits: pl.DataFrame | None = None
-        self._frame = store.frame(namespace)
+        self._frame = store.frame(namespace, requester=requester)  # through the read gate
         self._end = times[-1]
         opts = [(f"{t:%Y-%m-%d %H:%M}", t) for t in times]
         controls = {
@@ -159,7 +159,7 @@ class TimeMachine(Panel):
     def refresh(self) -> None:
         """The store as of the slider's instant: states, forget plan, optional query, redraw."""
         self.at = at = self.controls["at"].value
-        then = self.store.frame(self.namespace, as_of=at)
+        then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
         self.plan = plan_forget(then, self.policy, at)
         floor = self.policy.min_strength
         known = memory_states(then, at, floor=floor, plan=self.plan)
@@ -219,7 +219,7 @@ def time_machine(
     days after its last) in ``step_hours`` steps: what the store held then (``store.frame(as_of=)``),
     each memory's strength and state, what a forget pass with ``policy`` would drop, and — given a
     ``query`` — what a search then returns (``reinforce=False``)."""
-    audit = store.audit(namespace)
+    audit = store.audit(namespace, requester=requester)
     if audit.is_empty():
         raise ValidationError("namespace", f"{namespace!r} has no memories")
     start = start or audit["ts"].min()

@@ -157,9 +157,11 @@ class FilesMixin(StoreCore):
         with self._lock:
             if self._file is None or self.read_only or self._depth:
                 return
+            self._check_writable()  # a stale file is not rewritten either
             tmp = f"{self._file}.compact-{os.getpid()}"
-            for leftover in (tmp, tmp + ".wal"):  # from a crash in an earlier compaction
-                Path(leftover).unlink(missing_ok=True)
+            folder, name = Path(self._file).parent, Path(self._file).name
+            for leftover in folder.glob(f"{name}.compact-*"):  # a crash's: this process holds the file's lock
+                leftover.unlink(missing_ok=True)
             fresh = _connect(tmp)
             try:
                 seq = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
@@ -188,9 +190,11 @@ class FilesMixin(StoreCore):
                 Path(tmp).unlink(missing_ok=True)
                 raise
             fresh.close()
-            self._db.close()  # DuckDB folds the write-ahead log into the file on close
+            self._run("CHECKPOINT")  # fold the write-ahead log into the old file before it is replaced
+            self._db.close()
             self._con = None
-            if Path(self._file + ".wal").exists():  # it could not: the old file still needs its log
+            stuck = Path(self._file + ".wal").exists()  # the old file still needs its log: keep it
+            if stuck:
                 Path(tmp).unlink(missing_ok=True)
             else:
                 os.replace(tmp, self._file)  # atomic: a crash leaves either file whole
@@ -200,6 +204,8 @@ class FilesMixin(StoreCore):
                 with _OPEN_LOCK:
                     _OPEN_FILES.discard(self._file)
                 raise
+            if stuck:
+                raise MemkitError(f"{self.path} was not compacted (its write-ahead log would not fold in)")
 
     def _copy_table(self, table: str, fresh: duckdb.DuckDBPyConnection) -> None:
         """Copy ``table`` (a name of :data:`TABLES`) into the fresh file, by column name; a column

@@ -38,11 +38,14 @@ __all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
 
 QUARANTINED_TEXT = "[quarantined: awaiting review]"
 # the Memory columns with a quarantined row's text and value withheld
+# (its key and tags too: an injection may sit there, which is why it was quarantined)
+_HELD = "CASE WHEN status = 'quarantined' THEN"
 MASKED_COLUMNS = COLUMNS.replace(
-    "content, value,",
-    f"CASE WHEN status = 'quarantined' THEN '{QUARANTINED_TEXT}' ELSE content END AS content,"
-    " CASE WHEN status = 'quarantined' THEN NULL ELSE value END AS value,",
-)
+    "key, content, value,",
+    f"{_HELD} NULL ELSE key END AS key, {_HELD} '{QUARANTINED_TEXT}' ELSE content END AS content,"
+    f" {_HELD} NULL ELSE value END AS value,",
+).replace(" tags,", f" {_HELD} []::VARCHAR[] ELSE tags END AS tags,")
+MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"
 
 
 @dataclass(frozen=True)

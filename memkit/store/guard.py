@@ -29,6 +29,7 @@ from ..errors import WriteRefused
 from ..guard import lesson_similarity, screen_many
 from ..guard_fields import screen_fields, strictest
 from ..guard_rules import LESSON
+from ..schema import check_name, check_text
 from .audit import AuditMixin
 from .vectors import VectorsMixin
 
@@ -96,6 +97,28 @@ class GuardMixin(AuditMixin, VectorsMixin):
         for (row,), part in found.group_by("row"):  # only rows with findings
             cols["findings"][row] = merge_findings(cols["findings"][row], part.drop("row").to_dicts())
         return redacted
+
+    def screen(self, texts: list[str], *, namespace: str) -> pl.DataFrame:
+        """What the guard stage would do with ``texts`` written to ``namespace``, lessons included
+        -> ``text`` (redacted), ``action`` (``store``, ``quarantine``, ``refuse``), ``codes``. Nothing
+        is written. :class:`~memkit.agent.MemoryAgent` keeps its turn buffer this way."""
+        namespace = check_name("namespace", namespace)
+        texts = [check_text("texts", t) for t in texts]
+        s = screen_many(texts, self.guard)
+        actions = list(s.actions)
+        codes = [
+            list(dict.fromkeys(s.findings.filter(pl.col("row") == i)["code"])) for i in range(len(texts))
+        ]
+        if texts and self.guard.enabled and self.guard.screen_injection and self._stale is None:
+            emb = self._check_embeddings(self.embedder.embed(s.texts), len(texts))
+            near = lesson_similarity(emb, self._lesson_matrix(namespace)) >= self.guard.lesson_similarity
+            for i in np.flatnonzero(near):
+                actions[i] = strictest(actions[i], "quarantine")
+                codes[i].append(LESSON[0])
+        return pl.DataFrame(
+            {"text": s.texts, "action": actions, "codes": codes},
+            schema={"text": pl.String, "action": pl.String, "codes": pl.List(pl.String)},
+        )
 
     def _lesson_matrix(self, namespace: str) -> np.ndarray:
         """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes."""

@@ -19,7 +19,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .gate import MASKED_COLUMNS, GateMixin
+from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, GateMixin
 from .vectors import COLUMNS, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
@@ -119,8 +119,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         if not isinstance(include_embedding, bool):
             raise ValidationError("include_embedding", "must be a bool")
         where, params = self._gate(namespace, requester).where()
-        cols = (COLUMNS if requester is None else MASKED_COLUMNS) + (
-            ", embedding" if include_embedding else ""
+        masked = requester is not None  # a requester's view: quarantined rows withheld
+        cols = (MASKED_COLUMNS if masked else COLUMNS) + (
+            f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
         )
         with self._lock:
             if as_of is None:
@@ -225,6 +226,7 @@ class ReadMixin(GateMixin, VectorsMixin):
                 [now, self.decay.reinforce_step, ids],
             )
 
-        self._tx(write)
-        rows = self._index.rows(ids)
-        self._mirror(lambda: self._index.touch(rows, epoch_us(now), self.decay.reinforce_step))
+        self._tx(write)  # the rows are looked up at commit: a memory added in the same transaction too
+        self._mirror(
+            lambda: self._index.touch(self._index.rows(ids), epoch_us(now), self.decay.reinforce_step)
+        )

@@ -143,7 +143,8 @@ class ReviewMixin(PipelineMixin):
         with self._lock:
             row = self._reviewable(memory_id, namespace)
             self._check_reviewer(row, requester, now, "learn a lesson from")
-            emb = self._index.emb[self._index.rows([memory_id])[0]].copy()
+            self._check_writable()
+            emb = self._embedding_matrix("id = ?", [memory_id])[0]  # DuckDB's: also inside a transaction
             lid, ns, retire = new_id(), row["namespace"], row["status"] == "active"
 
             def write() -> None:

@@ -218,6 +218,8 @@ class VectorsMixin(StoreCore):
             raise ValidationError("embedder", "must have name, dim and embed(texts)")
         if self.read_only:
             raise ValidationError("read_only", "a read-only store cannot be re-embedded; reopen it writable")
+        if self._depth:  # it replaces the embedder and the index, which a rollback could not restore
+            raise ValidationError("reembed", "cannot run inside store.transaction(); call it on its own")
         with self._lock:
             old, self.embedder = self.embedder, embedder or self.embedder
             try:

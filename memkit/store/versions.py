@@ -41,10 +41,12 @@ def _holds(cols: dict[str, list[Any]], i: int, now: datetime) -> bool:
 
 @dataclass
 class VersionPlan:
-    """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)`` and
-    ``conflicts`` ``(row, id of the active version it disputes)``."""
+    """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)``,
+    ``batch`` (the same, for rows of the batch itself: they are written with their final status)
+    and ``conflicts`` ``(row, id of the active version it disputes)``."""
 
     changes: list[tuple[str, str, str, str]] = field(default_factory=list)
+    batch: list[tuple[str, str, str, str]] = field(default_factory=list)
     conflicts: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -81,8 +83,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
 
         ``keep_consistent`` (an import): a key the store holds no live version of keeps the file's
         own statuses (its versions numbered after the stored ones) when they are consistent: at
-        most one active version holding as of the file's last write of the key. Otherwise the
-        file's versions are decided in version order, like writes.
+        most one active version holding at ``now``. Otherwise the file's versions are decided in
+        version order, like writes.
         """
         plan = VersionPlan()
         keyed = [i for i, k in enumerate(cols["key"]) if k is not None]
@@ -104,9 +106,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
             if keep_consistent:
                 rows = sorted(rows, key=lambda i: cols["version"][i])
                 base = 0 if old is None else int(old["version"].max())
-                # the file's own state, judged as of its last write of this key
-                written = max(cols["updated_at"][i] for i in rows)
-                n_active = sum(cols["status"][i] == "active" and _holds(cols, i, written) for i in rows)
+                # the file's own state, judged at the import's `now` (not at a time the file claims)
+                n_active = sum(cols["status"][i] == "active" and _holds(cols, i, now) for i in rows)
                 if old is None or old.filter(pl.col("status").is_in(_LIVE) & pl.col("valid_now")).is_empty():
                     if n_active <= 1:
                         for i in rows:
@@ -125,6 +126,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         now: datetime,
     ) -> None:
         """Decide the rows of one key in order, each against everything before it."""
+        in_batch = {cols["id"][i]: i for i in rows}
         versions = [] if old is None else [
             (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
             for r in old.to_dicts()
@@ -142,7 +144,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 plan.conflicts.append((i, decided.against or ""))
             changed = dict(decided.changes)
             for old_id, status in decided.changes:
-                plan.changes.append((old_id, cols["namespace"][i], status, cols["id"][i]))
+                change = (old_id, cols["namespace"][i], status, cols["id"][i])
+                if old_id in in_batch:  # not stored yet: it is written with its final status
+                    cols["status"][in_batch[old_id]] = status
+                    plan.batch.append(change)
+                else:
+                    plan.changes.append(change)
             versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
@@ -157,13 +164,18 @@ class VersionsMixin(GateMixin, VectorsMixin):
         self, plan: VersionPlan, cols: dict[str, list[Any]], now: datetime, requester: str | None
     ) -> None:
         """Commit a plan (inside the write's transaction): conflict events, then the status changes
-        of stored versions with one ``supersede`` event each."""
-        for i, against in plan.conflicts:
-            self._event(now, "conflict", cols["namespace"][i], cols["id"][i], requester, key=cols["key"][i],
-                        against=against, status="conflict")  # fmt: skip
-        for old_id, ns, status, by in plan.changes:
-            self._set_status([old_id], status, now)
-            self._event(now, "supersede", ns, old_id, requester, by=by, status=status)
+        of stored versions (one statement per status) and one ``supersede`` event each."""
+        rows = [i for i, _ in plan.conflicts]
+        details = [{"key": cols["key"][i], "against": a, "status": "conflict"} for i, a in plan.conflicts]
+        self._events(now, "conflict", [cols["namespace"][i] for i in rows], [cols["id"][i] for i in rows],
+                     requester, details)  # fmt: skip
+        for status in dict.fromkeys(st for _, _, st, _ in plan.changes):
+            self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now)
+        changes = plan.changes + plan.batch
+        spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
+        self._events(
+            now, "supersede", spaces, ids, requester, [{"by": by, "status": st} for _, _, st, by in changes]
+        )
 
     def _mirror_versions(self, plan: VersionPlan) -> None:
         def apply() -> None:

@@ -103,7 +103,11 @@ class WriteMixin(PipelineMixin):
         now = self._now(now)
         policy = self._policy(conflict_policy)
         given = frame["embedding"] if "embedding" in frame.columns else None
-        cols = build_rows(frame.drop("embedding", strict=False).to_dicts(), namespace, requester, now)
+        try:
+            records = frame.drop("embedding", strict=False).to_dicts()
+        except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
+            raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
+        cols = build_rows(records, namespace, requester, now)
         emb = None
         if given is not None:
             if given.null_count():

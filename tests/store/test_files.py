@@ -153,3 +153,25 @@ def test_compaction_keeps_a_table_of_the_users_own(tmp_path: Path) -> None:
         s._run("INSERT INTO \"my notes\" VALUES (1, 'kept')")
         s.delete(gone.id, namespace="u", now=NOW)
         assert s._run('SELECT * FROM "my notes"') == [(1, "kept")]
+
+
+def test_transactions_see_their_own_rows_and_refuse_reembed(tmp_path: Path) -> None:
+    with mk.MemoryStore() as s:
+        with s.transaction():
+            m = s.add("用户喜欢美式咖啡", namespace="u", now=NOW)
+            assert s.reinforce([m.id], namespace="u", now=NOW) == [m.id]
+            s.learn_lesson(m.id, reason="test", now=NOW)
+            with pytest.raises(mk.ValidationError, match="transaction"):
+                s.reembed(mk.HashEmbedder(dim=32))
+        assert s.frame()["access_count"].to_list() == [1] and s.lessons().height == 1
+        assert s.embedder.dim == 384 and s.add("still fine", namespace="u", now=NOW).status == "active"
+
+
+def test_a_stale_file_refuses_lessons_and_compaction_but_analyzes(tmp_path: Path) -> None:
+    path = _old_file(tmp_path, dim=64)
+    with mk.MemoryStore(str(path)) as s:
+        mid = s.frame()["id"][0]
+        for write in (lambda: s.learn_lesson(mid, reason="x", now=NOW), s.compact):
+            with pytest.raises(mk.MemkitError, match="reembed"):
+                write()
+        assert s.analyze(now=NOW).height >= 0 and s.merge_candidates(now=NOW)[1].shape[1] == 64

@@ -94,6 +94,18 @@ def test_two_active_versions_inside_a_file_are_decided_by_the_policy(tmp_path: P
         assert store.count() == 0
 
 
+def test_a_file_cannot_vouch_for_two_active_versions_with_its_own_dates(tmp_path: Path) -> None:
+    later, until = "2030-01-01T00:00:00.000000Z", "2027-01-01T00:00:00.000000Z"
+    first = {"key": "addr", "content": "住在杭州", "valid_until": until, "updated_at": later}
+    second = {"key": "addr", "content": "住在上海", "version": 2, "updated_at": later}
+    path = _file(tmp_path, [first, second])
+    with mk.MemoryStore() as store:
+        store.import_(path, now=NOW)
+        assert len(_active(store, "u", "addr")) == 1
+        hits = store.search("住在", namespace="u", now=NOW, k=5)
+        assert hits.height == 1
+
+
 def test_namespace_map_merging_two_namespaces_never_leaves_two_actives(tmp_path: Path) -> None:
     path = _file(tmp_path, [{"key": "addr", "content": "住在杭州", "namespace": "a"},
                             {"key": "addr", "content": "住在上海", "namespace": "b"}])  # fmt: skip

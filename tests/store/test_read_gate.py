@@ -72,12 +72,14 @@ def test_quarantined_text_only_in_the_quarantine_review(reader: str | None) -> N
         ok = s.add("住在杭州", namespace="u", key="addr", requester="alice", now=NOW)
         held = s.add(INJECTION, namespace="u", key="addr", requester="alice", now=NOW + H)
         assert held.status == "quarantined"
-        assert s.get(held.id, namespace="u", requester=reader, now=NOW).content == QUARANTINED_TEXT
+        got = s.get(held.id, namespace="u", requester=reader, now=NOW)
+        assert (got.content, got.key, got.tags, got.value) == (QUARANTINED_TEXT, None, (), None)
         versions = s.versions("addr", namespace="u", requester=reader)
         assert versions["content"].to_list() == ["住在杭州", QUARANTINED_TEXT]
         if reader is not None:
-            shown = s.frame("u", requester=reader)
+            shown = s.frame("u", requester=reader, include_embedding=True)
             assert INJECTION not in shown.write_json() and ok.id in shown["id"].to_list()
+            assert shown.filter(pl.col("id") == held.id)["embedding"].null_count() == 1
         assert s.quarantine("u")["content"].to_list() == [INJECTION]  # the review shows it
 
 

@@ -210,3 +210,13 @@ def test_extreme_utc_times_are_stored_and_read_back(tmp_path, t: datetime) -> No
         assert store.frame()["created_at"][0] == t
         store.search("edge", namespace="u", now=NOW)
         store.analyze(now=NOW)
+
+
+def test_add_many_reports_the_status_each_row_ends_with() -> None:
+    with mk.MemoryStore() as store:
+        out = store.add_many(pl.DataFrame({"content": ["杭州", "上海", "北京"], "key": ["addr"] * 3}),
+                             namespace="u", now=NOW, conflict_policy="supersede")  # fmt: skip
+        stored = dict(store.frame("u").select("id", "status").iter_rows())
+        assert out["status"].to_list() == ["superseded", "superseded", "active"]
+        assert [stored[i] for i in out["id"]] == out["status"].to_list()
+        assert store.read("addr", namespace="u", now=NOW).content == "北京"
