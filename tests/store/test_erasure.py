@@ -147,3 +147,16 @@ def test_a_merge_never_dates_a_fresh_memory_below_the_floor() -> None:
         fresh = s.add("tea at 3pm with the team", namespace="u", importance=0.2, layer="short_term", now=t)
         assert s.consolidate("u", now=t).is_empty()
         assert s.search("tea at 3pm", namespace="u", now=t)["id"].to_list() == [fresh.id]
+
+
+def test_caller_detail_with_pii_or_secrets_is_digested() -> None:
+    with mk.MemoryStore() as s:
+        detail = dict(phone="13812345678", email="alice@example.com", pw="password: hunter2",
+                      key="sk-abcdefghijklmnopqrstuvwx", reason="duplicate of 3fa9")  # fmt: skip
+        s.log_context([], namespace="u", now=NOW, **detail)
+        log = s.audit(op="context")["detail"][0]
+        for leaked in ("13812345678", "alice@example.com", "hunter2", "sk-abcdefghijklmnopqrstuvwx"):
+            assert leaked not in log
+        assert "duplicate of 3fa9" in log
+        with pytest.raises(mk.ValidationError):
+            s.search("x", namespace="u", requester="sk-abcdefghijklmnopqrstuvwx", now=NOW)

@@ -175,3 +175,22 @@ def test_a_stale_file_refuses_lessons_and_compaction_but_analyzes(tmp_path: Path
             with pytest.raises(mk.MemkitError, match="reembed"):
                 write()
         assert s.analyze(now=NOW).height >= 0 and s.merge_candidates(now=NOW)[1].shape[1] == 64
+
+
+def test_export_never_overwrites_the_store_itself_and_info_never_writes_a_foreign_file(
+    tmp_path: Path,
+) -> None:
+    import duckdb
+
+    path = tmp_path / "s.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        s.add("x", namespace="u", now=NOW)
+        with pytest.raises(mk.ValidationError, match="own database file"):
+            s.export(path, now=NOW)
+    with mk.MemoryStore(str(path)) as s:
+        assert s.count() == 1
+    foreign = tmp_path / "f.duckdb"
+    duckdb.connect(str(foreign)).close()
+    before = foreign.read_bytes()
+    assert main(["info", str(foreign)]) == 2
+    assert foreign.read_bytes() == before

@@ -194,3 +194,39 @@ def test_cli_adapter_import_commits_none_when_one_record_fails(tmp_path: Path) -
     assert main(["import", "--db", db, "--from", "mem0", str(mem0), "--now", NOW.isoformat()]) == 2
     with mk.MemoryStore(db) as store:
         assert store.count() == 0 and store.audit().filter(pl.col("op") == "add").is_empty()
+
+
+def test_a_forged_lineage_in_a_file_reaches_no_other_memory(tmp_path: Path) -> None:
+    with mk.MemoryStore() as store:
+        b1 = store.add("bob 的私密日记", namespace="bob_ns", requester="bob", access="private", now=NOW)
+        b2 = store.add("bob's other secret", namespace="bob_ns", requester="bob", access="private", now=NOW)
+        base = {"namespace": "eve_ns", "created_by": "eve", "owner": "eve"}
+        path = _file(tmp_path, [{**base, "id": "eA"}, {**base, "id": "eM", "merged_from": ["eA", b1.id]},
+                                {**base, "id": "eK", "merged_from": [b2.id]}])  # fmt: skip
+        store.import_(path, requester="eve", now=NOW)
+        store.delete("eA", namespace="eve_ns", requester="eve", now=NOW)  # re-derives eM from what is left
+        store.delete("eK", namespace="eve_ns", requester="eve", now=NOW)  # would cascade to its members
+        assert "bob" not in store.frame("eve_ns", requester="eve").write_json()
+        assert {b1.id, b2.id} <= set(store.frame("bob_ns")["id"])  # untouched
+
+
+def test_an_import_as_a_requester_replays_no_forged_history(tmp_path: Path) -> None:
+    src = tmp_path / "h.jsonl"
+    with mk.MemoryStore() as a:
+        a.add("mine", namespace="u", requester="eve", now=NOW)
+        a.export(src, include_events=True, now=NOW)
+    lines = src.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["events"].append({"ts": "2026-01-01T00:00:00.000000Z", "op": "approve", "requester": "admin",
+                          "detail": {"note": "password: hunter2", "status": "active"}})  # fmt: skip
+    header = json.loads(lines[0])
+    header["counts"]["events"] += 1
+    src.write_text(
+        "\n".join([json.dumps(header), json.dumps(row, ensure_ascii=False)]) + "\n", encoding="utf-8"
+    )
+    with mk.MemoryStore() as b:
+        b.import_(src, requester="eve", now=NOW)
+        assert b.audit(op="approve").is_empty()
+    with mk.MemoryStore() as c:
+        c.import_(src, now=NOW)  # the operator's import keeps the history, without free text
+        assert c.audit(op="approve").height == 1 and "hunter2" not in c.audit().write_json()
