@@ -43,11 +43,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from . import guard_rules as gr
 from .errors import ValidationError
+from .guard_read import consistency, lesson_similarity  # the read-time half, re-exported
 from .guard_scan import scan_rows as _scan_rows
 from .params import GuardParams
 from .schema import Finding
@@ -306,66 +306,3 @@ def findings_frame(findings: Iterable[Finding | Mapping[str, Any]]) -> pl.DataFr
     rows = [(f if isinstance(f, Finding) else Finding(**f)).__dict__ for f in findings]
     schema = {k: v for k, v in FINDING_SCHEMA.items() if k != "row"}
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
-
-
-# ------------------------------------------------------------------------------------ read time
-def lesson_similarity(embeddings: np.ndarray, lessons: np.ndarray) -> np.ndarray:
-    """Max cosine of each memory to any lesson (both L2-normalized): ``(n, dim), (m, dim) -> (n,)``;
-    zeros when there are no lessons."""
-    emb = np.asarray(embeddings, dtype=np.float32).reshape(len(embeddings), -1)
-    les = np.asarray(lessons, dtype=np.float32)
-    if les.size == 0 or emb.size == 0:
-        return np.zeros(len(emb), dtype=np.float64)
-    return (emb @ les.reshape(len(les), -1).T).max(axis=1).astype(np.float64)  # (n, m) -> (n,)
-
-
-_MAD_FLOOR = 0.02  # cosine units: below this spread every hit agrees, so nobody is an outlier
-_MAD_NORMAL = 1.4826  # MAD -> standard deviation for normally distributed values
-
-
-def consistency(
-    hits: pl.DataFrame,
-    embeddings: np.ndarray,
-    params: GuardParams = GuardParams(),
-    *,
-    query: str | None = None,
-) -> pl.DataFrame:
-    """Flag recalled memories that disagree with the others (an A-MemGuard-style heuristic).
-
-    For ``n`` hits with embeddings ``(n, dim)`` (row-aligned), a hit's ``consensus`` is its mean
-    cosine to the other hits; its robust z-score is ``(consensus - median) / (1.4826 · MAD)``. With at
-    least ``params.min_hits`` hits, ``outlier`` is ``z < -params.outlier_z``. If ``params.judge`` is
-    set (and ``query`` given), ``judge(query, contents) -> list[bool]`` flags hits too (column
-    ``judged``). Returns ``hits`` plus ``consensus, consensus_z, outlier``.
-
-    Honest limits: without an LLM this measures *topical* disagreement, not truth — a poisoned memory
-    that shares the others' words passes, and a legitimately unusual memory may be flagged.
-
-    >>> e = np.array([[1, 0, 0], [0.99, 0.14, 0], [0.98, 0, 0.2], [0.97, 0.24, 0], [0, 0, 1]], np.float32)
-    >>> e /= np.linalg.norm(e, axis=1, keepdims=True)
-    >>> consistency(pl.DataFrame({"id": list("abcde")}), e)["outlier"].to_list()
-    [False, False, False, False, True]
-    """
-    if not isinstance(hits, pl.DataFrame):
-        raise ValidationError("hits", f"must be a polars DataFrame, got {type(hits).__name__}")
-    emb = np.asarray(embeddings, dtype=np.float64)
-    n = hits.height
-    if emb.ndim != 2 or emb.shape[0] != n:
-        raise ValidationError("embeddings", f"must be ({n}, dim), got {emb.shape}")
-    if n >= 2:
-        sim = emb @ emb.T  # (n, n)
-        consensus = (sim.sum(axis=1) - np.diag(sim)) / (n - 1)
-        med = np.median(consensus)
-        mad = max(_MAD_NORMAL * float(np.median(np.abs(consensus - med))), _MAD_FLOOR)
-        z = (consensus - med) / mad
-    else:
-        consensus, z = np.full(n, np.nan), np.zeros(n)
-    outlier = (z < -params.outlier_z) & (n >= params.min_hits)
-    out = hits.with_columns(consensus=pl.Series(consensus, dtype=pl.Float64), consensus_z=pl.Series(z))
-    if params.judge is not None and query is not None and n:
-        flags = list(params.judge(query, hits["content"].to_list()))
-        if len(flags) != n or not all(isinstance(f, (bool, np.bool_)) for f in flags):
-            raise ValidationError("GuardParams.judge", f"must return {n} bools, one per hit")
-        out = out.with_columns(judged=pl.Series(flags, dtype=pl.Boolean))
-        outlier = outlier | np.asarray(flags, dtype=bool)
-    return out.with_columns(outlier=pl.Series(outlier, dtype=pl.Boolean))
