@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +24,6 @@ __all__ = [
     "KINDS",
     "LAYERS",
     "LAYER_HALF_LIFE_HOURS",
-    "MIGRATIONS",
     "Memory",
     "SOURCES",
     "STATUSES",
@@ -315,88 +314,14 @@ def check_count(name: str, value: Any) -> int:
     return int(v)
 
 
-# --------------------------------------------------------------------------------------------------
-# Migrations: numbered, each a function of (execute, embedding dim), applied in order in its own
-# transaction by the store. Append new ones; never edit an applied one.
-
-Execute = Callable[[str], Any]
-
-
-def _m1_initial(execute: Execute, dim: int) -> None:
-    execute("CREATE TABLE meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
-    execute(
-        f"""CREATE TABLE memories (
-            id VARCHAR PRIMARY KEY,
-            namespace VARCHAR NOT NULL,
-            key VARCHAR,
-            content VARCHAR NOT NULL,
-            value JSON,
-            layer VARCHAR NOT NULL,
-            kind VARCHAR NOT NULL,
-            importance DOUBLE NOT NULL CHECK (importance >= 0 AND importance <= 1),
-            half_life_hours DOUBLE NOT NULL CHECK (half_life_hours > 0),
-            source VARCHAR NOT NULL,
-            owner VARCHAR,
-            created_by VARCHAR,
-            access VARCHAR NOT NULL,
-            tags VARCHAR[] NOT NULL,
-            status VARCHAR NOT NULL,
-            protected BOOLEAN NOT NULL,
-            valid_from TIMESTAMPTZ,
-            valid_until TIMESTAMPTZ,
-            created_at TIMESTAMPTZ NOT NULL,
-            updated_at TIMESTAMPTZ NOT NULL,
-            last_access_at TIMESTAMPTZ NOT NULL,
-            access_count INTEGER NOT NULL,
-            version INTEGER NOT NULL,
-            supersedes VARCHAR,
-            merged_from VARCHAR[] NOT NULL,
-            content_hash VARCHAR NOT NULL,
-            embedding FLOAT[{int(dim)}] NOT NULL
-        )"""
-    )
-    execute("CREATE SEQUENCE event_seq START 1")
-    execute(
-        """CREATE TABLE events (
-            seq BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
-            ts TIMESTAMPTZ NOT NULL,
-            namespace VARCHAR,
-            op VARCHAR NOT NULL,
-            memory_id VARCHAR,
-            requester VARCHAR,
-            detail JSON
-        )"""
-    )
-    execute(
-        f"""CREATE TABLE embed_cache (
-            embedder VARCHAR NOT NULL,
-            content_hash VARCHAR NOT NULL,
-            embedding FLOAT[{int(dim)}] NOT NULL,
-            PRIMARY KEY (embedder, content_hash)
-        )"""
-    )
-
-
-def _m2_guard(execute: Execute, dim: int) -> None:
-    """The guard: each memory's findings (JSON list, NULL when none) and the lessons record of
-    memories confirmed bad (their text and embedding, consulted by later writes and searches)."""
-    execute("ALTER TABLE memories ADD COLUMN findings JSON")
-    execute(
-        f"""CREATE TABLE lessons (
-            id VARCHAR PRIMARY KEY,
-            namespace VARCHAR NOT NULL,
-            memory_id VARCHAR,
-            content VARCHAR NOT NULL,
-            reason VARCHAR NOT NULL,
-            requester VARCHAR,
-            created_at TIMESTAMPTZ NOT NULL,
-            embedding FLOAT[{int(dim)}] NOT NULL
-        )"""
-    )
-
-
-MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial, _m2_guard)
-"""Schema migrations; ``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1``."""
-
 # Columns of `memories` in table order, without the embedding (what frames and records carry).
 MEMORY_COLUMNS = tuple(Memory.__dataclass_fields__) + ("content_hash",)
+
+
+def __getattr__(name: str) -> object:
+    """``memkit.schema.MIGRATIONS`` moved to :mod:`memkit.store.migrations` (SQL is the store's)."""
+    if name == "MIGRATIONS":
+        from .store.migrations import MIGRATIONS
+
+        return MIGRATIONS
+    raise AttributeError(f"module 'memkit.schema' has no attribute {name!r}")

@@ -3,7 +3,7 @@
 - **Open.** One store per file per process (a second :class:`~memkit.store.MemoryStore` on the same
   file raises :class:`~memkit.errors.StoreLocked`, as does a file another process holds). The
   connection is hardened (no file or network access from SQL, no extension loading, settings locked,
-  UTC), then the numbered migrations of :data:`memkit.schema.MIGRATIONS` run, each in a transaction.
+  UTC), then the numbered migrations of :data:`memkit.store.migrations.MIGRATIONS` run, each in a transaction.
 - **Embedder check.** The file records which embedder wrote its vectors. Opened with another one
   (or an older version of the same), it opens *stale*: readable, exportable, not writable or
   searchable until :meth:`~memkit.store.vectors.VectorsMixin.reembed` migrates it.
@@ -20,19 +20,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from ..embed import Embedder
 from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
-from ..guard import identity
-from ..schema import MIGRATIONS as SCHEMA_MIGRATIONS
 from ..schema import check_name
 from .core import StoreCore
+from .migrations import MIGRATIONS
 
 __all__ = ["FilesMixin", "check_embedder"]
 
@@ -43,21 +40,6 @@ SETTINGS = {
 }
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
 _OPEN_FILES: set[str] = set()  # database files open in this process
-
-
-def _m3_identities(execute: Callable[..., list[tuple[Any, ...]]], dim: int) -> None:
-    """Owners, creators and requesters as identities (:func:`memkit.guard.identity`): a name
-    written before identities were pseudonymized (an e-mail address as owner) is mapped once, so
-    its requester, now mapped on every call, still matches it."""
-    for table, column in (("memories", "owner"), ("memories", "created_by"), ("events", "requester"),
-                          ("lessons", "requester")):  # fmt: skip
-        for (name,) in execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
-            if identity(name) != name:
-                execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [identity(name), name])
-
-
-MIGRATIONS = (*SCHEMA_MIGRATIONS, _m3_identities)
-"""The schema's migrations (DDL, :data:`memkit.schema.MIGRATIONS`) and the store's data migrations."""
 _OPEN_LOCK = threading.Lock()
 
 
