@@ -117,6 +117,13 @@ class StoreCore:
                 " searchable until store.reembed() (or `memkit reembed`) migrates it"
             )
 
+    def _check_dry_run(self, dry_run: object) -> None:
+        """``dry_run=`` of a maintenance call: a bool; applying needs a writable store."""
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run", "must be a bool")
+        if not dry_run:
+            self._check_writable()
+
     def _tx(self, fn: Callable[[], T], retries: int = 5) -> T:
         """Run ``fn`` in one transaction (joining an open :meth:`transaction`); roll back on any
         error, retry write-write conflicts."""

@@ -184,10 +184,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         requester, now = self._who(requester), self._now(now)
         if not isinstance(policy, ForgetParams):
             raise ValidationError("policy", f"must be a memkit.ForgetParams, got {type(policy).__name__}")
-        if not isinstance(dry_run, bool):
-            raise ValidationError("dry_run", "must be a bool")
-        if not dry_run:
-            self._check_writable()
+        self._check_dry_run(dry_run)
         with self._lock:
             plan = plan_forget(self._frame_at(namespace, now, requester, valid=False), policy, now)
             if dry_run or plan.is_empty():

@@ -129,10 +129,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         params = MergeParams(threshold=threshold) if params is None else params
         if not isinstance(params, MergeParams):
             raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
-        if not isinstance(dry_run, bool):
-            raise ValidationError("dry_run", "must be a bool")
-        if not dry_run:
-            self._check_writable()
+        self._check_dry_run(dry_run)
         with self._lock:
             frame, emb = self.merge_candidates(namespace, now=now, requester=requester)
             plan = plan_grouped(frame, emb, params)
