@@ -155,6 +155,7 @@ class MemoryAgent:
         self.turns: deque[tuple[str, str]] = deque(maxlen=self.window)  # (user, assistant), guarded
         self._turn_ids: deque[frozenset[str]] = deque(maxlen=self.window)  # memories each turn touched
         self._session = _Session()
+        self._lessons_seen: tuple[str, ...] = ()  # the lessons the buffered turns were screened with
         self.last: Reply | None = None
 
     # ------------------------------------------------------------------ the loop
@@ -163,6 +164,7 @@ class MemoryAgent:
 
     def prompt(self, message: str, context: Context) -> str:
         """The prompt for ``message``: header, memory section, recent turns, the message."""
+        self._rescreen_turns()
         recent = "\n".join(f"User: {u}\nAssistant: {a}" for u, a in self.turns)
         parts = [PROMPT_HEADER, "## Memories\n" + (context.text or "(none)")]
         if recent:
@@ -249,13 +251,30 @@ class MemoryAgent:
         """Buffer a turn with the ids it recalled or wrote (to forget it with them). Its texts go
         through the store's guard (``store.screen``: the rules and the lessons), so the buffer
         replays nothing the store would not: PII redacted, refused or quarantined text withheld."""
-        held = {"refuse": "[withheld: the guard refused this text]",
-                "quarantine": "[withheld: quarantined by the guard]"}  # fmt: skip
-        s = self.store.screen([message, reply.text], namespace=self.namespace)
-        user, said = (held.get(a, t) for t, a in zip(s["text"], s["action"], strict=True))
+        self._rescreen_turns()  # the lessons they are screened with are the ones in the store now
+        user, said = self._screened([message, reply.text])
         self.turns.append((user, said))
         self._turn_ids.append(frozenset(ids))
         self.last = reply
+
+    def _screened(self, texts: list[str]) -> list[str]:
+        """``texts`` as the guard lets them into a prompt: redacted, or withheld."""
+        held = {"refuse": "[withheld: the guard refused this text]",
+                "quarantine": "[withheld: quarantined by the guard]"}  # fmt: skip
+        s = self.store.screen(texts, namespace=self.namespace)
+        return [held.get(a, t) for t, a in zip(s["text"], s["action"], strict=True)]
+
+    def _rescreen_turns(self) -> None:
+        """A lesson learned (or unlearned) since the buffered turns were screened may quarantine one
+        of them: screen them again, so a turn like a memory a reviewer just rejected is withheld."""
+        seen = tuple(self.store.lessons(self.namespace)["id"])
+        if seen == self._lessons_seen:
+            return
+        self._lessons_seen = seen
+        if self.turns:
+            texts = self._screened([text for turn in self.turns for text in turn])
+            for i in range(len(self.turns)):
+                self.turns[i] = (texts[2 * i], texts[2 * i + 1])
 
     def _forget_turns(self, erased: set[str]) -> None:
         """Drop the buffered turns that recalled or wrote an erased memory."""

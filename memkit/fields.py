@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
 from dataclasses import MISSING
 from datetime import UTC, datetime
@@ -174,6 +175,7 @@ def _json(name: str, v: Any) -> str:
 
 
 _FINDING_KEYS = ("code", "kind", "message", "severity", "start", "end")
+_CODE = re.compile(r"^[A-Za-z0-9_.:-]{1,32}$")
 
 
 def _findings(v: Any) -> str:
@@ -187,6 +189,8 @@ def _findings(v: Any) -> str:
                 f"findings[{j}]",
                 f"must be an object with code, kind and optional {', '.join(_FINDING_KEYS[2:])}",
             )
+        if not isinstance(f["code"], str) or not _CODE.match(f["code"]):
+            raise ValidationError(f"findings[{j}].code", "must be a short code (letters, digits, _.:-)")
         try:
             Finding(**f)
         except ValidationError as e:

@@ -9,9 +9,9 @@ number must not reappear in it. So:
 - free text that an event has to identify (a search query) is stored as a digest
   (:func:`digest`: ``b2:`` + 16 hex of blake2b over the NFKC-folded text), which lets you match a
   repeat of the same query without keeping it;
-- caller-supplied detail (``log_context(**detail)``) is passed through :func:`scrub`, which digests
-  every string that is not a short label (ids, keys, codes, reasons such as ``duplicate of 3fa9…``):
-  detail is for those, and longer text is kept only as its digest.
+- caller-supplied detail (``log_context(**detail)``), an imported file's history and export paths
+  pass through :func:`scrub`, which keeps tokens (ids, keys, codes, statuses) and the context
+  builder's reasons (``duplicate of 3fa9…``) and digests every other string.
 
 Every event that sets a memory's status carries ``detail.status``: ``frame(as_of=t)`` replays them.
 """
@@ -31,8 +31,13 @@ from .core import StoreCore
 
 __all__ = ["AuditMixin", "digest", "scrub"]
 
-# ids, keys, codes, statuses, short labels ("duplicate of 3fa9…"): what caller detail keeps verbatim
-_LABEL = re.compile(r"^[A-Za-z0-9_ .:/@#\[\]()\-;,]{1,80}$")  # ASCII: ids, codes, phrases of the code
+# what caller detail keeps verbatim: ASCII tokens without spaces (ids, keys, codes, statuses) and the
+# reasons the context builder writes (memkit.context); any other string is kept as its digest
+_TOKEN = re.compile(r"^[A-Za-z0-9_.:/@#\[\]\-]{1,128}$")
+_REASON = re.compile(
+    r"^(?:included|over budget|duplicate of the query|duplicate of [0-9a-f]{1,32}|not active \([a-z_]+\)"
+    r"|older value of key [A-Za-z0-9_.:/@#\-]{1,128} \(newest: [0-9a-f]{1,32}\))$"
+)
 
 
 def digest(text: str) -> str:
@@ -48,33 +53,34 @@ def digest(text: str) -> str:
 
 
 def _strings(value: Any) -> list[str]:
+    """Every string in a JSON-like value, object keys included."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _strings(v)]
     return []
 
 
 def scrub(value: Any) -> Any:
-    """Detail as the log keeps it: a string that is not a short label, or in which the guard finds
-    anything (PII, a secret, an injection), becomes its digest.
+    """Detail as the log keeps it: a string (an object key too) that is not a token or a known
+    reason, or in which the guard finds anything (PII, a secret, an injection), becomes its digest.
 
-    >>> scrub({"reason": "duplicate of 3fa9", "note": "用户住在杭州滨江区，电话见下。", "n": [1, "a-b"]})
-    {'reason': 'duplicate of 3fa9', 'note': 'b2:c3f662091909d0c0', 'n': [1, 'a-b']}
-    >>> scrub({"phone": "13812345678", "pw": "password: hunter2"})
-    {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05'}
+    >>> scrub({"reason": "duplicate of 3fa9", "note": "lives at 42 Elm Street", "n": [1, "a-b"]})
+    {'reason': 'duplicate of 3fa9', 'note': 'b2:a1337e3b7ed000a1', 'n': [1, 'a-b']}
+    >>> scrub({"phone": "13812345678", "pw": "password: hunter2", "13812345678": 1})
+    {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05', 'b2:73aef4b7508561b2': 1}
     """
     texts = list(dict.fromkeys(_strings(value)))
     flagged = set(scan(texts)["row"].to_list()) if texts else set()
-    keep = {t for i, t in enumerate(texts) if i not in flagged and _LABEL.match(t)}
+    keep = {t for i, t in enumerate(texts) if i not in flagged and (_TOKEN.match(t) or _REASON.match(t))}
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
             return v if v in keep else digest(v)
         if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
+            return {walk(k): walk(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [walk(x) for x in v]
         return v

@@ -12,12 +12,13 @@
   rewritten: the tables are copied into a fresh file through Arrow, which then replaces the old one
   atomically (``os.replace``). Forgetting is then final for the whole file, at a cost proportional to
   the file's size (about 2 s for 50k memories here); ``MemoryStore(path, compact_on_erase=False)``
-  defers it to :meth:`compact`. A table of your own in the same file is copied with its data but
-  not its constraints; views and macros are not copied.
+  defers it to :meth:`compact`. A file that also holds tables or views of your own cannot be
+  compacted without losing them: there an erasure is refused (nothing changes) until they move.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import threading
 from functools import lru_cache
@@ -41,6 +42,20 @@ SETTINGS = {
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
 _OPEN_FILES: set[str] = set()  # database files open in this process
 _OPEN_LOCK = threading.Lock()
+
+
+def is_database(path: str | Path) -> bool:
+    """Whether ``path`` is an open store's file (or its log) or a DuckDB database: never a place to
+    write an export."""
+    target = str(Path(path).resolve())
+    with _OPEN_LOCK:
+        if any(target in (f, f + ".wal") for f in _OPEN_FILES):
+            return True
+    try:
+        with open(target, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"  # the DuckDB file header's magic bytes
+    except OSError:
+        return False
 
 
 def check_embedder(embedder: object) -> Embedder:
@@ -140,9 +155,11 @@ class FilesMixin(StoreCore):
             if self._file is None or self.read_only or self._depth:
                 return
             self._check_writable()  # a stale file is not rewritten either
+            self._refuse_foreign()
             tmp = f"{self._file}.compact-{os.getpid()}"
             folder, name = Path(self._file).parent, Path(self._file).name
-            for leftover in folder.glob(f"{name}.compact-*"):  # a crash's: this process holds the file's lock
+            # a crash's leftover: this process holds the file's lock, so no one else is compacting
+            for leftover in folder.glob(f"{glob.escape(name)}.compact-*"):
                 leftover.unlink(missing_ok=True)
             fresh = _connect(tmp)
             try:
@@ -152,18 +169,6 @@ class FilesMixin(StoreCore):
                     migrate(lambda q, p=(): fresh.execute(q, list(p)).fetchall(), dim)
                 for table in TABLES:
                     self._copy_table(table, fresh)
-                others = self._run(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-                    " AND table_type = 'BASE TABLE' AND table_name NOT IN (SELECT unnest(?::VARCHAR[]))",
-                    [list(TABLES)],
-                )
-                for (
-                    name,
-                ) in others:  # a table of the user's own in the file: its data (not its constraints)
-                    table = '"' + name.replace('"', '""') + '"'
-                    fresh.register("_copy", self._db.sql(f"SELECT * FROM {table}").to_arrow_table())
-                    fresh.execute(f"CREATE TABLE {table} AS SELECT * FROM _copy")
-                    fresh.unregister("_copy")
                 if seq:
                     fresh.execute("SELECT setval('event_seq', ?)", [seq])
                 fresh.execute("CHECKPOINT")
@@ -207,9 +212,36 @@ class FilesMixin(StoreCore):
         finally:
             fresh.unregister("_copy")
 
+    def _foreign_tables(self) -> list[str]:
+        """Tables and views in the file that memkit does not own (a user's own)."""
+        rows = self._run(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables"
+            " WHERE table_catalog = current_database()"
+            " AND NOT (table_schema = 'main' AND table_name IN (SELECT unnest(?::VARCHAR[])))",
+            [list(TABLES)],
+        )
+        return [r[0] for r in rows]
+
+    def _refuse_foreign(self) -> None:
+        """Compaction keeps only memkit's tables, so a file holding anything else is not compacted
+        (and, with ``compact_on_erase``, not erased from): nothing of yours is lost silently."""
+        foreign = self._foreign_tables()
+        if foreign:
+            raise MemkitError(
+                f"{self.path} also holds {', '.join(foreign[:3])}: compacting the file (which an erasure"
+                " does, so that nothing erased stays in it) would lose them. Move them to another file,"
+                " or open the store with compact_on_erase=False and call store.compact() once they are gone"
+            )
+
+    def _check_compactable(self) -> None:
+        """Called by every erasure before it writes: refused first when the compaction after it
+        could not run, so nothing changes."""
+        if self.compact_on_erase and self._file:
+            self._refuse_foreign()
+
     def _compact_after_erase(self) -> None:
-        """Called by every erasure: compact once the erasure has committed."""
-        if self.compact_on_erase and self.compact not in self._after:  # once per transaction
+        """Called by every erasure once it is written: compact after the commit (once per transaction)."""
+        if self.compact_on_erase and self._file and self.compact not in self._after:
             self._on_commit(self.compact)
 
     # ---------------------------------------------------------------------------------- lifecycle

@@ -92,6 +92,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
             gone += frontier
             events += [{"merged_into": p, "cascade": True} for m, p in dict(rows).items() if m in frontier]
         rederived: list[dict[str, Any]] = []
+        self._check_compactable()
 
         def write() -> None:
             where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"

@@ -79,10 +79,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         gate = self._gate(namespace, requester, valid_at=now if valid else None)
         keep = gate.expr() & (pl.col("created_at") <= now)
         if requester is not None:
-            keep = keep & ((pl.col("owner") == requester) | (pl.col("created_by") == requester)).fill_null(
-                False
-            )
-        return self.frame(namespace, include_embedding=embedding).filter(keep)
+            mine = (pl.col("owner") == requester) | (pl.col("created_by") == requester)
+            keep = keep & mine.fill_null(False)
+        # a requester's view is the gated one: quarantined rows withheld
+        return self.frame(namespace, include_embedding=embedding, requester=requester).filter(keep)
 
     def merge_candidates(
         self, namespace: str | None = None, *, now: datetime | None = None, requester: str | None = None
@@ -97,7 +97,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         # only what search could recall: a weak memory is forget's business, and as the oldest member
         # it would date the merged memory (created_at = min) below the floor, hiding the others
         recallable = strength_expr(age_hours=age_hours_expr("created_at", now)) >= self.decay.min_strength
-        frame = frame.filter(recallable)
+        frame = frame.filter(recallable & (pl.col("status") == "active"))  # only active memories merge
         emb = frame["embedding"].to_numpy()
         dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
         emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)

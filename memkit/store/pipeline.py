@@ -89,8 +89,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             keep_consistent=keep_consistent,
         )
         extra = details or [{} for _ in range(n)]
-        row_details = [
-            {"status": s, "key": k, "version": v, **d}
+        row_details = [  # (a quarantined row's key may be the injection: the log does not repeat it)
+            {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
             for s, k, v, d in zip(cols["status"], cols["key"], cols["version"], extra, strict=True)
         ]
         quarantined = [i for i, st in enumerate(cols["status"]) if st == "quarantined"]

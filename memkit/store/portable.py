@@ -26,6 +26,7 @@ from ..guard import identity, is_rule_message
 from ..rows import new_id
 from ..schema import check_choice, check_name
 from .audit import digest, scrub
+from .files import is_database
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 from .vectors import COLUMNS
@@ -80,8 +81,10 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 raise ValidationError(name, "must be a bool")
         if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
             raise ValidationError("path", f"must be a file path, got {path!r}")
-        if self._file and str(Path(path).resolve()) in (self._file, self._file + ".wal"):
-            raise ValidationError("path", f"{str(path)!r} is this store's own database file")
+        if is_database(path):
+            raise ValidationError(
+                "path", f"{str(path)!r} is a database file (this store's, or another): not overwritten"
+            )
         statuses = None if requester is None else ("active", "superseded", "conflict")
         gate, params = self._gate(namespace, requester, statuses=statuses).where()
         where = (
@@ -161,7 +164,10 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
                 for row in self._sql(query, [replaced]).to_dicts():
                     self._check_modify(row, requester, now, "overwrite")
-            if requester is not None:  # authorship cannot be forged by an import either
+            if (
+                requester is not None
+            ):  # authorship cannot be forged by an import either; null is the requester
+                cols["created_by"] = [requester if c is None else c for c in cols["created_by"]]
                 for creator, line in zip(cols["created_by"], lines, strict=True):
                     if creator is not None and identity(creator) != requester:
                         raise fail(

@@ -4,7 +4,7 @@ embedder opens readable and migrates in place in one transaction, compaction kee
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -145,14 +145,32 @@ def test_compaction_keeps_a_column_a_user_added(tmp_path: Path) -> None:
         assert s._sql("SELECT id, extra_labels FROM memories").rows() == [(keep.id, ["pii:phone"])]
 
 
-def test_compaction_keeps_a_table_of_the_users_own(tmp_path: Path) -> None:
+def test_an_erasure_in_a_file_with_tables_of_ones_own_is_refused_not_lossy(tmp_path: Path) -> None:
     path = tmp_path / "u.duckdb"
     with mk.MemoryStore(str(path)) as s:
         gone = s.add("goes", namespace="u", now=NOW)
         s._run('CREATE TABLE "my notes" (n INTEGER, t VARCHAR)')
         s._run("INSERT INTO \"my notes\" VALUES (1, 'kept')")
+        before = s.frame(include_embedding=True)
+        with pytest.raises(mk.MemkitError, match="my notes"):
+            s.delete(gone.id, namespace="u", now=NOW)
+        assert s.frame(include_embedding=True).equals(before)
+    with mk.MemoryStore(str(path), compact_on_erase=False) as s:
         s.delete(gone.id, namespace="u", now=NOW)
+        assert s.count() == 0 and s._run('SELECT * FROM "my notes"') == [(1, "kept")]
+        with pytest.raises(mk.MemkitError, match="my notes"):
+            s.compact()  # asked for by name: refused as well
         assert s._run('SELECT * FROM "my notes"') == [(1, "kept")]
+
+
+def test_a_view_of_ones_own_also_blocks_forgetting(tmp_path: Path) -> None:
+    path = tmp_path / "v.duckdb"
+    with mk.MemoryStore(str(path)) as s:
+        s.add("old and weak", namespace="u", importance=0.0, now=NOW)
+        s._run("CREATE VIEW recent AS SELECT id FROM memories")
+        with pytest.raises(mk.MemkitError, match="main.recent"):
+            s.forget(namespace="u", now=NOW + timedelta(days=3650))
+        assert s.count(namespace="u") == 1
 
 
 def test_transactions_see_their_own_rows_and_refuse_reembed(tmp_path: Path) -> None:
@@ -185,8 +203,10 @@ def test_export_never_overwrites_the_store_itself_and_info_never_writes_a_foreig
     path = tmp_path / "s.duckdb"
     with mk.MemoryStore(str(path)) as s:
         s.add("x", namespace="u", now=NOW)
-        with pytest.raises(mk.ValidationError, match="own database file"):
+        with pytest.raises(mk.ValidationError, match="database file"):
             s.export(path, now=NOW)
+        with mk.MemoryStore() as other, pytest.raises(mk.ValidationError, match="database file"):
+            other.export(path, now=NOW)  # another store's open file
     with mk.MemoryStore(str(path)) as s:
         assert s.count() == 1
     foreign = tmp_path / "f.duckdb"
