@@ -1,5 +1,5 @@
-"""Reads through the gate: ``get``, ``read``, ``versions``, ``frame``, ``count``, ``audit``; and the two
-writes a reader makes: ``log_context`` and ``reinforce``.
+"""Reads through the gate: ``get``, ``read``, ``versions``, ``frame``, ``count``, ``namespaces``,
+``audit``; and the two writes a reader makes: ``log_context`` and ``reinforce``.
 
 Each read builds one :class:`~memkit.store.gate.Gate` (namespace, access, status, validity) and asks
 DuckDB for what it lets through; reads by id go through :meth:`~memkit.store.gate.GateMixin._locate`.
@@ -19,7 +19,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, GateMixin
+from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
 from .vectors import COLUMNS, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
@@ -144,6 +144,20 @@ class ReadMixin(GateMixin, VectorsMixin):
         where, params = self._gate(namespace, None).where()
         with self._lock:
             return self._run(f"SELECT count(*) FROM memories WHERE {where}", params)[0][0]
+
+    def namespaces(self, *, requester: str | None = None) -> pl.DataFrame:
+        """The namespaces that hold memories -> ``namespace, memories`` (stored, any status), sorted.
+
+        A ``requester`` sees only the namespaces where it may read at least one memory, counted by
+        what it may read: the names and the counts, nothing of the memories themselves.
+        """
+        where, params = Gate(None, self._who(requester)).where()
+        with self._lock:
+            return self._sql(
+                f"SELECT namespace, count(*) AS memories FROM memories WHERE {where}"
+                " GROUP BY namespace ORDER BY namespace",
+                params,
+            )
 
     def audit(
         self, namespace: str | None = None, *, op: str | None = None, requester: str | None = None

@@ -144,3 +144,14 @@ def test_analyze_and_the_merge_explorer_plan_only_over_memories_valid_at_now() -
         assert frame.height == 1 and emb.shape == (1, s.embedder.dim)
         assert mk.consolidate.plan_grouped(frame, emb).is_empty()
         assert s.consolidate("u", now=NOW, dry_run=True).height == 1  # at NOW both hold
+
+
+def test_namespaces_lists_only_where_the_requester_may_read() -> None:
+    with mk.MemoryStore() as s:
+        s.add("Alice's diary: 今天很累", namespace="alice", access="private", requester="alice", now=NOW)
+        s.add("Team lunch on Friday", namespace="team", now=NOW)
+        s.add("Team uses 钉钉", namespace="team", access="protected", owner="carol", now=NOW)
+        assert s.namespaces().rows() == [("alice", 1), ("team", 2)]
+        assert s.namespaces(requester="bob").rows() == [("team", 1)]  # names and counts, nothing more
+        assert s.namespaces(requester="alice").rows() == [("alice", 1), ("team", 1)]
+        assert "今天" not in s.namespaces(requester="bob").write_json()

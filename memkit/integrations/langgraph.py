@@ -1,0 +1,534 @@
+"""memkit as a LangGraph store: :class:`MemkitStore`, a ``langgraph.store.base.BaseStore``.
+
+A LangGraph graph keeps long-term memory in a *store*: ``put(namespace, key, value)``,
+``get``, ``search(namespace_prefix, query=, filter=)``, ``list_namespaces``. :class:`MemkitStore` is
+such a store over a :class:`~memkit.MemoryStore`, so a graph gets memkit's guard, decay, versions,
+access rules and audit without glue::
+
+    store = MemkitStore(mk.MemoryStore("memories.duckdb"))
+    graph = builder.compile(store=store)          # nodes receive it as `store`
+
+How LangGraph's model maps onto memkit's (every call goes through the store's public API, so the
+write pipeline and the read gate hold exactly as for a direct call):
+
+- **Namespaces and keys.** A namespace tuple ``("memories", "alice")`` is the memkit namespace
+  ``"memories.alice"`` (LangGraph forbids ``.`` in a label, so the join is lossless); the LangGraph
+  key is the memkit ``key``. Characters a memkit name refuses (control and invisible characters,
+  whitespace at either end) and ``%`` itself are written ``%XX`` (UTF-8), so every LangGraph label
+  and key round-trips (:func:`encode_label`, :func:`decode_label`). A memkit namespace written
+  without LangGraph (``"user_87"``) reads as the one-label namespace ``("user_87",)``; its memories
+  without a key are listed under their id, with the value ``{"content": text}``.
+- **Values.** The dict is the memory's ``value``; the memory's text (embedded, matched by keywords,
+  screened by the guard with the value's strings) comes from the fields to index: ``index=[paths]``
+  on the put, else the store's ``fields`` (default ``"$"``: every string and number in the value).
+  ``index=False`` stores the item unsearchable by query (a search lists it only after the ranked
+  hits, with score ``None``, as LangGraph's own stores do).
+- **A put is a new version.** The key's previous version is superseded (``conflict_policy=
+  "supersede"``), so ``versions(key)`` keeps the history and ``frame(as_of=t)`` replays it.
+  ``created_at`` of an item is its first version's, ``updated_at`` the current one's. ``value=None``
+  deletes: every version of the key is erased for good (memkit's final forgetting).
+- **The guard.** A put whose text or value carries an injection is quarantined, not lost: ``get``
+  returns a :class:`MemkitItem` with ``status="quarantined"`` and an empty value (the text is
+  withheld until a reviewer approves it), or, when an earlier version is still current, that version
+  with ``pending="quarantined"``. A secret is refused: the put raises
+  :class:`~memkit.errors.GuardRefused` and the batch's writes are undone.
+- **Search** ranks with memkit's hybrid score (similarity, importance, recency and, with
+  ``weights``, keywords); :class:`MemkitSearchItem` carries the breakdown. Like every memkit search
+  it sees only active memories valid at ``now`` and above the retrieval floor (``min_strength``;
+  pass ``0.0`` to keep decayed memories findable). ``filter`` supports exact matches and
+  ``$eq $ne $gt $gte $lt $lte`` over the value, nested dicts included.
+- **TTL** is a validity window: ``put(..., ttl=minutes)`` sets ``valid_until = now + ttl``, after which
+  the item is no longer returned (``omit_expired``) and ``forget`` may erase it. memkit does not
+  move the window on reads; ``refresh_ttl`` (LangGraph's default: True) instead *reinforces* what a
+  read returned, memkit's own form of "use keeps a memory alive".
+- **Batches** run in order: a read sees the puts before it. Consecutive puts form one transaction:
+  all of them are written, or (one refused, one not allowed) none.
+- **Requester.** ``MemkitStore(store, requester="agent-1")`` acts as that requester: it reads what the
+  access rules let it read and changes only what it owns or created; ``None`` is the operator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import numbers
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import unquote
+
+import polars as pl
+
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        get_text_at_path,
+        tokenize_path,
+        validate_op_namespace,
+    )
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError("memkit.integrations.langgraph needs LangGraph: pip install 'memkit[langgraph]'") from e
+
+from ..conflicts import POLICIES
+from ..errors import NotFound, ValidationError
+from ..params import Weights
+from ..schema import ACCESS, Memory, check_choice, check_time
+from ..store import MemoryStore
+
+__all__ = [
+    "MemkitItem",
+    "MemkitSearchItem",
+    "MemkitStore",
+    "decode_label",
+    "decode_namespace",
+    "encode_label",
+    "encode_namespace",
+]
+
+NOINDEX = "langgraph:noindex"  # the tag of an item put with index=False
+_MAX_K = 10_000  # memkit's largest search
+_PARTS = ("similarity", "importance", "strength", "recency", "keyword")  # a score's breakdown
+
+
+# ----------------------------------------------------------------------------- names
+def _escaped(c: str, edge: bool) -> bool:
+    return c == "%" or unicodedata.category(c) in ("Cc", "Cs", "Cf") or (edge and c.isspace())
+
+
+def encode_label(label: str) -> str:
+    """A LangGraph label or key as a memkit name: ``%`` and what memkit names refuse become ``%XX``.
+
+    >>> encode_label("alice"), encode_label(" 50% "), encode_label("用户")
+    ('alice', '%2050%25%20', '用户')
+    """
+    last = len(label) - 1
+    return "".join(
+        "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) if _escaped(c, i in (0, last)) else c
+        for i, c in enumerate(label)
+    )
+
+
+def decode_label(name: str) -> str:
+    """The inverse of :func:`encode_label`.
+
+    >>> decode_label("%2050%25%20")
+    ' 50% '
+    """
+    return unquote(name, errors="surrogatepass") if "%" in name else name
+
+
+def encode_namespace(namespace: Sequence[str]) -> str:
+    """``("memories", "alice")`` -> ``"memories.alice"`` (labels hold no ``.``: LangGraph forbids it)."""
+    return ".".join(encode_label(label) for label in namespace)
+
+
+def decode_namespace(name: str) -> tuple[str, ...]:
+    """``"memories.alice"`` -> ``("memories", "alice")``."""
+    return tuple(decode_label(part) for part in name.split("."))
+
+
+# ----------------------------------------------------------------------------- items
+class MemkitItem(Item):
+    """A LangGraph :class:`~langgraph.store.base.Item` that also says what memkit decided:
+    ``memory_id``, ``status`` (``active``, or ``quarantined`` / ``conflict`` when nothing is current
+    yet) and ``pending`` (the status of a newer version not in effect, else None)."""
+
+    __slots__ = ("memory_id", "pending", "status")
+
+    def __init__(self, *, memory_id: str, status: str = "active", pending: str | None = None, **item: Any):
+        super().__init__(**item)
+        self.memory_id, self.status, self.pending = memory_id, status, pending
+
+    def dict(self) -> dict:
+        return {**super().dict(), "memory_id": self.memory_id, "status": self.status, "pending": self.pending}
+
+
+class MemkitSearchItem(SearchItem):
+    """A search hit: ``score`` is memkit's hybrid score, ``breakdown`` its components
+    (``similarity, importance, strength, recency`` and ``keyword`` when weighted)."""
+
+    __slots__ = ("breakdown", "memory_id")
+
+    def __init__(self, *, memory_id: str, breakdown: dict[str, float] | None = None, **item: Any) -> None:
+        super().__init__(**item)
+        self.memory_id, self.breakdown = memory_id, breakdown or {}
+
+    def dict(self) -> dict:
+        return {**super().dict(), "memory_id": self.memory_id, "breakdown": self.breakdown}
+
+
+def _leaves(value: Any) -> list[str]:
+    """Every string and number in a JSON value, in order (the text of ``"$"``)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, (int, float)):
+        return [str(value)]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _leaves(v)]
+    return []
+
+
+def _text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
+    """The memory text of a value: the strings at ``paths``, one per line (the JSON when none)."""
+    texts: list[str] = []
+    for path in paths:
+        texts += _leaves(value) if path == "$" else get_text_at_path(value, tokenize_path(path))
+    text = "\n".join(t for t in texts if t.strip())
+    return text or json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _item_value(value: Any, content: str) -> dict[str, Any]:
+    """The LangGraph value of a memory: its dict value, or ``{"content": text[, "value": v]}``."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if isinstance(value, dict):
+        return value
+    return {"content": content} if value is None else {"content": content, "value": value}
+
+
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
+
+
+def _matches(value: Any, condition: Any) -> bool:
+    """LangGraph's filter semantics (as its JSONB stores): exact match, nested dicts, operators.
+    A comparison with a missing value or an incomparable type is False, never an error."""
+    if isinstance(condition, Mapping):
+        if any(str(k).startswith("$") for k in condition):
+            for op, operand in condition.items():  # the operators were checked by _check_filter
+                try:
+                    if not _OPERATORS[op](value, operand):
+                        return False
+                except TypeError:
+                    return False
+            return True
+        return isinstance(value, Mapping) and all(_matches(value.get(k), c) for k, c in condition.items())
+    return value == condition
+
+
+def _check_filter(flt: Any, top: bool = True) -> None:
+    """A filter is a dict; a dict with ``$`` keys holds only the known operators."""
+    if top and flt is not None and not isinstance(flt, Mapping):
+        raise ValidationError("filter", f"must be a dict, got {type(flt).__name__}")
+    if isinstance(flt, Mapping):
+        for k, v in flt.items():
+            if isinstance(k, str) and k.startswith("$") and k not in _OPERATORS:
+                raise ValidationError("filter", f"unsupported operator {k!r} (use one of {list(_OPERATORS)})")
+            _check_filter(v, top=False)
+
+
+def _matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        part = namespace[: len(path)]
+    elif condition.match_type == "suffix":
+        part = namespace[len(namespace) - len(path) :]
+    else:  # checked by MemkitStore._check
+        return False
+    return all(p in ("*", n) for p, n in zip(path, part, strict=True))
+
+
+# ----------------------------------------------------------------------------- the store
+class MemkitStore(BaseStore):
+    """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
+
+    ``requester`` acts as that requester (None: the operator); ``weights`` and ``min_strength``
+    are passed to every search; ``fields`` are the value paths whose text is indexed when a put names
+    none; ``access`` is the access level of what it writes (default ``public``: anyone in the
+    namespace may read it and write a new version; ``protected``: only the owner, the requester);
+    ``conflict_policy`` decides a put on a key that holds a value (default ``supersede``, LangGraph's
+    overwrite; ``flag`` keeps the old value current and flags the new one as a conflict); ``now``
+    fixes the clock (a datetime or a zero-argument callable; default: the wall clock).
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        requester: str | None = None,
+        weights: Weights | None = None,
+        min_strength: float | None = None,
+        fields: Sequence[str] = ("$",),
+        access: str | None = None,
+        conflict_policy: str = "supersede",
+        now: datetime | Callable[[], datetime] | None = None,
+    ) -> None:
+        if not isinstance(store, MemoryStore):
+            raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
+        if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+            raise ValidationError("fields", "must be a list of value paths such as ['$'] or ['memory']")
+        self.store, self.requester, self.min_strength = store, requester, min_strength
+        self.weights = weights or Weights()
+        self.fields = tuple(fields)
+        self.access = None if access is None else check_choice("access", access, ACCESS)
+        self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+        self._clock = (
+            (lambda: datetime.now(UTC)) if now is None
+            else (lambda: check_time("now", now())) if callable(now)
+            else (lambda fixed=check_time("now", now): fixed)
+        )  # fmt: skip
+        self.last_writes: tuple[Memory, ...] = ()  # what the last puts wrote (their statuses)
+
+    # ------------------------------------------------------------------------- batch
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order -> one result per op (``Item | None``, ``list[SearchItem]``,
+        ``list[tuple]``, None for a put). Consecutive puts are one transaction."""
+        ops = list(ops)
+        for op in ops:
+            self._check(op)
+        results: list[Result] = [None] * len(ops)
+        now = self._clock()
+        i = 0
+        while i < len(ops):
+            if isinstance(ops[i], PutOp):
+                j = i
+                while j < len(ops) and isinstance(ops[j], PutOp):
+                    j += 1
+                self._put_all(ops[i:j], now)  # type: ignore[arg-type]
+                i = j
+                continue
+            op = ops[i]
+            if isinstance(op, GetOp):
+                results[i] = self._get(op, now)
+            elif isinstance(op, SearchOp):
+                results[i] = self._search(op, now)
+            else:
+                results[i] = self._list_namespaces(op)  # type: ignore[arg-type]
+            i += 1
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` on a worker thread (the store serializes its calls with its own lock)."""
+        ops = list(ops)
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
+
+    @staticmethod
+    def _check(op: Any) -> None:
+        if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+            raise ValidationError("op", f"unknown operation {type(op).__name__}")
+        validate_op_namespace(op)
+        if isinstance(op, PutOp):
+            if not op.namespace:
+                raise InvalidNamespaceError("Namespace cannot be empty.")
+            if op.namespace[0] == "langgraph":
+                raise InvalidNamespaceError(
+                    f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
+                )
+        if isinstance(op, (GetOp, PutOp)) and not (isinstance(op.key, str) and op.key):
+            raise ValidationError("key", f"must be a non-empty str, got {op.key!r}")
+        if isinstance(op, (SearchOp, ListNamespacesOp)):  # checked before anything in the batch runs
+            for name in ("limit", "offset"):
+                v = getattr(op, name)
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                    raise ValidationError(name, f"must be an int >= 0, got {v!r}")
+        if isinstance(op, SearchOp):
+            _check_filter(op.filter)
+            if op.query is not None and not isinstance(op.query, str):
+                raise ValidationError("query", f"must be a str or None, got {type(op.query).__name__}")
+        if isinstance(op, ListNamespacesOp):
+            d = op.max_depth
+            if d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1):
+                raise ValidationError("max_depth", f"must be an int >= 1 or None, got {d!r}")
+            for c in op.match_conditions or ():
+                if c.match_type not in ("prefix", "suffix"):
+                    raise ValidationError("match_type", f"must be 'prefix' or 'suffix', got {c.match_type!r}")
+
+    # ------------------------------------------------------------------------- writes
+    def _put_all(self, puts: list[PutOp], now: datetime) -> None:
+        written: list[Memory] = []
+        self.last_writes = ()
+        with self.store.transaction():  # all the batch's consecutive puts, or none
+            for op in puts:
+                if op.value is None:
+                    self._delete(op, now)
+                else:
+                    written.append(self._put(op, now))
+        self.last_writes = tuple(written)
+
+    def _put(self, op: PutOp, now: datetime) -> Memory:
+        if not isinstance(op.value, Mapping):
+            raise ValidationError(
+                "value", f"must be a dict (or None to delete), got {type(op.value).__name__}"
+            )
+        value = dict(op.value)
+        if op.index is False:
+            paths: Sequence[str] = self.fields
+        elif op.index is None:
+            paths = self.fields
+        elif isinstance(op.index, list) and all(isinstance(p, str) for p in op.index):
+            paths = op.index
+        else:
+            raise ValidationError("index", f"must be None, False or a list of paths, got {op.index!r}")
+        until = None
+        if op.ttl is not None:
+            if isinstance(op.ttl, bool) or not isinstance(op.ttl, numbers.Real) or not 0 < op.ttl < math.inf:
+                raise ValidationError("ttl", f"must be a positive number of minutes or None, got {op.ttl!r}")
+            until = now + timedelta(minutes=float(op.ttl))
+        return self.store.add(
+            _text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),
+            value=value, requester=self.requester, tags=[NOINDEX] if op.index is False else None,
+            valid_until=until, access=self.access, conflict_policy=self.conflict_policy, now=now,
+        )  # fmt: skip
+
+    def _delete(self, op: PutOp, now: datetime) -> None:
+        """Erase every version of the key (or the unkeyed memory with that id). Missing: no-op."""
+        ns, key = encode_namespace(op.namespace), encode_label(op.key)
+        ids = self.store.versions(key, namespace=ns, requester=self.requester)["id"].to_list()
+        if not ids and (m := self._unkeyed(ns, op.key, now)) is not None:
+            ids = [m.id]
+        for memory_id in ids:
+            try:
+                self.store.delete(memory_id, namespace=ns, requester=self.requester, now=now)
+            except NotFound:  # already taken with an erased merge
+                pass
+
+    # ------------------------------------------------------------------------- reads
+    def _unkeyed(self, ns: str, key: str, now: datetime) -> Memory | None:
+        """A memory written without a key, addressed by its id (memkit's own writes)."""
+        try:
+            m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
+        except (NotFound, ValidationError):
+            return None
+        return m if m.key is None and m.status == "active" else None
+
+    def _get(self, op: GetOp, now: datetime) -> MemkitItem | None:
+        ns, key = encode_namespace(op.namespace), encode_label(op.key)
+        versions = self.store.versions(key, namespace=ns, requester=self.requester)
+        versions = versions.filter(pl.col("created_at") <= now).sort("created_at", "version")
+        names = {"key": op.key, "namespace": tuple(op.namespace)}
+        if versions.height == 0:
+            m = self._unkeyed(ns, op.key, now)
+            if m is None:
+                return None
+            self._refresh(op.refresh_ttl, ns, [m.id], now)
+            return MemkitItem(memory_id=m.id, value=_item_value(m.value, m.content), created_at=m.created_at,
+                              updated_at=m.updated_at, **names)  # fmt: skip
+        first = versions["created_at"][0]
+        newest = versions.row(-1, named=True)
+        current = self.store.read(key, namespace=ns, requester=self.requester, now=now)
+        held = newest["status"] in ("quarantined", "conflict") and (
+            current is None or newest["id"] != current.id
+        )
+        pending = newest["status"] if held else None
+        if current is None:
+            if pending is None:
+                return None
+            return MemkitItem(memory_id=newest["id"], status=pending, pending=pending, value={},
+                              created_at=first, updated_at=newest["created_at"], **names)  # fmt: skip
+        self._refresh(op.refresh_ttl, ns, [current.id], now)
+        value = _item_value(current.value, current.content)
+        return MemkitItem(memory_id=current.id, pending=pending, value=value, created_at=first,
+                          updated_at=current.created_at, **names)  # fmt: skip
+
+    def _refresh(self, refresh: bool | None, ns: str, ids: list[str], now: datetime) -> None:
+        """``refresh_ttl``: reinforce what the read returned (never on a read-only store)."""
+        if ids and refresh is not False and not self.store.read_only:
+            self.store.reinforce(ids, namespace=ns, requester=self.requester, now=now)
+
+    def _names(self, prefix: tuple[str, ...] = ()) -> list[str]:
+        """The memkit namespaces (readable by the requester) under a LangGraph prefix."""
+        names = self.store.namespaces(requester=self.requester)["namespace"].to_list()
+        n = len(prefix)
+        return [name for name in names if decode_namespace(name)[:n] == tuple(prefix)]
+
+    def _current(self, ns: str, now: datetime) -> pl.DataFrame:
+        """The namespace's items at ``now``: the active version of each key valid then (and the
+        unkeyed memories), with ``first_at``, the key's first version's time."""
+        f = self.store.frame(ns, requester=self.requester).filter(pl.col("created_at") <= now)
+        first = f.filter(pl.col("key").is_not_null()).group_by("key").agg(first_at=pl.col("created_at").min())
+        live = f.filter(
+            (pl.col("status") == "active")
+            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
+        )
+        return live.join(first, on="key", how="left").with_columns(
+            first_at=pl.coalesce("first_at", "created_at"),
+            noindex=pl.col("tags").list.contains(NOINDEX),
+        )
+
+    def _search(self, op: SearchOp, now: datetime) -> list[SearchItem]:
+        offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
+        query = op.query if op.query and op.query.strip() else None
+        ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
+        rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
+        for ns in self._names(tuple(op.namespace_prefix)):
+            cur = self._current(ns, now).with_columns(ns=pl.lit(ns), score=pl.lit(None, pl.Float64))
+            if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
+                keep = [
+                    _matches(_item_value(v, c), flt)
+                    for v, c in zip(cur["value"], cur["content"], strict=True)
+                ]
+                cur = cur.filter(pl.Series(keep, dtype=pl.Boolean))
+            if cur.height == 0:
+                continue
+            if query is None:
+                rest.append(cur)
+                continue
+            hits = self.store.search(
+                query, namespace=ns, requester=self.requester, k=min(_MAX_K, cur.height),
+                weights=self.weights, min_strength=self.min_strength, now=now, reinforce=False,
+            )  # fmt: skip
+            hits = hits.select("id", "score", *(c for c in _PARTS if c in hits.columns))
+            ranked.append(cur.drop("importance", "score").join(hits, on="id").filter(~pl.col("noindex")))
+            rest.append(cur.filter(pl.col("noindex")))
+        order = [pl.col("score").is_null(), pl.col("score"), pl.col("created_at"), pl.col("id")]
+        rows = [f for f in ranked + rest if f.height]
+        page = (
+            pl.concat(rows, how="diagonal_relaxed")
+            .sort(order, descending=[False, True, True, False], nulls_last=True)
+            .slice(offset, limit)
+            .to_dicts()
+            if rows else []
+        )  # fmt: skip
+        for ns in dict.fromkeys(r["ns"] for r in page):
+            self._refresh(op.refresh_ttl, ns, [r["id"] for r in page if r["ns"] == ns], now)
+        return [
+            MemkitSearchItem(
+                memory_id=r["id"],
+                namespace=decode_namespace(r["ns"]),
+                key=decode_label(r["key"]) if r["key"] is not None else r["id"],
+                value=_item_value(r["value"], r["content"]),
+                created_at=r["first_at"],
+                updated_at=r["created_at"],
+                score=r.get("score"),
+                breakdown={c: r[c] for c in _PARTS if r.get(c) is not None}
+                if r.get("score") is not None
+                else None,
+            )  # fmt: skip
+            for r in page
+        ]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        offset, limit = int(op.offset), int(op.limit)
+        spaces = [decode_namespace(name) for name in self._names()]
+        for condition in op.match_conditions or ():
+            spaces = [ns for ns in spaces if _matches_namespace(condition, ns)]
+        if op.max_depth is not None:
+            spaces = [ns[: op.max_depth] for ns in spaces]
+        return sorted(set(spaces))[offset : offset + limit]
