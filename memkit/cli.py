@@ -9,12 +9,15 @@ export      write a namespace (or everything) to a portable JSONL file (:mod:`me
 import      load a portable JSONL file (``--from`` mem0 / cogx / chat for other frameworks' data)
 analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`)
 reembed     migrate a file written by another (or an older) embedder to the default one
+mcp         serve one namespace to an LLM client as MCP memory tools over stdio
+            (:mod:`memkit.integrations.mcp`; needs ``pip install 'memkit[mcp]'``)
 ==========  ======================================================================================
 
 The CLI never creates a database by accident: every command but ``demo`` needs an existing file
-(``import --create`` makes a new one on purpose). Errors (a missing or bad file, a bad argument, a
-locked database) print ``memkit: <Error>: <message>`` on stderr and exit with status 2; nothing is
-written. An adapter import (``--from``) is one transaction: one bad record commits nothing.
+(``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
+a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
+and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction: one
+bad record commits nothing.
 """
 
 from __future__ import annotations
@@ -83,6 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     ana.add_argument("--stale-days", type=float, default=90.0, help="MK004 threshold in days (default 90)")
     ree = sub.add_parser("reembed", help="re-embed a file written by another embedder (in one transaction)")
     ree.add_argument("--db", required=True, help="database file")
+    srv = sub.add_parser("mcp", help="serve one namespace as MCP memory tools over stdio (extra: mcp)")
+    srv.add_argument("--db", required=True, help="database file (must exist unless --create)")
+    srv.add_argument("--create", action="store_true", help="create the database file if it does not exist")
+    srv.add_argument("--namespace", required=True, help="the one namespace the tools read and write")
+    srv.add_argument(
+        "--requester", help="who the client acts as (access rules, audit; default: the operator)"
+    )
+    srv.add_argument(
+        "--now", type=datetime.fromisoformat, help="a fixed clock, ISO-8601 with offset (tests, replays)"
+    )
     for p in (exp, ana):
         p.add_argument(
             "--requester", help="read as this requester (needs --namespace; default: the operator)"
@@ -125,6 +138,14 @@ def _run(args: argparse.Namespace) -> None:
     if args.command == "reembed":
         with MemoryStore(args.db, create=False) as store:
             print(f"re-embedded {store.reembed()} memories of {args.db} with {store.embedder.name}")
+        return
+    if args.command == "mcp":
+        # imported first: without the extra this raises MissingDependency (exit 2) before the file opens
+        from .integrations.mcp import build_server
+
+        clock = None if args.now is None else (lambda: args.now)
+        with MemoryStore(args.db, create=args.create) as store:
+            build_server(store, namespace=args.namespace, requester=args.requester, now=clock).run()
         return
     with MemoryStore(args.db, create=args.command == "import" and args.create) as store:
         if args.command == "export":
