@@ -22,7 +22,7 @@ refreshes its timestamps). A key's value is its JSON ``value`` when it has one, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,12 +48,24 @@ class KeyedWrite:
 
 
 def plan_keyed_write(
-    existing: Sequence[tuple[str, str, str, int]], new_value: str, policy: str
+    existing: Sequence[tuple[str, str, str, int]],
+    new_value: str,
+    policy: str,
+    *,
+    own: Collection[str] = (),
 ) -> KeyedWrite:
     """Decide a keyed write.
 
     ``existing`` holds ``(id, status, value, version)`` of every stored version of the key (any
-    status); ``new_value`` is the new version's value text. Raises ConflictError under ``strict``.
+    status); ``new_value`` is the new version's value text. ``own`` holds the ids of the versions
+    the writer itself wrote (its owner or creator, same source): under ``flag``, an update of
+    one's own current value supersedes it at once instead of waiting as a conflict. Raises
+    ConflictError under ``strict``.
+
+    >>> plan_keyed_write([("a", "active", "杭州", 1)], "上海", "flag").status
+    'conflict'
+    >>> plan_keyed_write([("a", "active", "杭州", 1)], "上海", "flag", own={"a"}).status
+    'active'
     """
     version = max((v for *_, v in existing), default=0) + 1
     live = [e for e in existing if e[1] in ("active", "conflict")]
@@ -68,7 +80,7 @@ def plan_keyed_write(
             f"key already holds a different value (version {current[3]}, id {current[0]}); "
             "use conflict_policy='flag' or 'supersede', or resolve it first"
         )
-    if policy == "supersede":
+    if policy == "supersede" or (policy == "flag" and current[0] in own):
         return KeyedWrite(
             "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]
         )

@@ -11,6 +11,10 @@ pure function over a hits frame (what :meth:`MemoryStore.search` returns) decide
   and its line says that it replaces an older value, so the model knows the fact changed;
 - ``over budget``: lines are added best-first while the text stays within ``budget_chars``.
 
+A hit whose key has a pending ``conflict`` version (the search frame's ``pending`` column) is
+included with a note, ``(two values, unresolved; the other: …)``: the model sees that the fact is
+disputed instead of being served the old value as settled.
+
 What is kept is grouped by kind (preferences, facts, decisions, …), and each line carries the
 memory id, so an answer can be traced back (``[m1a2b3]``). The result is the prompt text and a frame
 with one row per hit: ``id, content, kind, key, score, included, reason``.
@@ -144,6 +148,11 @@ def build_context(hits: pl.DataFrame, *, budget_chars: int = 1500, query: str | 
         .then(pl.lit(" (newest value of ") + pl.col("key") + pl.lit("; replaces: ") + older + pl.lit(")"))
         .otherwise(pl.lit(""))
     )
+    if "pending" in df.columns:  # a value disputed by a pending conflict is served as such, not as settled
+        disputed = pl.col("pending").list.len().fill_null(0) > 0
+        note = note + pl.when(disputed).then(
+            pl.lit(" (two values, unresolved; the other: ") + pl.col("pending").list.join(" / ") + pl.lit(")")
+        ).otherwise(pl.lit(""))
     df = df.with_columns(
         reason=reason, _line=pl.lit("- [") + pl.col("id") + pl.lit("] ") + pl.col("content") + note
     )

@@ -41,7 +41,7 @@ from .metrics import (
 from .params import DecayParams, KeywordParams, Weights
 from .scenarios import forgetting_scenario, knowledge_update_scenario
 from .schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
-from .scoring import KeywordIndex, hybrid
+from .scoring import KeywordIndex, hybrid, tie_order
 
 __all__ = [
     "CATEGORIES", "Prepared", "evaluate", "forgetting_scenario", "hit_at_k", "knowledge_update_scenario",
@@ -201,9 +201,11 @@ def rank(
             weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
             score[:, weak] = -np.inf
         kk = min(k, score.shape[1])
-        part = np.argpartition(-score, kk - 1, axis=1)[:, :kk]  # (q, kk), unordered
+        wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, so a newer near tie can move up
+        part = np.argpartition(-score, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
         vals = np.take_along_axis(score, part, axis=1)
-        top = np.take_along_axis(part, np.lexsort((part, -vals), axis=-1), axis=1)  # best first, ties by row
+        order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
+        top = np.take_along_axis(part, order, axis=1)[:, :kk]
         top = np.where(np.isfinite(np.take_along_axis(score, top, axis=1)), top, -1)
         hits = np.take_along_axis(g.rel, np.maximum(top, 0), axis=1) & (top >= 0)
         if kk < k:  # fewer memories than k: pad with misses

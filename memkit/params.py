@@ -81,15 +81,21 @@ class Weights:
     """Weights of the hybrid score (DESIGN.md): ``score = similarity·cos + importance·imp +
     recency·rec + keyword·kw``. Each weight is >= 0 and at least one is positive. They need not sum
     to 1; :meth:`normalized` rescales them if you want scores in [0, 1]-ish units.
+
+    ``tie`` is not a weight but how the score ranks: hits within one step of ``tie`` of each other
+    (counted down from the best hit) rank newest first (:func:`memkit.scoring.tie_order`), so a
+    newer value of a fact wins a near tie with the older one; 0 keeps the plain score order.
     """
 
     similarity: float = _knob(0.6, 0.0, 1.0, 0.05, "weight of cosine similarity to the query")
     importance: float = _knob(0.3, 0.0, 1.0, 0.05, "weight of the stored importance in [0, 1]")
     recency: float = _knob(0.1, 0.0, 1.0, 0.05, "weight of exp(-hours since last access / scale)")
     keyword: float = _knob(0.0, 0.0, 1.0, 0.05, "weight of the per-query scaled BM25 score")
+    tie: float = _knob(0.0, 0.0, 0.2, 0.005, "near-tie step: hits this close in score rank newest first")
 
     def __post_init__(self) -> None:
         _validate_fields(self)
+        check_number("Weights.tie", self.tie, hi=1.0)
         if self.total() <= 0:
             raise ValidationError("Weights", "at least one weight must be positive")
 
@@ -100,7 +106,7 @@ class Weights:
     def normalized(self) -> Weights:
         """The same proportions, summing to 1: ``Weights(1, 1, 0, 0).normalized().similarity == 0.5``."""
         t = self.total()
-        return Weights(self.similarity / t, self.importance / t, self.recency / t, self.keyword / t)
+        return Weights(self.similarity / t, self.importance / t, self.recency / t, self.keyword / t, self.tie)
 
 
 @dataclass(frozen=True)

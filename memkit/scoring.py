@@ -23,7 +23,7 @@ import numpy as np
 from .params import KeywordParams, Weights
 from .text import tokenize
 
-__all__ = ["KeywordIndex", "bm25", "cosine", "hybrid", "scale_unit", "top_k"]
+__all__ = ["KeywordIndex", "bm25", "cosine", "hybrid", "scale_unit", "tie_order", "top_k"]
 
 
 def cosine(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -68,14 +68,44 @@ def scale_unit(scores: np.ndarray) -> np.ndarray:
     return scores / top if top > 0 else np.zeros_like(scores)
 
 
-def top_k(scores: np.ndarray, k: int, n_valid: int | None = None) -> np.ndarray:
+def tie_order(scores: np.ndarray, age: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
+    """The order of ``scores`` (along the last axis) with near ties ranked newest first.
+
+    Scores are compared in steps of ``tie`` below the best one: ``step = floor((best − score) / tie)``.
+    A smaller step ranks first; within a step the newer memory (smaller ``age``, hours since it was
+    written) does, then the higher score, then the lower index. ``tie=0`` is the plain score order
+    (exact ties newest first). ``-inf`` (not a candidate) stays last.
+
+    >>> tie_order(np.array([0.50, 0.49, 0.30]), np.array([10.0, 1.0, 0.0]), 0.05).tolist()
+    [1, 0, 2]
+    >>> tie_order(np.array([0.50, 0.49, 0.30]), np.array([10.0, 1.0, 0.0]), 0.0).tolist()
+    [0, 1, 2]
+    """
+    finite = np.isfinite(scores)
+    best = np.max(np.where(finite, scores, -np.inf), axis=-1, keepdims=True)
+    tie = np.asarray(tie, dtype=np.float64)  # a scalar, or (g, 1) for a grid of rows
+    width = tie * np.abs(best)  # relative to the best score: the same near tie at any weight scale
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(width > 0, np.floor((best - scores) / np.where(width > 0, width, 1.0)), -scores)
+    step = np.where(finite, step, np.inf)  # tie 0: the score itself, so exact ties only
+    index = np.broadcast_to(np.arange(scores.shape[-1]), scores.shape)
+    age = np.broadcast_to(age, scores.shape)
+    return np.lexsort((index, -np.where(finite, scores, -np.inf), age, step), axis=-1)
+
+
+def top_k(
+    scores: np.ndarray, k: int, n_valid: int | None = None, *, age: np.ndarray | None = None, tie: float = 0.0
+) -> np.ndarray:
     """Indices of the ``k`` largest finite scores, best first (ties broken by lower index).
 
     ``-inf`` marks rows that must not be returned; pass ``n_valid`` (how many are finite) when you
-    know it, to skip counting.
+    know it, to skip counting. With ``age`` (hours since each memory was written), near ties rank
+    newest first (:func:`tie_order`, step ``tie``).
 
     >>> top_k(np.array([0.1, 0.9, -np.inf, 0.5]), 3).tolist()
     [1, 3, 0]
+    >>> top_k(np.array([0.1, 0.9, 0.895, 0.5]), 2, age=np.array([0.0, 5.0, 1.0, 0.0]), tie=0.01).tolist()
+    [2, 1]
     """
     n_ok = int(np.isfinite(scores).sum()) if n_valid is None else n_valid
     k = min(k, n_ok)
@@ -85,8 +115,15 @@ def top_k(scores: np.ndarray, k: int, n_valid: int | None = None) -> np.ndarray:
         part = np.argpartition(-scores, k - 1)[:k]  # O(n), unordered
     else:
         part = np.arange(len(scores))
-    order = np.lexsort((part, -scores[part]))  # score desc, then index asc
-    return part[order][:k]
+    if age is None:
+        order = np.lexsort((part, -scores[part]))  # score desc, then index asc
+        return part[order][:k]
+    best = scores[part].max()
+    width = tie * abs(best)
+    if width > 0 and k < len(scores):  # a newer memory within a step of the k-th may displace it
+        kth = best - width * (np.floor((best - scores[part].min()) / width) + 1)
+        part = np.flatnonzero(np.isfinite(scores) & (scores > kth))
+    return part[tie_order(scores[part], age[part], tie)][:k]
 
 
 def bm25(

@@ -32,7 +32,7 @@ import polars as pl
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError
 from .params import Weights
-from .scoring import hybrid, top_k
+from .scoring import hybrid, tie_order, top_k
 
 __all__ = [
     "COMPONENTS",
@@ -150,11 +150,17 @@ class Reranker:
         components of :data:`COMPONENTS`; a missing ``keyword`` is 0)."""
         self.frames: dict[str, pl.DataFrame] = {}
         self.matrix: dict[str, np.ndarray] = {}
+        self.age: dict[str, np.ndarray] = {}
         for q, f in candidates.items():
             _need(f, f"candidates[{q!r}]", ("id", "content", "similarity", "importance", "recency"))
             f = f if "keyword" in f.columns else f.with_columns(keyword=pl.lit(0.0))
             self.frames[q] = f
             self.matrix[q] = f.select(COMPONENTS).to_numpy().astype(np.float64)  # (c, 4)
+            # hours before the newest candidate it was written (0 without created_at): near ties
+            written = (
+                f["created_at"].dt.epoch("us").to_numpy() if "created_at" in f.columns else np.zeros(f.height)
+            )
+            self.age[q] = (written.max(initial=0) - written) / 3.6e9
 
     @classmethod
     def from_store(
@@ -186,11 +192,11 @@ class Reranker:
 
     def rank(self, query: str, weights: Weights, k: int = 5) -> pl.DataFrame:
         """The top ``k`` of ``query`` under ``weights``: the cached frame's rows with a new ``rank``
-        and ``score``, best first (ties to the earlier candidate)."""
+        and ``score``, best first (near ties newest first, as in the store; then the earlier candidate)."""
         if query not in self.frames:
             raise ValidationError("query", f"{query!r} is not one of the cached queries")
         scores = self.scores(query, weights)
-        best = top_k(scores, k)
+        best = top_k(scores, k, age=self.age[query], tie=float(weights.tie))
         f = self.frames[query][best].with_columns(
             rank=pl.int_range(1, len(best) + 1, dtype=pl.Int32), score=pl.Series(scores[best])
         )
@@ -199,7 +205,8 @@ class Reranker:
 
     def metrics(self, relevant: Mapping[str, Sequence[str]], weights: Weights, k: int = 5) -> pl.DataFrame:
         """Per labelled query: ``query, recall, reciprocal_rank`` of its relevant ids at ``k``."""
-        return self.sweep(relevant, pl.DataFrame([vars(weights)]), k=k, per_query=True).drop(COMPONENTS)
+        grid = pl.DataFrame([vars(weights)])
+        return self.sweep(relevant, grid, k=k, per_query=True).drop(COMPONENTS)
 
     def sweep(
         self,
@@ -210,7 +217,8 @@ class Reranker:
         per_query: bool = False,
     ) -> pl.DataFrame:
         """Mean ``recall`` at ``k`` and ``mrr`` over the labelled queries for every row of ``grid``
-        (columns: any of the weight names; missing ones are 0) -> ``grid`` plus ``recall, mrr``.
+        (columns: any of the weight names and ``tie``; missing ones are 0) -> ``grid`` plus
+        ``recall, mrr``.
 
         All grid rows are scored at once per query, ``(g, 4) @ (4, c) -> (g, c)``, then a row-wise
         partial sort finds each row's top k.
@@ -224,6 +232,7 @@ class Reranker:
                 for c in COMPONENTS
             ]
         )  # (g, 4)
+        tie = grid["tie"].to_numpy().astype(np.float64) if "tie" in grid.columns else np.zeros(grid.height)
         rows = []
         grid_weights = SimpleNamespace(
             **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}
@@ -232,9 +241,8 @@ class Reranker:
             scores = self.scores(q, grid_weights)  # (g, c)
             c = scores.shape[1]
             kk = min(k, c)
-            top = np.argpartition(-scores, kk - 1, axis=1)[:, :kk] if kk else np.zeros((len(w), 0), int)
-            order = np.argsort(-np.take_along_axis(scores, top, 1), axis=1, kind="stable")
-            top = np.take_along_axis(top, order, 1)  # (g, kk) best first
+            # every candidate ordered (near ties newest first, as in the store): c is a search's hits
+            top = tie_order(scores, self.age[q], tie[:, None])[:, :kk]  # (g, kk) best first
             is_rel = np.isin(self.frames[q]["id"].to_numpy(), np.asarray(list(ids), dtype=object))  # (c,)
             hit = is_rel[top]  # (g, kk)
             recall = hit.sum(1) / max(len(set(ids)), 1)

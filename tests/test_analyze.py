@@ -20,7 +20,7 @@ def codes(findings: pl.DataFrame) -> list[tuple[str, str]]:
 def test_each_code_fires_on_its_case_and_only_there(store: mk.MemoryStore, now: datetime) -> None:
     ok = store.add("a healthy memory", namespace="u", requester="w", importance=0.9, now=now)
     store.add("杭州", namespace="u", requester="w", key="addr", importance=0.8, now=now)
-    conflict = store.add("上海", namespace="u", requester="w", key="addr", importance=0.8, now=now)
+    conflict = store.add("上海", namespace="u", requester="w2", key="addr", importance=0.8, now=now)
     expired = store.add("sale ends", namespace="u", requester="w", valid_until=now + D, now=now)
     orphan = store.add("nobody can read", namespace="u", access="private", now=now)  # no requester
     weak = store.add("a passing remark", namespace="u", requester="w", importance=0.2, now=now)

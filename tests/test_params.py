@@ -126,7 +126,7 @@ def test_check_number() -> None:
 
 def test_slider_ranges() -> None:
     r = slider_ranges(Weights)
-    assert set(r) == {"similarity", "importance", "recency", "keyword"}
+    assert set(r) == {"similarity", "importance", "recency", "keyword", "tie"}
     assert r["similarity"] == (0.0, 1.0, 0.05)
     for lo, hi, step in list(r.values()) + list(slider_ranges(DecayParams).values()):
         assert lo < hi and 0 < step <= hi - lo

@@ -231,7 +231,9 @@ class StoreMachine(RuleBasedStateMachine):
             if suspect:  # a quarantined write changes no version until approved
                 version = max((r.version for r in versions), default=0) + 1
             elif error is None:
-                expected_status, version, changes, error = self._keyed_plan(versions, content, policy)
+                expected_status, version, changes, error = self._keyed_plan(
+                    versions, content, policy, requester
+                )
         if suspect:
             expected_status = "quarantined"
         kwargs = dict(
@@ -254,9 +256,9 @@ class StoreMachine(RuleBasedStateMachine):
             protected=protected,
         )  # fmt: skip
 
-    def _keyed_plan(self, versions: list[Row], content: str, policy: str):
-        """What a keyed write of ``content`` does (DESIGN.md's conflict policies), written out plainly
-        -> (status, version, ids to supersede, error to expect)."""
+    def _keyed_plan(self, versions: list[Row], content: str, policy: str, writer: str | None):
+        """What a keyed write of ``content`` by ``writer`` does (DESIGN.md's conflict policies),
+        written out plainly -> (status, version, ids to supersede, error to expect)."""
         version = max((r.version for r in versions), default=0) + 1
         # only expiry takes a version out of its slot: a scheduled one (valid_from later) holds it
         live = [r for r in versions if r.status in ("active", "conflict") and not r.expired(self.now)]
@@ -268,7 +270,8 @@ class StoreMachine(RuleBasedStateMachine):
             return "active", version, [current.id], None
         if policy == "strict":
             return "active", version, [], mk.ConflictError
-        if policy == "supersede":
+        own = writer is not None and writer in (current.owner, current.created_by)  # one source here
+        if policy == "supersede" or (policy == "flag" and own):  # an update of one's own value
             return "active", version, [r.id for r in live], None
         return (
             "conflict",
@@ -301,7 +304,7 @@ class StoreMachine(RuleBasedStateMachine):
         status, changes = "active", []
         if row.key is not None:
             others = [r for r in self.rows.values() if r.ns == row.ns and r.key == row.key and r.id != mid]
-            status, _, changes, _ = self._keyed_plan(others, row.content, "flag")
+            status, _, changes, _ = self._keyed_plan(others, row.content, "flag", row.created_by)
         m = self.store.approve(mid, now=self.now)
         assert m.status == status
         row.status = status

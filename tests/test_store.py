@@ -455,12 +455,12 @@ def test_versions_respect_access(store: mk.MemoryStore, now: datetime) -> None:
 
 def test_resolve_needs_modify_right(store: mk.MemoryStore, now: datetime) -> None:
     store.add("杭州", namespace="u", key="addr", requester="alice", now=now)
-    new = store.add("上海", namespace="u", key="addr", requester="alice", now=now)
+    new = store.add("上海", namespace="u", key="addr", requester="bob", now=now)  # another writer's value
     with pytest.raises(mk.AccessDenied):
         store.resolve("addr", namespace="u", keep=new.id, requester="mallory", now=now)
     assert store.get(new.id).status == "conflict"
     assert store.audit(op="deny").height == 1
-    store.resolve("addr", namespace="u", keep=new.id, requester="alice", now=now)
+    store.resolve("addr", namespace="u", keep=new.id, requester="bob", now=now)
 
 
 # ------------------------------------------------------------------------------------------ namespaces
@@ -537,10 +537,10 @@ def test_delete_denied_for_others(store: mk.MemoryStore, now: datetime) -> None:
 
 def test_audit_records_every_op(store: mk.MemoryStore, now: datetime) -> None:
     a = store.add("杭州", namespace="u", key="addr", requester="alice", now=now)
-    b = store.add("上海", namespace="u", key="addr", requester="alice", now=now + H)
+    b = store.add("上海", namespace="u", key="addr", requester="bob", now=now + H)
     store.read("addr", namespace="u", requester="alice", now=now + H)
     store.search("上海", namespace="u", requester="alice", now=now + H)
-    store.resolve("addr", namespace="u", keep=b.id, requester="alice", now=now + 2 * H)
+    store.resolve("addr", namespace="u", keep=b.id, requester="bob", now=now + 2 * H)
     p = store.add("private", namespace="u", requester="alice", access="private", now=now)
     with pytest.raises(mk.AccessDenied):
         store.get(p.id, requester="bob", now=now)
@@ -858,7 +858,7 @@ def test_public_slot_is_shared_protected_slot_is_not(store: mk.MemoryStore, now:
     assert store.audit(op="deny")["requester"].to_list() == ["bob"]
     owner_write = store.add("allergic to nuts and milk", namespace="u", key="health", requester="health",
                             access="protected", now=now)  # fmt: skip
-    assert owner_write.status == "conflict"
+    assert owner_write.status == "active"  # the owner's own update takes effect at once
 
 
 def _brute_force(
@@ -936,9 +936,13 @@ def test_forget_with_a_requester_only_touches_its_own(store: mk.MemoryStore, now
 def test_private_conflict_does_not_lock_the_owner_out(store: mk.MemoryStore, now: datetime) -> None:
     store.add("url a", namespace="u", requester="alice", key="deploy.url", now=now)
     store.add("url evil", namespace="u", requester="bob", key="deploy.url", access="private", now=now)
-    assert (
-        store.add("url b", namespace="u", requester="alice", key="deploy.url", now=now).status == "conflict"
-    )
+    mine = store.add("url b", namespace="u", requester="alice", key="deploy.url", now=now)
+    assert mine.status == "active"  # alice updates her own value: bob's private proposal does not block it
+    assert store.versions("deploy.url", namespace="u")["status"].to_list() == [
+        "superseded",
+        "superseded",
+        "active",
+    ]
 
 
 def test_as_of_before_a_backdated_write_shows_nothing_yet(store: mk.MemoryStore, now: datetime) -> None:

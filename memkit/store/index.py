@@ -208,6 +208,19 @@ class SearchIndex:
             m &= self._has_any_tag(tags)
         return m
 
+    def pending(self, gate: Any, now_us: int, keys: Sequence[str | None]) -> list[list[str]]:
+        """For each of ``keys``, the text of its pending ``conflict`` versions that ``gate`` (with
+        ``statuses=("conflict",)``) lets through: what a prompt must show beside the current value."""
+        wanted = [k for k in dict.fromkeys(keys) if k is not None]
+        if not wanted:
+            return [[] for _ in keys]
+        rows = np.flatnonzero(self.mask(gate, now_us, floor=False))  # the few pending versions
+        rows = rows[np.isin(self.key[rows], np.asarray(wanted, dtype=object))]
+        by_key: dict[str, list[str]] = {}
+        for r in rows.tolist():  # pending versions of these keys only: a handful
+            by_key.setdefault(self.key[r], []).append(self.content[r])
+        return [by_key.get(k, []) if k is not None else [] for k in keys]
+
     def rank(
         self,
         q: np.ndarray,
@@ -268,9 +281,10 @@ class SearchIndex:
         rec = recency((now_us - ix.last_access_us[cand]) / _US_PER_HOUR, decay.time_scale_hours)
         kw = kw_all[cand] if kw_all is not None else None
         score = hybrid(sim, imp, rec, weights, kw)
-        best = top_k(score, k)
+        written_h = (now_us - ix.created_us[cand]) / _US_PER_HOUR  # newest first on near ties
+        best = top_k(score, k, age=written_h, tie=float(weights.tie))
         rows = cand[best]
-        age_h = (now_us - ix.created_us[rows]) / _US_PER_HOUR
+        age_h = written_h[best]
         comp = {
             "score": score[best],
             "similarity": sim[best],

@@ -76,7 +76,8 @@ class SearchMixin(GuardMixin, ReadMixin):
         least ``min_strength`` (default ``DecayParams.min_strength``). Each is scored
         ``hybrid(similarity, importance, recency [, keyword])`` and the frame keeps every component:
         ``rank, id, content, score, similarity, importance, strength, recency [, keyword], key, layer,
-        kind, tags, created_at, last_access_at, access_count``.
+        kind, tags, created_at, last_access_at, access_count, pending`` (``pending``: the text of the
+        hit's key's pending ``conflict`` versions, so a prompt can show that the value is disputed).
 
         Returned memories are reinforced (:meth:`reinforce`) in one batched statement, unless
         ``reinforce=False``. ``guard=True`` is the read-time defence (:func:`memkit.guard.consistency`):
@@ -129,6 +130,12 @@ class SearchMixin(GuardMixin, ReadMixin):
             )
             if guard:
                 hits, rows = self._guard_hits(hits, rows, namespace, query)
+            disputed = self._gate(namespace, requester, statuses=("conflict",), valid_at=now)
+            hits = hits.with_columns(
+                pending=pl.Series(
+                    ix.pending(disputed, epoch_us(now), hits["key"].to_list()), dtype=pl.List(pl.String)
+                )
+            )
             ids = hits["id"].to_list()
             if not self.read_only:  # the query is logged as a digest: the log keeps no text
                 with self.transaction():

@@ -8,6 +8,8 @@ answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
 - only an *expired* version (``valid_until <= now``) leaves its key's slot; a version that starts
   later already holds it, or two versions would both be current once it starts;
 - a non-public slot may only get a new version from its owner or creator (or the operator);
+- under ``flag``, a requester's update of its own fact (the current version's owner or creator,
+  from the same source) supersedes it at once; a different writer's value waits as a conflict;
 - a quarantined write takes the next version number but changes no other version until approved.
 
 Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch)
@@ -60,7 +62,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         return self._sql(
             "SELECT m.id, m.namespace, m.key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
-            " m.created_by, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now FROM memories m"
+            " m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
+            " FROM memories m"
             " JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace, unnest(?::VARCHAR[]) AS key)"
             " USING (namespace, key) WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[]))"
             " ORDER BY m.version, m.created_at",
@@ -127,17 +130,29 @@ class VersionsMixin(GateMixin, VectorsMixin):
     ) -> None:
         """Decide the rows of one key in order, each against everything before it."""
         in_batch = {cols["id"][i]: i for i in rows}
-        versions = [] if old is None else [
+        stored = [] if old is None else old.to_dicts()
+        versions = [
             (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
-            for r in old.to_dicts()
-        ]  # fmt: skip
+            for r in stored
+        ]
+        # who wrote each version, from which source: a writer's update of its own fact supersedes
+        authors = {r["id"]: (r["owner"], r["created_by"], r["source"]) for r in stored}
+        authors.update(
+            {cols["id"][i]: (cols["owner"][i], cols["created_by"][i], cols["source"][i]) for i in rows}
+        )
         for i in rows:
             value = cols["value"][i] or cols["content"][i]
             if cols["status"][i] not in _LIVE:  # quarantined (or imported history): a number, no change
                 cols["version"][i] = max((v[3] for v in versions), default=0) + 1
                 versions.append((cols["id"][i], cols["status"][i], value, cols["version"][i]))
                 continue
-            decided = plan_keyed_write(versions, value, policy)
+            writer, source = cols["created_by"][i], cols["source"][i]
+            own = {
+                v
+                for v, (o, c, s) in authors.items()
+                if writer is not None and writer in (o, c) and s == source
+            }
+            decided = plan_keyed_write(versions, value, policy, own=own)
             cols["status"][i], cols["version"][i] = decided.status, decided.version
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":
