@@ -6,8 +6,9 @@ recall@k of the evidence turns, averaged per category (1 multi-hop, 2 temporal, 
 4 single-hop) and over 1-4 ("all"). No strength floor (``min_strength=0``) and no recency or
 importance weight in the table, so it measures retrieval; the sweep explores those.
 
-Rows: BM25 alone (memkit's keyword score: the lexical reference, computed here), memkit default
-(HashEmbedder + keyword, equal weights fixed a priori), the HashEmbedder alone, and each model
+Rows: BM25 alone (memkit's keyword score: the lexical reference, computed here), memkit's default
+``Weights()`` (chosen on conversations 1-5 by ``benchmarks/locomo_defaults.py``), HashEmbedder +
+keyword with equal weights fixed a priori, the HashEmbedder alone, the articles' formula, and each model
 embedder that is installed (sentence-transformers all-MiniLM-L6-v2 via ``memkit[minilm]``, a
 model2vec model via ``memkit[model2vec]`` and ``--model2vec DIR``) with and without keyword. Then a
 weight/half-life sweep (timed) and its best point, flagged as selected on the test questions, plus
@@ -31,7 +32,10 @@ from memkit import evaluate as ev
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
-EQUAL = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)  # a priori, not tuned
+EQUAL = mk.Weights(
+    similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0
+)  # a priori
+PLAIN = {"neighbour": 0.0, "tie": 0.0}  # one lexical pass, plain score order
 GRID = {
     "similarity": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0],
     "keyword": [0.0, 0.25, 0.5, 0.75, 1.0],
@@ -114,10 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     prep_s = time.perf_counter() - t
     print(f"prepare (HashEmbedder + BM25, {hash_prep.queries.height} questions): {prep_s:.1f} s")
     for label, w in (
-        ("BM25 alone (memkit keyword)", mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0)),
-        ("memkit default: HashEmbedder + keyword", EQUAL),
-        ("HashEmbedder alone", mk.Weights(similarity=1.0, importance=0.0, recency=0.0)),
-        ("HashEmbedder, store default Weights()", mk.Weights()),
+        (
+            "BM25 alone (memkit keyword)",
+            mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0, **PLAIN),
+        ),
+        ("memkit default Weights(): 0.3 hash + 0.7 keyword, neighbours 0.8, ties 0.1", mk.Weights()),
+        ("HashEmbedder + keyword 0.5/0.5 (one pass)", EQUAL),
+        ("HashEmbedder alone", mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)),
+        ("the articles' formula, Weights.articles()", mk.Weights.articles()),
     ):
         t = time.perf_counter()
         rows.append(_row(label, ev.evaluate(hash_prep, weights=w), time.perf_counter() - t))
@@ -128,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         prep = ev.prepare(memories, queries, embedder=e)
         took = time.perf_counter() - t
         preps[name] = prep
-        rows.append(_row(f"{name} + keyword", ev.evaluate(prep, weights=EQUAL), took))
-        alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0)
+        rows.append(_row(f"{name} + keyword 0.5/0.5", ev.evaluate(prep, weights=EQUAL), took))
+        rows.append(_row(f"{name} + memkit default weights", ev.evaluate(prep, weights=mk.Weights()), 0.0))
+        alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)
         rows.append(_row(f"{name} alone", ev.evaluate(prep, weights=alone), 0.0))
     table = pl.DataFrame(rows)
     with pl.Config(

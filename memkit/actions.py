@@ -48,7 +48,8 @@ ACTION_SCHEMA = {
     "action": pl.String,
 }
 # forget matches on wording: lexical and embedding similarity count equally; importance and recency not
-FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)
+# what a "forget X" command matches: the memory that says X, never a neighbour of it
+FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
 _FORGET_K = 20  # at most this many memories erased by one forget command
 # more than an ordinary turn: past the admission gate, or in a durable layer
 _NOTABLE = (pl.col("importance") >= ADMISSION_MIN_IMPORTANCE) | (pl.col("layer") != "short_term")

@@ -85,19 +85,19 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
             ("alice", "where does Alice live"),
             ("bob", "Bob 喝什么茶？"),
         ):
-            hits = store.search(q, namespace=ns, requester="assistant", k=3, now=now)
+            hits = store.search(
+                q, namespace=ns, requester="assistant", k=3, weights=Weights.articles(), now=now
+            )
             _show(
                 out,
-                f"2. Recall in {ns!r}: {q!r}  (score = 0.6·similarity + 0.3·importance + 0.1·recency)",
+                f"2. Recall in {ns!r}: {q!r}  (the articles': 0.6·similarity + 0.3·importance + 0.1·recency)",
                 hits.select(_SCORE_COLS),
             )
-        kw = Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.4)
-        hits = store.search(
-            "Bob 喝什么茶？", namespace="bob", requester="assistant", k=3, weights=kw, now=now
-        )
+        hits = store.search("Bob 喝什么茶？", namespace="bob", requester="assistant", k=3, now=now)
         _show(
             out,
-            "2b. The hash embedder misses 乌龙茶 for Bob; a keyword (BM25) weight of 0.4 finds it",
+            "2b. The hash embedder misses 乌龙茶 for Bob; memkit's default (0.3·similarity + 0.7·keyword,"
+            " neighbours) finds it",
             hits.select([*_SCORE_COLS, "keyword"]),
         )
         facts["tea_rank"] = hits["content"].str.contains("乌龙茶").arg_max()

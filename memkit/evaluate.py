@@ -41,7 +41,7 @@ from .metrics import (
 from .params import DecayParams, KeywordParams, Weights
 from .scenarios import forgetting_scenario, knowledge_update_scenario
 from .schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
-from .scoring import KeywordIndex, hybrid, tie_order
+from .scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
 
 __all__ = [
     "CATEGORIES", "Prepared", "evaluate", "forgetting_scenario", "hit_at_k", "knowledge_update_scenario",
@@ -50,8 +50,8 @@ __all__ = [
 ]  # fmt: skip
 
 _US_PER_HOUR = 3.6e9
-SWEEP_KEYS = ("similarity", "importance", "recency", "keyword", "time_scale_hours", "half_life_hours",
-              "min_strength")  # fmt: skip
+_WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie")
+SWEEP_KEYS = (*_WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 
 
 # ------------------------------------------------------------------------------ prepared components
@@ -200,6 +200,9 @@ def rank(
             hl = g.half_life_h if half_life_hours is None else half_life_hours
             weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
             score[:, weak] = -np.inf
+        if np.any(weights.neighbour):  # neighbour expansion, as the store's search does it
+            prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)
+            score = score + np.float32(weights.neighbour) * neighbour_score(score, prev, nxt)
         kk = min(k, score.shape[1])
         wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, so a newer near tie can move up
         part = np.argpartition(-score, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
@@ -298,7 +301,7 @@ def sweep(
     """Evaluate every point of ``grid`` -> a tidy frame: the point's parameters, ``by``, metrics.
 
     ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
-    ``similarity, importance, recency, keyword`` (weights; unset ones come from ``base``),
+    ``similarity, importance, recency, keyword, neighbour, tie`` (unset ones come from ``base``),
     ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
     Embeddings and BM25 are computed once; points whose weights are all zero are skipped.
     """
@@ -306,8 +309,8 @@ def sweep(
     prep = _source(store_or_frame, queries, dict(prepare_kw))
     frames = []
     for p in _grid_points(grid):
-        w = {f: p.get(f, getattr(base, f)) for f in ("similarity", "importance", "recency", "keyword")}
-        if sum(w.values()) <= 0:
+        w = {f: p.get(f, getattr(base, f)) for f in _WEIGHT_KEYS}
+        if sum(w[f] for f in _WEIGHT_KEYS[:4]) <= 0:  # neighbour and tie alone rank nothing
             continue
         opts = {
             "time_scale_hours": p.get("time_scale_hours", DecayParams().time_scale_hours),

@@ -117,14 +117,20 @@ def knowledge_update_scenario(
     is an older value of the same fact, ``current_in_top3``. Searches use ``min_strength=0`` (a fact
     last written a year ago has decayed below the default floor; that is decay, not this question).
     ``weights`` maps labels to Weights
-    (default: the store's default, similarity only, and keyword + similarity).
+    (default: the store's default, the articles' formula, similarity only, and keyword + similarity,
+    the last three in plain score order: ``tie=0``).
     """
     from .store import MemoryStore
 
     weights = weights or {
         "default": Weights(),
-        "similarity only": Weights(similarity=1.0, importance=0.0, recency=0.0),
-        "similarity+keyword": Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5),
+        "articles": Weights.articles(),
+        "similarity only": Weights(
+            similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=0.0
+        ),
+        "similarity+keyword": Weights(
+            similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0
+        ),
     }
     rng = np.random.default_rng(seed)
     plan = []  # (subject, slot index, version values with their days ago)

@@ -5,7 +5,7 @@ The hybrid score of DESIGN.md (the articles' formula, plus a lexical term)::
     score = w.similarity · cosine + w.importance · importance + w.recency · recency + w.keyword · keyword
 
 >>> from memkit.params import Weights
->>> round(float(hybrid(0.9, 0.8, 1.0, Weights())), 4)      # 0.6·0.9 + 0.3·0.8 + 0.1·1.0
+>>> round(float(hybrid(0.9, 0.8, 1.0, Weights.articles())), 4)      # 0.6·0.9 + 0.3·0.8 + 0.1·1.0
 0.88
 
 ``keyword`` is Okapi BM25 over the tokens of :mod:`memkit.text` (stemmed Latin words, CJK character
@@ -23,7 +23,10 @@ import numpy as np
 from .params import KeywordParams, Weights
 from .text import tokenize
 
-__all__ = ["KeywordIndex", "bm25", "cosine", "hybrid", "scale_unit", "tie_order", "top_k"]
+__all__ = [
+    "NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "neighbour_score",
+    "scale_unit", "tie_order", "top_k",
+]  # fmt: skip
 
 
 def cosine(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -66,6 +69,43 @@ def scale_unit(scores: np.ndarray) -> np.ndarray:
     """Divide by the maximum so the best is 1 (all zeros stay zeros): ``[2, 1, 0] -> [1, .5, 0]``."""
     top = float(scores.max()) if scores.size else 0.0
     return scores / top if top > 0 else np.zeros_like(scores)
+
+
+NEIGHBOUR_WINDOW_HOURS = 24.0  # two memories written further apart are never neighbours
+
+
+def adjacent(group: np.ndarray, written: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each memory's neighbours -> ``(prev, next)``: the memory of the same ``group`` (namespace,
+    conversation) written just before / just after it, in ``(written, position)`` order, or ``-1``
+    when there is none or the two were written more than ``window`` apart.
+
+    >>> prev, nxt = adjacent(np.array([0, 0, 1, 0]), np.array([1.0, 2.0, 2.0, 99.0]), 24.0)
+    >>> prev.tolist(), nxt.tolist()
+    ([-1, 0, -1, -1], [1, -1, -1, -1])
+    """
+    n = len(group)
+    order = np.lexsort((np.arange(n), written, group))
+    g, w = group[order], written[order]
+    ok = (g[1:] == g[:-1]) & (w[1:] - w[:-1] <= window)
+    prev, nxt = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    prev[order[1:][ok]] = order[:-1][ok]
+    nxt[order[:-1][ok]] = order[1:][ok]
+    return prev, nxt
+
+
+def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+    """The better base score of each memory's two neighbours (``prev``/``next`` index the last axis
+    of ``base``; ``-1``, a non-candidate ``-inf`` and a negative score count 0).
+
+    Neighbour expansion adds ``weights.neighbour ·`` this to the hybrid score: a turn next to a
+    strong hit (the answer after the question, the detail after the topic) rises with it.
+
+    >>> neighbour_score(np.array([0.9, 0.1, -np.inf]), np.array([-1, 0, 1]), np.array([1, 2, -1])).tolist()
+    [0.1, 0.9, 0.1]
+    """
+    s0 = np.concatenate([np.maximum(np.where(np.isfinite(base), base, 0.0), 0.0),
+                         np.zeros((*base.shape[:-1], 1), base.dtype)], axis=-1)  # fmt: skip
+    return np.maximum(s0[..., prev], s0[..., nxt])  # -1 reads the appended 0
 
 
 def tie_order(scores: np.ndarray, age: np.ndarray, tie: float | np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ import polars as pl
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError
 from .params import Weights
-from .scoring import hybrid, tie_order, top_k
+from .scoring import hybrid, neighbour_score, tie_order, top_k
 
 __all__ = [
     "COMPONENTS",
@@ -116,22 +116,28 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     """One row per (hit, component): ``rank, id, content, component, value, weight, contribution,
     score``, where ``contribution = weight · value`` and the contributions of a hit sum to its score.
 
-    ``hits`` is a search frame (``rank, id, content, similarity, importance, recency[, keyword]``);
-    a missing ``keyword`` column counts as 0 (it is only computed when its weight is positive).
+    ``hits`` is a search frame (``rank, id, content, similarity, importance, recency[, keyword,
+    neighbour]``); a missing ``keyword`` column counts as 0 (it is only computed when its weight is
+    positive); ``neighbour`` (neighbour expansion) is its own component, value = the neighbours' score.
     """
     _need(hits, "hits", ("rank", "id", "content", "similarity", "importance", "recency"))
     if not isinstance(weights, Weights):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
     base = hits if "keyword" in hits.columns else hits.with_columns(keyword=pl.lit(0.0))
     w = {c: float(getattr(weights, c)) for c in COMPONENTS}
-    score = sum(pl.col(c) * w[c] for c in COMPONENTS)
+    parts = list(COMPONENTS)
+    if "neighbour" in hits.columns and weights.neighbour > 0:  # the search's λ·(neighbours' score)
+        w["neighbour"] = float(weights.neighbour)
+        base = base.with_columns(neighbour=pl.col("neighbour") / w["neighbour"])
+        parts.append("neighbour")
+    score = sum(pl.col(c) * w[c] for c in parts)
     long = (
-        base.select("rank", "id", "content", *COMPONENTS, score=score)
-        .unpivot(index=["rank", "id", "content", "score"], on=list(COMPONENTS), variable_name="component")
+        base.select("rank", "id", "content", *parts, score=score)
+        .unpivot(index=["rank", "id", "content", "score"], on=parts, variable_name="component")
         .with_columns(weight=pl.col("component").replace_strict(w, return_dtype=pl.Float64))
         .with_columns(contribution=pl.col("weight") * pl.col("value"))
     )
-    order = pl.col("component").replace_strict({c: i for i, c in enumerate(COMPONENTS)}, return_dtype=pl.Int8)
+    order = pl.col("component").replace_strict({c: i for i, c in enumerate(parts)}, return_dtype=pl.Int8)
     return long.sort("rank", order).select(
         "rank", "id", "content", "component", "value", "weight", "contribution", "score"
     )
@@ -145,12 +151,16 @@ class Reranker:
     query: no embedding, no DuckDB, no Python loop over memories.
     """
 
-    def __init__(self, candidates: Mapping[str, pl.DataFrame]) -> None:
+    def __init__(
+        self, candidates: Mapping[str, pl.DataFrame], neighbours: Mapping[str, pl.DataFrame] | None = None
+    ) -> None:
         """``candidates`` maps each query to its frame of candidates (``id, content`` and the
-        components of :data:`COMPONENTS`; a missing ``keyword`` is 0)."""
+        components of :data:`COMPONENTS`; a missing ``keyword`` is 0). ``neighbours`` maps a query to
+        ``id, prev, next`` (``store.neighbours``), for neighbour expansion; without it, none."""
         self.frames: dict[str, pl.DataFrame] = {}
         self.matrix: dict[str, np.ndarray] = {}
         self.age: dict[str, np.ndarray] = {}
+        self.adjacent: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for q, f in candidates.items():
             _need(f, f"candidates[{q!r}]", ("id", "content", "similarity", "importance", "recency"))
             f = f if "keyword" in f.columns else f.with_columns(keyword=pl.lit(0.0))
@@ -161,6 +171,18 @@ class Reranker:
                 f["created_at"].dt.epoch("us").to_numpy() if "created_at" in f.columns else np.zeros(f.height)
             )
             self.age[q] = (written.max(initial=0) - written) / 3.6e9
+            pos = {i: n for n, i in enumerate(f["id"].to_list())}  # a neighbour outside the candidates: -1
+            nb = (neighbours or {}).get(q)
+            links = (
+                dict(zip(nb["id"], zip(nb["prev"], nb["next"], strict=True), strict=True))
+                if nb is not None
+                else {}
+            )
+            pairs = [links.get(i, (None, None)) for i in f["id"].to_list()]
+            self.adjacent[q] = (
+                np.array([pos.get(p, -1) for p, _ in pairs], dtype=np.int64),
+                np.array([pos.get(n, -1) for _, n in pairs], dtype=np.int64),
+            )
 
     @classmethod
     def from_store(
@@ -174,21 +196,31 @@ class Reranker:
         limit: int = 10_000,
     ) -> Reranker:
         """Cache the components of up to ``limit`` candidates per query from ``store.search``."""
-        probe = Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.1)  # keyword computed too
+        # every component computed (keyword too), none folded in: the re-ranker adds neighbours itself
+        probe = Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.1, neighbour=0.0, tie=0.0)
         frames = {
             q: store.search(  # type: ignore[attr-defined]
                 q, namespace=namespace, requester=requester, k=limit, weights=probe, now=now, reinforce=False
             )
             for q in dict.fromkeys(queries)
         }
-        return cls(frames)
+        links = {
+            q: store.neighbours(f["id"].to_list(), namespace=namespace, requester=requester)  # type: ignore[attr-defined]
+            for q, f in frames.items()
+        }
+        return cls(frames, links)
 
     def scores(self, query: str, weights: Any) -> np.ndarray:
         """Hybrid score of every cached candidate of ``query`` (:func:`memkit.scoring.hybrid`, the
         store's formula) -> ``(c,)``; with weight arrays of shape ``(g, 1)``, ``(g, c)``."""
         m = self.matrix[query]  # (c, 4) columns in COMPONENTS order
         parts = dict(zip(COMPONENTS, m.T, strict=True))
-        return hybrid(parts["similarity"], parts["importance"], parts["recency"], weights, parts["keyword"])
+        base = hybrid(parts["similarity"], parts["importance"], parts["recency"], weights, parts["keyword"])
+        lam = getattr(weights, "neighbour", 0.0)
+        if not np.any(lam):
+            return base
+        prev, nxt = self.adjacent[query]  # neighbour expansion, as the store's search does it
+        return base + lam * neighbour_score(base, prev, nxt)
 
     def rank(self, query: str, weights: Weights, k: int = 5) -> pl.DataFrame:
         """The top ``k`` of ``query`` under ``weights``: the cached frame's rows with a new ``rank``
@@ -233,9 +265,14 @@ class Reranker:
             ]
         )  # (g, 4)
         tie = grid["tie"].to_numpy().astype(np.float64) if "tie" in grid.columns else np.zeros(grid.height)
+        lam = (
+            grid["neighbour"].to_numpy().astype(np.float64)
+            if "neighbour" in grid.columns
+            else np.zeros(grid.height)
+        )
         rows = []
         grid_weights = SimpleNamespace(
-            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}
+            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}, neighbour=lam[:, None]
         )  # (g, 1) each
         for q, ids in relevant.items():  # a loop over queries, not memories
             scores = self.scores(q, grid_weights)  # (g, c)

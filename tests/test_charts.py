@@ -72,7 +72,7 @@ def test_half_life_curves_validate() -> None:
 
 # --------------------------------------------------------------------------------------- retrieval
 def test_contributions_sum_to_the_search_score(sample_store, now) -> None:
-    w = mk.Weights(similarity=0.5, importance=0.2, recency=0.1, keyword=0.4)
+    w = mk.Weights(similarity=0.5, importance=0.2, recency=0.1, keyword=0.4, neighbour=0.0, tie=0.0)
     hits = sample_store.search("Bob 喝什么茶？", namespace="bob", k=5, weights=w, now=now, reinforce=False)
     long = views.contributions(hits, w)
     total = long.group_by("rank").agg(pl.col("contribution").sum()).sort("rank")["contribution"]
@@ -81,9 +81,12 @@ def test_contributions_sum_to_the_search_score(sample_store, now) -> None:
 
 
 def test_score_breakdown_stacks_weight_times_component(sample_store, now) -> None:
-    hits = sample_store.search("我住在哪里", namespace="user_87", k=4, now=now, reinforce=False)
+    articles = mk.Weights.articles()
+    hits = sample_store.search(
+        "我住在哪里", namespace="user_87", k=4, weights=articles, now=now, reinforce=False
+    )
     assert "keyword" not in hits.columns  # weight 0: the column is absent and counts as 0
-    spec = charts.score_breakdown(hits, mk.Weights()).to_dict()
+    spec = charts.score_breakdown(hits, articles).to_dict()
     bars, text = layers(spec)
     assert bars["encoding"]["x"]["stack"] == "zero" and bars["encoding"]["color"]["field"] == "component"
     assert bars["encoding"]["color"]["scale"]["domain"] == list(views.COMPONENTS)
@@ -119,7 +122,9 @@ def test_rank_shift_classifies_moves() -> None:
 def test_reranker_matches_store_search_for_any_weights(sample_store, now) -> None:
     queries = ["我住在哪里", "我喝什么咖啡"]
     rr = views.Reranker.from_store(sample_store, queries, namespace="user_87", now=now)
-    for w in (mk.Weights(), mk.Weights(0.1, 0.8, 0.1, 0.0), mk.Weights(0.5, 0.1, 0.0, 0.7)):
+    plain = {"neighbour": 0.0, "tie": 0.0}
+    weights = (mk.Weights(), mk.Weights(0.1, 0.8, 0.1, 0.0, **plain), mk.Weights(0.5, 0.1, 0.0, 0.7, **plain))
+    for w in weights:  # the default (neighbours, ties) and two plain weightings
         for q in queries:
             want = sample_store.search(q, namespace="user_87", k=5, weights=w, now=now, reinforce=False)
             got = rr.rank(q, w, 5)

@@ -15,7 +15,7 @@ from memkit import evaluate as ev
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
-KW = mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0)
+KW = mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0, neighbour=0.0, tie=0.0)
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -197,7 +197,7 @@ def test_evaluate_store_matches_store_search(tiny, now) -> None:
     store = mk.MemoryStore()
     for (conv,), part in mem.group_by("conversation", maintain_order=True):
         store.add_many(part.select("content", "created_at", key="id"), namespace=conv, now=now)
-    w = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)
+    w = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
     pq = ev.evaluate(store, qs, weights=w, k=3, per_query=True, now=now)
     for row in pq.to_dicts():
         hits = store.search(row["question"], namespace=row["conversation"], k=3, weights=w, now=now,
@@ -256,11 +256,13 @@ def test_forgetting_scenario_measures_a_bad_policy() -> None:
 
 def test_knowledge_update_scenario_keyed_writes_return_the_current_value() -> None:
     r = ev.knowledge_update_scenario(n_subjects=3)
-    assert set(r["mode"]) == {"plain", "keyed"} and r["n"].to_list() == [12] * 6
+    assert set(r["mode"]) == {"plain", "keyed"} and r["n"].to_list() == [12] * 8
     keyed = r.filter(pl.col("mode") == "keyed")
     assert (keyed["stale@1"] == 0.0).all()  # superseded versions are never returned
     plain_sim = r.filter((pl.col("mode") == "plain") & (pl.col("weights") == "similarity only"))
-    assert plain_sim["stale@1"][0] > 0.0  # without keys or recency, old values compete
+    assert plain_sim["stale@1"][0] > 0.0  # without keys, recency or newest-first ties, old values compete
+    plain_default = r.filter((pl.col("mode") == "plain") & (pl.col("weights") == "default"))
+    assert plain_default["current@1"][0] == 1.0  # the default: a newer value wins a near tie
 
 
 def test_locomo_benchmark_skips_cleanly_without_data(tmp_path: Path) -> None:

@@ -21,7 +21,11 @@ SETTINGS = settings(
 FAST = settings(max_examples=100, deadline=None, database=None)
 
 weight = st.floats(0.0, 1.0, allow_nan=False)
-weights = st.tuples(weight, weight, weight, weight).filter(lambda w: sum(w) > 0).map(lambda w: mk.Weights(*w))
+weights = (
+    st.tuples(weight, weight, weight, weight, weight, st.sampled_from([0.0, 0.05, 0.1]))
+    .filter(lambda w: sum(w[:4]) > 0)
+    .map(lambda w: mk.Weights(*w))
+)  # the four weights, neighbour expansion and the near-tie step
 queries = st.sampled_from(["tea", "where do I live", "用户住在哪里", "coffee 咖啡", "cat Tom", "zzz"])
 CONTENTS = [
     "I like oolong tea",
@@ -63,19 +67,28 @@ def test_scores_within_bounds_implied_by_weights(scored_store, w, q, hours, floo
     )
     eps = 1e-6
     score = hits["score"].to_numpy()
-    assert (score >= -w.similarity - eps).all() and (score <= w.total() + eps).all()
+    top = w.total() * (1 + w.neighbour)  # a neighbour adds at most `neighbour` times a score
+    assert (score >= -w.similarity - eps).all() and (score <= top + eps).all()
     assert ((hits["similarity"] >= -1 - eps) & (hits["similarity"] <= 1 + eps)).all()
     assert ((hits["importance"] >= 0) & (hits["importance"] <= 1)).all()
     assert ((hits["recency"] > 0) & (hits["recency"] <= 1)).all()
     assert (hits["strength"] >= floor).all() and (hits["strength"] <= hits["importance"] + eps).all()
-    assert (np.diff(score) <= 1e-12).all()
+    if score.size:  # best first, in steps of tie·best: a later hit is never a step above an earlier one
+        width = max(w.tie * abs(score.max()), 1e-12)
+        step = np.floor((score.max() - score) / width) if w.tie else -score
+        assert (np.diff(step) >= -1e-9).all()
     comps = [hits[c].to_numpy() for c in ("similarity", "importance", "recency")]
     kw = hits["keyword"].to_numpy() if w.keyword else 0.0
     if w.keyword:
         assert ((kw >= 0) & (kw <= 1)).all()
     else:
         assert "keyword" not in hits.columns
-    np.testing.assert_allclose(score, scoring.hybrid(*comps, w, kw), rtol=1e-9, atol=1e-12)
+    near = hits["neighbour"].to_numpy() if w.neighbour else 0.0
+    if w.neighbour:
+        assert ((near >= 0) & (near <= w.neighbour * w.total() + eps)).all()
+    else:
+        assert "neighbour" not in hits.columns
+    np.testing.assert_allclose(score, scoring.hybrid(*comps, w, kw) + near, rtol=1e-9, atol=1e-12)
 
 
 memory_rows = st.lists(

@@ -15,6 +15,7 @@ is (1, 0, 0) and the memories sit at cosine 0.8, 0.6 and 0.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -54,7 +55,8 @@ class TableEmbedder:
 
 @pytest.fixture
 def store():
-    with mk.MemoryStore(embedder=TableEmbedder()) as s:
+    # the articles' retrieval floor, 0.1 (DESIGN's worked examples; memkit's default is 0, see README)
+    with mk.MemoryStore(embedder=TableEmbedder(), decay=mk.DecayParams(min_strength=0.1)) as s:
         yield s
 
 
@@ -91,7 +93,7 @@ def _three(store: mk.MemoryStore) -> None:
 
 def test_default_weights_score_by_hand(store: mk.MemoryStore) -> None:
     _three(store)
-    w = mk.Weights(similarity=0.6, importance=0.3, recency=0.1)
+    w = mk.Weights.articles()
     hits = store.search(QUERY, namespace="u", k=3, weights=w, now=T0, reinforce=False)
     assert hits["content"].to_list() == [HANGZHOU, COFFEE, CAT]
     assert "keyword" not in hits.columns  # no keyword weight, no keyword column
@@ -116,7 +118,7 @@ def test_default_weights_score_by_hand(store: mk.MemoryStore) -> None:
 
 def test_recency_heavy_weights_reorder_by_last_use(store: mk.MemoryStore) -> None:
     _three(store)
-    w = mk.Weights(similarity=0.2, importance=0.1, recency=0.7)
+    w = mk.Weights(similarity=0.2, importance=0.1, recency=0.7, keyword=0.0, neighbour=0.0, tie=0.0)
     hits = store.search(QUERY, namespace="u", k=3, weights=w, now=T0, reinforce=False)
     # 0.2·0.6 + 0.1·0.6 + 0.7·e^(-1/168) = 0.875846 beats 0.2·0.8 + 0.1·0.8 + 0.7·e^(-1/7) = 0.846815
     assert hits["content"].to_list() == [COFFEE, HANGZHOU, CAT]
@@ -128,22 +130,22 @@ def test_recency_heavy_weights_reorder_by_last_use(store: mk.MemoryStore) -> Non
 
 def test_keyword_weight_adds_scaled_bm25(store: mk.MemoryStore) -> None:
     # two candidates, written now (recency 1): "hangzhou west lake" (3 tokens, cosine 0.6) and "green
-    # tea" (2 tokens, cosine 0.8). BM25 (k1 0.9, b 0.4) of the one query term "hangzhou" in the first:
-    # idf · 1·1.9 / (1 + 0.9·(0.6 + 0.4·3/2.5)); the ideal score is idf (df 1 of N 2, same idf), so
-    # keyword = 1.9 / 1.972 = 0.963489; "green tea" has no query term: 0.
+    # tea" (2 tokens, cosine 0.8). BM25 (k1 0.3, b 0.4) of the one query term "hangzhou" in the first:
+    # idf · 1·1.3 / (1 + 0.3·(0.6 + 0.4·3/2.5)); the ideal score is idf (df 1 of N 2, same idf), so
+    # keyword = 1.3 / 1.324 = 0.981873; "green tea" has no query term: 0.
     for text in ("hangzhou west lake", "green tea"):
         store.add(text, namespace="kw", importance=0.5, now=T0)
-    kw = 1.9 / (1 + 0.9 * (0.6 + 0.4 * 3 / 2.5))
-    plain = mk.Weights(similarity=0.6, importance=0.3, recency=0.1)
+    kw = 1.3 / (1 + 0.3 * (0.6 + 0.4 * 3 / 2.5))
+    plain = mk.Weights.articles()
     hits = store.search("hangzhou", namespace="kw", k=2, weights=plain, now=T0, reinforce=False)
     assert hits["content"].to_list() == ["green tea", "hangzhou west lake"]
     assert hits["score"].to_list() == pytest.approx([0.48 + 0.15 + 0.1, 0.36 + 0.15 + 0.1], abs=1e-6)
 
-    lexical = mk.Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.5)
+    lexical = dataclasses.replace(mk.Weights.articles(), keyword=0.5)
     hits = store.search("hangzhou", namespace="kw", k=2, weights=lexical, now=T0, reinforce=False)
     assert hits["content"].to_list() == ["hangzhou west lake", "green tea"]  # the keyword rescues it
     assert hits["keyword"].to_list() == pytest.approx([kw, 0.0], abs=1e-6)  # BM25 runs in float32
-    assert hits["keyword"][0] == pytest.approx(0.963489, abs=1e-6)
+    assert hits["keyword"][0] == pytest.approx(0.981873, abs=1e-6)
     assert hits["score"].to_list() == pytest.approx([0.61 + 0.5 * kw, 0.73], abs=1e-6)
 
 
@@ -205,7 +207,7 @@ def test_a_hit_is_reinforced_and_the_next_score_uses_it(store: mk.MemoryStore) -
     top = store.add(HANGZHOU, namespace="u", importance=0.998, now=T0 - 24 * H)
     cof = store.add(COFFEE, namespace="u", importance=0.8, now=T0 - 24 * H)
     cat = store.add(CAT, namespace="u", importance=0.5, now=T0 - 24 * H)
-    w = mk.Weights(similarity=0.6, importance=0.3, recency=0.1)
+    w = mk.Weights.articles()
     hits = store.search(QUERY, namespace="u", k=2, weights=w, now=T0)  # reinforce=True by default
     assert hits["id"].to_list() == [top.id, cof.id]
     assert hits["importance"].to_list() == pytest.approx([0.998, 0.8], abs=1e-12)  # scored before the hit

@@ -9,19 +9,23 @@ from memkit import KeywordParams, Weights, scoring
 
 
 def test_hybrid_default_weights_worked_example() -> None:
-    assert Weights() == Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.0)
-    assert float(scoring.hybrid(0.9, 0.8, 1.0, Weights())) == pytest.approx(0.6 * 0.9 + 0.3 * 0.8 + 0.1 * 1.0)
-    assert round(float(scoring.hybrid(0.9, 0.8, 1.0, Weights())), 4) == 0.88
+    assert Weights.articles() == Weights(
+        similarity=0.6, importance=0.3, recency=0.1, keyword=0.0, neighbour=0.0, tie=0.0
+    )
+    assert float(scoring.hybrid(0.9, 0.8, 1.0, Weights.articles())) == pytest.approx(
+        0.6 * 0.9 + 0.3 * 0.8 + 0.1 * 1.0
+    )
+    assert round(float(scoring.hybrid(0.9, 0.8, 1.0, Weights.articles())), 4) == 0.88
 
 
 def test_hybrid_vectorized_and_broadcast() -> None:
     sim = np.array([1.0, 0.0, -0.5])
-    got = scoring.hybrid(sim, 0.5, np.array([1.0, 0.5, 0.0]), Weights())
+    got = scoring.hybrid(sim, 0.5, np.array([1.0, 0.5, 0.0]), Weights.articles())
     np.testing.assert_allclose(got, [0.6 + 0.15 + 0.1, 0.15 + 0.05, -0.3 + 0.15])
 
 
 def test_hybrid_keyword_only_counts_when_weighted() -> None:
-    assert float(scoring.hybrid(0.0, 0.0, 0.0, Weights(), keyword=1.0)) == 0.0
+    assert float(scoring.hybrid(0.0, 0.0, 0.0, Weights.articles(), keyword=1.0)) == 0.0
     w = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5)
     assert float(scoring.hybrid(0.2, 0.9, 0.9, w, keyword=0.8)) == pytest.approx(0.1 + 0.4)
 

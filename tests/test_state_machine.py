@@ -38,7 +38,7 @@ from memkit.store.gate import QUARANTINED_TEXT
 SOAK = os.environ.get("MEMKIT_SOAK") == "1"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 US = timedelta(microseconds=1)
-FLOOR = 0.1  # DecayParams().min_strength: recalled iff strength >= FLOOR
+FLOOR = 0.1  # the machine's DecayParams.min_strength (and ForgetParams'): recalled iff strength >= FLOOR
 STEP = 0.005  # DecayParams().reinforce_step
 
 NAMESPACE_PAIRS = [
@@ -143,7 +143,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.ops = 0
 
     def _open(self) -> mk.MemoryStore:
-        return mk.MemoryStore(self.path, embedder=mk.HashEmbedder(dim=64))
+        # the articles' retrieval floor (memkit's default is none), so the floor stays under test
+        return mk.MemoryStore(
+            self.path, embedder=mk.HashEmbedder(dim=64), decay=mk.DecayParams(min_strength=FLOOR)
+        )
 
     @initialize(pair=st.sampled_from(NAMESPACE_PAIRS))
     def open_store(self, pair: tuple[str, str]) -> None:
@@ -322,7 +325,9 @@ class StoreMachine(RuleBasedStateMachine):
         if ns is not None:  # one namespace travels alone (into a scratch store), the other stays home
             part = str(tmp / f"part{self.ops}.jsonl")
             self.store.export(part, self.namespaces[ns], include_embeddings=True, now=self.now)
-            with mk.MemoryStore(embedder=mk.HashEmbedder(dim=64)) as scratch:
+            with mk.MemoryStore(
+                embedder=mk.HashEmbedder(dim=64), decay=mk.DecayParams(min_strength=FLOOR)
+            ) as scratch:
                 scratch.import_(part, now=self.now)
                 want = before.filter(pl.col("namespace") == self.namespaces[ns])
                 assert _comparable(scratch.frame(include_embedding=True)).equals(_comparable(want))

@@ -116,19 +116,19 @@ def coffee(store: mk.MemoryStore, now: datetime) -> mk.MemoryStore:
 
 def test_search_frame_columns_and_order(coffee: mk.MemoryStore, now: datetime) -> None:
     hits = coffee.search("what tea do I like", namespace="u", k=10, now=now + H)
-    assert hits.columns[:8] == HIT_COLUMNS
-    assert "keyword" not in hits.columns
-    for c in ("key", "layer", "kind", "tags", "access_count"):
+    assert hits.columns[:10] == HIT_COLUMNS + ["keyword", "neighbour"]  # the default weighs both
+    for c in ("key", "layer", "kind", "tags", "access_count", "pending"):
         assert c in hits.columns
     assert hits["rank"].to_list() == list(range(1, hits.height + 1))
     assert hits.height == 4
-    s = hits["score"].to_numpy()
-    assert (np.diff(s) <= 0).all()
     assert hits["content"][0] == "I like oolong tea in the morning"
+    plain = mk.Weights(similarity=0.5, importance=0.3, recency=0.2, keyword=0.0, neighbour=0.0, tie=0.0)
+    s = coffee.search("what tea do I like", namespace="u", k=10, weights=plain, now=now + H)["score"]
+    assert (np.diff(s.to_numpy()) <= 0).all() and hits.columns[:8] == HIT_COLUMNS
 
 
 def test_search_score_is_hybrid_of_its_components(coffee: mk.MemoryStore, now: datetime) -> None:
-    w = mk.Weights(similarity=0.5, importance=0.2, recency=0.3)
+    w = mk.Weights(similarity=0.5, importance=0.2, recency=0.3, keyword=0.0, neighbour=0.0, tie=0.0)
     hits = coffee.search("tea", namespace="u", k=10, weights=w, now=now + 50 * H)
     expect = scoring.hybrid(hits["similarity"].to_numpy(), hits["importance"].to_numpy(),
                             hits["recency"].to_numpy(), w)  # fmt: skip
@@ -144,7 +144,7 @@ def test_search_score_is_hybrid_of_its_components(coffee: mk.MemoryStore, now: d
 
 
 def test_search_keyword_column_only_when_weighted(coffee: mk.MemoryStore, now: datetime) -> None:
-    w = mk.Weights(similarity=0.4, importance=0.1, recency=0.0, keyword=0.5)
+    w = mk.Weights(similarity=0.4, importance=0.1, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
     hits = coffee.search("oolong", namespace="u", k=10, weights=w, now=now)
     assert hits.columns[:9] == HIT_COLUMNS + ["keyword"]
     kw = hits["keyword"].to_numpy()
@@ -159,7 +159,7 @@ def test_search_keyword_column_only_when_weighted(coffee: mk.MemoryStore, now: d
 def test_search_keyword_works_for_chinese(store: mk.MemoryStore, now: datetime) -> None:
     for c in ("用户住在杭州滨江区", "用户喜欢喝乌龙茶", "用户的猫叫汤姆"):
         store.add(c, namespace="u", now=now)
-    w = mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0)
+    w = mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0, neighbour=0.0, tie=0.0)
     hits = store.search("乌龙茶", namespace="u", k=3, weights=w, now=now)
     assert hits["content"][0] == "用户喜欢喝乌龙茶" and hits["keyword"][0] > 0
 
@@ -250,9 +250,8 @@ def test_only_hits_are_reinforced(store: mk.MemoryStore, now: datetime) -> None:
 # ------------------------------------------------------------------------------------------ decay floor
 
 
-def test_decay_floor_hides_short_term_memory_after_about_5_2_hours(
-    store: mk.MemoryStore, now: datetime
-) -> None:
+def test_decay_floor_hides_short_term_memory_after_about_5_2_hours(now: datetime) -> None:
+    store = mk.MemoryStore(decay=mk.DecayParams(min_strength=0.1))  # the articles' floor (default: 0)
     m = store.add("临时：会议室在三楼", namespace="u", importance=0.6, half_life_hours=2.0, now=now)
     cutoff = float(decay.hours_until(0.1, 0.6, 2.0))
     assert 5.1 < cutoff < 5.2
@@ -498,7 +497,7 @@ def test_delete_erases_and_logs_without_content(store: mk.MemoryStore, now: date
         store.get(m.id)
     assert not store.audit()["detail"].drop_nulls().str.contains("身份证|1234").any()
     assert store.read("id.card", namespace="u", now=now + H) is None
-    for w in (mk.Weights(), mk.Weights(0.5, 0.0, 0.0, 0.5)):
+    for w in (mk.Weights(), mk.Weights(0.5, 0.0, 0.0, 0.5, neighbour=0.0, tie=0.0)):
         assert m.id not in ids(store.search("身份证号 1234", namespace="u", k=10, weights=w, now=now + H))
     ev = store.audit(op="delete")
     assert ev["memory_id"].to_list() == [m.id] and ev["requester"].to_list() == ["alice"]
@@ -705,15 +704,14 @@ def test_file_store_reopens_identically(tmp_path: Path, now: datetime) -> None:
     with mk.MemoryStore(path) as s:
         _populate(s, now)
         hits = s.search("where does the user live 杭州", namespace="u", k=5, now=t, reinforce=False)
-        hits_kw = s.search("tea", namespace="u", k=5, weights=mk.Weights(0.5, 0.2, 0.1, 0.2), now=t,
-                           reinforce=False)  # fmt: skip
+        w = mk.Weights(0.5, 0.2, 0.1, 0.2, neighbour=0.0, tie=0.0)
+        hits_kw = s.search("tea", namespace="u", k=5, weights=w, now=t, reinforce=False)
         frame, audit = s.frame(include_embedding=True), s.audit()
     with mk.MemoryStore(path) as s:
         assert s.frame(include_embedding=True).equals(frame)
         assert s.audit().equals(audit)
         again = s.search("where does the user live 杭州", namespace="u", k=5, now=t, reinforce=False)
-        again_kw = s.search("tea", namespace="u", k=5, weights=mk.Weights(0.5, 0.2, 0.1, 0.2), now=t,
-                            reinforce=False)  # fmt: skip
+        again_kw = s.search("tea", namespace="u", k=5, weights=w, now=t, reinforce=False)
         for a, b in ((hits, again), (hits_kw, again_kw)):
             assert a.height > 0
             assert a.drop("score", "recency").equals(b.drop("score", "recency"))
@@ -898,7 +896,7 @@ def test_two_stage_ranking_matches_brute_force(now: datetime, big: int, small: i
         store.add_many(frame(small), namespace="small", now=now)
     q = store._embed_query("memory 3")
     for ns in ["big", "small"] if small else ["big"]:
-        w = mk.Weights(similarity=0.5, importance=0.3, recency=0.2)
+        w = mk.Weights(similarity=0.5, importance=0.3, recency=0.2, keyword=0.0, neighbour=0.0, tie=0.0)
         hits = store.search("memory 3", namespace=ns, k=10, weights=w, min_strength=floor, now=now,
                             reinforce=False)  # fmt: skip
         expected = _brute_force(
@@ -1021,7 +1019,7 @@ def test_huge_half_life_warns_nothing_and_stays_searchable(store: mk.MemoryStore
 
 
 def test_keyword_search_after_delete_forgets_the_erased_words(store: mk.MemoryStore, now: datetime) -> None:
-    w = mk.Weights(keyword=1.0)
+    w = mk.Weights(keyword=1.0, neighbour=0.0, tie=0.0)
     gone = store.add("zebra crossing", namespace="u", now=now)
     store.add("a quiet street", namespace="u", now=now)
     assert store.search("zebra", namespace="u", weights=w, now=now, reinforce=False)["keyword"][0] == 1.0

@@ -28,17 +28,17 @@ def chart_rows(panel: widgets.Panel, name: str | None = None) -> list[dict]:
 
 def test_tune_builds_sliders_from_field_ranges_and_rerenders() -> None:
     panel = widgets.tune(lambda w: mk.charts.score_breakdown(_fixed_hits(), w), mk.Weights())
-    assert set(panel.sliders) == {"similarity", "importance", "recency", "keyword", "tie"}
+    assert set(panel.sliders) == {"similarity", "importance", "recency", "keyword", "neighbour", "tie"}
     s = panel.sliders["similarity"]
-    assert (s.min, s.max, s.step, s.value) == (0.0, 1.0, 0.05, 0.6)
+    assert (s.min, s.max, s.step, s.value) == (0.0, 1.0, 0.05, 0.3)
     before = chart_rows(panel)
     s.value = 0.2
     assert panel.params.similarity == pytest.approx(0.2)
     assert chart_rows(panel) != before and panel.chart is panel.result
     for name in panel.sliders:  # every weight 0 is invalid: the error is shown, the last params kept
         panel.sliders[name].value = 0.0
-    assert "at least one weight" in panel.message.value and panel.params.keyword == 0.0
-    assert panel.params.recency == pytest.approx(0.1)
+    assert "at least one weight" in panel.message.value  # keyword, the last weight, was refused:
+    assert panel.params.keyword == pytest.approx(0.7) and panel.params.similarity == 0.0  # kept as before
     frame_panel = widgets.tune(lambda p: pl.DataFrame({"capacity": [p.capacity]}), mk.ForgetParams)
     assert "drop_expired" in frame_panel.controls and "capacity" in frame_panel.sliders
     frame_panel.sliders["capacity"].value = 42
@@ -88,7 +88,7 @@ def _labelled(store: mk.MemoryStore) -> dict[str, list[str]]:
 def test_weights_tuner_reranks_like_the_store_without_touching_it(sample_store, now) -> None:
     labelled = _labelled(sample_store)
     panel = widgets.weights_tuner(sample_store, labelled, namespace="user_87", now=now, k=3)
-    w = mk.Weights(similarity=0.05, importance=0.9, recency=0.1)
+    w = mk.Weights(similarity=0.05, importance=0.9)  # the sliders' other values: the defaults
     want = sample_store.search("我住在哪里", namespace="user_87", k=3, weights=w, now=now, reinforce=False)
     seen, events = len(sample_store.embedder.seen), sample_store.audit().height
     assert panel.metrics is not None and panel.metrics.height == 3 and "recall@3" in panel.message.value

@@ -20,7 +20,7 @@ from ..access import readable_mask
 from ..decay import hours_until, recency, strength
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import ACCESS, KINDS, LAYERS, STATUSES
-from ..scoring import KeywordIndex, hybrid, top_k
+from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, top_k
 
 __all__ = ["SearchIndex"]
 
@@ -135,6 +135,7 @@ class SearchIndex:
         for i in ids:
             del self.row[i]
         self.status[rows] = DELETED
+        self._erasures = self.__dict__.get("_erasures", 0) + 1
         self.content[rows] = ""
         self.emb[rows] = 0.0
         if self.keyword is not None:
@@ -163,6 +164,20 @@ class SearchIndex:
         return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
 
     # ----------------------------------------------------------------------------------------- reads
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
+        in (created_at, row) order, recomputed after rows were appended or erased (one sort of the
+        namespace and time columns)."""
+        stamp = (self.n, self.__dict__.get("_erasures", 0))
+        if self.__dict__.get("_adj_stamp") != stamp:  # erased rows are no one's neighbours (as on reload)
+            live = np.flatnonzero(self.status[: self.n] != DELETED)
+            window = int(NEIGHBOUR_WINDOW_HOURS * _US_PER_HOUR)
+            p, q = adjacent(self.ns[live], self.created_us[live], window)
+            prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
+            prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
+            self._adj, self._adj_stamp = (prev, nxt), stamp
+        return self._adj
+
     def keyword_index(self) -> KeywordIndex:
         """The BM25 postings, built from the stored contents on first use, then appended to."""
         if self.keyword is None:
@@ -257,6 +272,8 @@ class SearchIndex:
             mask[cand[weak]] = False
             cand = cand[~weak]
         kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None
+        lam = float(weights.neighbour)
+        prev, nxt = ix.adjacency() if lam > 0 else (None, None)
         shortlist = max(4 * k, 64)
         if len(cand) > shortlist:
             dense = len(cand) * 4 >= n  # then one matvec over all rows beats gathering most of them
@@ -272,15 +289,33 @@ class SearchIndex:
             )
             if dense:
                 score[~mask[:n]] = -np.inf
-                cand = top_k(score, shortlist, n_valid=len(cand))
-            else:
-                cand = cand[top_k(score, shortlist)]
-        # exact float64 scores of the shortlist
-        sim = ix.emb[cand].astype(np.float64) @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
-        imp = ix.importance[cand]
-        rec = recency((now_us - ix.last_access_us[cand]) / _US_PER_HOUR, decay.time_scale_hours)
-        kw = kw_all[cand] if kw_all is not None else None
-        score = hybrid(sim, imp, rec, weights, kw)
+            if lam > 0:  # neighbour expansion: every candidate against its neighbours' scores
+                full = score if dense else np.full(n, -np.inf, np.float32)
+                if not dense:
+                    full[cand] = score
+                boost = lam * neighbour_score(full, prev, nxt)
+                score = score + (boost if dense else boost[cand])
+            cand = top_k(score, shortlist, n_valid=len(cand)) if dense else cand[top_k(score, shortlist)]
+        # exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
+        if lam > 0:
+            around = np.concatenate([prev[cand], nxt[cand]])
+            around = np.setdiff1d(around[(around >= 0) & mask[np.maximum(around, 0)]], cand)
+            rows_u = np.concatenate([cand, around])
+        else:
+            rows_u = cand
+        sim = ix.emb[rows_u].astype(np.float64) @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
+        imp = ix.importance[rows_u]
+        rec = recency((now_us - ix.last_access_us[rows_u]) / _US_PER_HOUR, decay.time_scale_hours)
+        kw = kw_all[rows_u] if kw_all is not None else None
+        base = hybrid(sim, imp, rec, weights, kw)
+        near = None
+        if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
+            local = np.full(n, -1, np.int64)
+            local[rows_u] = np.arange(len(rows_u))
+            near = lam * neighbour_score(base, local[prev[cand]], local[nxt[cand]])
+        s_ = len(cand)
+        sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
+        score = base[:s_] if near is None else base[:s_] + near
         written_h = (now_us - ix.created_us[cand]) / _US_PER_HOUR  # newest first on near ties
         best = top_k(score, k, age=written_h, tie=float(weights.tie))
         rows = cand[best]
@@ -294,6 +329,8 @@ class SearchIndex:
         }
         if kw_all is not None:
             comp["keyword"] = kw_all[rows]
+        if near is not None:
+            comp["neighbour"] = near[best]
         return rows, comp
 
     def _has_any_tag(self, tags: Sequence[str]) -> np.ndarray:

@@ -146,6 +146,29 @@ class SearchMixin(GuardMixin, ReadMixin):
                         self._touch(ids, now)
         return hits
 
+    def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:
+        """The neighbours neighbour expansion uses -> ``id, prev, next``: for each of ``ids`` (of
+        ``namespace``), the memory of the namespace written just before and just after it (within
+        a day), or null. Only what ``requester`` may read is named; ids elsewhere get nulls."""
+        namespace = check_name("namespace", namespace)
+        ids = [check_name("ids", i) for i in ids]
+        gate = self._gate(namespace, self._who(requester))
+        with self._lock:
+            ix = self._index
+            prev, nxt = ix.adjacency()
+            seen = ix.mask(gate, 0, floor=False)  # namespace and access only (no validity at 0)
+            rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
+            ok = rows >= 0
+            ok[ok] = seen[rows[ok]]
+
+            def name(nb: np.ndarray) -> list[str | None]:
+                nb = np.where(ok, nb[np.maximum(rows, 0)], -1)
+                keep = (nb >= 0) & seen[np.maximum(nb, 0)]
+                return [ix.ids[r] if k else None for r, k in zip(nb.tolist(), keep.tolist(), strict=True)]
+
+            return pl.DataFrame({"id": ids, "prev": name(prev), "next": name(nxt)},
+                                schema={"id": pl.String, "prev": pl.String, "next": pl.String})  # fmt: skip
+
     def _guard_hits(
         self, hits: pl.DataFrame, rows: np.ndarray, namespace: str, query: str
     ) -> tuple[pl.DataFrame, np.ndarray]:

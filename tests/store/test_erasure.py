@@ -141,7 +141,7 @@ def test_a_merged_text_passes_the_guard_like_any_write() -> None:
 def test_a_merge_never_dates_a_fresh_memory_below_the_floor() -> None:
     """Regression (state machine): the merged memory takes the oldest member's created_at, so a weak
     old duplicate would have hidden the fresh one; only recallable memories merge."""
-    with mk.MemoryStore() as s:
+    with mk.MemoryStore(decay=mk.DecayParams(min_strength=0.1)) as s:  # the articles' floor
         s.add("tea at 3pm with the team", namespace="u", importance=0.2, layer="short_term", now=NOW)
         t = NOW + 3 * H  # the first is now below the floor (0.2 · 0.5^1.5 = 0.07)
         fresh = s.add("tea at 3pm with the team", namespace="u", importance=0.2, layer="short_term", now=t)

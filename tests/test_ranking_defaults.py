@@ -1,0 +1,164 @@
+"""The default ranking (chosen on LoCoMo): neighbour expansion, newest-first near ties, a writer's own
+update taking effect at once, and a disputed value shown as such. Each checked at the store level
+against the rule written out by hand."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import NOW
+
+import memkit as mk
+from memkit.context import build_context
+from memkit.scoring import neighbour_score
+
+M, H = timedelta(minutes=1), timedelta(hours=1)
+PLAIN = dict(keyword=0.0, neighbour=0.0, tie=0.0)
+
+
+def _chat(store: mk.MemoryStore, ns: str = "u") -> list[mk.Memory]:
+    turns = [
+        "we talked about the weekend",
+        "what is the name of your dog?",  # the question shares the words...
+        "It's Biscuit, a two year old beagle",  # ...the answer shares none
+        "by the way I moved to Hangzhou",
+        "好的，我记住了",
+    ]
+    return [store.add(t, namespace=ns, now=NOW + i * M) for i, t in enumerate(turns)]
+
+
+# ----------------------------------------------------------------------------- neighbour expansion
+def test_the_answer_next_to_a_matching_question_is_recalled(store: mk.MemoryStore) -> None:
+    m = _chat(store)
+    without = mk.Weights(similarity=0.3, keyword=0.7, neighbour=0.0)
+    q = "dog name"
+    plain = store.search(q, namespace="u", k=2, weights=without, now=NOW + H, reinforce=False)
+    assert m[2].id not in plain["id"].to_list()
+    hits = store.search(q, namespace="u", k=2, now=NOW + H, reinforce=False)  # the default: neighbour 0.8
+    assert set(hits["id"]) == {m[1].id, m[2].id}
+
+
+def test_the_neighbour_term_is_lambda_times_the_better_neighbour(store: mk.MemoryStore) -> None:
+    m = _chat(store)
+    w = mk.Weights(similarity=0.3, keyword=0.7, neighbour=0.5, tie=0.0)
+    base_w = mk.Weights(similarity=0.3, keyword=0.7, neighbour=0.0, tie=0.0)
+    everything = store.search("dog name", namespace="u", k=10, weights=base_w, now=NOW + H, reinforce=False)
+    base = dict(zip(everything["id"], everything["score"], strict=True))
+    hits = store.search("dog name", namespace="u", k=10, weights=w, now=NOW + H, reinforce=False)
+    order = [x.id for x in m]
+    for row in hits.iter_rows(named=True):
+        i = order.index(row["id"])
+        around = [max(base.get(order[j], 0.0), 0.0) for j in (i - 1, i + 1) if 0 <= j < len(order)]
+        assert row["neighbour"] == pytest.approx(0.5 * max(around), abs=1e-12)
+        assert row["score"] == pytest.approx(base[row["id"]] + row["neighbour"], abs=1e-12)
+
+
+def test_neighbours_stay_in_their_namespace_their_day_and_their_life(store: mk.MemoryStore) -> None:
+    a = store.add("what is the name of your dog?", namespace="a", now=NOW)
+    other = store.add("It's Biscuit", namespace="b", now=NOW + M)  # written next, but elsewhere
+    later = store.add("It's Biscuit", namespace="a", now=NOW + timedelta(hours=25))  # over a day later
+    n = store.neighbours([a.id, later.id, other.id], namespace="a")
+    assert n.rows() == [(a.id, None, None), (later.id, None, None), (other.id, None, None)]
+    mid = store.add("It's Biscuit", namespace="a", now=NOW + M)
+    last = store.add("a beagle", namespace="a", now=NOW + 2 * M)
+    assert store.neighbours([mid.id], namespace="a").rows() == [(mid.id, a.id, last.id)]
+    store.delete(mid.id, namespace="a", now=NOW + H)  # an erased memory is no one's neighbour
+    assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, last.id)]
+    private = store.add("secret", namespace="a", access="private", requester="carol", now=NOW + 3 * M)
+    assert store.neighbours([last.id], namespace="a", requester="dave").rows() == [(last.id, a.id, None)]
+    assert store.neighbours([last.id], namespace="a").rows() == [(last.id, a.id, private.id)]
+
+
+@pytest.mark.parametrize("small", [0, 150])
+def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int) -> None:
+    rng = np.random.default_rng(3)
+    store = mk.MemoryStore(embedder=mk.HashEmbedder(dim=32))
+
+    def frame(n: int) -> pl.DataFrame:
+        v = rng.normal(size=(n, 32)).astype(np.float32)
+        return pl.DataFrame({
+            "content": [f"memory {i}" for i in range(n)],
+            "created_at": [NOW - timedelta(minutes=float(i)) for i in rng.permutation(n)],
+            "embedding": v / np.linalg.norm(v, axis=1, keepdims=True),
+        })  # fmt: skip
+
+    store.add_many(frame(900), namespace="big", now=NOW)
+    if small:
+        store.add_many(frame(small), namespace="small", now=NOW)
+    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.7, tie=0.0)
+    base_w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.0)
+    for ns in ["big", "small"] if small else ["big"]:
+        f = store.frame(ns).sort("created_at")  # no ties in created_at here: time order is the order
+        every = store.search("memory 3", namespace=ns, k=10_000, weights=base_w, now=NOW, reinforce=False)
+        base = every.select("id", "score").join(f.select("id", "created_at"), on="id").sort("created_at")
+        s = base["score"].to_numpy()
+        idx = np.arange(len(s))
+        want = s + 0.7 * neighbour_score(
+            s, np.where(idx > 0, idx - 1, -1), np.where(idx < len(s) - 1, idx + 1, -1)
+        )
+        expected = base["id"].to_numpy()[np.argsort(-want, kind="stable")[:10]].tolist()
+        hits = store.search("memory 3", namespace=ns, k=10, weights=w, now=NOW, reinforce=False)
+        assert hits["id"].to_list() == expected
+        np.testing.assert_allclose(hits["score"].to_numpy(), np.sort(want)[::-1][:10], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- newest value wins a tie
+def test_exact_and_near_ties_rank_newest_first(store: mk.MemoryStore) -> None:
+    old = store.add("用户住在杭州", namespace="u", now=NOW)
+    new = store.add("用户住在杭州", namespace="u", now=NOW + H)  # the same text: an exact tie
+    plain = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, **PLAIN)
+    hits = store.search("住在哪里", namespace="u", weights=plain, now=NOW + 2 * H, reinforce=False)
+    assert hits["id"].to_list() == [new.id, old.id]  # even with tie=0, an exact tie goes to the newer
+    near = store.add("用户住在上海", namespace="v", now=NOW + H)
+    far = store.add("用户住在杭州滨江区", namespace="v", now=NOW)
+    scores = dict(zip(*store.search("用户住在杭州", namespace="v", weights=plain, now=NOW + 2 * H,
+                                    reinforce=False).select("id", "score"), strict=True))  # fmt: skip
+    gap = (scores[far.id] - scores[near.id]) / scores[far.id]
+    assert gap > 0  # the older one scores higher...
+    for tie, first in [(gap * 1.01, near.id), (gap * 0.99, far.id)]:
+        w = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=tie)
+        hits = store.search("用户住在杭州", namespace="v", weights=w, now=NOW + 2 * H, reinforce=False)
+        assert hits["id"][0] == first, tie  # ...and loses to the newer within a step of `tie`
+
+
+def test_the_default_serves_the_current_value_of_an_unkeyed_fact() -> None:
+    r = mk.evaluate.knowledge_update_scenario(n_subjects=4)
+    assert r.filter((pl.col("mode") == "plain") & (pl.col("weights") == "default"))["current@1"][0] >= 0.95
+
+
+# ----------------------------------------------------------------------------- own updates, disputes
+def test_a_writers_own_update_supersedes_and_anothers_waits(store: mk.MemoryStore) -> None:
+    first = store.add("用户住在杭州", namespace="u", key="addr", requester="assistant", now=NOW)
+    own = store.add("用户住在上海", namespace="u", key="addr", requester="assistant", now=NOW + H)
+    assert own.status == "active" and store.get(first.id).status == "superseded"
+    other_source = store.add(
+        "用户住在北京", namespace="u", key="addr", requester="assistant", source="import", now=NOW + 2 * H
+    )
+    other_writer = store.add(
+        "User lives in Paris", namespace="u", key="addr", requester="crm", now=NOW + 2 * H
+    )
+    operator = store.add("用户住在深圳", namespace="u", key="addr", now=NOW + 2 * H)
+    assert [m.status for m in (other_source, other_writer, operator)] == ["conflict"] * 3
+    assert store.read("addr", namespace="u", now=NOW + 3 * H).id == own.id
+
+
+def test_a_disputed_value_reaches_the_prompt_as_unresolved(store: mk.MemoryStore) -> None:
+    store.add("用户住在杭州滨江区", namespace="u", key="addr", requester="assistant", now=NOW)
+    store.add("用户搬到了上海浦东", namespace="u", key="addr", requester="crm", source="import", now=NOW)
+    store.add("用户养了一只猫", namespace="u", requester="assistant", now=NOW)
+    hits = store.search("用户住在哪里", namespace="u", k=3, now=NOW + H, reinforce=False)
+    pending = {r["content"]: r["pending"] for r in hits.to_dicts()}
+    assert pending["用户住在杭州滨江区"] == ["用户搬到了上海浦东"] and pending["用户养了一只猫"] == []
+    text = build_context(hits).text
+    assert "用户住在杭州滨江区 (two values, unresolved; the other: 用户搬到了上海浦东)" in text
+    private = store.add("用户住在广州", namespace="u", key="addr", access="private", requester="eve", now=NOW)
+    assert private.status == "conflict"
+    seen = store.search(
+        "用户住在哪里", namespace="u", requester="assistant", k=1, now=NOW + H, reinforce=False
+    )
+    assert seen["pending"][0].to_list() == [
+        "用户搬到了上海浦东"
+    ]  # eve's private value is not shown to others
