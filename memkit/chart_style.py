@@ -24,6 +24,7 @@ COLORS: dict[str, dict[str, str]] = {
         "importance": "#f58518",
         "recency": "#54a24b",
         "keyword": "#b279a2",
+        "neighbour": "#9d755d",  # neighbour expansion: the better adjacent memory's score, weighted
     },
     "status": {"active": "#2ca02c", "conflict": "#d62728", "superseded": "#9d9d9d", "quarantined": "#ff7f0e"},
     "layer": {"short_term": "#f58518", "episodic": "#54a24b", "long_term": "#1f3b73"},

@@ -158,8 +158,9 @@ def half_life_curves(
 def score_breakdown(
     hits: pl.DataFrame, weights: Weights = Weights(), *, title: str | None = None
 ) -> alt.LayerChart:
-    """A stacked bar per hit: how much similarity, importance, recency and keyword each add to the
-    score (``weight × component``), so a ranking explains itself. ``hits``: a search frame."""
+    """A stacked bar per hit: how much similarity, importance, recency, keyword and (neighbour
+    expansion) the adjacent memories each add to the score (``weight × component``), so a ranking
+    explains itself. ``hits``: a search frame."""
     long = contributions(hits, weights).with_columns(
         label=pl.format(
             "{}. {}", pl.col("rank"), pl.col("content").map_elements(_short, return_dtype=pl.String)
@@ -185,7 +186,7 @@ def score_breakdown(
                 alt.Tooltip("score:Q", format=".3f"),
             ],
         )
-        .transform_calculate(order=f"indexof({list(COMPONENTS)}, datum.component)")
+        .transform_calculate(order=f"indexof({[*COMPONENTS, 'neighbour']}, datum.component)")
     )
     totals = long.group_by("rank", "label", maintain_order=True).agg(pl.col("score").first())
     text = (
@@ -193,7 +194,11 @@ def score_breakdown(
         .mark_text(align="left", dx=4, fontSize=11)
         .encode(alt.X("score:Q"), y, text=alt.Text("score:Q", format=".3f"))
     )
-    w = ", ".join(f"{c} {getattr(weights, c):g}" for c in COMPONENTS)
+    w = ", ".join(
+        f"{c} {getattr(weights, c):g}"
+        for c in (*COMPONENTS, "neighbour")
+        if c in COMPONENTS or weights.neighbour
+    )
     chart = alt.layer(bars, text).properties(width=WIDTH - 260, height=max(24 * hits.height, 60))
     return _finish(chart, title or "Why each memory ranks where it does", f"weights: {w}")
 

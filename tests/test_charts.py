@@ -89,7 +89,7 @@ def test_score_breakdown_stacks_weight_times_component(sample_store, now) -> Non
     spec = charts.score_breakdown(hits, articles).to_dict()
     bars, text = layers(spec)
     assert bars["encoding"]["x"]["stack"] == "zero" and bars["encoding"]["color"]["field"] == "component"
-    assert bars["encoding"]["color"]["scale"]["domain"] == list(views.COMPONENTS)
+    assert bars["encoding"]["color"]["scale"]["domain"] == [*views.COMPONENTS, "neighbour"]
     rows = values(spec, bars)
     sim = [r for r in rows if r["rank"] == 1 and r["component"] == "similarity"][0]
     assert sim["contribution"] == pytest.approx(0.6 * hits["similarity"][0])
