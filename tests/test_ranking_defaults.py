@@ -162,3 +162,12 @@ def test_a_disputed_value_reaches_the_prompt_as_unresolved(store: mk.MemoryStore
     assert seen["pending"][0].to_list() == [
         "用户搬到了上海浦东"
     ]  # eve's private value is not shown to others
+
+
+def test_a_memory_without_neighbours_borrows_no_score(store: mk.MemoryStore) -> None:
+    """Regression: "no neighbour" (-1) once read the index's last row, lifting an unrelated memory."""
+    lone = store.add("the weather was mild", namespace="u", now=NOW)
+    hit = store.add("my dog is called Biscuit", namespace="u", now=NOW + timedelta(days=3))  # the last row
+    hits = store.search("dog Biscuit", namespace="u", k=2, now=NOW + timedelta(days=4), reinforce=False)
+    near = dict(zip(hits["id"], hits["neighbour"], strict=True))
+    assert near[lone.id] == 0.0 and near[hit.id] == 0.0  # three days apart: not neighbours

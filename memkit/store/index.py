@@ -312,7 +312,10 @@ class SearchIndex:
         if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
             local = np.full(n, -1, np.int64)
             local[rows_u] = np.arange(len(rows_u))
-            near = lam * neighbour_score(base, local[prev[cand]], local[nxt[cand]])
+            p_, q_ = prev[cand], nxt[cand]  # -1 (no neighbour) must stay -1, not wrap to the last row
+            near = lam * neighbour_score(
+                base, np.where(p_ >= 0, local[p_], -1), np.where(q_ >= 0, local[q_], -1)
+            )
         s_ = len(cand)
         sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
         score = base[:s_] if near is None else base[:s_] + near
