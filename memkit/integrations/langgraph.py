@@ -34,8 +34,9 @@ write pipeline and the read gate hold exactly as for a direct call):
   :class:`~memkit.errors.WriteRefused` and the batch's writes are undone.
 - **Search** ranks with memkit's hybrid score (similarity, importance, recency and, with
   ``weights``, keywords); :class:`MemkitSearchItem` carries the breakdown. Like every memkit search
-  it sees only active memories valid at ``now`` and above the retrieval floor (``min_strength``;
-  pass ``0.0`` to keep decayed memories findable). ``filter`` supports exact matches and
+  it sees only active memories valid at ``now`` and above the retrieval floor (``min_strength``; by
+  default there is none). Neighbour expansion is off by default here: items are facts put one by
+  one, not conversation turns. ``filter`` supports exact matches and
   ``$eq $ne $gt $gte $lt $lte`` over the value, nested dicts included.
 - **TTL** is a validity window: ``put(..., ttl=minutes)`` sets ``valid_until = now + ttl``, after which
   the item is no longer returned (``omit_expired``) and ``forget`` may erase it. memkit does not
@@ -50,6 +51,7 @@ write pipeline and the read gate hold exactly as for a direct call):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import numbers
@@ -99,7 +101,7 @@ __all__ = [
 
 NOINDEX = "langgraph:noindex"  # the tag of an item put with index=False
 _MAX_K = 10_000  # memkit's largest search
-_PARTS = ("similarity", "importance", "strength", "recency", "keyword")  # a score's breakdown
+_PARTS = ("similarity", "importance", "strength", "recency", "keyword", "neighbour")  # a score's breakdown
 
 
 # ----------------------------------------------------------------------------- names
@@ -256,10 +258,12 @@ def _matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) ->
 class MemkitStore(BaseStore):
     """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
 
-    ``requester`` acts as that requester (None: the operator); ``weights`` and ``min_strength``
-    are passed to every search; ``fields`` are the value paths whose text is indexed when a put names
-    none; ``access`` is the access level of what it writes (default ``public``: anyone in the
-    namespace may read it and write a new version; ``protected``: only the owner, the requester);
+    ``requester`` acts as that requester (None: the operator); ``weights`` (default: memkit's,
+    without neighbour expansion, which suits conversation turns rather than items) and
+    ``min_strength`` are passed to every search; ``fields`` are the value paths whose text is
+    indexed when a put names none; ``access`` is the access level of what it writes (default
+    ``public``: anyone in the namespace may read it and write a new version; ``protected``: only
+    the owner, the requester);
     ``conflict_policy`` decides a put on a key that holds a value (default ``supersede``, LangGraph's
     overwrite; ``flag`` keeps the old value current and flags the new one as a conflict); ``now``
     fixes the clock (a datetime or a zero-argument callable; default: the wall clock).
@@ -284,7 +288,8 @@ class MemkitStore(BaseStore):
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
             raise ValidationError("fields", "must be a list of value paths such as ['$'] or ['memory']")
         self.store, self.requester, self.min_strength = store, requester, min_strength
-        self.weights = weights or Weights()
+        # items are facts put one by one, not conversation turns: no neighbour expansion by default
+        self.weights = weights or dataclasses.replace(Weights(), neighbour=0.0)
         self.fields = tuple(fields)
         self.access = None if access is None else check_choice("access", access, ACCESS)
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
