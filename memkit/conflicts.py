@@ -80,10 +80,13 @@ def plan_keyed_write(
             f"key already holds a different value (version {current[3]}, id {current[0]}); "
             "use conflict_policy='flag' or 'supersede', or resolve it first"
         )
-    if policy == "supersede" or (policy == "flag" and current[0] in own):
+    if policy == "supersede":
         return KeyedWrite(
             "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]
         )
+    if policy == "flag" and current[0] in own:  # one's own value: replaced; others' proposals stay pending
+        mine = tuple((e[0], "superseded") for e in live if e[0] in own)
+        return KeyedWrite("active", version, mine, "supersede", current[0])
     # the same value as a pending conflict replaces it quietly: one open proposal per value
     repeats = tuple((e[0], "superseded") for e in live if e[1] == "conflict" and e[2] == new_value)
     return KeyedWrite("conflict", version, repeats, "conflict", current[0])

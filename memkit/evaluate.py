@@ -204,8 +204,17 @@ def rank(
             prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)
             score = score + np.float32(weights.neighbour) * neighbour_score(score, prev, nxt)
         kk = min(k, score.shape[1])
-        wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, so a newer near tie can move up
-        part = np.argpartition(-score, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
+        wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, chosen by the final rule:
+        if weights.tie > 0:  # the best tie steps first, newest first within a step (as tie_order)
+            best = np.max(np.where(np.isfinite(score), score, -np.inf), axis=1, keepdims=True)
+            width = np.maximum(float(weights.tie) * np.abs(best), 1e-30)
+            with np.errstate(invalid="ignore"):
+                step = np.where(np.isfinite(score), np.floor((best - score) / width), np.inf)
+            newness = np.argsort(np.argsort(g.age_h, kind="stable"), kind="stable") / (len(g.age_h) + 1.0)
+            key = step + newness  # (q, n): step, then newer first (ranks in [0, 1))
+        else:
+            key = -score
+        part = np.argpartition(key, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
         vals = np.take_along_axis(score, part, axis=1)
         order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
         top = np.take_along_axis(part, order, axis=1)[:, :kk]

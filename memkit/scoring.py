@@ -158,11 +158,18 @@ def top_k(
     if age is None:
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc
         return part[order][:k]
-    best = scores[part].max()
+    # every row that could rank above the k-th under tie_order: same or better step (tie > 0), or a
+    # score equal to the k-th's (tie 0: exact ties go to the newer row, never to argpartition's pick)
+    finite = np.isfinite(scores)
+    best, kth = scores[part].max(), scores[part].min()
     width = tie * abs(best)
-    if width > 0 and k < len(scores):  # a newer memory within a step of the k-th may displace it
-        kth = best - width * (np.floor((best - scores[part].min()) / width) + 1)
-        part = np.flatnonzero(np.isfinite(scores) & (scores > kth))
+    if width > 0:
+        with np.errstate(invalid="ignore"):
+            step = np.floor((best - scores) / width)
+        keep = finite & (step <= np.floor((best - kth) / width))
+    else:
+        keep = finite & (scores >= kth)
+    part = np.flatnonzero(keep)
     return part[tie_order(scores[part], age[part], tie)][:k]
 
 

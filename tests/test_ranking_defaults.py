@@ -171,3 +171,23 @@ def test_a_memory_without_neighbours_borrows_no_score(store: mk.MemoryStore) -> 
     hits = store.search("dog Biscuit", namespace="u", k=2, now=NOW + timedelta(days=4), reinforce=False)
     near = dict(zip(hits["id"], hits["neighbour"], strict=True))
     assert near[lone.id] == 0.0 and near[hit.id] == 0.0  # three days apart: not neighbours
+
+
+def test_an_own_update_leaves_other_writers_proposals_pending(store: mk.MemoryStore) -> None:
+    store.add("lives in Paris", namespace="u", key="city", requester="mallory", now=NOW)
+    alice = store.add(
+        "lives in Lyon", namespace="u", key="city", requester="alice", access="private", now=NOW
+    )
+    assert alice.status == "conflict"
+    mine = store.add("lives in Nice", namespace="u", key="city", requester="mallory", now=NOW + H)
+    assert mine.status == "active" and store.get(alice.id).status == "conflict"  # not wiped by mallory
+
+
+def test_more_near_ties_than_the_shortlist_still_rank_newest_first(store: mk.MemoryStore) -> None:
+    frame = pl.DataFrame({"content": [f"the user likes green tea number{i}" for i in range(100)],
+                          "created_at": [NOW + i * H for i in range(100)]})  # fmt: skip
+    out = store.add_many(frame, namespace="n", now=NOW + 200 * H)
+    hits = store.search("green tea", namespace="n", k=5, now=NOW + 200 * H, reinforce=False)
+    assert hits["id"].to_list() == out["id"].to_list()[::-1][:5]  # the newest five, as tie_order ranks
+    rr = mk.views.Reranker.from_store(store, ["green tea"], namespace="n", now=NOW + 200 * H)
+    assert rr.rank("green tea", mk.Weights(), 5)["id"].to_list() == hits["id"].to_list()

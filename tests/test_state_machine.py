@@ -273,9 +273,14 @@ class StoreMachine(RuleBasedStateMachine):
             return "active", version, [current.id], None
         if policy == "strict":
             return "active", version, [], mk.ConflictError
-        own = writer is not None and writer in (current.owner, current.created_by)  # one source here
-        if policy == "supersede" or (policy == "flag" and own):  # an update of one's own value
+
+        def own(r: Row) -> bool:  # written by this writer (the machine writes from one source)
+            return writer is not None and writer in (r.owner, r.created_by)
+
+        if policy == "supersede":
             return "active", version, [r.id for r in live], None
+        if policy == "flag" and own(current):  # an update of one's own value; others' stay pending
+            return "active", version, [r.id for r in live if own(r)], None
         return (
             "conflict",
             version,

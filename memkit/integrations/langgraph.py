@@ -87,6 +87,7 @@ from ..conflicts import POLICIES
 from ..errors import NotFound, ValidationError
 from ..params import Weights
 from ..schema import ACCESS, Memory, check_choice, check_time
+from ..scoring import tie_order
 from ..store import MemoryStore
 
 __all__ = [
@@ -484,6 +485,7 @@ class MemkitStore(BaseStore):
         rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
         for ns in self._names(tuple(op.namespace_prefix)):
             cur = self._current(ns, now).with_columns(ns=pl.lit(ns), score=pl.lit(None, pl.Float64))
+            every = cur.height  # the store ranks the whole namespace: ask for all of it, then filter
             if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
                 keep = [
                     _matches(_item_value(v, c), flt)
@@ -496,21 +498,24 @@ class MemkitStore(BaseStore):
                 rest.append(cur)
                 continue
             hits = self.store.search(
-                query, namespace=ns, requester=self.requester, k=min(_MAX_K, cur.height),
+                query, namespace=ns, requester=self.requester, k=min(_MAX_K, every),
                 weights=self.weights, min_strength=self.min_strength, now=now, reinforce=False,
             )  # fmt: skip
             hits = hits.select("id", "score", *(c for c in _PARTS if c in hits.columns))
             ranked.append(cur.drop("importance", "score").join(hits, on="id").filter(~pl.col("noindex")))
             rest.append(cur.filter(pl.col("noindex")))
-        order = [pl.col("score").is_null(), pl.col("score"), pl.col("created_at"), pl.col("id")]
-        rows = [f for f in ranked + rest if f.height]
-        page = (
-            pl.concat(rows, how="diagonal_relaxed")
-            .sort(order, descending=[False, True, True, False], nulls_last=True)
-            .slice(offset, limit)
-            .to_dicts()
-            if rows else []
+        hits_all = pl.concat([f for f in ranked if f.height], how="diagonal_relaxed") if any(
+            f.height for f in ranked) else None  # fmt: skip
+        if hits_all is not None:  # memkit's order across namespaces: near ties newest first (tie_order)
+            age = (now - hits_all["created_at"]).dt.total_microseconds().to_numpy() / 3.6e9
+            hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(self.weights.tie))]
+        unranked = [f for f in rest if f.height]
+        tail = (
+            pl.concat(unranked, how="diagonal_relaxed").sort(["created_at", "id"], descending=[True, False])
+            if unranked else None
         )  # fmt: skip
+        parts = [f for f in (hits_all, tail) if f is not None]
+        page = pl.concat(parts, how="diagonal_relaxed").slice(offset, limit).to_dicts() if parts else []
         for ns in dict.fromkeys(r["ns"] for r in page):
             self._refresh(op.refresh_ttl, ns, [r["id"] for r in page if r["ns"] == ns], now)
         return [

@@ -295,7 +295,10 @@ class SearchIndex:
                     full[cand] = score
                 boost = lam * neighbour_score(full, prev, nxt)
                 score = score + (boost if dense else boost[cand])
-            cand = top_k(score, shortlist, n_valid=len(cand)) if dense else cand[top_k(score, shortlist)]
+            # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
+            tie, aged = float(weights.tie), (now_us - ix.created_us[sel]) / _US_PER_HOUR
+            short = top_k(score, shortlist, n_valid=len(cand), age=aged, tie=tie)
+            cand = short if dense else cand[short]
         # exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         if lam > 0:
             around = np.concatenate([prev[cand], nxt[cand]])

@@ -423,3 +423,17 @@ def test_a_graph_remembers_across_threads_and_users(store: mk.MemoryStore) -> No
     assert out["recalled"][0] == "I am allergic to peanuts"
     assert graph.invoke({"message": "allergic?", "recalled": []}, cfg("t4", "bob"))["recalled"] == []
     assert store.count(namespace="memories.alice") == 2
+
+
+def test_a_query_and_a_filter_together_lose_nothing_and_keep_memkits_order(lg: MemkitStore, clock) -> None:
+    for i in range(20):
+        lg.put(
+            ALICE, f"k{i}", {"memory": f"Alice likes green tea, note {i}", "lang": "fr" if i >= 18 else "en"}
+        )
+        clock.tick(minutes=1)
+    both = lg.search(ALICE, query="green tea", filter={"lang": "fr"})
+    assert {h.key for h in both} == {"k18", "k19"}  # the filter is applied to every ranked item
+    direct = lg.store.search("green tea", namespace="memories.alice", k=20, weights=lg.weights, now=clock.t,
+                             reinforce=False)  # fmt: skip
+    want = [decode_label(k) for k in direct["key"].to_list()]
+    assert [h.key for h in lg.search(ALICE, query="green tea", limit=20)] == want  # near ties newest first
