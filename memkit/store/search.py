@@ -131,11 +131,13 @@ class SearchMixin(GuardMixin, ReadMixin):
             if guard:
                 hits, rows = self._guard_hits(hits, rows, namespace, query)
             disputed = self._gate(namespace, requester, statuses=("conflict",), valid_at=now)
-            hits = hits.with_columns(
-                pending=pl.Series(
-                    ix.pending(disputed, epoch_us(now), hits["key"].to_list()), dtype=pl.List(pl.String)
-                )
-            )
+            pending = ix.pending(disputed, epoch_us(now), hits["key"].to_list())
+            texts = list(dict.fromkeys(t for p in pending for t in p))
+            if guard and texts:  # the read-time defence covers what the note would quote, too
+                s = self.screen(texts, namespace=namespace)
+                ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
+                pending = [[t for t in p if t in ok] for p in pending]
+            hits = hits.with_columns(pending=pl.Series(pending, dtype=pl.List(pl.String)))
             ids = hits["id"].to_list()
             if not self.read_only:  # the query is logged as a digest: the log keeps no text
                 with self.transaction():
