@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -48,7 +48,7 @@ from .context import USED_SCHEMA, Context, build_context
 from .errors import ValidationError
 from .llms import EchoLLM, ScriptedLLM  # re-exported: mk.agent.ScriptedLLM
 from .params import Weights, check_number
-from .schema import check_name, check_text, check_time
+from .schema import check_name, check_text, check_time, clock
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -88,15 +88,6 @@ class SessionEnd:
 
     promoted: pl.DataFrame
     consolidation: Any = None
-
-
-def _now_source(now: Any) -> Callable[[], datetime]:
-    if now is None:
-        return lambda: datetime.now(UTC)
-    if callable(now):
-        return lambda: check_time("now", now())  # type: ignore[return-value]
-    fixed = check_time("now", now)
-    return lambda: fixed  # type: ignore[return-value]
 
 
 def _int(name: str, value: Any, lo: int, hi: int) -> int:
@@ -150,7 +141,7 @@ class MemoryAgent:
         self.weights = weights or Weights()
         self.window = _int("window", window, 1, 1000)
         self.budget_chars = _int("budget_chars", budget_chars, 1, 1_000_000)
-        self.clock = _now_source(now)
+        self.clock = clock(now)
         self.forget_threshold = check_number("forget_threshold", forget_threshold, lo=0.0, hi=1.0)
         self.turns: deque[tuple[str, str]] = deque(maxlen=self.window)  # (user, assistant), guarded
         self._turn_ids: deque[frozenset[str]] = deque(maxlen=self.window)  # memories each turn touched

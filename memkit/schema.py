@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -262,6 +262,17 @@ def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | N
     except OverflowError:
         raise ValidationError(name, f"{value.isoformat()} is out of range once converted to UTC") from None
     return value
+
+
+def clock(now: Any) -> Callable[[], datetime]:
+    """A clock from a ``now=`` argument: None is the wall clock, a callable is called (and checked)
+    each time, a datetime is fixed. What long-lived objects (an agent, a LangGraph store) keep."""
+    if now is None:
+        return lambda: datetime.now(UTC)
+    if callable(now):
+        return lambda: check_time("now", now())  # type: ignore[return-value]
+    fixed = check_time("now", now)
+    return lambda: fixed  # type: ignore[return-value]
 
 
 def check_tags(value: Any) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ import math
 import numbers
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
@@ -86,7 +86,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from ..conflicts import POLICIES
 from ..errors import NotFound, ValidationError
 from ..params import Weights
-from ..schema import ACCESS, Memory, check_choice, check_time
+from ..schema import ACCESS, Memory, check_choice, clock
 from ..scoring import tie_order
 from ..store import MemoryStore
 
@@ -294,11 +294,7 @@ class MemkitStore(BaseStore):
         self.fields = tuple(fields)
         self.access = None if access is None else check_choice("access", access, ACCESS)
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
-        self._clock = (
-            (lambda: datetime.now(UTC)) if now is None
-            else (lambda: check_time("now", now())) if callable(now)
-            else (lambda fixed=check_time("now", now): fixed)
-        )  # fmt: skip
+        self._clock = clock(now)
         self.last_writes: tuple[Memory, ...] = ()  # what the last puts wrote (their statuses)
 
     # ------------------------------------------------------------------------- batch
