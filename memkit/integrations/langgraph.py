@@ -52,14 +52,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import math
 import numbers
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import unquote
 
 import polars as pl
 
@@ -68,16 +65,12 @@ try:
         BaseStore,
         GetOp,
         InvalidNamespaceError,
-        Item,
         ListNamespacesOp,
-        MatchCondition,
         Op,
         PutOp,
         Result,
         SearchItem,
         SearchOp,
-        get_text_at_path,
-        tokenize_path,
         validate_op_namespace,
     )
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -89,6 +82,19 @@ from ..params import Weights
 from ..schema import ACCESS, Memory, check_choice, clock
 from ..scoring import tie_order
 from ..store import MemoryStore
+from .langgraph_items import (
+    MemkitItem,
+    MemkitSearchItem,
+    check_filter,
+    decode_label,
+    decode_namespace,
+    encode_label,
+    encode_namespace,
+    item_value,
+    matches,
+    matches_namespace,
+    value_text,
+)
 
 __all__ = [
     "MemkitItem",
@@ -103,156 +109,6 @@ __all__ = [
 NOINDEX = "langgraph:noindex"  # the tag of an item put with index=False
 _MAX_K = 10_000  # memkit's largest search
 _PARTS = ("similarity", "importance", "strength", "recency", "keyword", "neighbour")  # a score's breakdown
-
-
-# ----------------------------------------------------------------------------- names
-def _escaped(c: str, edge: bool) -> bool:
-    return c == "%" or unicodedata.category(c) in ("Cc", "Cs", "Cf") or (edge and c.isspace())
-
-
-def encode_label(label: str) -> str:
-    """A LangGraph label or key as a memkit name: ``%`` and what memkit names refuse become ``%XX``.
-
-    >>> encode_label("alice"), encode_label(" 50% "), encode_label("用户")
-    ('alice', '%2050%25%20', '用户')
-    """
-    last = len(label) - 1
-    return "".join(
-        "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) if _escaped(c, i in (0, last)) else c
-        for i, c in enumerate(label)
-    )
-
-
-def decode_label(name: str) -> str:
-    """The inverse of :func:`encode_label`.
-
-    >>> decode_label("%2050%25%20")
-    ' 50% '
-    """
-    return unquote(name, errors="surrogatepass") if "%" in name else name
-
-
-def encode_namespace(namespace: Sequence[str]) -> str:
-    """``("memories", "alice")`` -> ``"memories.alice"`` (labels hold no ``.``: LangGraph forbids it)."""
-    return ".".join(encode_label(label) for label in namespace)
-
-
-def decode_namespace(name: str) -> tuple[str, ...]:
-    """``"memories.alice"`` -> ``("memories", "alice")``."""
-    return tuple(decode_label(part) for part in name.split("."))
-
-
-# ----------------------------------------------------------------------------- items
-class MemkitItem(Item):
-    """A LangGraph :class:`~langgraph.store.base.Item` that also says what memkit decided:
-    ``memory_id``, ``status`` (``active``, or ``quarantined`` / ``conflict`` when nothing is current
-    yet) and ``pending`` (the status of a newer version not in effect, else None)."""
-
-    __slots__ = ("memory_id", "pending", "status")
-
-    def __init__(self, *, memory_id: str, status: str = "active", pending: str | None = None, **item: Any):
-        super().__init__(**item)
-        self.memory_id, self.status, self.pending = memory_id, status, pending
-
-    def dict(self) -> dict:
-        return {**super().dict(), "memory_id": self.memory_id, "status": self.status, "pending": self.pending}
-
-
-class MemkitSearchItem(SearchItem):
-    """A search hit: ``score`` is memkit's hybrid score, ``breakdown`` its components
-    (``similarity, importance, strength, recency`` and ``keyword`` when weighted)."""
-
-    __slots__ = ("breakdown", "memory_id")
-
-    def __init__(self, *, memory_id: str, breakdown: dict[str, float] | None = None, **item: Any) -> None:
-        super().__init__(**item)
-        self.memory_id, self.breakdown = memory_id, breakdown or {}
-
-    def dict(self) -> dict:
-        return {**super().dict(), "memory_id": self.memory_id, "breakdown": self.breakdown}
-
-
-def _leaves(value: Any) -> list[str]:
-    """Every string and number in a JSON value, in order (the text of ``"$"``)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, bool) or value is None:
-        return []
-    if isinstance(value, (int, float)):
-        return [str(value)]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _leaves(v)]
-    if isinstance(value, (list, tuple)):
-        return [s for v in value for s in _leaves(v)]
-    return []
-
-
-def _text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
-    """The memory text of a value: the strings at ``paths``, one per line (the JSON when none)."""
-    texts: list[str] = []
-    for path in paths:
-        texts += _leaves(value) if path == "$" else get_text_at_path(value, tokenize_path(path))
-    text = "\n".join(t for t in texts if t.strip())
-    return text or json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _item_value(value: Any, content: str) -> dict[str, Any]:
-    """The LangGraph value of a memory: its dict value, or ``{"content": text[, "value": v]}``."""
-    if isinstance(value, str):
-        value = json.loads(value)
-    if isinstance(value, dict):
-        return value
-    return {"content": content} if value is None else {"content": content, "value": value}
-
-
-_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: a == b,
-    "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: a > b,
-    "$gte": lambda a, b: a >= b,
-    "$lt": lambda a, b: a < b,
-    "$lte": lambda a, b: a <= b,
-}
-
-
-def _matches(value: Any, condition: Any) -> bool:
-    """LangGraph's filter semantics (as its JSONB stores): exact match, nested dicts, operators.
-    A comparison with a missing value or an incomparable type is False, never an error."""
-    if isinstance(condition, Mapping):
-        if any(str(k).startswith("$") for k in condition):
-            for op, operand in condition.items():  # the operators were checked by _check_filter
-                try:
-                    if not _OPERATORS[op](value, operand):
-                        return False
-                except TypeError:
-                    return False
-            return True
-        return isinstance(value, Mapping) and all(_matches(value.get(k), c) for k, c in condition.items())
-    return value == condition
-
-
-def _check_filter(flt: Any, top: bool = True) -> None:
-    """A filter is a dict; a dict with ``$`` keys holds only the known operators."""
-    if top and flt is not None and not isinstance(flt, Mapping):
-        raise ValidationError("filter", f"must be a dict, got {type(flt).__name__}")
-    if isinstance(flt, Mapping):
-        for k, v in flt.items():
-            if isinstance(k, str) and k.startswith("$") and k not in _OPERATORS:
-                raise ValidationError("filter", f"unsupported operator {k!r} (use one of {list(_OPERATORS)})")
-            _check_filter(v, top=False)
-
-
-def _matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        part = namespace[: len(path)]
-    elif condition.match_type == "suffix":
-        part = namespace[len(namespace) - len(path) :]
-    else:  # checked by MemkitStore._check
-        return False
-    return all(p in ("*", n) for p, n in zip(path, part, strict=True))
 
 
 # ----------------------------------------------------------------------------- the store
@@ -350,7 +206,7 @@ class MemkitStore(BaseStore):
                 if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
                     raise ValidationError(name, f"must be an int >= 0, got {v!r}")
         if isinstance(op, SearchOp):
-            _check_filter(op.filter)
+            check_filter(op.filter)
             if op.query is not None and not isinstance(op.query, str):
                 raise ValidationError("query", f"must be a str or None, got {type(op.query).__name__}")
         if isinstance(op, ListNamespacesOp):
@@ -393,7 +249,7 @@ class MemkitStore(BaseStore):
                 raise ValidationError("ttl", f"must be a positive number of minutes or None, got {op.ttl!r}")
             until = now + timedelta(minutes=float(op.ttl))
         return self.store.add(
-            _text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),
+            value_text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),
             value=value, requester=self.requester, tags=[NOINDEX] if op.index is False else None,
             valid_until=until, access=self.access, conflict_policy=self.conflict_policy, now=now,
         )  # fmt: skip
@@ -429,7 +285,7 @@ class MemkitStore(BaseStore):
             if m is None:
                 return None
             self._refresh(op.refresh_ttl, ns, [m.id], now)
-            return MemkitItem(memory_id=m.id, value=_item_value(m.value, m.content), created_at=m.created_at,
+            return MemkitItem(memory_id=m.id, value=item_value(m.value, m.content), created_at=m.created_at,
                               updated_at=m.updated_at, **names)  # fmt: skip
         first = versions["created_at"][0]
         newest = versions.row(-1, named=True)
@@ -444,7 +300,7 @@ class MemkitStore(BaseStore):
             return MemkitItem(memory_id=newest["id"], status=pending, pending=pending, value={},
                               created_at=first, updated_at=newest["created_at"], **names)  # fmt: skip
         self._refresh(op.refresh_ttl, ns, [current.id], now)
-        value = _item_value(current.value, current.content)
+        value = item_value(current.value, current.content)
         return MemkitItem(memory_id=current.id, pending=pending, value=value, created_at=first,
                           updated_at=current.created_at, **names)  # fmt: skip
 
@@ -484,8 +340,7 @@ class MemkitStore(BaseStore):
             every = cur.height  # the store ranks the whole namespace: ask for all of it, then filter
             if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
                 keep = [
-                    _matches(_item_value(v, c), flt)
-                    for v, c in zip(cur["value"], cur["content"], strict=True)
+                    matches(item_value(v, c), flt) for v, c in zip(cur["value"], cur["content"], strict=True)
                 ]
                 cur = cur.filter(pl.Series(keep, dtype=pl.Boolean))
             if cur.height == 0:
@@ -519,7 +374,7 @@ class MemkitStore(BaseStore):
                 memory_id=r["id"],
                 namespace=decode_namespace(r["ns"]),
                 key=decode_label(r["key"]) if r["key"] is not None else r["id"],
-                value=_item_value(r["value"], r["content"]),
+                value=item_value(r["value"], r["content"]),
                 created_at=r["first_at"],
                 updated_at=r["created_at"],
                 score=r.get("score"),
@@ -534,7 +389,7 @@ class MemkitStore(BaseStore):
         offset, limit = int(op.offset), int(op.limit)
         spaces = [decode_namespace(name) for name in self._names()]
         for condition in op.match_conditions or ():
-            spaces = [ns for ns in spaces if _matches_namespace(condition, ns)]
+            spaces = [ns for ns in spaces if matches_namespace(condition, ns)]
         if op.max_depth is not None:
             spaces = [ns[: op.max_depth] for ns in spaces]
         return sorted(set(spaces))[offset : offset + limit]
