@@ -143,6 +143,20 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     )
 
 
+def _positions(ids: pl.Series, links: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``ids`` of each id's ``prev`` and ``next`` (``links``: ``id, prev, next``), -1
+    where there is none or it is not among ``ids`` (a neighbour that is not a candidate counts 0)."""
+    if links is None:
+        return np.full(len(ids), -1, np.int64), np.full(len(ids), -1, np.int64)
+    pos = ids.to_frame("id").with_row_index("pos")
+    out = ids.to_frame("id").join(links, on="id", how="left", maintain_order="left")
+    for side in ("prev", "next"):
+        out = out.join(
+            pos.rename({"id": side, "pos": f"{side}_pos"}), on=side, how="left", maintain_order="left"
+        )
+    return tuple(out[f"{s}_pos"].fill_null(-1).cast(pl.Int64).to_numpy() for s in ("prev", "next"))  # type: ignore[return-value]
+
+
 class Reranker:
     """Score components of every candidate of each query, cached, re-ranked for any weights.
 
@@ -171,18 +185,7 @@ class Reranker:
                 f["created_at"].dt.epoch("us").to_numpy() if "created_at" in f.columns else np.zeros(f.height)
             )
             self.age[q] = (written.max(initial=0) - written) / 3.6e9
-            pos = {i: n for n, i in enumerate(f["id"].to_list())}  # a neighbour outside the candidates: -1
-            nb = (neighbours or {}).get(q)
-            links = (
-                dict(zip(nb["id"], zip(nb["prev"], nb["next"], strict=True), strict=True))
-                if nb is not None
-                else {}
-            )
-            pairs = [links.get(i, (None, None)) for i in f["id"].to_list()]
-            self.adjacent[q] = (
-                np.array([pos.get(p, -1) for p, _ in pairs], dtype=np.int64),
-                np.array([pos.get(n, -1) for _, n in pairs], dtype=np.int64),
-            )
+            self.adjacent[q] = _positions(f["id"], (neighbours or {}).get(q))
 
     @classmethod
     def from_store(
