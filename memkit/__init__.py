@@ -10,12 +10,13 @@ vectorized with numpy and polars (:mod:`memkit.decay`, :mod:`memkit.scoring`).
 
 from __future__ import annotations
 
+import importlib
+
 from . import (
+    _moved,
     access,
-    adapters,
     agent,
     analyze,
-    cogx,
     commands,
     conflicts,
     consolidate,
@@ -25,6 +26,7 @@ from . import (
     forget,
     guard,
     portable,
+    schema,
     scoring,
     text,
 )
@@ -43,18 +45,25 @@ from .errors import (
     WriteRefused,
 )
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
+from .portable import adapters, cogx  # mk.adapters, mk.cogx: where they always were
 from .schema import Memory
 from .store import MemoryStore
+from .store import migrations as _store_migrations
 
 __version__ = "0.1.0"
 
+_moved.install()  # old module paths (memkit.adapters, memkit.panel, ...) import the moved modules
+
 _LAZY = ("charts", "views", "widgets")  # Altair and ipywidgets load on first use (seconds, not at import)
+
+# ``memkit.schema.MIGRATIONS`` moved to the store (SQL is the store's); the package root, which sits
+# above every layer, keeps the old name working without the schema importing the store
+schema.MIGRATIONS = _store_migrations.MIGRATIONS  # type: ignore[attr-defined]
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
+    """Lazy submodules (``mk.charts``, ``mk.widgets``) and old module names (``mk.panels``)."""
+    if name in _LAZY or f"{__name__}.{name}" in _moved.MOVED:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'memkit' has no attribute {name!r}")
 

@@ -122,7 +122,7 @@ def _namespace_map(pairs: Sequence[str]) -> dict[str, str]:
 def _run(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from . import adapters, cogx
+    from .portable import adapters, cogx
     from .store import MemoryStore
 
     if args.command == "demo":

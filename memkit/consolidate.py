@@ -59,7 +59,7 @@ import polars as pl
 
 from .errors import ValidationError
 from .params import check_number
-from .text import _CJK, tokenize
+from .text import CJK, tokenize
 
 __all__ = [
     "PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_grouped", "plan_merges", "remerge",
@@ -78,7 +78,7 @@ PLAN_SCHEMA: dict[str, Any] = {
 _EPS = 1e-6  # subtle: float32 dot products round; a cosine "exactly at" the threshold must still merge
 _SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
 _END = re.compile(r"[。！？.!?；;，,\s]+$")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_CHAR = re.compile(f"[{CJK}]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 

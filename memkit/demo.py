@@ -18,11 +18,11 @@ import numpy as np
 import polars as pl
 
 from .agent import MemoryAgent
-from .conversation import SESSION_START, run_conversation, scripted_llm
+from .agent.conversation import SESSION_START, run_conversation, scripted_llm
 from .decay import hours_until
 from .errors import AccessDenied, WriteRefused
 from .params import ForgetParams, Weights
-from .sample import SAMPLE_NOW, load_into, load_sample
+from .portable.sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
 
 __all__ = ["run_demo"]

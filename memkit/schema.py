@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import polars as pl
+
 from .errors import ValidationError
 from .params import check_number
 
@@ -28,6 +30,7 @@ __all__ = [
     "SOURCES",
     "STATUSES",
     "default_layer",
+    "layer_expr",
 ]
 
 LAYERS = ("short_term", "long_term", "episodic")
@@ -76,6 +79,17 @@ def default_layer(importance: float, kind: str) -> str:
     if importance < ADMISSION_MIN_IMPORTANCE:
         return "short_term"
     return "episodic" if kind == "event" else "long_term"
+
+
+def layer_expr(importance: pl.Expr, kind: pl.Expr) -> pl.Expr:
+    """:func:`default_layer` as a polars expression (the same rule, for a whole frame of writes)."""
+    return (
+        pl.when(importance < ADMISSION_MIN_IMPORTANCE)
+        .then(pl.lit("short_term"))
+        .when(kind == "event")
+        .then(pl.lit("episodic"))
+        .otherwise(pl.lit("long_term"))
+    )
 
 
 FINDING_KINDS = ("pii", "secret", "topic", "injection")  # what the guard found (memkit.guard)
@@ -327,12 +341,3 @@ def check_count(name: str, value: Any) -> int:
 
 # Columns of `memories` in table order, without the embedding (what frames and records carry).
 MEMORY_COLUMNS = tuple(Memory.__dataclass_fields__) + ("content_hash",)
-
-
-def __getattr__(name: str) -> object:
-    """``memkit.schema.MIGRATIONS`` moved to :mod:`memkit.store.migrations` (SQL is the store's)."""
-    if name == "MIGRATIONS":
-        from .store.migrations import MIGRATIONS
-
-        return MIGRATIONS
-    raise AttributeError(f"module 'memkit.schema' has no attribute {name!r}")

@@ -29,11 +29,25 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["IRREGULAR", "STOPWORDS", "light_stem", "normalize", "s_stem", "tokenize"]
+import polars as pl
+
+__all__ = [
+    "CJK",
+    "INVISIBLE",
+    "IRREGULAR",
+    "STOPWORDS",
+    "fold",
+    "light_stem",
+    "normalize",
+    "normalize_expr",
+    "s_stem",
+    "strip_invisible",
+    "tokenize",
+]
 
 # CJK unified ideographs (+ extension A), kana and hangul: scripts written without spaces.
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)", re.UNICODE)
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+)", re.UNICODE)
 _VOWEL = re.compile(r"[aeiouy]")
 _VC = re.compile(r"v+c+")
 _SHORT_CVC = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")  # one syllable ending consonant-vowel-consonant
@@ -81,9 +95,84 @@ IRREGULAR: dict[str, str] = {
 }
 
 
-def normalize(text: str) -> str:
-    """NFKC-normalize and case-fold: ``"ＰＹＴＨＯＮ ３" -> "python 3"``."""
-    return unicodedata.normalize("NFKC", text).casefold()
+# ----------------------------------------------------------------------------- normalization
+# memkit's one text normalizer. Every module that compares texts (tokenizer, BM25, the hash embedder,
+# command and admission patterns, the guard's rules) normalizes here, in one of two forms:
+# - normalize(): NFKC (full-width ＡＢＣ１２３ -> ABC123, ligatures and compatibility forms resolved),
+#   then optional case folding, whitespace collapsing and trimming of trailing punctuation;
+# - fold(): the same NFKC mapping restricted to characters that map to exactly one character, so
+#   every offset stays in place (the guard finds a span in the folded text and redacts the original).
+
+
+def normalize(text: str, *, casefold: bool = True, collapse: bool = False, trim: str = "") -> str:
+    """NFKC-normalize ``text``; ``casefold`` it (default), ``collapse`` whitespace runs to one space and
+    strip the ends, and strip the characters of ``trim`` (and spaces) from its end.
+
+    >>> normalize("ＰＹＴＨＯＮ ３")
+    'python 3'
+    >>> normalize("  记住：我喜欢茶。 ", casefold=False, collapse=True, trim="。")
+    '记住:我喜欢茶'
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if casefold:
+        text = text.casefold()
+    if collapse:
+        text = _SPACE.sub(" ", text.replace("\u2019", "'")).strip()
+    if trim:
+        text = text.rstrip(trim).strip()
+    return text
+
+
+def normalize_expr(col: str, *, casefold: bool = True, collapse: bool = False, trim: str = "") -> pl.Expr:
+    """:func:`normalize` as a polars expression over column ``col`` (the same result, vectorized;
+    ``casefold`` lowercases, as polars has no full case folding: they differ on a few letters, ß)."""
+    expr = pl.col(col).str.normalize("NFKC")
+    if casefold:
+        expr = expr.str.to_lowercase()
+    if collapse:
+        expr = (
+            expr.str.replace_all("\u2019", "'", literal=True).str.replace_all(r"\s+", " ").str.strip_chars()
+        )
+    if trim:
+        expr = expr.str.strip_chars_end(trim).str.strip_chars()
+    return expr
+
+
+def _fold_table() -> dict[int, int]:
+    """Characters whose NFKC form is one (different) character: a 1:1, offset-preserving fold."""
+    table = {}
+    for lo, hi in ((0x00A0, 0x00BF), (0x2000, 0x33FF), (0xFE30, 0xFFEF)):
+        for cp in range(lo, hi + 1):
+            n = unicodedata.normalize("NFKC", chr(cp))
+            if len(n) == 1 and n != chr(cp):
+                table[cp] = ord(n)
+    return table
+
+
+FOLD = _fold_table()
+"""Code point -> code point: the one-character NFKC mappings :func:`fold` applies."""
+# zero-width, bidi controls, word joiners, BOM and Unicode tag characters: text a human never sees
+INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+_INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
+_SPACE = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """The NFKC width fold, offset-preserving (same length as ``text``).
+
+    >>> fold("电话：１３８")
+    '电话:138'
+    """
+    return text.translate(FOLD)
+
+
+def strip_invisible(text: str) -> tuple[str, list[int] | None]:
+    """``text`` without invisible characters, and the map from new offsets to old ones (None when
+    nothing was removed)."""
+    if not _INVISIBLE_RE.search(text):
+        return text, None
+    keep = [i for i, c in enumerate(text) if not _INVISIBLE_RE.match(c)]
+    return "".join(text[i] for i in keep), keep
 
 
 def s_stem(word: str) -> str:

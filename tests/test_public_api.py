@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import memkit as mk
+from memkit._moved import MOVED
 
 PACKAGE_DIR = Path(mk.__file__).parent
 # DESIGN.md: "submodules are attributes of the package" (some may not be written yet)
@@ -42,13 +43,13 @@ def test_all_equals_the_exported_classes_and_functions() -> None:
 def test_modules_in_all_are_memkit_submodules() -> None:
     for n in mk.__all__:
         v = getattr(mk, n)
-        if isinstance(v, types.ModuleType):
-            assert v.__name__ == f"memkit.{n}"
+        if isinstance(v, types.ModuleType):  # mk.adapters moved to memkit.portable.adapters: same object
+            assert v.__name__ == MOVED.get(f"memkit.{n}", f"memkit.{n}")
 
 
 @pytest.mark.parametrize("name", DESIGN_SUBMODULES)
 def test_design_submodules_that_exist_are_exported(name: str) -> None:
-    if not (PACKAGE_DIR / f"{name}.py").exists():
+    if not (PACKAGE_DIR / f"{name}.py").exists() and not (PACKAGE_DIR / name / "__init__.py").exists():
         pytest.skip(f"memkit/{name}.py is not written yet")
     assert name in mk.__all__
     assert isinstance(getattr(mk, name), types.ModuleType)

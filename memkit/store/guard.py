@@ -27,8 +27,8 @@ import polars as pl
 
 from ..errors import WriteRefused
 from ..guard import lesson_similarity, screen_many
-from ..guard_fields import screen_fields, strictest
-from ..guard_rules import LESSON
+from ..guard.fields import screen_fields, strictest
+from ..guard.rules import LESSON
 from ..schema import check_name, check_text
 from .audit import AuditMixin
 from .vectors import VectorsMixin

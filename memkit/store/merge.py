@@ -21,7 +21,7 @@ import polars as pl
 from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, strength_expr
 from ..errors import ValidationError
-from ..rows import build_rows
+from ..portable.rows import build_rows
 from ..schema import check_name
 from .pipeline import PipelineMixin
 from .read import ReadMixin

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .. import portable
+from ..portable import jsonl as portable
 from ..embed import l2_normalize
 from ..errors import ValidationError
-from ..fields import fail
 from ..guard import identity, is_rule_message
-from ..rows import new_id
+from ..portable.fields import fail
+from ..portable.rows import new_id
 from ..schema import check_choice, check_name
 from .audit import digest, scrub
 from .files import is_database

@@ -22,7 +22,7 @@ import polars as pl
 
 from ..errors import NotFound, ValidationError
 from ..guard import identity
-from ..rows import new_id
+from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
 from .pipeline import PipelineMixin
 

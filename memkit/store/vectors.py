@@ -22,7 +22,7 @@ import polars as pl
 
 from ..embed import Embedder, content_hash, l2_normalize
 from ..errors import ValidationError
-from ..portable import arrow_batch
+from ..portable.jsonl import arrow_batch
 from .core import StoreCore
 from .index import SearchIndex
 

@@ -17,7 +17,7 @@ import polars as pl
 
 from ..conflicts import POLICIES
 from ..errors import ValidationError
-from ..rows import build_rows
+from ..portable.rows import build_rows
 from ..schema import Memory, check_choice, check_name
 from .pipeline import PipelineMixin
 

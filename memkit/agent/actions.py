@@ -1,0 +1,193 @@
+"""What each memory command does to the store (the commands themselves are parsed in
+:mod:`memkit.commands`).
+
+=========== =====================================================================================
+op          store operation
+=========== =====================================================================================
+remember    ``store.add`` in ``long_term``, importance 0.9, protected, kind from the text; a stated
+            preference on a known topic is a keyed write (``preference.drink``) that supersedes
+            the old value
+forget      ``store.search`` for the payload (similarity and keyword, no reinforcement); every hit
+            scoring at least ``threshold`` is deleted with all versions of its key. An explicit
+            user forget overrides ``protected`` (it is the user's data; protection only stops
+            *automatic* forgetting). Memories the requester may not modify are kept and reported.
+delete_last the newest memory this requester added to this namespace that still exists and is more
+            than an ordinary turn (importance >= the 0.3 admission gate, or a durable layer) is
+            deleted; found from the audit log, so it works across sessions and processes
+show        the active memories of the namespace the requester may read that are more than ordinary
+            turns (those fade from short-term memory by themselves), durable layers first
+=========== =====================================================================================
+
+Every operation returns a frame ``id, content, kind, key, layer, action`` (``added``, ``deleted``,
+``kept``, ``listed``) describing what it touched, so an agent can confirm it and a test can check it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from .. import access as acl
+from ..commands import Command, admit
+from ..errors import NotFound, ValidationError
+from ..guard import identity
+from ..params import Weights, check_number
+from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
+
+__all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "confirm", "execute"]
+
+ACTION_SCHEMA = {
+    "id": pl.String,
+    "content": pl.String,
+    "kind": pl.String,
+    "key": pl.String,
+    "layer": pl.String,
+    "action": pl.String,
+}
+# forget matches on wording: lexical and embedding similarity count equally; importance and recency not
+# what a "forget X" command matches: the memory that says X, never a neighbour of it
+FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
+_FORGET_K = 20  # at most this many memories erased by one forget command
+# more than an ordinary turn: past the admission gate, or in a durable layer
+_NOTABLE = (pl.col("importance") >= ADMISSION_MIN_IMPORTANCE) | (pl.col("layer") != "short_term")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LAYER_ORDER = {"long_term": 0, "episodic": 1, "short_term": 2}
+
+
+def _frame(rows: list[dict[str, Any]], action: str) -> pl.DataFrame:
+    return pl.DataFrame(
+        [{**{c: r.get(c) for c in ACTION_SCHEMA if c != "action"}, "action": action} for r in rows],
+        schema=ACTION_SCHEMA,
+    )
+
+
+def execute(
+    command: Command,
+    store: Any,
+    *,
+    namespace: str,
+    requester: str | None,
+    now: datetime,
+    threshold: float = 0.6,
+    tags: tuple[str, ...] = (),
+) -> pl.DataFrame:
+    """Apply ``command`` to ``store`` in ``namespace`` as ``requester`` -> what it touched.
+
+    ``threshold`` is the forget match score (``FORGET_WEIGHTS``: 0.5·similarity + 0.5·keyword) a
+    memory needs to be erased; ``tags`` are added to a remembered memory.
+    """
+    if not isinstance(command, Command):
+        raise ValidationError("command", f"must be a memkit.commands.Command, got {type(command).__name__}")
+    threshold = check_number("threshold", threshold, lo=0.0, hi=1.0)
+    # compared with stored owners, creators and audit requesters below: the name as the store keeps it
+    requester = None if requester is None else identity(check_name("requester", requester))
+    if command.op == "remember":
+        a = admit(command.raw)
+        m = store.add(
+            command.text, namespace=namespace, requester=requester, layer="long_term", kind=a.kind,
+            importance=a.importance, protected=True, source="user", key=a.key, tags=list(tags),
+            conflict_policy="supersede" if a.key else None, now=now,
+        )  # fmt: skip
+        return _frame([m.to_dict()], "added")
+    if command.op == "forget":
+        return _forget(command.text, store, namespace, requester, now, threshold)
+    if command.op == "delete_last":
+        return _delete_last(store, namespace, requester, now)
+    if command.op == "show":
+        held = (  # what a search at `now` could recall: active, readable, and valid at `now`
+            (pl.col("status") == "active") & acl.readable_expr(requester) & _NOTABLE
+            & (pl.col("created_at") <= now)
+            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
+        )  # fmt: skip
+        mine = store.frame(namespace).filter(held)
+        mine = mine.sort(pl.col("layer").replace_strict(_LAYER_ORDER, default=3), pl.col("created_at"))
+        return _frame(mine.to_dicts(), "listed")
+    raise ValidationError("command.op", f"unknown op {command.op!r}")
+
+
+def _forget(
+    query: str, store: Any, namespace: str, requester: str | None, now: datetime, threshold: float
+) -> pl.DataFrame:
+    hits = store.search(
+        query, namespace=namespace, requester=requester, k=_FORGET_K, weights=FORGET_WEIGHTS, now=now,
+        min_strength=0.0, reinforce=False,
+    )  # fmt: skip
+    hits = hits.filter(pl.col("score") >= threshold)
+    if hits.is_empty():
+        return _frame([], "deleted")
+    # every version of a matched key goes too: a superseded value is still the user's data
+    frame = store.frame(namespace)
+    keys = hits["key"].drop_nulls().unique()
+    doomed = frame.filter(pl.col("id").is_in(hits["id"].implode()) | pl.col("key").is_in(keys.implode()))
+    doomed = doomed.filter(acl.readable_expr(requester))  # never report what the requester may not read
+    allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
+    doomed = doomed.with_columns(_ok=allowed)
+    gone = doomed.filter("_ok")
+    with store.transaction():  # all or nothing, and the file is compacted once
+        for memory_id in gone["id"].to_list():  # one erasure per matched memory (a handful at most)
+            try:
+                store.delete(memory_id, namespace=namespace, requester=requester, now=now)
+            except NotFound:  # went with a merge it belonged to
+                continue
+    return pl.concat(
+        [_frame(gone.to_dicts(), "deleted"), _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept")]
+    )
+
+
+def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
+    adds = store.audit(namespace, op="add")
+    mine = adds.filter(pl.col("requester").eq_missing(requester)).sort("seq", descending=True)
+    frame = store.frame(namespace)
+    notable = frame.filter(_NOTABLE)
+    alive = mine.join(
+        notable.select("id"), left_on="memory_id", right_on="id", how="semi", maintain_order="left"
+    )
+    if alive.is_empty():
+        return _frame([], "deleted")
+    memory_id = alive["memory_id"][0]
+    row = frame.filter(pl.col("id") == memory_id).to_dicts()[0]
+    try:
+        store.delete(memory_id, namespace=namespace, requester=requester, now=now)
+    except NotFound:  # erased meanwhile by another writer
+        return _frame([], "deleted")
+    return _frame([row], "deleted")
+
+
+def confirm(command: Command, affected: pl.DataFrame) -> str:
+    """A short confirmation of a carried-out command, in the language of its command words.
+
+    >>> confirm(Command("delete_last", "", "undo that"), pl.DataFrame(schema=ACTION_SCHEMA))
+    'I found no matching memory to delete.'
+    """
+    zh = bool(_CJK.search(command.raw.replace(command.text, "")))  # the language of the command words
+    n = affected.filter(pl.col("action") == ("listed" if command.op == "show" else "deleted")).height
+    if command.op == "remember":
+        return f"好的，我记住了：{command.text}" if zh else f"OK, I'll remember: {command.text}"
+    if command.op == "show":
+        items = affected["content"].to_list()
+        if not items:
+            return "我还没有记住关于你的任何事。" if zh else "I don't remember anything about you yet."
+        head = f"我记得关于你的 {n} 件事：" if zh else f"I remember {n} things about you:"
+        return head + "\n" + "\n".join(f"- {c}" for c in items)
+    kept = affected.filter(pl.col("action") == "kept").height
+    if n == 0 and kept == 0:
+        return "没有找到要删除的记忆。" if zh else "I found no matching memory to delete."
+    if n == 0:
+        return (
+            f"找到 {kept} 条相关记忆，但不属于我，未删除。"
+            if zh
+            else f"{kept} matching memories are not mine to delete."
+        )
+    what = (
+        "、".join(affected.filter(pl.col("action") == "deleted")["content"].to_list())
+        if zh
+        else "; ".join(affected.filter(pl.col("action") == "deleted")["content"].to_list())
+    )
+    text = f"已删除 {n} 条记忆：{what}" if zh else f"Deleted {n} memor{'y' if n == 1 else 'ies'}: {what}"
+    if kept:
+        text += f"（另有 {kept} 条不属于我，未删除）" if zh else f" ({kept} not mine to delete, kept)"
+    return text

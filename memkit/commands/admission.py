@@ -1,0 +1,245 @@
+"""The admission rule: what a chat turn should keep in memory, and where.
+
+**What should be kept?** :func:`admit` (one text) and :func:`admit_many` (a polars frame, for
+importers) apply the articles' admission rules, first match wins:
+
+================= ======= ============ ========== =========== ===========================================
+rule              store   layer        kind       importance  example
+================= ======= ============ ========== =========== ===========================================
+empty / filler    no      short_term   event      0.0         嗯 · 好的 · ok · thanks · 哈哈
+other command     no      short_term   event      0.0         forget / delete / show: not a memory
+system message    no      short_term   instruction 0.0        a system prompt is not about the user
+explicit remember yes     long_term    (by text)  0.9 + prot. 记住我对花生过敏
+question          yes     short_term   event      0.2         我平时喜欢喝什么？
+preference        yes     long_term    preference 0.7         我喜欢… · I prefer… (user turns only)
+commitment        yes     long_term    decision   0.7         I'll… · 我打算… · 下周三之前…
+personal fact     yes     long_term    fact       0.6         我叫… · I live in… · 对花生过敏 (user only)
+named entity      yes     long_term    fact       0.5         met Alice at Acme · 《三体》 · …公司
+ordinary          yes     short_term   event      0.2         everything else
+================= ======= ============ ========== =========== ===========================================
+
+``store=False`` means the text is never written to the store (it may still sit in an agent's
+recent-turn buffer). The layer is not a rule of its own: it is :func:`memkit.schema.default_layer` of
+the rule's importance and kind (the one admission rule every write without a layer follows), which
+is why everything below importance 0.3 is short-term, tool turns included. The rules are lexical patterns:
+they are cheap and predictable, and they miss paraphrases an LLM judge would catch.
+
+Both forms run the same regular expressions (Python's ``re`` and polars' Rust engine understand the
+same subset used here), and a test checks that they agree.
+
+>>> a = admit("I prefer window seats")
+>>> a.layer, a.kind, a.importance
+('long_term', 'preference', 0.7)
+>>> admit("好的！").store
+False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..errors import ValidationError
+from ..schema import default_layer, layer_expr
+from . import patterns as _in
+from .parser import is_question, parse
+
+__all__ = ["Admission", "ROLES", "admit", "admit_many"]
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the admission rule decides for one message (see the module docstring's table).
+
+    ``store`` is False when the text must not be written at all (filler, a command, a system
+    prompt); otherwise ``layer``, ``kind``, ``importance`` and ``protected`` are the write's fields and
+    ``reason`` names the rule that fired.
+    """
+
+    store: bool
+    layer: str
+    kind: str
+    importance: float
+    protected: bool
+    reason: str
+    key: str | None = None  # preference.<topic> for a preference on a known topic (see intents)
+
+
+# (reason, store, kind, importance, protected), in order of precedence; the layer follows from
+# importance and kind by schema.default_layer
+_RULES = (
+    ("empty", False, "event", 0.0, False),
+    ("filler", False, "event", 0.0, False),
+    ("system message", False, "instruction", 0.0, False),
+    ("command", False, "event", 0.0, False),
+    ("explicit remember", True, "fact", 0.9, True),  # kind refined from the text below
+    ("question", True, "event", 0.2, False),
+    ("stated preference", True, "preference", 0.7, False),
+    ("commitment", True, "decision", 0.7, False),
+    ("personal fact", True, "fact", 0.6, False),
+    ("named entity", True, "fact", 0.5, False),
+    ("ordinary turn", True, "event", 0.2, False),
+)
+_RULE_FRAME = pl.DataFrame(
+    [r for r in _RULES],
+    schema=["reason", "store", "kind", "importance", "protected"],
+    orient="row",
+).with_row_index("_rule")
+
+
+def _any(expr: pl.Expr, patterns: Sequence[str], *, ignore_case: bool = True) -> pl.Expr:
+    """Does any of ``patterns`` match? Word boundaries are ASCII ones, as with ``re.ASCII``: the
+    Unicode ``\\b`` would push Rust's regex engine off its fast DFA on Chinese text (~30x slower)."""
+    flag = "(?i)" if ignore_case else ""
+    return pl.any_horizontal([expr.str.contains(flag + p.replace(r"\b", r"(?-u:\b)")) for p in patterns])
+
+
+def _command_expr(norm: pl.Expr, question: pl.Expr) -> pl.Expr:
+    """The op :func:`parse` would return, as an expression over normalized text (null: no command)."""
+    out = pl.lit(None, dtype=pl.String)
+    for op in reversed(_in.ORDER):  # built inside out, so the first op of _in.ORDER wins
+        hit = _any(norm, _in.COMMANDS[op])
+        if op in _in.NOT_COMMANDS:
+            hit = hit & ~_any(norm, _in.NOT_COMMANDS[op])
+        if op in ("remember", "forget"):
+            hit = hit & ~question
+        out = pl.when(hit).then(pl.lit(op)).otherwise(out)
+    return out
+
+
+def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "user") -> pl.DataFrame:
+    """Admission for many messages at once -> a frame ``text, role, store, layer, kind, importance,
+    protected, reason, key`` (one row per message, in order). Vectorized: the rules run as polars
+    expressions, so importing thousands of chat messages costs one pass per rule.
+
+    >>> texts = ["嗯嗯", "我喜欢喝美式咖啡", "记住我对花生过敏"]
+    >>> admit_many(texts).select("store", "layer", "kind", "importance")
+    shape: (3, 4)
+    ┌───────┬────────────┬────────────┬────────────┐
+    │ store ┆ layer      ┆ kind       ┆ importance │
+    │ ---   ┆ ---        ┆ ---        ┆ ---        │
+    │ bool  ┆ str        ┆ str        ┆ f64        │
+    ╞═══════╪════════════╪════════════╪════════════╡
+    │ false ┆ short_term ┆ event      ┆ 0.0        │
+    │ true  ┆ long_term  ┆ preference ┆ 0.7        │
+    │ true  ┆ long_term  ┆ fact       ┆ 0.9        │
+    └───────┴────────────┴────────────┴────────────┘
+    """
+    values = texts.to_list() if isinstance(texts, pl.Series) else texts
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ValidationError("texts", f"must be a sequence of str, got {type(texts).__name__}")
+    for i, t in enumerate(values):
+        if not isinstance(t, str):
+            raise ValidationError("texts", f"row {i} must be a str, got {type(t).__name__}")
+    role_list = [roles] * len(values) if isinstance(roles, str) else list(roles)
+    if len(role_list) != len(values):
+        raise ValidationError("roles", f"has {len(role_list)} entries for {len(values)} texts")
+    for i, r in enumerate(role_list):
+        if r not in ROLES:
+            raise ValidationError("roles", f"row {i} must be one of {ROLES}, got {r!r}")
+    given = pl.DataFrame(
+        {"text": list(values), "role": role_list}, schema={"text": pl.String, "role": pl.String}
+    )
+    df = given.unique(maintain_order=True)  # chat logs repeat themselves ("ok", "thanks"): decide once
+    raw = pl.col("text").str.normalize("NFKC").str.strip_chars()
+    # materialized once: every pattern below reads these two columns (~40 patterns)
+    df = df.with_columns(_norm=_in.norm_expr("text"), _raw=raw)
+    norm = pl.col("_norm")
+    question = _any(pl.col("_raw"), [_in.QUESTION]) & ~_any(pl.col("_raw"), [_in.REQUEST])
+    df = df.with_columns(_question=question)
+    question = pl.col("_question")
+    user, role = pl.col("role") == "user", pl.col("role")
+    pref, commit = _any(norm, [_in.PREFERENCE]), _any(norm, [_in.COMMITMENT])
+    conds = [
+        norm == "",
+        _any(norm, [_in.FILLER]),
+        role == "system",
+        pl.col("_cmd").is_not_null() & (pl.col("_cmd") != "remember") & user,
+        (pl.col("_cmd") == "remember") & user,
+        question,
+        pref & user,
+        commit & role.is_in(["user", "assistant"]),
+        _any(norm, [_in.FACT]) & user,
+        _any(norm, [_in.ENTITY], ignore_case=False) & user,
+    ]
+    rule = pl.lit(len(_RULES) - 1, dtype=pl.UInt32)
+    for i in reversed(range(len(conds))):
+        rule = pl.when(conds[i]).then(pl.lit(i, dtype=pl.UInt32)).otherwise(rule)
+    out = (
+        df.with_columns(_cmd=_command_expr(norm, question))
+        .with_columns(_rule=rule, _pref=pref, _commit=commit)
+        .join(_RULE_FRAME, on="_rule", how="left", maintain_order="left")
+    )
+    # an explicit remember keeps the kind its text states: 记住我喜欢… is a preference
+    remembered = pl.col("reason") == "explicit remember"
+    kind = (
+        pl.when(remembered & pl.col("_pref"))
+        .then(pl.lit("preference"))
+        .when(remembered & pl.col("_commit"))
+        .then(pl.lit("decision"))
+        .otherwise(pl.col("kind"))
+    )
+    out = out.with_columns(kind=kind).with_columns(layer=layer_expr(pl.col("importance"), pl.col("kind")))
+    topic = pl.lit(None, dtype=pl.String)
+    for name, pattern in reversed(_in.PREFERENCE_TOPICS):
+        topic = pl.when(_any(norm, [pattern])).then(pl.lit(f"preference.{name}")).otherwise(topic)
+    prefs = out.filter(pl.col("kind") == "preference").select("text", "role", key=topic)  # few rows
+    cols = ["text", "role", "store", "layer", "kind", "importance", "protected", "reason", "key"]
+    out = out.join(prefs, on=["text", "role"], how="left").select(cols)
+    return given.join(out, on=["text", "role"], how="left", maintain_order="left")
+
+
+def admit(text: str, *, role: str = "user") -> Admission:
+    """The admission decision for one message (``role``: user, assistant, system or tool): the same
+    rules as :func:`admit_many`, run with Python's ``re`` (a test keeps the two in agreement).
+
+    >>> a = admit("记住我对花生过敏")
+    >>> a.store, a.layer, a.kind, a.importance, a.protected, a.reason
+    (True, 'long_term', 'fact', 0.9, True, 'explicit remember')
+    >>> admit("我打算下周三之前交报告").kind, admit("今天天气不错").layer
+    ('decision', 'short_term')
+    """
+    if not isinstance(text, str):
+        raise ValidationError("text", f"must be a str, got {type(text).__name__}")
+    if role not in ROLES:
+        raise ValidationError("role", f"must be one of {ROLES}, got {role!r}")
+    norm = _in.norm(text)
+    user = role == "user"
+    cmd = parse(text) if user and norm else None
+    pref = _RE["preference"].search(norm) is not None
+    commit = _RE["commitment"].search(norm) is not None
+    conds = [
+        norm == "",
+        _RE["filler"].search(norm) is not None,
+        role == "system",
+        cmd is not None and cmd.op != "remember",
+        cmd is not None and cmd.op == "remember",
+        is_question(text),
+        pref and user,
+        commit and role in ("user", "assistant"),
+        user and _RE["fact"].search(norm) is not None,
+        user and _RE["entity"].search(norm) is not None,
+    ]
+    rule = next((i for i, c in enumerate(conds) if c), len(_RULES) - 1)
+    reason, store, kind, importance, protected = _RULES[rule]
+    if reason == "explicit remember":
+        kind = "preference" if pref else "decision" if commit else kind
+    key = None
+    if kind == "preference":
+        key = next((f"preference.{name}" for name, p in _TOPICS if p.search(norm)), None)
+    return Admission(store, default_layer(importance, kind), kind, importance, protected, reason, key)
+
+
+_RE = {
+    "filler": re.compile(_in.FILLER, _in.FLAGS),
+    "preference": re.compile(_in.PREFERENCE, _in.FLAGS),
+    "commitment": re.compile(_in.COMMITMENT, _in.FLAGS),
+    "fact": re.compile(_in.FACT, _in.FLAGS),
+    "entity": re.compile(_in.ENTITY, re.ASCII),
+}
+_TOPICS = [(name, re.compile(p, _in.FLAGS)) for name, p in _in.PREFERENCE_TOPICS]

@@ -1,0 +1,206 @@
+"""The lexical patterns behind :mod:`memkit.commands`: memory commands and admission rules.
+
+Pure data (regular expressions) plus the text normalization they are matched on. Every pattern is
+written in the subset of regex syntax that Python's ``re`` and polars' Rust engine read the same way
+(no look-arounds, no back-references), because :func:`memkit.commands.parse` runs them one text at
+a time and :func:`memkit.commands.admit_many` runs them as polars expressions over a whole column.
+
+Command patterns are matched on the text as :func:`norm` gives it (memkit's one normalizer,
+:func:`memkit.text.normalize`: NFKC, whitespace collapsed, trailing punctuation removed) ignoring
+case; ``ENTITY`` is the one case-sensitive pattern (it looks for capitals).
+
+>>> norm("  记住：我喜欢茶。 ")
+'记住:我喜欢茶'
+>>> [topic for topic, _ in PREFERENCE_TOPICS][:3]
+['drink', 'food', 'music']
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from ..text import normalize, normalize_expr
+
+# Matched on the NFKC form, stripped, whitespace collapsed, trailing punctuation removed, ignoring case.
+# Matched on the NFKC form, stripped, whitespace collapsed, trailing punctuation removed, ignoring case.
+_PZ = r"(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
+_PE = r"(?:(?:please|pls|hey|ok|okay|can you|could you|would you|will you|assistant)[,\s]+)*"
+_DEL_ZH = r"(?:删除|删掉|删了|去掉|撤销|撤回|不要了|别记了|不要记了|忘了|忘掉)"
+_LAST_ZH = r"(?:刚才|刚刚|上一|最后一|最近一|前一)(?:那|一)?(?:条|个|句)?(?:记忆|记录|内容|说的|的)?"
+_LAST_EN = (
+    r"(?:the\s+|that\s+|your\s+)?(?:last|latest|previous|most recent)"
+    r"(?:\s+(?:memory|one|thing|entry|note|item|record))?(?:\s+you\s+(?:saved|stored|wrote|remembered|made))?"
+)
+
+COMMANDS: dict[str, list[str]] = {
+    "delete_last": [
+        rf"^{_PZ}(?:把)?{_DEL_ZH}\s*{_LAST_ZH}\s*(?:吧)?$",
+        rf"^{_PZ}(?:把)?{_LAST_ZH}\s*(?:给我)?{_DEL_ZH}\s*(?:吧)?$",
+        r"^(?:撤销|撤回)(?:一下)?$",
+        rf"^{_PZ}(?:不要|别|不用)(?:再)?(?:记住|记得|记下|记录|记)\s*(?:这个|这条|这句|那个|那条|刚才(?:那条|那句|说的|的)?)$",
+        rf"^{_PE}(?:don't|do not) (?:remember|store|save|keep) (?:that|this)$",
+        rf"^{_PE}(?:delete|remove|erase|forget|undo|drop|discard|scratch)\s+{_LAST_EN}$",
+        rf"^{_PE}(?:undo|undo that|scratch that|forget that|delete that|forget what i just said)$",
+    ],
+    "show": [
+        r"^(?:关于我\s*[,]?\s*)?(?:你|您)?(?:都|还|到底|现在)?(?:记得|记住了|知道|记着|存了|保存了|记录了)"
+        r"(?:关于)?我?(?:的)?(?:一些|些)?(?:什么|哪些|多少)(?:事情|事|东西|信息|内容)?(?:呢|吗|啊)?$",
+        r"^(?:请)?(?:列出|显示|查看|看看|看一下|展示)(?:一下)?(?:你|我的|你的)?(?:记得的|保存的)?(?:所有)?"
+        r"(?:关于我的)?(?:记忆|回忆|信息)$",
+        rf"^{_PE}what (?:do|did|else do) you (?:remember|know|recall) about me$",
+        rf"^{_PE}what have you (?:remembered|stored|saved|learned|learnt) about me$",
+        rf"^{_PE}what(?: do you have|'s| is) in your memory(?: about me)?$",
+        rf"^{_PE}(?:show|list|display|tell)(?: me)? (?:my|your|all)(?: stored| saved)? memories"
+        r"(?: about me)?$",
+        rf"^{_PE}(?:show|tell) me what you (?:remember|know) about me$",
+    ],
+    "remember": [
+        rf"^{_PZ}(?:帮我)?(?:记住|记下来|记下|记一下|记着|牢记|记录一下)\s*[:,、]?\s*(?P<text>[^\s:,、].*)$",
+        r"^(?:请|你要|一定要|要)记得\s*[:,]?\s*(?P<text>[^\s:,、].*)$",
+        rf"^{_PE}(?:remember|note|keep in mind|don't forget|do not forget|make a note|memorize)"
+        r"(?: this)?(?: that|:)\s*(?P<text>[^\s:,、].*)$",
+        r"^(?:please|pls)[,\s]+(?:remember|memorize|note)\s*:?\s+(?P<text>[^\s:,、].*)$",
+        r"^(?:remember|memorize)\s+(?P<text>(?:i|i'm|i've|i'd|my|we|we're|our|me)\b.+)$",
+    ],
+    "forget": [
+        r"^(?:请|麻烦|你|您|帮我)(?:\s*(?:请|麻烦|你|您|帮我))*\s*(?:忘掉|忘记|忘了)(?:关于)?\s*[:,]?\s*"
+        r"(?P<text>[^\s:,、].*)$",
+        r"^忘掉(?:关于)?\s*[:,]?\s*(?P<text>[^\s:,、].*)$",
+        r"^(?:忘了|忘记)(?:关于)?\s*[:,]?\s*(?P<text>(?:我|关于|刚才|那|这|之前|以前|上次).+)$",
+        r"^(?:忘了|忘记)\s*(?P<text>[^\s:,、].*?)吧$",
+        rf"^{_PZ}(?:不要|别|不用|不必|无需)(?:再)?(?:记住|记得|记下|记录|记)(?:关于)?\s*[:,]?\s*"
+        r"(?P<text>[^\s:,、].*)$",
+        rf"^{_PZ}把(?P<text>[^\s:,、].*?)(?:忘了|忘掉|忘记|删了|删掉|删除)(?:吧)?$",
+        rf"^{_PE}(?:forget|stop remembering|don't remember|do not remember|don't store|do not store"
+        r"|don't keep|do not keep|don't save|do not save)\s+(?:about\s+|that\s+|everything about\s+)?"
+        r"(?P<text>[^\s:,、].*)$",
+        rf"^{_PE}(?:delete|erase|remove) (?:the |any |all )?memor(?:y|ies) (?:about|of|that)"
+        r" (?P<text>[^\s:,、].*)$",
+    ],
+}
+# Sentences that fit a pattern above but are not commands (checked on the same normalized text).
+NOT_COMMANDS: dict[str, list[str]] = {
+    "remember": [
+        r"^(?:记住|记下|记着)(?:了|吗|没|住)",
+        r"^remember that (?:movie|film|book|song|show|place|restaurant|time|day|night|trip|guy|girl|man|woman"
+        r"|one|thing)\b",
+    ],
+    "forget": [
+        r"(?:不要|别|不用)(?:再)?记(?:错|混|乱|反)",
+        r"^(?:please[,\s]+)?forget\s+(?:it|about it|it all|that|this|everything)$",
+    ],
+}
+# Patterns are tried in this order: the narrow intents before the broad ones ("forget that" is delete_last).
+ORDER = ("delete_last", "show", "remember", "forget")
+# ASCII word boundaries and classes: CJK characters are not "word" characters, so "我喜欢coffee" has a
+# boundary before "coffee" (polars uses the same, see memkit.commands._any); matching ignores case
+FLAGS = re.IGNORECASE | re.ASCII
+COMPILED = {op: [re.compile(p, FLAGS) for p in COMMANDS[op]] for op in ORDER}
+COMPILED_NOT = {op: [re.compile(p, FLAGS) for p in ps] for op, ps in NOT_COMMANDS.items()}
+QUESTION = r"(?:[?]|吗|么|呢)$"  # on the stripped text
+# ... but a polite request phrased as a question still commands: "Can you remember that I like jazz?"
+REQUEST = r"(?i)^(?:can you|could you|would you|will you|can u|能不能|可不可以|能否|可以|你能|你可以)"
+TRAIL = "。.!?！？~～…,，;； \t\n"
+# Payload cleanup: "忘了我喜欢美式咖啡这件事吧" -> "我喜欢美式咖啡".
+PAYLOAD_TAIL = re.compile(r"(?:这件事|那件事|这个|那个|的事情|的事)?\s*(?:吧|了)?$")
+
+
+def norm(text: str) -> str:
+    """The form patterns are matched on: :func:`memkit.text.normalize` keeping case, collapsing
+    whitespace and trimming trailing punctuation (:data:`TRAIL`)."""
+    return normalize(text, casefold=False, collapse=True, trim=TRAIL)
+
+
+def norm_expr(col: str) -> pl.Expr:
+    """:func:`norm` as a polars expression."""
+    return normalize_expr(col, casefold=False, collapse=True, trim=TRAIL)
+
+
+_SEP = r"[\s,.!?~…。、:;'\"()\-—\U0001F300-\U0001FAFF\u2600-\u27BF]"
+
+
+def _alt(words: str) -> str:
+    """``"a b c"`` -> ``"(?:a|b|c)"``; a ``_`` inside a word stands for a space."""
+    return "(?:" + "|".join(w.replace("_", " ") for w in words.split()) + ")"
+
+
+# subtle: no word here repeats itself ("哈+", "k+"): FILLER repeats the words, and a repeat inside a
+# repeat backtracks exponentially in Python's re on a near-miss ("哈哈…哈x"). Words are disjoint from _SEP.
+_FILLER_WORDS = _alt(
+    "嗯 哦 噢 喔 哈 呵 嘿 啊 额 呃 嗯哼 好的 好吧 好滴 好哒 好 行 可以 收到 "
+    "知道了 明白了 明白 了解 谢谢你 谢谢啦 谢谢了 谢谢 多谢 感谢 对的 对 是的 是 没问题 没事 "
+    "ok okay okie k thanks thank_you thank_you_so_much thanks_a_lot thx ty cool nice great sure yes "
+    "yeah yep yup no nope lol ha hm hmm um umm uh got_it alright fine right i_see wow oh ah"
+)
+FILLER = rf"^{_SEP}*(?:{_FILLER_WORDS}{_SEP}*)*$"
+_ADVERBS_ZH = _alt(
+    "现在 平时 一直 还是 其实 也 通常 比较 更 最 特别 很 非常 真的 挺 不太 不 都 向来 从来不 从不 一般"
+)
+_LIKES_ZH = _alt(
+    "喜欢 爱喝 爱吃 爱看 爱听 爱 偏好 偏爱 讨厌 受不了 习惯 倾向 "
+    "不吃 不喝 吃素 改喝 改吃 改用 换成 改成 只喝 只吃"
+)
+_ADVERBS_EN = _alt(
+    "really usually now still also actually much always generally totally definitely "
+    "don't do_not no_longer never"
+)
+_LIKES_EN = _alt("prefer like love enjoy hate dislike can't_stand cannot_stand adore into")
+PREFERENCE = (
+    rf"我{_ADVERBS_ZH}*{_LIKES_ZH}"
+    rf"|\bi(?:'m| am)?\s+(?:{_ADVERBS_EN}\s+)*{_LIKES_EN}\b"
+    r"|\bi'd rather\b|\bi would rather\b|\bmy (?:favou?rite|preferred)\b"
+    r"|\bi(?:'m| am) (?:a )?(?:vegetarian|vegan)\b"
+)
+_WILL_EN = _alt(
+    "i'll i_will i'm_going_to i_am_going_to i'm_gonna we'll we_will i_promise i_plan_to i'm_planning_to "
+    "i_intend_to i_decided i've_decided we_decided we've_decided we_agreed let's i_have_to i_need_to i_must"
+)
+_BY_EN = _alt(
+    "monday tuesday wednesday thursday friday saturday sunday tomorrow tonight next_week the_end_of"
+)
+COMMITMENT = (
+    rf"\b{_WILL_EN}\b|\bdeadline\b|\bdue (?:by|on)\b|\bby {_BY_EN}\b"
+    r"|我(?:会|将|打算|计划|决定|准备|答应|保证|必须)|我们(?:决定|约定|说好|定了|打算|计划)|决定了|说好了|约好了|截止"
+    r"|之前(?:要|得|必须)?(?:完成|交|提交|发|做完|给)|(?:下|这)(?:周|星期|个月)[一二三四五六日天]?之前"
+    r"|(?:明天|后天|今晚|月底|周末)之前"
+)
+_MY_ZH = _alt(
+    "生日 老婆 老公 妻子 丈夫 女儿 儿子 孩子 妈妈 爸爸 父母 宠物 狗 猫 邮箱 电话 地址 工作 职业 公司"
+)
+_MY_EN = _alt(
+    "name wife husband son daughter kids? children birthday address email phone job boss team company "
+    "dog cat partner girlfriend boyfriend mom mother dad father sister brother"
+)
+FACT = (
+    r"我(?:叫|的名字(?:是|叫)|姓|住在|家在|来自|老家|在[^,。]{1,12}(?:工作|上班|上学|读书|实习)|是(?:一名|一个)"
+    rf"|的{_MY_ZH}|(?:老婆|老公|妻子|丈夫|女儿|儿子|孩子)(?:叫|是|今年))|过敏"
+    rf"|\bmy {_MY_EN}\b|\bi (?:live|work|study) (?:in|at|for)\b"
+    r"|\bi(?:'m| am) (?:from|allergic|based in|married|divorced|pregnant|retired)\b|\bi work as\b|\bcall me\b"
+)
+ENTITY = (  # case-sensitive: a capitalized word inside a sentence, a book title, a named organisation
+    r"[a-z0-9,;:]\s+[A-Z][a-z]+|[\u4e00-\u9fff]\s*[A-Z][a-z]+|《[^》]{1,60}》"
+    r"|[\u4e00-\u9fff]{2}(?:公司|大学|医院|学校|银行|餐厅|酒店|集团|中学|小学)"  # {2}, not {2,}: linear
+)
+
+# The subject of a stated preference, so that a changed preference replaces the old one (same key
+# ``preference.<topic>``): (topic, Chinese words, English words). First match wins; a preference on
+# no listed topic gets no key. English words match whole (plural -s allowed): "seats" is not "eat".
+_TOPIC_WORDS = (
+    ("drink", "咖啡|拿铁|美式|奶茶|喝|茶|果汁|啤酒|酒|可乐",
+     "coffee|tea|latte|americano|espresso|cappuccino|beer|wine|juice|drink"),
+    ("food", "吃|菜|香菜|辣|面条|米饭|披萨|素食", "food|eat|spicy|cuisine|pizza|sushi|vegetarian|vegan|meat"),
+    ("music", "音乐|歌|爵士|摇滚|古典", "music|jazz|rock|song|classical"),
+    ("seat", "座位|靠窗|过道", "seat|aisle|window"),
+    ("reply_style", "回答|回复|中文|英文|简短|详细",
+     "reply|replie|answer|respond|language|english|chinese|concise|brief"),
+    ("sport", "运动|跑步|游泳|篮球|足球|瑜伽", "sport|running|swim|swimming|basketball|football|soccer|yoga"),
+    ("schedule", "早上|晚上|上午|下午|周末", "morning|evening|night|weekend"),
+    ("media", "电影|书|剧", "movie|film|book|series|show"),
+    ("color", "颜色|红色|蓝色|绿色|黑色|白色", "color|colour"),
+    ("travel", "旅行|旅游|酒店|航班|飞机", "travel|hotel|flight"),
+)  # fmt: skip
+PREFERENCE_TOPICS: tuple[tuple[str, str], ...] = tuple(
+    (name, rf"{zh}|\b(?:{en})s?\b") for name, zh, en in _TOPIC_WORDS
+)

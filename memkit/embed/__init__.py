@@ -1,0 +1,28 @@
+"""Embedders: text -> L2-normalized float32 vectors.
+
+- :mod:`~memkit.embed.hashing` — the :class:`Embedder` protocol and the default
+  :class:`HashEmbedder` (offline, deterministic, no download), plus :func:`l2_normalize` and
+  :func:`content_hash` (the embedding cache's key);
+- :mod:`~memkit.embed.models` — model embedders behind extras (:class:`SentenceTransformerEmbedder`,
+  :class:`Model2VecEmbedder`); their libraries load on first use, so ``import memkit`` never pulls
+  in torch.
+
+>>> HashEmbedder(dim=8).embed(["我住在杭州"]).shape
+(1, 8)
+"""
+
+from __future__ import annotations
+
+from .hashing import Embedder, HashEmbedder, content_hash, l2_normalize
+from .models import MINILM, Model2VecEmbedder, SentenceTransformerEmbedder, distill_model2vec
+
+__all__ = [
+    "MINILM",
+    "Embedder",
+    "HashEmbedder",
+    "Model2VecEmbedder",
+    "SentenceTransformerEmbedder",
+    "content_hash",
+    "distill_model2vec",
+    "l2_normalize",
+]

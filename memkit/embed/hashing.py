@@ -1,0 +1,116 @@
+"""Embedders: text -> L2-normalized float32 vectors.
+
+An embedder is anything with a ``name`` (str), a ``dim`` (int) and ``embed(texts) -> (n, dim)
+array``; the store validates what it returns (shape, finiteness) and normalizes it. The default,
+:class:`HashEmbedder`, needs no model and no download: it is the "hashing trick" over the tokens of
+:mod:`memkit.text` (Latin words, CJK character uni/bigrams) plus character trigrams of Latin words,
+so ``"lives"`` still lands near ``"live"``. It is deterministic across processes and machines
+because it hashes with blake2b, never with Python's salted ``hash()``. Its ``name`` carries a
+version (``hash-v3-...``): vectors of an older tokenization are never mixed with new ones.
+
+Model embedders (optional extras, imported lazily) live in :mod:`memkit.embed_models` and are
+re-exported here: :class:`SentenceTransformerEmbedder`, :class:`Model2VecEmbedder`.
+
+>>> e = HashEmbedder(dim=64)
+>>> v = e.embed(["我住在杭州", "I live in Hangzhou"])
+>>> v.shape, v.dtype
+((2, 64), dtype('float32'))
+>>> bool(abs(float((v[0] ** 2).sum()) - 1.0) < 1e-6)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..params import check_number
+from ..text import tokenize
+
+__all__ = ["Embedder", "HashEmbedder", "content_hash", "l2_normalize"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the store needs from an embedding model."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``len(texts)`` texts -> an ``(n, dim)`` float array."""
+        ...
+
+
+def content_hash(text: str) -> str:
+    """Stable key of a text for the embedding cache: hex blake2b-128 of its UTF-8 bytes."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0)."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)  # (n, 1)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+@lru_cache(maxsize=1 << 18)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    """Feature -> (bucket in [0, dim), sign ±1) from 8 bytes of blake2b."""
+    h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+    return h % dim, 1.0 if (h >> 63) & 1 else -1.0  # subtle: the sign bit is independent of the bucket
+
+
+class HashEmbedder:
+    """Deterministic offline embedder: signed feature hashing of words, CJK n-grams and trigrams.
+
+    Parameters
+    ----------
+    dim : int
+        Vector size (default 384, like all-MiniLM-L6-v2, so benchmarks compare like with like).
+    trigram_weight : float
+        Weight of the character trigrams of each Latin word, relative to 1.0 for a whole token.
+
+    Similar wording gives similar vectors; meaning without shared characters does not (``"home"`` and
+    ``"住址"`` are unrelated to it). That is the honest floor a model embedder must beat.
+    """
+
+    def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65536:
+            raise ValidationError("dim", f"must be an int in [8, 65536], got {dim!r}")
+        self.dim = dim
+        self.trigram_weight = check_number("trigram_weight", trigram_weight, lo=0.0, hi=10.0)
+        self.name = f"hash-v3-{dim}-tw{self.trigram_weight:g}"  # v3: irregular lemmas, final e; v2: stemmer
+
+    def features(self, text: str) -> list[tuple[str, float]]:
+        """``(feature, weight)`` pairs of one text: ``"Hi!" -> [("w:hi", 1.0), ("t:<hi", 0.5), ...]``."""
+        tokens = tokenize(text, keep_stopwords=False) or tokenize(text)
+        out = [("w:" + t, 1.0) for t in tokens]
+        if self.trigram_weight:
+            for t in tokens:
+                if t.isascii() and len(t) > 2:
+                    padded = f"<{t}>"
+                    out += [("t:" + padded[i : i + 3], self.trigram_weight) for i in range(len(padded) - 2)]
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``n`` texts -> ``(n, dim)`` float32, each row L2-normalized (zero if no tokens)."""
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for i, text in enumerate(texts):  # per text, not per memory in a search: runs at write time
+            for feat, w in self.features(text):
+                b, s = _bucket(feat, self.dim)
+                rows.append(i)
+                cols.append(b)
+                vals.append(s * w)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
+        return l2_normalize(out)
+
+    def __repr__(self) -> str:
+        return f"HashEmbedder(dim={self.dim}, trigram_weight={self.trigram_weight})"

@@ -1,0 +1,38 @@
+"""Measuring retrieval: metrics, data sets, scenarios and fast weight sweeps.
+
+- :mod:`~memkit.evaluate.metrics` — recall@k, hit@k, MRR, nDCG and per-category summaries;
+- :mod:`~memkit.evaluate.retrieval` — :func:`prepare` (score components computed once),
+  :func:`rank`, :func:`evaluate` (one weighting) and :func:`sweep` (a whole grid in seconds);
+- :mod:`~memkit.evaluate.locomo` — :func:`load_locomo`: the LoCoMo long-conversation benchmark as
+  memories and queries frames;
+- :mod:`~memkit.evaluate.scenarios` — small labelled stories: forgetting correctness and knowledge
+  updates.
+
+The notebooks' live re-ranker is :class:`memkit.views.Reranker` (frames only, no store import).
+"""
+
+from __future__ import annotations
+
+from .locomo import CATEGORIES, load_locomo
+from .metrics import hit_at_k, metric_columns, mrr, ndcg_at_k, recall_at_k, score_rankings, summarize
+from .retrieval import Prepared, evaluate, prepare, rank, sweep
+from .scenarios import forgetting_scenario, knowledge_update_scenario
+
+__all__ = [
+    "CATEGORIES",
+    "Prepared",
+    "evaluate",
+    "forgetting_scenario",
+    "hit_at_k",
+    "knowledge_update_scenario",
+    "load_locomo",
+    "metric_columns",
+    "mrr",
+    "ndcg_at_k",
+    "prepare",
+    "rank",
+    "recall_at_k",
+    "score_rankings",
+    "summarize",
+    "sweep",
+]

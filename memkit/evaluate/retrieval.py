@@ -1,0 +1,322 @@
+"""Measuring retrieval: ranking metrics, evaluation of a store or frame, and vectorized weight sweeps.
+
+Metrics (recall@k, hit@k, MRR, nDCG, per-category summaries) live in :mod:`memkit.metrics` and are
+re-exported here.
+
+:func:`evaluate` scores a store (or a memories frame) against queries with the store's hybrid
+formula; :func:`sweep` does it for a whole grid of weights and half-lives. Both first compute the
+score *components* once (:func:`prepare`: each query embedded once, cosine and BM25 of every query
+against every memory of its group), so a grid point is a weighted sum and a top-k over a
+``(queries, memories)`` matrix: a whole grid over LoCoMo takes seconds. The scenarios of
+:mod:`memkit.scenarios` (forgetting correctness, knowledge updates) are re-exported here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..decay import recency, strength
+from ..embed import Embedder, HashEmbedder, l2_normalize
+from ..errors import ValidationError
+from ..params import DecayParams, KeywordParams, Weights
+from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
+from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
+from .metrics import (
+    check_ks,
+    metric_columns,
+    require_columns,
+    summarize,
+)
+
+__all__ = ["Prepared", "evaluate", "prepare", "rank", "sweep"]
+
+_US_PER_HOUR = 3.6e9
+_WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie")
+SWEEP_KEYS = (*_WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
+
+
+# ------------------------------------------------------------------------------ prepared components
+@dataclass
+class _Group:
+    """One namespace/conversation: its memories' columns and the score matrices of its queries."""
+
+    name: Any  # the group's value (conversation id, namespace)
+    ids: np.ndarray  # (n,) memory ids
+    query_rows: np.ndarray  # (q,) rows of the prepared queries frame
+    sim: np.ndarray  # (q, n) float32 cosine
+    kw: np.ndarray  # (q, n) float32 BM25 scaled to [0, 1] (KeywordIndex.scores)
+    rel: np.ndarray  # (q, n) bool relevance
+    importance: np.ndarray  # (n,)
+    half_life_h: np.ndarray  # (n,)
+    age_h: np.ndarray  # (n,) hours from creation to `now`
+    idle_h: np.ndarray  # (n,) hours from last access to `now`
+
+
+@dataclass
+class Prepared:
+    """Score components computed once for a memories frame and a queries frame (see :func:`prepare`).
+
+    ``queries`` holds the evaluated queries (those with at least one relevant id present), in the
+    row order the groups refer to.
+    """
+
+    queries: pl.DataFrame
+    groups: list[_Group]
+    embedder: str
+
+    def subset(self, names: Iterable[Any]) -> Prepared:
+        """Only the groups in ``names`` (e.g. one fold of a cross-validation), without recomputing."""
+        wanted = set(names)
+        groups, rows, offset = [], [], 0
+        for g in self.groups:
+            if g.name in wanted:
+                groups.append(
+                    dataclasses.replace(g, query_rows=np.arange(offset, offset + len(g.query_rows)))
+                )
+                rows.append(g.query_rows)
+                offset += len(g.query_rows)
+        queries = self.queries[np.concatenate(rows)] if rows else self.queries.clear()
+        return Prepared(queries, groups, self.embedder)
+
+
+def _hours(col: pl.Series, now: datetime | None) -> tuple[np.ndarray, int]:
+    us = col.dt.epoch("us").to_numpy()
+    now_us = int(us.max()) if now is None else int(now.timestamp() * 1e6)
+    return (now_us - us) / _US_PER_HOUR, now_us
+
+
+def prepare(
+    memories: pl.DataFrame,
+    queries: pl.DataFrame,
+    *,
+    embedder: Embedder | None = None,
+    keyword: KeywordParams = KeywordParams(),
+    group: str = "conversation",
+    id_col: str = "id",
+    now: datetime | None = None,
+) -> Prepared:
+    """Embed and score once: the cosine and BM25 matrices of every query against its group.
+
+    ``memories`` needs ``id_col``, ``content``, ``created_at`` and ``group``; optional
+    ``importance`` (default 0.5), ``half_life_hours`` (default long-term 90 days),
+    ``last_access_at`` (default ``created_at``) and ``embedding`` (else ``embedder``, default
+    :class:`HashEmbedder`, embeds the contents). ``queries`` needs ``query_id``, ``question``,
+    ``relevant`` and ``group``. ``now=None`` evaluates each group at its newest memory's time. BM25
+    statistics are those of the whole group (the store computes them over the candidates that pass
+    its strength floor: the same when ``min_strength=0``).
+    """
+    require_columns("memories", memories, (id_col, "content", "created_at", group))
+    require_columns("queries", queries, ("query_id", "question", "relevant", group))
+    embedder = embedder if embedder is not None else HashEmbedder()
+    qs = queries.filter(pl.col("relevant").list.len() > 0)
+    groups: list[_Group] = []
+    order: list[np.ndarray] = []
+    offset = 0
+    for (g,), mem in memories.group_by(group, maintain_order=True):
+        q_idx = np.flatnonzero((qs[group] == g).to_numpy())
+        if not len(q_idx):
+            continue
+        gq = qs[q_idx]
+        ids = mem[id_col].to_numpy()
+        pos = {x: i for i, x in enumerate(ids)}
+        if "embedding" in mem.columns:
+            emb = l2_normalize(np.asarray(mem["embedding"].to_list(), dtype=np.float32))
+        else:
+            emb = embedder.embed(mem["content"].to_list())  # (n, dim)
+        q_emb = embedder.embed(gq["question"].to_list())  # (q, dim): each query embedded once
+        sim = (q_emb @ emb.T).astype(np.float32)  # (q, dim) @ (dim, n) -> (q, n)
+        kwi = KeywordIndex()
+        kwi.add(mem["content"].to_list(), 0)
+        every = np.ones(len(ids), dtype=bool)
+        kw = np.stack([kwi.scores(t, every, keyword) for t in gq["question"]]).astype(np.float32)
+        rel = np.zeros(sim.shape, dtype=bool)
+        flat = gq.select(pl.int_range(pl.len()).alias("q"), "relevant").explode("relevant")
+        cols = flat["relevant"].replace_strict(pos, default=-1, return_dtype=pl.Int64).to_numpy()
+        ok = cols >= 0
+        rel[flat["q"].to_numpy()[ok], cols[ok]] = True
+        age_h, now_us = _hours(mem["created_at"], now)
+        last = mem["last_access_at"] if "last_access_at" in mem.columns else mem["created_at"]
+        idle_h = (now_us - last.dt.epoch("us").to_numpy()) / _US_PER_HOUR
+        n = len(ids)
+        imp = mem["importance"].to_numpy() if "importance" in mem.columns else np.full(n, DEFAULT_IMPORTANCE)
+        hl = (
+            mem["half_life_hours"].to_numpy()
+            if "half_life_hours" in mem.columns
+            else np.full(n, LAYER_HALF_LIFE_HOURS["long_term"])
+        )
+        keep = rel.any(axis=1)  # relevant ids that name no memory of the group do not count
+        groups.append(
+            _Group(g, ids, np.arange(offset, offset + int(keep.sum())), sim[keep], kw[keep], rel[keep],
+                   imp.astype(np.float64), hl.astype(np.float64), age_h, np.maximum(idle_h, 0.0))
+        )  # fmt: skip
+        order.append(q_idx[keep])
+        offset += int(keep.sum())
+    kept = qs[np.concatenate(order)] if order else qs.clear()
+    return Prepared(kept, groups, embedder.name)
+
+
+def rank(
+    prep: Prepared,
+    weights: Weights = Weights(),
+    *,
+    k: int = 10,
+    time_scale_hours: float = DecayParams().time_scale_hours,
+    half_life_hours: float | None = None,
+    min_strength: float = 0.0,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Top-``k`` per query for one setting -> per group ``(top, hits)``, both ``(q, k)``.
+
+    The store's formula: ``score = w.similarity·cos + w.importance·importance + w.recency·recency +
+    w.keyword·keyword``; memories whose strength ``importance · 0.5^(age / half_life)`` is below
+    ``min_strength`` are not recalled (``half_life_hours`` overrides every memory's half-life).
+    Positions past the candidates are ``-1`` and count as misses.
+    """
+    out = []
+    for g in prep.groups:
+        rec = recency(g.idle_h, time_scale_hours)  # (n,)
+        score = hybrid(
+            g.sim, g.importance, rec, weights, g.kw, dtype=np.float32
+        )  # (q, n): the store's formula
+        if min_strength > 0:
+            hl = g.half_life_h if half_life_hours is None else half_life_hours
+            weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
+            score[:, weak] = -np.inf
+        if np.any(weights.neighbour):  # neighbour expansion, as the store's search does it
+            prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)
+            score = score + np.float32(weights.neighbour) * neighbour_score(score, prev, nxt)
+        kk = min(k, score.shape[1])
+        wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, chosen by the final rule:
+        if weights.tie > 0:  # the best tie steps first, newest first within a step (as tie_order)
+            best = np.max(np.where(np.isfinite(score), score, -np.inf), axis=1, keepdims=True)
+            width = np.maximum(float(weights.tie) * np.abs(best), 1e-30)
+            with np.errstate(invalid="ignore"):
+                step = np.where(np.isfinite(score), np.floor((best - score) / width), np.inf)
+            newness = np.argsort(np.argsort(g.age_h, kind="stable"), kind="stable") / (len(g.age_h) + 1.0)
+            key = step + newness  # (q, n): step, then newer first (ranks in [0, 1))
+        else:
+            key = -score
+        part = np.argpartition(key, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
+        vals = np.take_along_axis(score, part, axis=1)
+        order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
+        top = np.take_along_axis(part, order, axis=1)[:, :kk]
+        top = np.where(np.isfinite(np.take_along_axis(score, top, axis=1)), top, -1)
+        hits = np.take_along_axis(g.rel, np.maximum(top, 0), axis=1) & (top >= 0)
+        if kk < k:  # fewer memories than k: pad with misses
+            pad = np.full((len(top), k - kk), -1)
+            top, hits = np.hstack([top, pad]), np.hstack([hits, pad > 0])
+        out.append((top, hits))
+    return out
+
+
+def _per_query(
+    prep: Prepared, ranked: list[tuple[np.ndarray, np.ndarray]], ks: Sequence[int]
+) -> pl.DataFrame:
+    hits = np.vstack([h for _, h in ranked]) if ranked else np.zeros((0, max(ks)), bool)
+    n_rel = np.concatenate([g.rel.sum(axis=1) for g in prep.groups]) if ranked else np.zeros(0, int)
+    return prep.queries.with_columns(**{c: pl.Series(v) for c, v in metric_columns(hits, n_rel, ks).items()})
+
+
+def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
+    if isinstance(source, Prepared):
+        return source
+    if isinstance(source, pl.DataFrame):
+        return prepare(source, queries, **kw)
+    if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
+        group = kw.pop("group", "conversation")
+        mem = source.frame(include_embedding=True).filter(pl.col("status") == "active")
+        mem = mem.drop(group, strict=False).rename({"namespace": group})
+        kw.setdefault("id_col", "key")
+        return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)
+    raise ValidationError(
+        "store_or_frame", f"must be a MemoryStore, a memories frame or Prepared, got {source!r}"
+    )
+
+
+def evaluate(
+    store_or_frame: Any,
+    queries: pl.DataFrame | None = None,
+    *,
+    weights: Weights = Weights(),
+    k: int | Sequence[int] = (5, 10),
+    now: datetime | None = None,
+    by: str | None = "category",
+    per_query: bool = False,
+    time_scale_hours: float = DecayParams().time_scale_hours,
+    min_strength: float = 0.0,
+    **prepare_kw: Any,
+) -> pl.DataFrame:
+    """Retrieval quality of one weighting -> a tidy frame: one row per ``by`` value and ``"all"``.
+
+    ``store_or_frame``: a :class:`~memkit.MemoryStore` (namespaces are the groups, memories are
+    matched to ``relevant`` by their ``key``), a memories frame (see :func:`prepare`) or a
+    :class:`Prepared`. Columns: ``by``, ``n``, ``recall@k``, ``hit@k``, ``ndcg@k`` for each ``k``,
+    ``mrr``. ``per_query=True`` returns the per-query metrics instead.
+    """
+    ks = check_ks(k)
+    if not isinstance(weights, Weights):
+        raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+    prep = _source(store_or_frame, queries, {"now": now, **prepare_kw})
+    ranked = rank(prep, weights, k=max(ks), time_scale_hours=time_scale_hours, min_strength=min_strength)
+    pq = _per_query(prep, ranked, ks)
+    return pq if per_query else summarize(pq, by)
+
+
+def _grid_points(
+    grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]],
+) -> list[dict[str, float]]:
+    if isinstance(grid, Mapping):
+        keys = list(grid)
+        points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*grid.values())]
+    else:
+        points = [dict(p) for p in grid]
+    if not points:
+        raise ValidationError("grid", "is empty")
+    for p in points:
+        bad = set(p) - set(SWEEP_KEYS)
+        if bad:
+            raise ValidationError("grid", f"unknown parameter(s) {sorted(bad)}; use {', '.join(SWEEP_KEYS)}")
+    return points
+
+
+def sweep(
+    store_or_frame: Any,
+    queries: pl.DataFrame | None = None,
+    grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]] = (),
+    *,
+    k: int | Sequence[int] = (5, 10),
+    by: str | None = "category",
+    base: Weights = Weights(),
+    **prepare_kw: Any,
+) -> pl.DataFrame:
+    """Evaluate every point of ``grid`` -> a tidy frame: the point's parameters, ``by``, metrics.
+
+    ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
+    ``similarity, importance, recency, keyword, neighbour, tie`` (unset ones come from ``base``),
+    ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
+    Embeddings and BM25 are computed once; points whose weights are all zero are skipped.
+    """
+    ks = check_ks(k)
+    prep = _source(store_or_frame, queries, dict(prepare_kw))
+    frames = []
+    for p in _grid_points(grid):
+        w = {f: p.get(f, getattr(base, f)) for f in _WEIGHT_KEYS}
+        if sum(w[f] for f in _WEIGHT_KEYS[:4]) <= 0:  # neighbour and tie alone rank nothing
+            continue
+        opts = {
+            "time_scale_hours": p.get("time_scale_hours", DecayParams().time_scale_hours),
+            "half_life_hours": p.get("half_life_hours"),
+            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else 0.1),
+        }
+        ranked = rank(prep, Weights(**w), k=max(ks), **opts)
+        summary = summarize(_per_query(prep, ranked, ks), by)
+        params = {**w, **{c: v for c, v in opts.items() if v is not None}}
+        frames.append(summary.select(*[pl.lit(v).alias(c) for c, v in params.items()], pl.all()))
+    return pl.concat(frames, how="diagonal_relaxed")

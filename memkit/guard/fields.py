@@ -1,0 +1,167 @@
+"""The guard over everything a write carries besides its text: structured values and names (pure).
+
+A secret is no less a secret in ``value={"api_key": "sk-…"}``, a phone number no less PII in
+``key="contact.13812345678"`` or ``tags=["alice@example.com"]``. :func:`screen_fields` screens, for a
+batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`):
+
+- **structured values**: every string in the JSON (object keys and leaves) and every integer leaf
+  (``{"phone": 13812345678}``) is screened. Leaves are redacted with the typed placeholders of the
+  text (``[PHONE]``); object *keys* with :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b3c4d]``) so that
+  two keys never collapse into one and silently drop a value; should two keys still meet (the same
+  number written twice), the later one gets a ``#2`` suffix.
+- **names** (``key``, ``owner``, ``created_by``, ``tags``): redacted with pseudonyms too, so that two
+  different numbers stay two keys and an owner keeps reading what it owns.
+
+Per row, the verdict is the strictest of its fields (``refuse`` > ``quarantine`` > ``store``), and
+findings say where they were found (``"in value: …"``, ``"in key: …"``), without spans.
+
+>>> out = screen_fields({"value": ['{"13812345678": "home", "13900001111": "work"}'],
+...                      "key": ["contact.13812345678"], "tags": [["vip"]]})
+>>> out.columns["key"], out.actions
+(['contact.[PHONE:6798e7e2]'], ['store'])
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ..params import GuardParams
+from .engine import FINDING_SCHEMA, screen_many
+
+__all__ = ["NAME_FIELDS", "FieldScreening", "screen_fields", "strictest"]
+
+NAME_FIELDS = ("key", "owner", "created_by")  # single names; ``tags`` is a list of names
+_RANK = {"store": 0, "quarantine": 1, "refuse": 2}
+
+
+def strictest(*actions: str) -> str:
+    """The strictest of several verdicts: ``strictest("store", "quarantine") == "quarantine"``."""
+    return max(actions, key=_RANK.__getitem__)
+
+
+@dataclass(frozen=True, eq=False)
+class FieldScreening:
+    """The verdict on the fields of a batch: ``columns`` redacted (only the fields given),
+    ``actions`` per row and ``findings`` (:data:`memkit.guard.FINDING_SCHEMA`, ``row`` = the row)."""
+
+    columns: dict[str, list[Any]]
+    actions: list[str]
+    findings: pl.DataFrame
+
+
+class _Texts:
+    """Strings to screen, each remembered with its row and where it came from."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.rows: list[int] = []
+        self.where: list[str] = []
+
+    def add(self, text: str, row: int, where: str) -> int:
+        self.texts.append(text)
+        self.rows.append(row)
+        self.where.append(where)
+        return len(self.texts) - 1
+
+
+class _Doc:
+    """A parsed JSON value and where its strings are: object keys and string/integer leaves.
+
+    Walked with an explicit stack, not recursion: a value may nest as deep as JSON allows.
+    """
+
+    def __init__(self, text: str, row: int, keys: _Texts, leaves: _Texts) -> None:
+        self.text, self.holder = text, [json.loads(text)]  # the holder lets the root be a leaf too
+        self.dicts: list[tuple[dict[str, Any], list[int]]] = []  # each object and its keys' text indices
+        self.slots: list[tuple[Any, Any, int]] = []  # (container, key or index, leaf text index)
+        stack: list[tuple[Any, Any]] = [(self.holder, 0)]
+        while stack:
+            parent, k = stack.pop()
+            node = parent[k]
+            if isinstance(node, dict):
+                self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
+                stack.extend((node, key) for key in node)
+            elif isinstance(node, list):
+                stack.extend((node, i) for i in range(len(node)))
+            elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
+                self.slots.append((parent, k, leaves.add(str(node), row, "value")))
+
+    def dumps(
+        self, keys: list[str], leaves: list[str], before_keys: list[str], before_leaves: list[str]
+    ) -> str:
+        """The value's JSON after redaction; the original text when nothing in it changed."""
+        changed = [(p, k, i) for p, k, i in self.slots if leaves[i] != before_leaves[i]]
+        renamed = [(d, idx) for d, idx in self.dicts if any(keys[i] != before_keys[i] for i in idx)]
+        if not changed and not renamed:
+            return self.text
+        for parent, k, i in changed:  # leaves first, while their objects still have the old keys
+            parent[k] = leaves[i]
+        for d, idx in renamed:
+            items = list(d.items())
+            d.clear()
+            for (_, v), i in zip(items, idx, strict=True):
+                name, n = keys[i], 2
+                while name in d:  # two keys redacted alike (the same number twice): keep both values
+                    name, n = f"{keys[i]}#{n}", n + 1
+                d[name] = v
+        return json.dumps(self.holder[0], ensure_ascii=False, sort_keys=True)
+
+
+def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = GuardParams()) -> FieldScreening:
+    """Screen the ``value`` (JSON text or None), name fields and ``tags`` of a batch -> the verdict.
+
+    ``columns`` maps field names to one entry per row; absent fields are not screened.
+    """
+    n = len(next(iter(columns.values()))) if columns else 0
+    names, keys, leaves = _Texts(), _Texts(), _Texts()
+    docs: list[_Doc | None] = []
+    for i, v in enumerate(columns.get("value") or []):  # per row: values are small JSON documents
+        docs.append(None if v is None else _Doc(v, i, keys, leaves))
+    slots: dict[str, list[Any]] = {}
+    for field in (*NAME_FIELDS, "tags"):
+        if field not in columns:
+            continue
+        if field == "tags":
+            slots[field] = [
+                [names.add(t, i, "tags") for t in ts or ()] for i, ts in enumerate(columns[field])
+            ]
+        else:
+            slots[field] = [
+                None if x is None else names.add(x, i, field) for i, x in enumerate(columns[field])
+            ]
+    named = screen_many(names.texts + keys.texts, params, pseudonyms=True)
+    plain = screen_many(leaves.texts, params)
+    actions = ["store"] * n
+    parts = []
+    for texts, s, offset in ((names, named, 0), (keys, named, len(names.texts)), (leaves, plain, 0)):
+        for j, row in enumerate(texts.rows):
+            actions[row] = strictest(actions[row], s.actions[j + offset])
+        if texts.rows:
+            pos = pl.Series(range(offset, offset + len(texts.rows)), dtype=pl.Int32)
+            found = s.findings.filter(pl.col("row").is_in(pos.implode()))
+            parts.append(found.with_columns(
+                message=pl.lit("in ") + pl.col("row").replace_strict(
+                    pos, pl.Series(texts.where), return_dtype=pl.String) + pl.lit(": ") + pl.col("message"),
+                row=pl.col("row").replace_strict(pos, pl.Series(texts.rows, dtype=pl.Int32)),
+                start=pl.lit(None, pl.Int32), end=pl.lit(None, pl.Int32),
+            ))  # fmt: skip
+    out: dict[str, list[Any]] = {}
+    name_texts, key_texts = named.texts[: len(names.texts)], named.texts[len(names.texts) :]
+    for field, sl in slots.items():
+        if field == "tags":
+            out[field] = [list(dict.fromkeys(name_texts[j] for j in ts)) for ts in sl]
+        else:
+            out[field] = [None if j is None else name_texts[j] for j in sl]
+    if "value" in columns:
+        out["value"] = [
+            None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
+        ]
+    findings = (
+        pl.concat([p.cast(FINDING_SCHEMA) for p in parts]) if parts else pl.DataFrame(schema=FINDING_SCHEMA)
+    )
+    return FieldScreening(out, actions, findings.sort("row", maintain_order=True))

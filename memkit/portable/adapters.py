@@ -1,0 +1,305 @@
+"""Adapters: other frameworks' memory data in (and out), so memory follows the user, not the framework.
+
+========================  ======================  ==================================================
+source                    reader -> frame          what becomes a memory
+========================  ======================  ==================================================
+chat messages             :func:`chat_frame`       each message, through the admission rule
+                                                   (:func:`memkit.commands.admit_many`): filler,
+                                                   commands and system prompts are not stored
+mem0 ``get_all()``        :func:`mem0_frame`       each result (``{"results": [...]}`` or a list):
+                                                   a long-term fact; mem0's id, hash, metadata and
+                                                   scope kept in ``value["mem0"]``
+cognee COGX archive       ``cogx.read_cogx``       see :mod:`memkit.cogx` (and ``cogx.write_cogx``
+                                                   for memkit -> COGX)
+========================  ======================  ==================================================
+
+Chat messages are OpenAI-style ``[{"role": ..., "content": ...}]``, which is also what LangChain's
+``convert_to_openai_messages`` and LlamaIndex's ``ChatMessage`` dumps give; ``content`` may be a
+list of parts (``{"type": "text", "text": ...}``) or LlamaIndex ``blocks``, and LangChain's
+``type`` (``human``/``ai``) stands in for ``role``.
+
+Readers are pure (data in, a polars frame with a ``namespace`` column out) and raise FormatError
+naming the record. :func:`add_frame` writes a frame with ``add_many`` (one transaction per
+namespace) and returns a report; :func:`import_file` is the CLI's entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..errors import FormatError, ValidationError
+from ..schema import check_name, check_tags, check_time
+from .fields import loads
+from .rows import build_rows
+
+__all__ = ["RESTORABLE", "add_frame", "chat_frame", "import_file", "mem0_frame"]
+
+_ROLE_ALIASES = {
+    "human": "user",
+    "ai": "assistant",
+    "developer": "system",
+    "function": "tool",
+    "chatbot": "assistant",
+}
+_SOURCE_OF_ROLE = {"user": "user", "assistant": "agent", "system": "system", "tool": "tool"}
+# the memkit fields add_many accepts besides content, tags, source and created_at
+RESTORABLE = (
+    "key",
+    "value",
+    "layer",
+    "kind",
+    "importance",
+    "half_life_hours",
+    "owner",
+    "created_by",
+    "access",
+    "protected",
+    "valid_from",
+    "valid_until",
+    "last_access_at",
+    "access_count",
+)  # add_many can set these
+
+
+def _time(where: str, v: Any) -> datetime | None:
+    """ISO-8601 text with an offset -> UTC datetime (naive text is ambiguous: rejected)."""
+    if v is None or v == "":
+        return None
+    try:
+        t = datetime.fromisoformat(v) if isinstance(v, str) else v
+        return check_time(where, t).astimezone(UTC)
+    except (ValueError, TypeError) as e:
+        raise FormatError(where, f"is not a timezone-aware ISO-8601 timestamp ({v!r}): {e}") from None
+
+
+def _text_of(msg: Mapping[str, Any]) -> str | None:
+    """The text of one chat message: ``content`` as a str or a list of text parts, or LlamaIndex blocks."""
+    content = msg.get(
+        "content", msg.get("data", {}).get("content") if isinstance(msg.get("data"), dict) else None
+    )
+    if content is None and isinstance(msg.get("blocks"), list):
+        content = [
+            {"type": "text", "text": b.get("text")}
+            for b in msg["blocks"]
+            if isinstance(b, dict) and b.get("block_type") == "text"
+        ]
+    if isinstance(content, list):  # multi-part: keep the text parts, drop images and audio
+        parts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "\n".join(texts) if texts else None
+    return content if isinstance(content, str) or content is None else _bad_content(content)
+
+
+def _bad_content(content: Any) -> str:
+    raise ValidationError("content", f"must be a str or a list of text parts, got {type(content).__name__}")
+
+
+def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.DataFrame:
+    """OpenAI-style chat messages -> one row per message: ``turn, role, namespace, content, store,
+    layer, kind, importance, protected, source, tags, created_at, reason``.
+
+    ``store`` is the admission rule's verdict; :func:`add_frame` writes only the rows where it is
+    true. A message's ``created_at`` (ISO-8601 with offset), when present, is kept.
+
+    >>> f = chat_frame([{"role": "user", "content": "我喜欢喝美式咖啡"}, {"role": "user", "content": "好的"},
+    ...                 {"role": "system", "content": "You are helpful."}], namespace="u")
+    >>> f.select("store", "kind", "source", "reason").rows()  # doctest: +NORMALIZE_WHITESPACE
+    [(True, 'preference', 'user', 'stated preference'), (False, 'event', 'user', 'filler'),
+     (False, 'instruction', 'system', 'system message')]
+    """
+    from ..commands import admit_many
+
+    namespace = check_name("namespace", namespace)
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise FormatError(
+            "messages", f"must be a list of {{'role', 'content'}} objects, got {type(messages).__name__}"
+        )
+    roles, texts, stamps = [], [], []
+    for i, msg in enumerate(messages):  # validation is per message; admission below is vectorized
+        where = f"messages[{i}]"
+        if not isinstance(msg, Mapping):
+            raise FormatError(where, f"must be an object, got {type(msg).__name__}")
+        role = msg.get("role", msg.get("type"))
+        role = _ROLE_ALIASES.get(role, role)
+        if role not in _SOURCE_OF_ROLE:
+            raise FormatError(f"{where}.role", f"must be one of user, assistant, system, tool; got {role!r}")
+        try:
+            text = _text_of(msg)
+        except ValidationError as e:
+            raise FormatError(f"{where}.content", str(e).split(": ", 1)[1]) from None
+        roles.append(role)
+        texts.append(text or "")  # a tool call without text is admitted as empty: not stored
+        stamps.append(_time(f"{where}.created_at", msg.get("created_at")))
+    admitted = admit_many(texts, roles)
+    return (
+        admitted.rename({"text": "content"})
+        .with_columns(
+            turn=pl.int_range(pl.len(), dtype=pl.Int64),
+            namespace=pl.lit(namespace),
+            source=pl.col("role").replace_strict(_SOURCE_OF_ROLE, return_dtype=pl.String),
+            tags=pl.concat_list(pl.lit("chat"), pl.lit("role:") + pl.col("role")),
+            created_at=pl.Series(stamps, dtype=pl.Datetime("us", "UTC")),
+        )
+        .select(
+            "turn",
+            "role",
+            "namespace",
+            "content",
+            "store",
+            "layer",
+            "kind",
+            "importance",
+            "protected",
+            "source",
+            "tags",
+            "created_at",
+            "reason",
+        )
+    )
+
+
+def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
+    """mem0's ``get_all()`` result (``{"results": [...]}`` or a plain list) -> one row per memory.
+
+    Namespace: ``namespace`` if given, else the record's ``user_id``, ``agent_id`` or ``run_id``.
+    Each becomes a long-term ``fact`` (source ``import``) created at mem0's ``created_at``; mem0's
+    categories become tags, an ``expiration_date`` the end of validity, and everything else mem0
+    knows (id, hash, metadata, scope, updated_at) is kept in ``value["mem0"]``.
+
+    >>> mem0_frame({"results": [{"id": "m1", "memory": "Likes tea", "user_id": "alice",
+    ...     "created_at": "2024-07-20T01:25:51-07:00"}]}).select("namespace", "content", "created_at").rows()
+    [('alice', 'Likes tea', datetime.datetime(2024, 7, 20, 8, 25, 51, tzinfo=zoneinfo.ZoneInfo(key='UTC')))]
+    """
+    records = data.get("results", data.get("memories")) if isinstance(data, Mapping) else data
+    if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+        raise FormatError("mem0", "must be get_all()'s {'results': [...]} or a list of memories")
+    rows = []
+    for i, r in enumerate(records):
+        where = f"results[{i}]"
+        if not isinstance(r, Mapping):
+            raise FormatError(where, f"must be an object, got {type(r).__name__}")
+        content = r.get("memory", r.get("data"))
+        if not isinstance(content, str) or not content.strip():
+            raise FormatError(f"{where}.memory", f"must be a non-empty str, got {content!r}")
+        ns = namespace or r.get("user_id") or r.get("agent_id") or r.get("run_id")
+        try:
+            ns = check_name(f"{where}.namespace", ns)
+            cats = r.get("categories") or []
+            tags = list(check_tags([cats] if isinstance(cats, str) else cats))
+        except ValidationError as e:
+            raise FormatError(e.field, str(e).split(": ", 1)[1]) from None
+        until = r.get("expiration_date")
+        if isinstance(until, str) and len(until) == 10:  # a date: valid through that day (UTC)
+            try:
+                until = datetime.combine(
+                    date.fromisoformat(until) + timedelta(days=1), datetime.min.time(), UTC
+                )
+            except ValueError:
+                raise FormatError(f"{where}.expiration_date", f"is not a date: {until!r}") from None
+        keep = {
+            k: v
+            for k, v in r.items()
+            if k not in ("memory", "data", "created_at", "categories") and v is not None
+        }
+        rows.append(
+            {
+                "namespace": ns,
+                "content": content,
+                "kind": "fact",
+                "layer": "long_term",
+                "source": "import",
+                "tags": tags,
+                "created_at": _time(f"{where}.created_at", r.get("created_at")),
+                "valid_until": _time(f"{where}.expiration_date", until),
+                "value": {"mem0": keep},
+            }
+        )
+    return _frame(rows)
+
+
+def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Records -> a frame; ``value`` stays a Python object column (any JSON shape)."""
+    values = [r.pop("value", None) for r in rows]
+    df = pl.DataFrame(rows, infer_schema_length=None)
+    if not rows:
+        return pl.DataFrame(schema={"namespace": pl.String, "content": pl.String})
+    return (
+        df.with_columns(pl.Series("value", values, dtype=pl.Object))
+        if any(v is not None for v in values)
+        else df
+    )
+
+
+def add_frame(
+    store: Any, frame: pl.DataFrame, *, requester: str | None = None, now: datetime | None = None
+) -> pl.DataFrame:
+    """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
+    column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped``).
+
+    All or nothing: every row is validated first, and every namespace commits in one transaction
+    (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
+    earlier one written."""
+    frame = frame.with_row_index("row")
+    writable = set(RESTORABLE) | {"content", "tags", "source", "created_at"}
+    wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
+    parts = [
+        frame.join(wanted, on="row", how="anti").select(
+            "row", "namespace", id=pl.lit(None, pl.String), action=pl.lit("skipped")
+        )
+    ]
+    groups = []
+    for (ns,), part in wanted.group_by("namespace", maintain_order=True):
+        cols = [c for c in part.columns if c in writable and part[c].null_count() < part.height]
+        # validate every namespace before writing any, so bad input in the last group writes nothing
+        build_rows(
+            part.select(cols).to_dicts(), check_name("namespace", ns), requester, now or datetime.now(UTC)
+        )
+        groups.append((ns, part, cols))
+    with store.transaction():  # every namespace, or none
+        for ns, part, cols in groups:
+            ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+            parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
+    return pl.concat(parts).sort("row")
+
+
+def import_file(
+    store: Any,
+    path: str | Path,
+    source: str,
+    *,
+    namespace: str | None = None,
+    requester: str | None = None,
+    now: datetime | None = None,
+) -> pl.DataFrame:
+    """Read ``path`` with the adapter for ``source`` (``chat``: a JSON list or JSONL of messages;
+    ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report."""
+    p = Path(path)
+    if source == "cogx":
+        from .cogx import read_cogx  # subtle: cogx imports this module's helpers
+
+        frame = read_cogx(p, namespace=namespace)
+    else:
+        if not p.is_file():
+            raise FormatError("path", f"{str(path)!r} is not a file")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError("path", f"{p.name} is not valid UTF-8 ({e})") from None
+        if source == "chat":
+            if text.lstrip().startswith("["):
+                messages = loads(text, 1)
+            else:
+                messages = [loads(line, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+            if namespace is None:
+                raise ValidationError("namespace", "is required for chat messages")
+            frame = chat_frame(messages, namespace=namespace)
+        elif source == "mem0":
+            frame = mem0_frame(loads(text, 1), namespace=namespace)
+        else:
+            raise ValidationError("source", f"must be chat, mem0 or cogx, got {source!r}")
+    return add_frame(store, frame, requester=requester, now=now)

@@ -1,0 +1,237 @@
+"""cognee's COGX archive in and out: a directory with ``manifest.json`` and one JSONL file per kind.
+
+COGX (the "Cognee eXchange" format, ``cognee/modules/migration/cogx.py``, version 0.1) is the hub
+format cognee uses to move memories between systems. Records are discriminated by ``kind``:
+
+==============  =====================  =========================================================
+COGX kind       file                   becomes
+==============  =====================  =========================================================
+memory          memories.jsonl         a memory (categories -> tags; memkit fields restored from
+                                       ``metadata["memkit"]`` when memkit wrote it)
+memory_block    memory_blocks.jsonl    a keyed fact: key = label, content = value (Letta blocks)
+fact            facts.jsonl            a fact: ``fact_text`` (or subject predicate object),
+                                       validity from ``valid_at``/``invalid_at``, confidence ->
+                                       importance
+document        documents.jsonl        a ``reference``
+episode         episodes.jsonl         an episodic ``event``: the turns as ``role: content`` lines
+entity          entities.jsonl         nothing (a graph node, not a memory): reported as skipped
+==============  =====================  =========================================================
+
+The namespace is the record's scope (user, agent, session or run id) unless one is given. Raw graph
+nodes (``nodes.jsonl``) and the permissions file are not read. :func:`write_cogx` writes every memory
+as a ``memory`` record, so any COGX reader gets the texts and memkit gets everything back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..errors import FormatError, ValidationError
+from ..schema import check_name, check_time
+from .adapters import RESTORABLE, _frame, _time
+from .fields import loads
+
+__all__ = ["COGX_VERSION", "read_cogx", "write_cogx"]
+
+COGX_VERSION = "0.1"  # the COGX schema version these readers and writers follow
+_COGX_FILES = {
+    "memory": "memories.jsonl",
+    "memory_block": "memory_blocks.jsonl",
+    "fact": "facts.jsonl",
+    "document": "documents.jsonl",
+    "episode": "episodes.jsonl",
+    "entity": "entities.jsonl",
+}
+_MEMKIT_META = (
+    "key",
+    "value",
+    "layer",
+    "kind",
+    "importance",
+    "half_life_hours",
+    "source",
+    "owner",
+    "created_by",
+    "access",
+    "status",
+    "protected",
+    "valid_from",
+    "valid_until",
+    "last_access_at",
+    "access_count",
+    "version",
+    "supersedes",
+    "merged_from",
+)
+
+
+def write_cogx(
+    frame: pl.DataFrame, directory: str | Path, *, embedder: str | None = None, now: datetime | None = None
+) -> dict[str, Any]:
+    """Write ``store.frame()`` as a COGX archive (``manifest.json`` + ``memories.jsonl``) -> the manifest.
+
+    Each memory is a COGX ``memory`` record (``external_system`` "memkit", scope user = namespace,
+    categories = tags) whose ``metadata["memkit"]`` carries every other memkit field, so that
+    :func:`read_cogx` restores them; other COGX readers see plain memories.
+    """
+    now = check_time("now", now, optional=True) or datetime.now(UTC)
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    for name in (*_COGX_FILES.values(), "nodes.jsonl", "manifest.json"):  # a stale archive is replaced
+        (d / name).unlink(missing_ok=True)
+    iso = lambda t: None if t is None else t.astimezone(UTC).isoformat()
+    with (d / _COGX_FILES["memory"]).open("w", encoding="utf-8") as f:
+        for m in frame.iter_rows(named=True):  # writing a file: one line per memory
+            meta = {k: iso(m[k]) if isinstance(m[k], datetime) else m[k] for k in _MEMKIT_META if k in m}
+            if meta.get("value") is not None:
+                meta["value"] = json.loads(meta["value"])
+            rec = {
+                "kind": "memory",
+                "external_system": "memkit",
+                "external_id": m["id"],
+                "scope": {"user_id": m["namespace"]},
+                "created_at": iso(m["created_at"]),
+                "updated_at": iso(m["updated_at"]),
+                "metadata": {"memkit": meta},
+                "content": m["content"],
+                "categories": list(m["tags"]),
+            }
+            f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
+    manifest = {
+        "cogx_version": COGX_VERSION,
+        "source_system": "memkit",
+        "exported_at": iso(now),
+        "counts": {"memory": frame.height},
+        "embedding_model": embedder,
+        "notes": ["memkit fields are in metadata.memkit"],
+    }
+    (d / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+    return manifest
+
+
+def _scope(rec: Mapping[str, Any], namespace: str | None, where: str) -> str:
+    scope = rec.get("scope") if isinstance(rec.get("scope"), Mapping) else {}
+    ns = namespace or next(
+        (scope.get(k) for k in ("user_id", "agent_id", "session_id", "run_id") if scope.get(k)), None
+    )
+    try:
+        return check_name(f"{where}.scope", ns)
+    except ValidationError as e:
+        raise FormatError(
+            e.field, f"{str(e).split(': ', 1)[1]} (no user/agent/session scope: pass namespace=)"
+        ) from None
+
+
+def _str_field(rec: Mapping[str, Any], name: str, where: str, optional: bool = False) -> str | None:
+    v = rec.get(name)
+    if (v is None and optional) or (isinstance(v, str) and v.strip()):
+        return v
+    raise FormatError(f"{where}.{name}", f"must be a non-empty str, got {v!r}")
+
+
+def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | None) -> dict[str, Any]:
+    """One COGX record -> one memory record (``store`` false for kinds memkit does not keep)."""
+    if rec.get("kind", kind) != kind:
+        raise FormatError(f"{where}.kind", f"must be {kind!r} in this file, got {rec.get('kind')!r}")
+    _str_field(rec, "external_id", where)
+    row: dict[str, Any] = {
+        "namespace": _scope(rec, namespace, where),
+        "store": True,
+        "reason": f"cogx {kind}",
+        "created_at": _time(f"{where}.created_at", rec.get("created_at")),
+        "source": "import",
+    }
+    if kind == "memory":
+        row["content"] = _str_field(rec, "content", where)
+        cats = rec.get("categories") or []
+        if not isinstance(cats, list):
+            raise FormatError(f"{where}.categories", "must be a list of str")
+        row["tags"] = cats
+        meta = rec.get("metadata", {}).get("memkit") if isinstance(rec.get("metadata"), Mapping) else None
+        if isinstance(meta, Mapping):  # written by write_cogx: restore what add_many can set
+            row.update({k: meta[k] for k in RESTORABLE if meta.get(k) is not None})
+            for t in ("valid_from", "valid_until", "last_access_at"):
+                if t in row:
+                    row[t] = _time(f"{where}.metadata.memkit.{t}", row[t])
+            row["source"] = meta.get("source") or "import"
+            row["store"] = (
+                meta.get("status", "active") == "active"
+            )  # superseded, conflict, quarantined stay out
+            row["reason"] = "cogx memory (memkit)" if row["store"] else f"status {meta.get('status')}"
+    elif kind == "memory_block":
+        row.update(
+            key=_str_field(rec, "label", where),
+            content=_str_field(rec, "value", where),
+            kind="fact",
+            tags=["memory_block"],
+        )
+    elif kind == "fact":
+        text = _str_field(rec, "fact_text", where, optional=True) or " ".join(
+            _str_field(rec, k, where) or "" for k in ("subject_ref", "predicate", "object_ref")
+        )
+        conf = rec.get("confidence")
+        row.update(
+            content=text,
+            kind="fact",
+            tags=["fact"],
+            valid_from=_time(f"{where}.valid_at", rec.get("valid_at")),
+            valid_until=_time(f"{where}.invalid_at", rec.get("invalid_at")),
+        )
+        if isinstance(conf, (int, float)) and not isinstance(conf, bool) and 0 <= conf <= 1:
+            row["importance"] = float(conf)
+    elif kind == "document":
+        row.update(content=_str_field(rec, "content", where), kind="reference", tags=["document"])
+    elif kind == "episode":
+        turns = rec.get("turns")
+        if not isinstance(turns, list) or not all(isinstance(t, Mapping) for t in turns):
+            raise FormatError(f"{where}.turns", "must be a list of {role, content} objects")
+        text = "\n".join(f"{_str_field(t, 'role', where)}: {_str_field(t, 'content', where)}" for t in turns)
+        row.update(
+            content=text or "(empty episode)",
+            kind="event",
+            layer="episodic",
+            tags=["episode"],
+            store=bool(turns),
+        )
+    else:  # entity: a graph node, not a memory
+        row.update(content=_str_field(rec, "name", where), store=False, reason="cogx entity (graph node)")
+    return row
+
+
+def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.DataFrame:
+    """A COGX archive directory -> one row per record (see the module table), with ``store`` and
+    ``reason`` columns. The manifest's ``cogx_version`` must not be of a newer major version."""
+    d = Path(directory)
+    if not (d / "manifest.json").is_file():
+        raise FormatError("cogx", f"{str(directory)!r} has no manifest.json (not a COGX archive directory)")
+    manifest = loads((d / "manifest.json").read_text(encoding="utf-8"), 1)
+    version = manifest.get("cogx_version") if isinstance(manifest, Mapping) else None
+    try:
+        newer = int(str(version).split(".")[0]) > int(COGX_VERSION.split(".")[0])
+    except ValueError:
+        raise FormatError("manifest.cogx_version", f"is not a version: {version!r}") from None
+    if newer:
+        raise FormatError("manifest.cogx_version", f"{version} is newer than this reader ({COGX_VERSION})")
+    rows = []
+    for kind, name in _COGX_FILES.items():
+        p = d / name
+        if not p.is_file():
+            continue
+        for n, raw in enumerate(p.read_bytes().splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise FormatError(f"{name} line {n}", "is not valid UTF-8") from None
+            rec = loads(text, n)
+            if not isinstance(rec, Mapping):
+                raise FormatError(f"{name} line {n}", "must be a JSON object")
+            rows.append(_cogx_row(kind, rec, f"{name} line {n}", namespace))
+    return _frame(rows)

@@ -1,0 +1,53 @@
+"""The bundled bilingual sample set (``data/demo_memories.jsonl``), for the demo, notebooks and tests.
+
+Three users (``user_87`` in Chinese, ``alice`` in English, ``bob`` in both) with ~90 days of facts,
+preferences, keyed slots, episodic events and short-term notes. :data:`SAMPLE_NOW` is the day after
+the last memory: the natural ``now=`` for exploring it.
+
+>>> frame = load_sample()
+>>> sorted(frame["namespace"].unique().to_list())
+['alice', 'bob', 'user_87']
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from ..errors import FormatError, NotFound
+
+__all__ = ["SAMPLE_NOW", "SAMPLE_PATH", "load_sample", "load_into"]
+
+SAMPLE_PATH = Path(__file__).resolve().parents[2] / "data" / "demo_memories.jsonl"
+SAMPLE_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def load_sample(path: str | Path | None = None) -> pl.DataFrame:
+    """Read the sample JSONL -> one row per memory, ``created_at`` as UTC datetimes."""
+    p = Path(path) if path is not None else SAMPLE_PATH
+    if not p.exists():
+        raise NotFound(f"sample set not found at {p} (it ships in the repository's data/ folder)")
+    rows = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            rec = json.loads(line)
+            rec["created_at"] = datetime.fromisoformat(rec["created_at"]).astimezone(UTC)
+        except (ValueError, KeyError, TypeError) as e:
+            raise FormatError(f"{p.name} line {i}", str(e)) from None
+        rows.append(rec)
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def load_into(
+    store: object, frame: pl.DataFrame | None = None, *, now: datetime = SAMPLE_NOW
+) -> pl.DataFrame:
+    """Load the sample (or ``frame``) into a store, one ``add_many`` per namespace -> ids frame."""
+    frame = load_sample() if frame is None else frame
+    parts = []
+    for (ns,), part in frame.group_by("namespace", maintain_order=True):
+        ids = store.add_many(part.drop("namespace"), namespace=ns, requester="importer", now=now)  # type: ignore[attr-defined]
+        parts.append(ids.with_columns(pl.lit(ns).alias("namespace")))
+    return pl.concat(parts)

@@ -1,0 +1,186 @@
+"""Store-backed panels (re-exported by :mod:`memkit.widgets`): tune weights, preview merges.
+
+Each caches what its sliders need when it is built — the score components of every candidate per
+query, the embeddings and merge-partner similarities, the memory frame — so a slider move re-ranks
+or re-plans from memory in milliseconds, never re-embeds, and never writes to the store. Only the
+buttons write (``Apply`` merges, ``Resolve`` settles a key), through the store's own methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import ipywidgets as W
+import polars as pl
+
+from .. import charts
+from ..consolidate import MergeParams, plan_grouped
+from ..params import Weights, slider_ranges
+from ..views import Reranker, nearest_similarity
+from .panel import Panel, slider, table_html
+
+__all__ = ["MergeExplorer", "WeightsTuner", "merge_explorer", "weights_tuner"]
+
+_LAY = {"style": {"description_width": "initial"}, "layout": W.Layout(width="520px")}
+
+
+class WeightsTuner(Panel):
+    """:func:`weights_tuner`'s panel: ``weights``, ``data`` (top-k now), ``baseline_hits``,
+    ``metrics`` (per labelled query; None without labels) and ``reranker`` (the cache)."""
+
+    def __init__(
+        self,
+        store: Any,
+        queries: Sequence[str] | Mapping[str, Sequence[str]],
+        namespace: str,
+        requester: str | None,
+        now: datetime | None,
+        k: int,
+        baseline: Weights,
+    ) -> None:
+        self.relevant = {q: list(ids) for q, ids in queries.items()} if isinstance(queries, Mapping) else None
+        qs = list(queries)
+        self.reranker = Reranker.from_store(store, qs, namespace=namespace, requester=requester, now=now)
+        self.baseline, self.weights, self.metrics = baseline, baseline, None
+        controls: dict[str, W.Widget] = {
+            name: slider(name, lo, hi, step, getattr(baseline, name))
+            for name, (lo, hi, step) in slider_ranges(Weights).items()
+        }
+        controls["query"] = W.Dropdown(options=qs, value=qs[0], description="query", **_LAY)
+        controls["k"] = W.IntSlider(value=k, min=1, max=20, description="top k", style=_LAY["style"])
+        super().__init__("Hybrid score weights: re-rank live", controls)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Weights from the sliders -> re-rank every query from the cache, redraw, re-score."""
+        self.weights = Weights(**{n: float(self.controls[n].value) for n in slider_ranges(Weights)})
+        q, k = self.controls["query"].value, int(self.controls["k"].value)
+        self.data = self.reranker.rank(q, self.weights, k)
+        self.baseline_hits = self.reranker.rank(q, self.baseline, k)
+        self.show(
+            "breakdown",
+            charts.score_breakdown(self.data, self.weights, title=f"“{q}”: why each memory ranks here"),
+        )
+        self.show(
+            "shift", charts.rank_shift(self.baseline_hits, self.data, labels=("baseline", "these weights"))
+        )
+        if self.relevant:
+            self.metrics = self.reranker.metrics(self.relevant, self.weights, k)
+            base = self.reranker.metrics(self.relevant, self.baseline, k)
+            self.say(
+                f"recall@{k} {self.metrics['recall'].mean():.3f} · "
+                f"MRR {self.metrics['reciprocal_rank'].mean():.3f}"
+                f"   (baseline: recall@{k} {base['recall'].mean():.3f} · MRR "
+                f"{base['reciprocal_rank'].mean():.3f}) over {len(self.relevant)} labelled queries"
+            )
+        else:
+            self.say(
+                f"score = {self.weights.similarity:g}·similarity + {self.weights.importance:g}·importance + "
+                f"{self.weights.recency:g}·recency + {self.weights.keyword:g}·keyword"
+            )
+
+
+def weights_tuner(
+    store: Any,
+    queries: Sequence[str] | Mapping[str, Sequence[str]],
+    *,
+    namespace: str,
+    requester: str | None = None,
+    now: datetime | None = None,
+    k: int = 5,
+    baseline: Weights = Weights(),
+) -> WeightsTuner:
+    """Weight sliders over live re-ranking of ``queries`` (a list, or ``{query: relevant ids}`` to
+    also show recall@k and MRR): the score breakdown of the top k and how it moved from ``baseline``.
+    Each query is searched once (``reinforce=False``); slider moves re-rank the cached components."""
+    return WeightsTuner(store, queries, namespace, requester, now, k, baseline)
+
+
+class MergeExplorer(Panel):
+    """:func:`merge_explorer`'s panel: ``plan`` (clusters at the slider's threshold), ``similarities``
+    (each memory's best merge partner), ``applied`` (the last applied plan, or None)."""
+
+    def __init__(
+        self, store: Any, namespace: str, now: datetime | None, requester: str | None, threshold: float
+    ) -> None:
+        self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
+        self.applied: pl.DataFrame | None = None
+        self._load()
+        lo, hi, step = slider_ranges(MergeParams)["threshold"]
+        controls = {"threshold": slider("merge threshold", lo, hi, step, threshold, continuous_update=False)}
+        apply = W.Button(
+            description="Apply: merge these",
+            button_style="warning",
+            icon="compress",
+            layout=W.Layout(width="auto"),
+        )
+        super().__init__(
+            "Consolidation: which near-duplicates a threshold merges", controls, {"apply": apply}
+        )
+        self.on_click(apply, self._apply)
+        self.refresh()
+
+    def _load(self) -> None:
+        # what the store's consolidate plans over: written and valid at `now`, changeable by the requester
+        self._frame, self._emb = self.store.merge_candidates(
+            self.namespace, now=self.now, requester=self.requester
+        )
+        self._plans: dict[float, pl.DataFrame] = {}
+        self.similarities = nearest_similarity(self._frame, self._emb)
+
+    def _plan(self, threshold: float) -> pl.DataFrame:
+        """The store's plan at ``threshold``, computed only over memories that have a partner above
+        it (the others cannot merge), by :func:`memkit.consolidate.plan_grouped` as
+        ``store.consolidate`` does. Plans are memoized per threshold until the store changes (a
+        slider has 51 positions)."""
+        key = round(threshold, 6)
+        if key not in self._plans:
+            ok = self.similarities.filter(pl.col("similarity") >= threshold - 1e-6)["id"]
+            keep = self._frame["id"].is_in(ok.implode()).to_numpy()
+            plan = plan_grouped(
+                self._frame.filter(pl.Series(keep)), self._emb[keep], MergeParams(threshold=threshold)
+            )
+            self._plans[key] = plan.sort("created_at").with_columns(
+                cluster=pl.int_range(pl.len(), dtype=pl.Int64)
+            )
+        return self._plans[key]
+
+    def refresh(self) -> None:
+        """Re-plan at the slider's threshold (no store access) and redraw."""
+        t = float(self.controls["threshold"].value)
+        self.plan = self.data = self._plan(t)
+        self.show("merge", charts.merge_chart(self.similarities, t, self.plan))
+        self.table.value = table_html(
+            self.plan.select(pl.col("members").list.len().alias("members"), "content", "min_similarity"), 8
+        )
+        self.say(
+            f"{self.plan.height} clusters, {self.plan['members'].list.len().sum()} memories would merge"
+            f" into {self.plan.height} at {t:.2f}"
+        )
+
+    def _apply(self) -> None:
+        t = float(self.controls["threshold"].value)
+        self.applied = self.store.consolidate(
+            self.namespace, threshold=t, now=self.now, requester=self.requester
+        )
+        self._load()
+        self.refresh()
+        self.say(
+            f"merged {self.applied.height} clusters at {t:.2f}; the store now has "
+            f"{self._frame.filter(pl.col('status') == 'active').height} active memories here"
+        )
+
+
+def merge_explorer(
+    store: Any,
+    namespace: str,
+    *,
+    now: datetime | None = None,
+    requester: str | None = None,
+    threshold: float = 0.85,
+) -> MergeExplorer:
+    """A threshold slider over the distribution of merge-partner similarities and the clusters that
+    threshold merges (the store's own plan); the button applies it with ``store.consolidate``."""
+    return MergeExplorer(store, namespace, now, requester, threshold)
