@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..portable import jsonl as portable
 from ..embed import l2_normalize
 from ..errors import ValidationError
 from ..guard import identity, is_rule_message
+from ..portable import jsonl as portable
 from ..portable.fields import fail
 from ..portable.rows import new_id
 from ..schema import check_choice, check_name
