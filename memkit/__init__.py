@@ -30,6 +30,7 @@ from . import (
     scoring,
     text,
 )
+from ._version import __version__
 from .agent import MemoryAgent
 from .consolidate import MergeParams
 from .embed import Embedder, HashEmbedder
@@ -49,8 +50,6 @@ from .portable import adapters, cogx  # mk.adapters, mk.cogx: where they always 
 from .schema import Memory
 from .store import MemoryStore
 from .store import migrations as _store_migrations
-
-__version__ = "0.1.0"
 
 _moved.install()  # old module paths (memkit.adapters, memkit.panel, ...) import the moved modules
 

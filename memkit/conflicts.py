@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from .errors import ConflictError
+from .scoring import similar_pairs
 
 __all__ = ["POLICIES", "KeyedWrite", "conflict_graph", "plan_keyed_write"]
 
@@ -141,13 +142,11 @@ def conflict_graph(
     )
     parts = [lineage, disputes, merged]
     if embeddings is not None:
-        from .consolidate import _pairs  # the same blocked products consolidation uses
-
         emb = np.asarray(embeddings, dtype=np.float32)
         idx = frame.with_row_index("_row").filter(pl.col("status") == "active")
         for (_,), group in idx.group_by("namespace", maintain_order=True):
             rows = group["_row"].to_numpy()
-            i, j = _pairs(emb[rows], threshold, 2048)
+            i, j = similar_pairs(emb[rows], threshold)  # consolidation's blocked products
             ids = group["id"].to_numpy()
             parts.append(pl.DataFrame({"source": ids[i], "target": ids[j], "kind": "near_duplicate_of"}))
     return nodes, pl.concat([p.cast(edge_schema) for p in parts])

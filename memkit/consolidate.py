@@ -59,6 +59,7 @@ import polars as pl
 
 from .errors import ValidationError
 from .params import check_number
+from .scoring import similar_pairs
 from .text import CJK, tokenize
 
 __all__ = [
@@ -113,27 +114,6 @@ class MergeParams:
 
 
 # ----------------------------------------------------------------------------------------- clusters
-def _pairs(emb: np.ndarray, threshold: float, block: int) -> tuple[np.ndarray, np.ndarray]:
-    """Local indices ``(i, j)``, ``i < j``, of the rows of ``emb`` with ``emb[i] @ emb[j] >= threshold``."""
-    n = len(emb)
-    found_i, found_j = [], []
-    for i0 in range(0, n, block):
-        rows = emb[i0 : i0 + block]  # (b, dim)
-        for j0 in range(i0, n, block):  # upper triangle of tiles: each pair is scored once
-            sim = rows @ emb[j0 : j0 + block].T  # (b, dim) @ (dim, c) -> (b, c)
-            if j0 == i0:
-                np.fill_diagonal(sim, -np.inf)  # a row is not its own duplicate
-            hit = sim >= threshold
-            if hit.any():
-                i, j = np.nonzero(hit)
-                keep = i0 + i < j0 + j  # subtle: the diagonal tile holds both (i, j) and (j, i)
-                found_i.append(i0 + i[keep])
-                found_j.append(j0 + j[keep])
-    if not found_i:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    return np.concatenate(found_i).astype(np.int64), np.concatenate(found_j).astype(np.int64)
-
-
 def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Connected components of ``n`` nodes and edges ``(u, v)``: the smallest node of each, per node.
 
@@ -189,7 +169,7 @@ def cluster_labels(
         rows = np.asarray(rows, dtype=np.int64)
         contiguous = rows[-1] - rows[0] + 1 == len(rows)  # one group, or a sorted frame: no copy
         sub = emb[rows[0] : rows[-1] + 1] if contiguous else emb[rows]
-        i, j = _pairs(sub, params.threshold - _EPS, params.block_size)
+        i, j = similar_pairs(sub, params.threshold - _EPS, params.block_size)
         edges_u.append(rows[i])
         edges_v.append(rows[j])
     if not edges_u:

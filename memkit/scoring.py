@@ -24,6 +24,7 @@ from .params import KeywordParams, Weights
 from .text import tokenize
 
 __all__ = [
+    "similar_pairs",
     "NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "neighbour_score",
     "scale_unit", "tie_order", "top_k",
 ]  # fmt: skip
@@ -302,3 +303,32 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)  # offset per element
     return starts + np.arange(total)
+
+
+def similar_pairs(emb: np.ndarray, threshold: float, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows of ``emb`` (unit vectors) whose cosine is at least ``threshold`` -> local
+    indices ``(i, j)`` with ``i < j``. Computed in ``block x block`` tiles of the upper triangle, so
+    memory stays at one tile however many rows there are: consolidation's near-duplicates and the
+    conflict graph's "similar but different" edges both come from here.
+
+    >>> e = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    >>> [a.tolist() for a in similar_pairs(e, 0.9)]
+    [[0], [1]]
+    """
+    n = len(emb)
+    found_i, found_j = [], []
+    for i0 in range(0, n, block):
+        rows = emb[i0 : i0 + block]  # (b, dim)
+        for j0 in range(i0, n, block):  # upper triangle of tiles: each pair is scored once
+            sim = rows @ emb[j0 : j0 + block].T  # (b, dim) @ (dim, c) -> (b, c)
+            if j0 == i0:
+                np.fill_diagonal(sim, -np.inf)  # a row is not its own duplicate
+            hit = sim >= threshold
+            if hit.any():
+                i, j = np.nonzero(hit)
+                keep = i0 + i < j0 + j  # subtle: the diagonal tile holds both (i, j) and (j, i)
+                found_i.append(i0 + i[keep])
+                found_j.append(j0 + j[keep])
+    if not found_i:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(found_i).astype(np.int64), np.concatenate(found_j).astype(np.int64)

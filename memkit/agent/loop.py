@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
@@ -46,11 +46,9 @@ from ..commands import Admission, Command, admit, admit_many, parse
 from ..errors import ValidationError
 from ..params import Weights, check_number
 from ..schema import check_name, check_text, check_time, clock
+from ..store import MemoryStore
 from .actions import confirm, execute
 from .context import USED_SCHEMA, Context, build_context
-
-if TYPE_CHECKING:
-    from ..store import MemoryStore
 
 __all__ = ["MemoryAgent", "Reply", "SessionEnd"]
 
@@ -125,8 +123,6 @@ class MemoryAgent:
         now: datetime | Callable[[], datetime] | None = None,
         forget_threshold: float = 0.6,
     ) -> None:
-        from ..store import MemoryStore  # subtle: at run time here, so agent never imports store first
-
         if not isinstance(store, MemoryStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if not callable(llm):

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from ..params import ForgetParams, Weights
+from ..store import MemoryStore
 
 __all__ = ["forgetting_scenario", "knowledge_update_scenario"]
 
@@ -43,8 +44,6 @@ def forgetting_scenario(
     Columns: ``kind, n, should_drop, dropped, correct_drops, precision, recall`` where precision =
     correct drops / drops and recall = correct drops / memories that should go (null when 0/0).
     """
-    from ..store import MemoryStore  # local: the store imports the pure modules, not the other way
-
     rng = np.random.default_rng(seed)
     kinds = ["useful"] * n_useful + ["expired"] * n_expired + ["low_value"] * n_low
     kinds += ["protected_low"] * n_protected_low
@@ -120,8 +119,6 @@ def knowledge_update_scenario(
     (default: the store's default, the articles' formula, similarity only, and keyword + similarity,
     the last three in plain score order: ``tie=0``).
     """
-    from ..store import MemoryStore
-
     weights = weights or {
         "default": Weights(),
         "articles": Weights.articles(),

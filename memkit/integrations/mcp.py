@@ -75,7 +75,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependency("memkit's MCP server needs the MCP SDK: pip install 'memkit[mcp]'") from e
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MemkitError, NotFound, ValidationError
 from ..schema import KINDS, Memory, check_name
 from ..store import MemoryStore
