@@ -33,6 +33,7 @@ bench: setup
 lint: setup
 	$(VENV)/bin/ruff check memkit tests benchmarks
 	$(VENV)/bin/ruff format --check memkit tests benchmarks
+	$(VENV)/bin/lint-imports  # the layer contract of pyproject.toml [tool.importlinter]
 
 # Real-browser check: JupyterLab + headless Debian chromium (never `playwright install`); see tests/e2e/.
 E2E_STAMP := $(VENV)/.e2e-installed

@@ -29,6 +29,7 @@ from . import (
     schema,
     scoring,
     text,
+    views,
 )
 from ._version import __version__
 from .agent import MemoryAgent
@@ -53,11 +54,13 @@ from .store import migrations as _store_migrations
 
 _moved.install()  # old module paths (memkit.adapters, memkit.panel, ...) import the moved modules
 
-_LAZY = ("charts", "views", "widgets")  # Altair and ipywidgets load on first use (seconds, not at import)
+_LAZY = ("charts", "widgets")  # Altair and ipywidgets load on first use (seconds, not at import)
 
 # ``memkit.schema.MIGRATIONS`` moved to the store (SQL is the store's); the package root, which sits
 # above every layer, keeps the old name working without the schema importing the store
 schema.MIGRATIONS = _store_migrations.MIGRATIONS  # type: ignore[attr-defined]
+# likewise ``memkit.views.Reranker``: the re-ranker now lives with the evaluation code it shares
+views.Reranker = evaluate.Reranker  # type: ignore[attr-defined]
 
 
 def __getattr__(name: str) -> object:

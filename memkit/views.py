@@ -8,8 +8,8 @@ them and a test can check every number:
   the two DESIGN.md numbers (0.7939 and 0.15);
 - :func:`contributions` — a search frame as one row per (hit, component): ``weight × component``,
   which sums to the hit's score;
-- :class:`Reranker` — every candidate's score components cached once per query, re-ranked for any
-  weights with one matrix product (a slider move never re-embeds and never touches the store);
+- (the live re-ranker the weights panel drives, :class:`memkit.evaluate.Reranker`, builds on
+  :data:`COMPONENTS` and :func:`contributions`; ``memkit.views.Reranker`` still names it);
 - :func:`nearest_similarity` — each memory's best cosine to a possible merge partner;
 - :func:`memory_states` — what each memory is at an instant: recalled, faded, or dropped by a plan.
 
@@ -21,10 +21,8 @@ them and a test can check every number:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from types import SimpleNamespace
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -32,11 +30,10 @@ import polars as pl
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError
 from .params import Weights
-from .scoring import hybrid, neighbour_score, tie_order, top_k
 
 __all__ = [
     "COMPONENTS",
-    "Reranker",
+    "check_frame",
     "contributions",
     "decay_curves",
     "memory_states",
@@ -48,7 +45,9 @@ COMPONENTS = ("similarity", "importance", "recency", "keyword")
 """Score components in the order they are stacked (the fields of :class:`~memkit.params.Weights`)."""
 
 
-def _need(frame: pl.DataFrame, name: str, columns: Sequence[str]) -> None:
+def check_frame(frame: pl.DataFrame, name: str, columns: Sequence[str]) -> None:
+    """Raise :class:`~memkit.errors.ValidationError` naming ``name`` unless ``frame`` is a polars
+    DataFrame holding every one of ``columns``."""
     if not isinstance(frame, pl.DataFrame):
         raise ValidationError(name, f"must be a polars DataFrame, got {type(frame).__name__}")
     missing = [c for c in columns if c not in frame.columns]
@@ -65,7 +64,7 @@ def decay_curves(
     (``log=True``: geometrically from 0.1 h, for a log axis that shows a 2 h and a 90 d half-life
     together).
     """
-    _need(memories, "memories", ("label", "importance", "half_life_hours"))
+    check_frame(memories, "memories", ("label", "importance", "half_life_hours"))
     if not (np.isfinite(horizon_hours) and horizon_hours > 0):
         raise ValidationError("horizon_hours", f"must be a positive number, got {horizon_hours}")
     if not 2 <= points <= 5000:
@@ -107,7 +106,7 @@ def worked_examples() -> pl.DataFrame:
 def floor_crossings(memories: pl.DataFrame, floor: float) -> pl.DataFrame:
     """When each (importance, half-life) falls below ``floor`` -> ``label, hours``: ``half_life ·
     log2(importance / floor)``; memories that start at or below the floor cross at 0."""
-    _need(memories, "memories", ("label", "importance", "half_life_hours"))
+    check_frame(memories, "memories", ("label", "importance", "half_life_hours"))
     h = hours_until(floor, memories["importance"].to_numpy(), memories["half_life_hours"].to_numpy())
     return memories.select("label").with_columns(hours=pl.Series(h, dtype=pl.Float64), floor=pl.lit(floor))
 
@@ -120,7 +119,7 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     neighbour]``); a missing ``keyword`` column counts as 0 (it is only computed when its weight is
     positive); ``neighbour`` (neighbour expansion) is its own component, value = the neighbours' score.
     """
-    _need(hits, "hits", ("rank", "id", "content", "similarity", "importance", "recency"))
+    check_frame(hits, "hits", ("rank", "id", "content", "similarity", "importance", "recency"))
     if not isinstance(weights, Weights):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
     base = hits if "keyword" in hits.columns else hits.with_columns(keyword=pl.lit(0.0))
@@ -143,162 +142,6 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     )
 
 
-def _positions(ids: pl.Series, links: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in ``ids`` of each id's ``prev`` and ``next`` (``links``: ``id, prev, next``), -1
-    where there is none or it is not among ``ids`` (a neighbour that is not a candidate counts 0)."""
-    if links is None:
-        return np.full(len(ids), -1, np.int64), np.full(len(ids), -1, np.int64)
-    pos = ids.to_frame("id").with_row_index("pos")
-    out = ids.to_frame("id").join(links, on="id", how="left", maintain_order="left")
-    for side in ("prev", "next"):
-        out = out.join(
-            pos.rename({"id": side, "pos": f"{side}_pos"}), on=side, how="left", maintain_order="left"
-        )
-    return tuple(out[f"{s}_pos"].fill_null(-1).cast(pl.Int64).to_numpy() for s in ("prev", "next"))  # type: ignore[return-value]
-
-
-class Reranker:
-    """Score components of every candidate of each query, cached, re-ranked for any weights.
-
-    Build it once with :meth:`from_store` (one ``store.search`` per query, ``reinforce=False``, the
-    query embedded once), then :meth:`rank` costs one ``(c, 4) @ (4,)`` product and a top-k per
-    query: no embedding, no DuckDB, no Python loop over memories.
-    """
-
-    def __init__(
-        self, candidates: Mapping[str, pl.DataFrame], neighbours: Mapping[str, pl.DataFrame] | None = None
-    ) -> None:
-        """``candidates`` maps each query to its frame of candidates (``id, content`` and the
-        components of :data:`COMPONENTS`; a missing ``keyword`` is 0). ``neighbours`` maps a query to
-        ``id, prev, next`` (``store.neighbours``), for neighbour expansion; without it, none."""
-        self.frames: dict[str, pl.DataFrame] = {}
-        self.matrix: dict[str, np.ndarray] = {}
-        self.age: dict[str, np.ndarray] = {}
-        self.adjacent: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for q, f in candidates.items():
-            _need(f, f"candidates[{q!r}]", ("id", "content", "similarity", "importance", "recency"))
-            f = f if "keyword" in f.columns else f.with_columns(keyword=pl.lit(0.0))
-            self.frames[q] = f
-            self.matrix[q] = f.select(COMPONENTS).to_numpy().astype(np.float64)  # (c, 4)
-            # hours before the newest candidate it was written (0 without created_at): near ties
-            written = (
-                f["created_at"].dt.epoch("us").to_numpy() if "created_at" in f.columns else np.zeros(f.height)
-            )
-            self.age[q] = (written.max(initial=0) - written) / 3.6e9
-            self.adjacent[q] = _positions(f["id"], (neighbours or {}).get(q))
-
-    @classmethod
-    def from_store(
-        cls,
-        store: object,
-        queries: Sequence[str],
-        *,
-        namespace: str,
-        requester: str | None = None,
-        now: datetime | None = None,
-        limit: int = 10_000,
-    ) -> Reranker:
-        """Cache the components of up to ``limit`` candidates per query from ``store.search``."""
-        # every component computed (keyword too), none folded in: the re-ranker adds neighbours itself
-        probe = Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.1, neighbour=0.0, tie=0.0)
-        frames = {
-            q: store.search(  # type: ignore[attr-defined]
-                q, namespace=namespace, requester=requester, k=limit, weights=probe, now=now, reinforce=False
-            )
-            for q in dict.fromkeys(queries)
-        }
-        links = {
-            q: store.neighbours(f["id"].to_list(), namespace=namespace, requester=requester)  # type: ignore[attr-defined]
-            for q, f in frames.items()
-        }
-        return cls(frames, links)
-
-    def scores(self, query: str, weights: Any) -> np.ndarray:
-        """Hybrid score of every cached candidate of ``query`` (:func:`memkit.scoring.hybrid`, the
-        store's formula) -> ``(c,)``; with weight arrays of shape ``(g, 1)``, ``(g, c)``."""
-        m = self.matrix[query]  # (c, 4) columns in COMPONENTS order
-        parts = dict(zip(COMPONENTS, m.T, strict=True))
-        base = hybrid(parts["similarity"], parts["importance"], parts["recency"], weights, parts["keyword"])
-        lam = getattr(weights, "neighbour", 0.0)
-        if not np.any(lam):
-            return base
-        prev, nxt = self.adjacent[query]  # neighbour expansion, as the store's search does it
-        return base + lam * neighbour_score(base, prev, nxt)
-
-    def rank(self, query: str, weights: Weights, k: int = 5) -> pl.DataFrame:
-        """The top ``k`` of ``query`` under ``weights``: the cached frame's rows with a new ``rank``
-        and ``score``, best first (near ties newest first, as in the store; then the earlier candidate)."""
-        if query not in self.frames:
-            raise ValidationError("query", f"{query!r} is not one of the cached queries")
-        scores = self.scores(query, weights)
-        best = top_k(scores, k, age=self.age[query], tie=float(weights.tie))
-        f = self.frames[query][best].with_columns(
-            rank=pl.int_range(1, len(best) + 1, dtype=pl.Int32), score=pl.Series(scores[best])
-        )
-        first = ["rank", "id", "content", "score", *COMPONENTS]
-        return f.select(first + [c for c in f.columns if c not in first])
-
-    def metrics(self, relevant: Mapping[str, Sequence[str]], weights: Weights, k: int = 5) -> pl.DataFrame:
-        """Per labelled query: ``query, recall, reciprocal_rank`` of its relevant ids at ``k``."""
-        grid = pl.DataFrame([vars(weights)])
-        return self.sweep(relevant, grid, k=k, per_query=True).drop(COMPONENTS)
-
-    def sweep(
-        self,
-        relevant: Mapping[str, Sequence[str]],
-        grid: pl.DataFrame,
-        *,
-        k: int = 5,
-        per_query: bool = False,
-    ) -> pl.DataFrame:
-        """Mean ``recall`` at ``k`` and ``mrr`` over the labelled queries for every row of ``grid``
-        (columns: any of the weight names and ``tie``; missing ones are 0) -> ``grid`` plus
-        ``recall, mrr``.
-
-        All grid rows are scored at once per query, ``(g, 4) @ (4, c) -> (g, c)``, then a row-wise
-        partial sort finds each row's top k.
-        """
-        unknown = [q for q in relevant if q not in self.frames]
-        if unknown:
-            raise ValidationError("relevant", f"queries not cached: {unknown}")
-        w = np.column_stack(
-            [
-                grid[c].to_numpy().astype(np.float64) if c in grid.columns else np.zeros(grid.height)
-                for c in COMPONENTS
-            ]
-        )  # (g, 4)
-        tie = grid["tie"].to_numpy().astype(np.float64) if "tie" in grid.columns else np.zeros(grid.height)
-        lam = (
-            grid["neighbour"].to_numpy().astype(np.float64)
-            if "neighbour" in grid.columns
-            else np.zeros(grid.height)
-        )
-        rows = []
-        grid_weights = SimpleNamespace(
-            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}, neighbour=lam[:, None]
-        )  # (g, 1) each
-        for q, ids in relevant.items():  # a loop over queries, not memories
-            scores = self.scores(q, grid_weights)  # (g, c)
-            c = scores.shape[1]
-            kk = min(k, c)
-            # every candidate ordered (near ties newest first, as in the store): c is a search's hits
-            top = tie_order(scores, self.age[q], tie[:, None])[:, :kk]  # (g, kk) best first
-            is_rel = np.isin(self.frames[q]["id"].to_numpy(), np.asarray(list(ids), dtype=object))  # (c,)
-            hit = is_rel[top]  # (g, kk)
-            recall = hit.sum(1) / max(len(set(ids)), 1)
-            first = np.where(hit.any(1), hit.argmax(1) + 1, 0)
-            rr = np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0)
-            rows.append(
-                pl.DataFrame({"_g": np.arange(len(w)), "query": q, "recall": recall, "reciprocal_rank": rr})
-            )
-        per = pl.concat(rows)
-        base = pl.DataFrame({c: w[:, i] for i, c in enumerate(COMPONENTS)}).with_row_index("_g")
-        if per_query:
-            return base.join(per, on="_g").drop("_g")
-        agg = per.group_by("_g").agg(pl.col("recall").mean(), mrr=pl.col("reciprocal_rank").mean())
-        return grid.with_row_index("_g").join(agg, on="_g").sort("_g").drop("_g")
-
-
 def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int = 2048) -> pl.DataFrame:
     """Each active memory's highest cosine to another it could merge with -> ``id, content,
     similarity`` (null for a memory alone in its group).
@@ -308,7 +151,7 @@ def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int =
     at least ``t``, so the histogram of this column is what a merge-threshold slider cuts.
     Blocked products per group: memory O(block²), never N×N.
     """
-    _need(frame, "frame", ("id", "content", "status", "namespace", "layer", "key"))
+    check_frame(frame, "frame", ("id", "content", "status", "namespace", "layer", "key"))
     emb = np.asarray(embeddings, dtype=np.float32)
     if emb.ndim != 2 or len(emb) != frame.height:
         raise ValidationError("embeddings", f"must be ({frame.height}, dim), got shape {emb.shape}")
@@ -343,7 +186,9 @@ def memory_states(
     ``floor``: no longer recalled), else ``recalled``; then a forget ``plan`` (``id, reason``)
     overrides with ``forget: <reason>`` for what a forget pass at ``at`` would drop.
     """
-    _need(frame, "frame", ("id", "status", "importance", "half_life_hours", "created_at", "valid_until"))
+    check_frame(
+        frame, "frame", ("id", "status", "importance", "half_life_hours", "created_at", "valid_until")
+    )
     df = frame.with_columns(strength_expr(age_hours=age_hours_expr("created_at", at)))
     state = (
         pl.when(pl.col("created_at") > pl.lit(at))

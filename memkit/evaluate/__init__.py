@@ -8,19 +8,22 @@
 - :mod:`~memkit.evaluate.scenarios` — small labelled stories: forgetting correctness and knowledge
   updates.
 
-The notebooks' live re-ranker is :class:`memkit.views.Reranker` (frames only, no store import).
+- :mod:`~memkit.evaluate.reranker` — :class:`Reranker`: one query's candidates scored once, re-ranked
+  for any weights in microseconds (what the weights panel drives; also ``memkit.views.Reranker``).
 """
 
 from __future__ import annotations
 
 from .locomo import CATEGORIES, load_locomo
 from .metrics import hit_at_k, metric_columns, mrr, ndcg_at_k, recall_at_k, score_rankings, summarize
+from .reranker import Reranker
 from .retrieval import Prepared, evaluate, prepare, rank, sweep
 from .scenarios import forgetting_scenario, knowledge_update_scenario
 
 __all__ = [
     "CATEGORIES",
     "Prepared",
+    "Reranker",
     "evaluate",
     "forgetting_scenario",
     "hit_at_k",

@@ -8,3 +8,5 @@
 Both go through the store's public API, so the guard, decay, versions, access rules and audit hold
 exactly as they do for a direct call.
 """
+
+__all__: list[str] = []  # nothing re-exported: each integration needs its extra, import it by name

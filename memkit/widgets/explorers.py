@@ -18,7 +18,8 @@ import polars as pl
 from .. import charts
 from ..consolidate import MergeParams, plan_grouped
 from ..params import Weights, slider_ranges
-from ..views import Reranker, nearest_similarity
+from ..evaluate import Reranker
+from ..views import nearest_similarity
 from .panel import Panel, slider, table_html
 
 __all__ = ["MergeExplorer", "WeightsTuner", "merge_explorer", "weights_tuner"]
