@@ -69,7 +69,6 @@ try:
         Op,
         PutOp,
         Result,
-        SearchItem,
         SearchOp,
         validate_op_namespace,
     )
@@ -80,9 +79,9 @@ from ..conflicts import POLICIES
 from ..errors import NotFound, ValidationError
 from ..params import Weights
 from ..schema import ACCESS, Memory, check_choice, clock
-from ..scoring import tie_order
 from ..store import MemoryStore
 from .langgraph_items import (
+    NOINDEX,
     MemkitItem,
     MemkitSearchItem,
     check_filter,
@@ -91,10 +90,9 @@ from .langgraph_items import (
     encode_label,
     encode_namespace,
     item_value,
-    matches,
-    matches_namespace,
     value_text,
 )
+from .langgraph_search import SearchOps
 
 __all__ = [
     "MemkitItem",
@@ -106,13 +104,9 @@ __all__ = [
     "encode_namespace",
 ]
 
-NOINDEX = "langgraph:noindex"  # the tag of an item put with index=False
-_MAX_K = 10_000  # memkit's largest search
-_PARTS = ("similarity", "importance", "strength", "recency", "keyword", "neighbour")  # a score's breakdown
-
 
 # ----------------------------------------------------------------------------- the store
-class MemkitStore(BaseStore):
+class MemkitStore(SearchOps, BaseStore):
     """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
 
     ``requester`` acts as that requester (None: the operator); ``weights`` (default: memkit's,
@@ -303,93 +297,3 @@ class MemkitStore(BaseStore):
         value = item_value(current.value, current.content)
         return MemkitItem(memory_id=current.id, pending=pending, value=value, created_at=first,
                           updated_at=current.created_at, **names)  # fmt: skip
-
-    def _refresh(self, refresh: bool | None, ns: str, ids: list[str], now: datetime) -> None:
-        """``refresh_ttl``: reinforce what the read returned (never on a read-only store)."""
-        if ids and refresh is not False and not self.store.read_only:
-            self.store.reinforce(ids, namespace=ns, requester=self.requester, now=now)
-
-    def _names(self, prefix: tuple[str, ...] = ()) -> list[str]:
-        """The memkit namespaces (readable by the requester) under a LangGraph prefix."""
-        names = self.store.namespaces(requester=self.requester)["namespace"].to_list()
-        n = len(prefix)
-        return [name for name in names if decode_namespace(name)[:n] == tuple(prefix)]
-
-    def _current(self, ns: str, now: datetime) -> pl.DataFrame:
-        """The namespace's items at ``now``: the active version of each key valid then (and the
-        unkeyed memories), with ``first_at``, the key's first version's time."""
-        f = self.store.frame(ns, requester=self.requester).filter(pl.col("created_at") <= now)
-        first = f.filter(pl.col("key").is_not_null()).group_by("key").agg(first_at=pl.col("created_at").min())
-        live = f.filter(
-            (pl.col("status") == "active")
-            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
-            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
-        )
-        return live.join(first, on="key", how="left").with_columns(
-            first_at=pl.coalesce("first_at", "created_at"),
-            noindex=pl.col("tags").list.contains(NOINDEX),
-        )
-
-    def _search(self, op: SearchOp, now: datetime) -> list[SearchItem]:
-        offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
-        query = op.query if op.query and op.query.strip() else None
-        ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
-        rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
-        for ns in self._names(tuple(op.namespace_prefix)):
-            cur = self._current(ns, now).with_columns(ns=pl.lit(ns), score=pl.lit(None, pl.Float64))
-            every = cur.height  # the store ranks the whole namespace: ask for all of it, then filter
-            if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
-                keep = [
-                    matches(item_value(v, c), flt) for v, c in zip(cur["value"], cur["content"], strict=True)
-                ]
-                cur = cur.filter(pl.Series(keep, dtype=pl.Boolean))
-            if cur.height == 0:
-                continue
-            if query is None:
-                rest.append(cur)
-                continue
-            hits = self.store.search(
-                query, namespace=ns, requester=self.requester, k=min(_MAX_K, every),
-                weights=self.weights, min_strength=self.min_strength, now=now, reinforce=False,
-            )  # fmt: skip
-            hits = hits.select("id", "score", *(c for c in _PARTS if c in hits.columns))
-            ranked.append(cur.drop("importance", "score").join(hits, on="id").filter(~pl.col("noindex")))
-            rest.append(cur.filter(pl.col("noindex")))
-        hits_all = pl.concat([f for f in ranked if f.height], how="diagonal_relaxed") if any(
-            f.height for f in ranked) else None  # fmt: skip
-        if hits_all is not None:  # memkit's order across namespaces: near ties newest first (tie_order)
-            age = (now - hits_all["created_at"]).dt.total_microseconds().to_numpy() / 3.6e9
-            hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(self.weights.tie))]
-        unranked = [f for f in rest if f.height]
-        tail = (
-            pl.concat(unranked, how="diagonal_relaxed").sort(["created_at", "id"], descending=[True, False])
-            if unranked else None
-        )  # fmt: skip
-        parts = [f for f in (hits_all, tail) if f is not None]
-        page = pl.concat(parts, how="diagonal_relaxed").slice(offset, limit).to_dicts() if parts else []
-        for ns in dict.fromkeys(r["ns"] for r in page):
-            self._refresh(op.refresh_ttl, ns, [r["id"] for r in page if r["ns"] == ns], now)
-        return [
-            MemkitSearchItem(
-                memory_id=r["id"],
-                namespace=decode_namespace(r["ns"]),
-                key=decode_label(r["key"]) if r["key"] is not None else r["id"],
-                value=item_value(r["value"], r["content"]),
-                created_at=r["first_at"],
-                updated_at=r["created_at"],
-                score=r.get("score"),
-                breakdown={c: r[c] for c in _PARTS if r.get(c) is not None}
-                if r.get("score") is not None
-                else None,
-            )  # fmt: skip
-            for r in page
-        ]
-
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        offset, limit = int(op.offset), int(op.limit)
-        spaces = [decode_namespace(name) for name in self._names()]
-        for condition in op.match_conditions or ():
-            spaces = [ns for ns in spaces if matches_namespace(condition, ns)]
-        if op.max_depth is not None:
-            spaces = [ns[: op.max_depth] for ns in spaces]
-        return sorted(set(spaces))[offset : offset + limit]

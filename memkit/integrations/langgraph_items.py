@@ -17,7 +17,11 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from ..errors import ValidationError
 
+NOINDEX = "langgraph:noindex"
+"""The tag memkit gives an item put with ``index=False``: stored and listed, never ranked by a query."""
+
 __all__ = [
+    "NOINDEX",
     "MemkitItem",
     "MemkitSearchItem",
     "decode_label",

@@ -60,7 +60,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import polars as pl
 
@@ -77,74 +77,31 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from .._version import __version__
 from ..errors import MemkitError, NotFound, ValidationError
-from ..schema import KINDS, Memory, check_name
+from ..schema import check_name
 from ..store import MemoryStore
+from .mcp_types import (
+    MAX_RESULTS,
+    Content,
+    Importance,
+    Key,
+    Kind,
+    Limit,
+    MemoryId,
+    NewKey,
+    Query,
+    Tags,
+    record,
+    rows,
+    written,
+)
 
 __all__ = ["MAX_RESULTS", "build_server"]
 
-MAX_RESULTS = 100  # the most hits or memories one call returns: a prompt's worth, not a dump
 _SOURCE = "agent"  # the source of every write: the model wrote the text, whoever it quotes
 # the fields an update carries over from the key's current version when it does not give them
 _CARRIED = ("kind", "importance", "tags", "access", "protected")
 # the columns of a memory in a listing (get_memory returns every field)
 _LISTED = ("id", "key", "content", "kind", "status", "version", "importance", "tags", "created_at")
-
-# ------------------------------------------------------------------------ argument types
-# Their descriptions and bounds go into each tool's JSON schema: what the model reads.
-Content = Annotated[str, Field(description="the memory's text, one self-contained fact or event")]
-Query = Annotated[str, Field(description="what to recall, in any language")]
-MemoryId = Annotated[str, Field(description="a memory's id, as a previous tool result gave it")]
-Key = Annotated[str, Field(description="the stable name of a fact that can change, e.g. 'user.address'")]
-NewKey = Annotated[
-    str | None,
-    Field(description="give facts that can change a stable name (e.g. 'user.address') to update them later"),
-]
-Importance = Annotated[
-    float | None,
-    Field(ge=0.0, le=1.0, description="0-1, default 0.5; below 0.3 a memory fades within hours"),
-]
-Kind = Annotated[Literal[KINDS] | None, Field(description="what sort of memory it is (default fact)")]
-Tags = Annotated[list[str] | None, Field(description="labels, e.g. ['address']")]
-Limit = Annotated[int, Field(ge=1, le=MAX_RESULTS, description=f"how many, at most {MAX_RESULTS}")]
-
-
-# ------------------------------------------------------------------------ results as JSON
-def _plain(value: Any) -> Any:
-    """A value as JSON: datetimes as ISO-8601 strings, tuples as lists, recursively.
-
-    >>> from datetime import UTC
-    >>> _plain({"at": datetime(2026, 1, 1, tzinfo=UTC), "tags": ("a",)})
-    {'at': '2026-01-01T00:00:00+00:00', 'tags': ['a']}
-    """
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    """A polars frame as a list of JSON objects, one per row."""
-    return [_plain(row) for row in frame.to_dicts()]
-
-
-def _record(m: Memory) -> dict[str, Any]:
-    """A memory as JSON, its guard findings as their distinct codes."""
-    return _plain({**m.to_dict(), "findings": list(dict.fromkeys(f.code for f in m.findings))})
-
-
-def _written(m: Memory) -> dict[str, Any]:
-    """What a write returns: the memory, or for a quarantined one only what the guard decided."""
-    if m.status != "quarantined":
-        return _record(m)
-    # subtle: the text is not echoed back into the model's context: that is what quarantine is for
-    held = _record(m)
-    return {k: held[k] for k in ("id", "namespace", "status", "version", "findings")} | {
-        "note": "held for review by the operator: it looks like an instruction to a model (see the"
-        " findings); it is not recalled until approved"
-    }
 
 
 # ------------------------------------------------------------------------ the tools
@@ -184,7 +141,7 @@ class _MemoryTools:
         """
         m = self.store.add(content, key=key, importance=importance, kind=kind, tags=tags, source=_SOURCE,
                            **self._scope())  # fmt: skip
-        return _written(m)
+        return written(m)
 
     def search_memories(self, query: Query, k: Limit = 5) -> dict[str, Any]:
         """Recall the memories most relevant to a query, best first.
@@ -193,11 +150,11 @@ class _MemoryTools:
         meaning), importance, recency and strength (how much it has decayed). Recalled memories are
         reinforced: use keeps a memory alive.
         """
-        return {"hits": _rows(self.store.search(query, k=k, **self._scope()))}
+        return {"hits": rows(self.store.search(query, k=k, **self._scope()))}
 
     def get_memory(self, id: MemoryId) -> dict[str, Any]:
         """One memory by id, with every field: key and version, status, validity, who wrote it, when."""
-        return _record(self.store.get(id, **self._scope()))
+        return record(self.store.get(id, **self._scope()))
 
     def update_memory(
         self, key: Key, content: Content, importance: Importance = None, kind: Kind = None, tags: Tags = None
@@ -220,7 +177,7 @@ class _MemoryTools:
         fields |= {f: v for f, v in given.items() if v is not None}
         m = self.store.add(content, key=key, source=_SOURCE, conflict_policy="supersede", **fields,
                            **self._scope())  # fmt: skip
-        return _written(m)
+        return written(m)
 
     def delete_memory(self, id: MemoryId) -> dict[str, Any]:
         """Erase one memory for good (of a keyed fact, only this version). Only its writer may."""
@@ -234,7 +191,7 @@ class _MemoryTools:
         the least valuable ones above the capacity. Protected memories and pending conflicts stay.
         Returns each forgotten memory's id and the reason."""
         plan = self.store.forget(dry_run=dry_run, **self._scope())
-        return {"dry_run": dry_run, "forgotten": _rows(plan.drop("namespace"))}
+        return {"dry_run": dry_run, "forgotten": rows(plan.drop("namespace"))}
 
     def list_conflicts(self) -> dict[str, Any]:
         """The keys whose value is disputed: the current (active) version and the pending ones
@@ -246,7 +203,7 @@ class _MemoryTools:
         )
         return {
             "conflicts": [
-                {"key": key, "versions": _rows(group.sort("version").select(_LISTED))}
+                {"key": key, "versions": rows(group.sort("version").select(_LISTED))}
                 for (key,), group in live.group_by("key", maintain_order=True)
             ]
         }
@@ -255,14 +212,14 @@ class _MemoryTools:
         self, key: Key, keep: Annotated[str, Field(description="the id of the version to keep")]
     ) -> dict[str, Any]:
         """Settle a disputed key: the version `keep` becomes current, the others superseded."""
-        return _record(self.store.resolve(key, keep=keep, **self._scope()))
+        return record(self.store.resolve(key, keep=keep, **self._scope()))
 
     def show_memories(self, limit: Limit = 20) -> dict[str, Any]:
         """What is stored here that you may read, newest first, in every status (active, superseded,
         conflict; quarantined text withheld). `total` counts them all."""
         shown = self.store.frame(self.namespace, requester=self.requester)
         newest = shown.reverse().head(limit).select(_LISTED)  # frame() is oldest first
-        return {"total": shown.height, "memories": _rows(newest)}
+        return {"total": shown.height, "memories": rows(newest)}
 
 
 # which tools only read, which erase (hints a client may use to ask the user before a call)

@@ -30,6 +30,7 @@ import polars as pl
 from IPython.display import display
 
 from .. import charts
+from ..decay import hours_until, strength
 from ..errors import ValidationError
 from ..views import worked_examples
 from .panel import Panel, slider, table_html
@@ -130,8 +131,6 @@ class HalfLifeExplorer(Panel):
 
     def refresh(self) -> None:
         """Redraw the reference curves plus yours, with your memory's strength at the chosen age."""
-        from ..decay import hours_until, strength
-
         c = {n: float(w.value) for n, w in self.controls.items()}
         s = float(strength(c["importance"], c["age_hours"], c["half_life_hours"]))
         fade = float(hours_until(c["floor"], c["importance"], c["half_life_hours"]))

@@ -1,0 +1,93 @@
+"""What the MCP tools of :mod:`memkit.integrations.mcp` take and give: argument types and JSON results.
+
+The argument types carry a description and bounds that go into each tool's JSON schema, which is what
+the model reads when it decides how to call a tool: say what a good value looks like ("one
+self-contained fact"), not only its type. Results are plain JSON (datetimes as ISO-8601 strings);
+a quarantined write is answered without its text, so the model never re-reads what the guard held.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import polars as pl
+from pydantic import Field
+
+from ..schema import KINDS, Memory
+
+__all__ = [
+    "Content",
+    "Importance",
+    "Key",
+    "Kind",
+    "Limit",
+    "MAX_RESULTS",
+    "MemoryId",
+    "NewKey",
+    "Query",
+    "Tags",
+    "plain",
+    "record",
+    "rows",
+    "written",
+]
+
+MAX_RESULTS = 100  # the most hits or memories one call returns: a prompt's worth, not a dump
+
+# ------------------------------------------------------------------------ argument types
+# Their descriptions and bounds go into each tool's JSON schema: what the model reads.
+Content = Annotated[str, Field(description="the memory's text, one self-contained fact or event")]
+Query = Annotated[str, Field(description="what to recall, in any language")]
+MemoryId = Annotated[str, Field(description="a memory's id, as a previous tool result gave it")]
+Key = Annotated[str, Field(description="the stable name of a fact that can change, e.g. 'user.address'")]
+NewKey = Annotated[
+    str | None,
+    Field(description="give facts that can change a stable name (e.g. 'user.address') to update them later"),
+]
+Importance = Annotated[
+    float | None,
+    Field(ge=0.0, le=1.0, description="0-1, default 0.5; below 0.3 a memory fades within hours"),
+]
+Kind = Annotated[Literal[KINDS] | None, Field(description="what sort of memory it is (default fact)")]
+Tags = Annotated[list[str] | None, Field(description="labels, e.g. ['address']")]
+Limit = Annotated[int, Field(ge=1, le=MAX_RESULTS, description=f"how many, at most {MAX_RESULTS}")]
+
+
+# ------------------------------------------------------------------------ results as JSON
+def plain(value: Any) -> Any:
+    """A value as JSON: datetimes as ISO-8601 strings, tuples as lists, recursively.
+
+    >>> from datetime import UTC
+    >>> plain({"at": datetime(2026, 1, 1, tzinfo=UTC), "tags": ("a",)})
+    {'at': '2026-01-01T00:00:00+00:00', 'tags': ['a']}
+    """
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """A polars frame as a list of JSON objects, one per row."""
+    return [plain(row) for row in frame.to_dicts()]
+
+
+def record(m: Memory) -> dict[str, Any]:
+    """A memory as JSON, its guard findings as their distinct codes."""
+    return plain({**m.to_dict(), "findings": list(dict.fromkeys(f.code for f in m.findings))})
+
+
+def written(m: Memory) -> dict[str, Any]:
+    """What a write returns: the memory, or for a quarantined one only what the guard decided."""
+    if m.status != "quarantined":
+        return record(m)
+    # subtle: the text is not echoed back into the model's context: that is what quarantine is for
+    held = record(m)
+    return {k: held[k] for k in ("id", "namespace", "status", "version", "findings")} | {
+        "note": "held for review by the operator: it looks like an instruction to a model (see the"
+        " findings); it is not recalled until approved"
+    }
