@@ -25,7 +25,7 @@ import polars as pl
 
 import memkit as mk
 from memkit import widgets
-from memkit.sample import SAMPLE_NOW as NOW
+from memkit.portable.sample import SAMPLE_NOW as NOW
 
 
 def median_ms(fn: Callable[[int], object], reps: int = 7) -> float:
