@@ -5,6 +5,20 @@ and questions whose ``evidence`` names the turns (``dia_id`` such as ``"D1:3"``)
 The retrieval protocol used here (and by the reference figures in ``../shared/data/README.md``):
 every turn is one memory with the text ``"[session date] speaker: text"``, created at its session's
 date (so decay and recency mean something), and a question ranks the turns of its own conversation.
+A question's ``relevant`` list is then the answer key: recall@k asks how many of those turns the top
+k of a ranking found (:mod:`memkit.evaluate.metrics`).
+
+The file, abridged (one sample per conversation; keys this loader does not read are left out)::
+
+    [{"sample_id": "conv-26",
+      "conversation": {"session_1_date_time": "1:56 pm on 8 May, 2023",
+                       "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! ..."},
+                                     {"speaker": "Caroline", "dia_id": "D1:5", "text": "...",
+                                      "blip_caption": "a photo of a dog walking past a wall ..."}],
+                       "session_2_date_time": "...", "session_2": [...]},
+      "qa": [{"question": "When did Melanie paint a sunrise?", "answer": 2022,
+              "evidence": ["D1:12"], "category": 2},
+             {"question": "...", "evidence": ["D2:3"], "category": 5, "adversarial_answer": "..."}]}]
 
 The file has quirks, handled here rather than in every caller:
 
@@ -36,13 +50,42 @@ from ..errors import FormatError
 __all__ = ["CATEGORIES", "load_locomo"]
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+"""LoCoMo's question categories by number (the ``category_name`` column)."""
 
+# a dia_id anywhere in an evidence string: "D1:3", and the stray-colon form "D:11:26"
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
-_SESSION = re.compile(r"session_(\d+)")
+_SESSION = re.compile(r"session_(\d+)")  # a session's turns; "session_3_date_time" is its date
+
+# column types, fixed so that an empty file, or one whose answers are all numbers, gives the same frames
+_MEMORY_SCHEMA = {
+    "id": pl.String,
+    "conversation": pl.String,
+    "session": pl.Int32,
+    "dia_id": pl.String,
+    "speaker": pl.String,
+    "content": pl.String,
+    "created_at": pl.Datetime("us", "UTC"),
+}
+_QUERY_SCHEMA = {
+    "query_id": pl.String,
+    "audit_id": pl.String,
+    "conversation": pl.String,
+    "question": pl.String,
+    "answer": pl.String,
+    "category": pl.Int32,
+    "relevant": pl.List(pl.String),
+    "evidence": pl.List(pl.String),
+    "audited": pl.Boolean,
+}
 
 
 def _parse_evidence(items: Any) -> list[str]:
-    """Evidence strings -> clean ``D<session>:<turn>`` ids, in order, without repeats."""
+    """Evidence strings -> clean ``D<session>:<turn>`` ids, in order, without repeats.
+
+    ``"D9:1 D4:4" -> ["D9:1", "D4:4"]``, ``["D01:3", "D1:3"] -> ["D1:3"]`` (numbers lose their zero
+    padding, so both spellings name one turn). A single string counts as a list of one; anything
+    that is not a string is read through ``str()``, so a stray number does not crash the loader.
+    """
     if isinstance(items, str):
         items = [items]
     out: list[str] = []
@@ -55,7 +98,12 @@ def _parse_evidence(items: Any) -> list[str]:
 
 
 def _parse_date(text: str) -> datetime:
-    """LoCoMo's ``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime."""
+    """LoCoMo's ``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime.
+
+    Runs of spaces are collapsed first. The file gives no time zone; UTC is a convention that keeps
+    every date comparable with the store's (aware) timestamps, and only the gaps between sessions
+    matter to decay and recency.
+    """
     try:
         return datetime.strptime(" ".join(text.split()), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
@@ -63,7 +111,11 @@ def _parse_date(text: str) -> datetime:
 
 
 def _session_dates(conv: dict[str, Any], sessions: list[int], sample: str) -> dict[int, datetime]:
-    """Date of each session; a session without one borrows its nearest earlier (else later) date."""
+    """Date of each session; a session without one borrows its nearest earlier (else later) date.
+
+    With dates for sessions 2 and 4 of sessions 1-5: 1 takes 2's date (nothing earlier), 3 takes
+    2's, 5 takes 4's. A conversation with no date at all raises (``sample`` names it).
+    """
     given = {
         n: _parse_date(conv[f"session_{n}_date_time"])
         for n in sessions
@@ -79,7 +131,12 @@ def _session_dates(conv: dict[str, Any], sessions: list[int], sample: str) -> di
 
 
 def _load_audit(path: str | Path) -> dict[str, list[str]]:
-    """``question_id -> corrected evidence`` from locomo_audit_errors.json (entries that have one)."""
+    """``question_id -> corrected evidence`` from locomo_audit_errors.json (entries that have one).
+
+    The audit is a JSON list of issues, ``{"question_id": "locomo_0_qa4", "correct_evidence":
+    ["D1:1", "D2:2"], ...}``; an issue with an empty ``correct_evidence`` reports a problem without
+    a fix and is ignored.
+    """
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
@@ -109,79 +166,99 @@ def load_locomo(
     True for them. Questions whose evidence names no turn keep an empty ``relevant`` list; the
     metrics skip them. ``captions=True`` appends the image caption of a photo-sharing turn
     (``"... [shares a photo of a lake sunrise]"``): not the reference protocol, so report it apart.
+
+    Any malformed input raises :class:`~memkit.errors.FormatError` naming the part at fault
+    (``path``, ``audit``, ``conversation``, ``session_date_time``); nothing is half-loaded.
     """
+    samples = _read_samples(path)
+    fixes = _load_audit(audit) if audit is not None else {}
+    memories: list[dict[str, Any]] = []
+    queries: list[dict[str, Any]] = []
+    for si, sample in enumerate(samples):
+        cid, conv = _conversation(sample, si)
+        turns = _turn_rows(conv, cid, captions)
+        memories += turns
+        # evidence can only point at turns that became memories (a turn without text did not)
+        queries += _question_rows(sample, si, cid, {t["dia_id"] for t in turns}, fixes)
+    return pl.DataFrame(memories, schema=_MEMORY_SCHEMA), pl.DataFrame(
+        queries, schema=_QUERY_SCHEMA
+    ).with_columns(category_name=pl.col("category").replace_strict(CATEGORIES, default="unknown"))
+
+
+def _read_samples(path: str | Path) -> list[Any]:
+    """The file's list of samples (one per conversation), or a FormatError naming ``path``."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         raise FormatError("path", f"cannot read {path}: {e}") from None
     if not isinstance(data, list):
         raise FormatError("path", "LoCoMo must be a JSON list of samples")
-    fixes = _load_audit(audit) if audit is not None else {}
-    mem: dict[str, list[Any]] = {c: [] for c in ("id", "conversation", "session", "dia_id", "speaker")}
-    mem.update(content=[], created_at=[])
-    qs: dict[str, list[Any]] = {c: [] for c in ("query_id", "audit_id", "conversation", "question")}
-    qs.update(answer=[], category=[], relevant=[], evidence=[], audited=[])
-    for si, sample in enumerate(data):
-        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
-            raise FormatError("conversation", f"sample {si} has no conversation")
-        conv = sample["conversation"]
-        cid = str(sample.get("sample_id") or f"sample-{si}")
-        sessions = sorted(
-            int(m.group(1)) for k in conv if (m := _SESSION.fullmatch(k)) and isinstance(conv[k], list)
+    return data
+
+
+def _conversation(sample: Any, si: int) -> tuple[str, dict[str, Any]]:
+    """``(conversation id, conversation dict)`` of sample number ``si``; the id falls back to
+    ``"sample-<si>"`` when the sample has no ``sample_id``."""
+    if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+        raise FormatError("conversation", f"sample {si} has no conversation")
+    return str(sample.get("sample_id") or f"sample-{si}"), sample["conversation"]
+
+
+def _turn_rows(conv: dict[str, Any], cid: str, captions: bool) -> list[dict[str, Any]]:
+    """One memory row per turn of conversation ``cid``, sessions in number order, turns in file
+    order; a turn without a ``dia_id`` or without text is skipped."""
+    # session numbers with turns ("session_3": [...]); "session_3_date_time" keys do not fullmatch
+    sessions = sorted(
+        int(m.group(1)) for k in conv if (m := _SESSION.fullmatch(k)) and isinstance(conv[k], list)
+    )
+    dates = _session_dates(conv, sessions, cid)
+    rows = []
+    for n in sessions:
+        day = f"{dates[n].day} {dates[n]:%B %Y}"  # "8 May 2023": no zero padding, as LoCoMo writes it
+        for turn in conv[f"session_{n}"]:
+            dia = _parse_evidence([turn.get("dia_id", "")])
+            text = turn.get("text")
+            if not dia or not isinstance(text, str) or not text.strip():
+                continue  # a turn without id or text cannot be evidence nor a memory
+            caption = turn.get("blip_caption") if captions else None
+            extra = f" [shares {caption.strip()}]" if isinstance(caption, str) and caption.strip() else ""
+            rows.append(
+                {
+                    "id": f"{cid}:{dia[0]}",
+                    "conversation": cid,
+                    "session": n,
+                    "dia_id": dia[0],
+                    "speaker": str(turn.get("speaker", "?")),
+                    "content": f"[{day}] {turn.get('speaker', '?')}: {text.strip()}{extra}",
+                    "created_at": dates[n],
+                }
+            )
+    return rows
+
+
+def _question_rows(
+    sample: dict[str, Any], si: int, cid: str, turns: set[str], fixes: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """One query row per question of sample ``si``: ``relevant`` is the audit's corrected evidence
+    when ``fixes`` has the question, else its own, kept to the dia_ids in ``turns``."""
+    rows = []
+    for qi, qa in enumerate(sample.get("qa") or ()):
+        audit_id = f"locomo_{si}_qa{qi}"  # the audit file's naming: sample index, question index
+        evidence = _parse_evidence(qa.get("evidence"))
+        audited = audit_id in fixes
+        chosen = fixes[audit_id] if audited else evidence
+        answer = qa.get("answer")
+        rows.append(
+            {
+                "query_id": f"{cid}:q{qi}",
+                "audit_id": audit_id,
+                "conversation": cid,
+                "question": str(qa.get("question", "")),
+                "answer": None if answer is None else str(answer),  # 2022 -> "2022"
+                "category": int(qa.get("category", 0)),
+                "relevant": [f"{cid}:{d}" for d in chosen if d in turns],
+                "evidence": evidence,
+                "audited": audited,
+            }
         )
-        dates = _session_dates(conv, sessions, cid)
-        turns: set[str] = set()
-        for n in sessions:
-            day = f"{dates[n].day} {dates[n]:%B %Y}"
-            for turn in conv[f"session_{n}"]:
-                dia = _parse_evidence([turn.get("dia_id", "")])
-                text = turn.get("text")
-                if not dia or not isinstance(text, str) or not text.strip():
-                    continue  # a turn without id or text cannot be evidence nor a memory
-                turns.add(dia[0])
-                mem["id"].append(f"{cid}:{dia[0]}")
-                mem["conversation"].append(cid)
-                mem["session"].append(n)
-                mem["dia_id"].append(dia[0])
-                mem["speaker"].append(str(turn.get("speaker", "?")))
-                caption = turn.get("blip_caption") if captions else None
-                extra = f" [shares {caption.strip()}]" if isinstance(caption, str) and caption.strip() else ""
-                mem["content"].append(f"[{day}] {turn.get('speaker', '?')}: {text.strip()}{extra}")
-                mem["created_at"].append(dates[n])
-        for qi, qa in enumerate(sample.get("qa") or ()):
-            audit_id = f"locomo_{si}_qa{qi}"
-            evidence = _parse_evidence(qa.get("evidence"))
-            audited = audit_id in fixes
-            chosen = fixes[audit_id] if audited else evidence
-            answer = qa.get("answer")
-            qs["query_id"].append(f"{cid}:q{qi}")
-            qs["audit_id"].append(audit_id)
-            qs["conversation"].append(cid)
-            qs["question"].append(str(qa.get("question", "")))
-            qs["answer"].append(None if answer is None else str(answer))
-            qs["category"].append(int(qa.get("category", 0)))
-            qs["relevant"].append([f"{cid}:{d}" for d in chosen if d in turns])
-            qs["evidence"].append(evidence)
-            qs["audited"].append(audited)
-    memories = pl.DataFrame(
-        mem,
-        schema={
-            "id": pl.String, "conversation": pl.String, "session": pl.Int32, "dia_id": pl.String,
-            "speaker": pl.String, "content": pl.String, "created_at": pl.Datetime("us", "UTC"),
-        },
-    )  # fmt: skip
-    queries = pl.DataFrame(
-        qs,
-        schema={
-            "query_id": pl.String,
-            "audit_id": pl.String,
-            "conversation": pl.String,
-            "question": pl.String,
-            "answer": pl.String,
-            "category": pl.Int32,
-            "relevant": pl.List(pl.String),
-            "evidence": pl.List(pl.String),
-            "audited": pl.Boolean,
-        },
-    ).with_columns(category_name=pl.col("category").replace_strict(CATEGORIES, default="unknown"))
-    return memories, queries
+    return rows
