@@ -62,11 +62,13 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports an old path (a key of :data:`MOVED`) as the module at its new path."""
 
     def __init__(self) -> None:
+        """An empty finder: the specs of the modules it has handed out fill in as they are imported."""
         self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
+        """A spec loaded by this finder for an old path (a key of :data:`MOVED`); None otherwise."""
         if fullname not in MOVED:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)

@@ -64,6 +64,8 @@ FINDING_SCHEMA = {
 
 
 def _findings(df: pl.DataFrame, code: str, message: pl.Expr) -> pl.DataFrame:
+    """Every row of ``df`` as a finding of ``code`` (its severity from :data:`CODES`), with the
+    ``message`` expression evaluated per row; the caller filters ``df`` to the offending rows first."""
     return df.select(
         code=pl.lit(code),
         severity=pl.lit(CODES[code][0]),

@@ -103,6 +103,7 @@ class MergeParams:
     max_cluster: int = field(default=50, metadata={"range": (2, 10_000, 1), "doc": "largest cluster merged"})
 
     def __post_init__(self) -> None:
+        """Validate and normalize every field at construction, naming the bad one."""
         object.__setattr__(
             self, "threshold", check_number("MergeParams.threshold", self.threshold, lo=0.5, hi=1.0)
         )
@@ -138,6 +139,8 @@ def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _check(frame: pl.DataFrame, embeddings: np.ndarray) -> np.ndarray:
+    """Check that ``frame`` has the planner's columns and ``embeddings`` one finite row per memory
+    -> the embeddings as float32."""
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise ValidationError("frame", f"missing columns: {', '.join(missing)}")

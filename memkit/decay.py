@@ -99,6 +99,7 @@ def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayL
 
 
 def _col(x: str | pl.Expr) -> pl.Expr:
+    """A column name or an expression, as an expression."""
     return pl.col(x) if isinstance(x, str) else x
 
 
@@ -116,6 +117,8 @@ def _batches(fn: Any, name: str, **columns: str | pl.Expr) -> pl.Expr:
     """
 
     def apply(s: pl.Series) -> pl.Series:
+        """Run ``fn`` on the struct's fields as numpy arrays -> a Series; memkit's ValidationError
+        becomes the ValueError polars expects from a UDF."""
         args = {k: s.struct.field(k).to_numpy() for k in columns}
         try:
             return pl.Series(np.asarray(fn(**args), dtype=np.float64))

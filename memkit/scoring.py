@@ -201,6 +201,7 @@ class KeywordIndex:
     """
 
     def __init__(self) -> None:
+        """An empty index; :meth:`add` appends memories' texts, tokenized as queries are."""
         self.vocab: dict[str, int] = {}
         self._terms: list[np.ndarray] = []
         self._rows: list[np.ndarray] = []
@@ -209,6 +210,7 @@ class KeywordIndex:
         self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
+        """How many documents are indexed."""
         return len(self.doc_len)
 
     def add(self, texts: Sequence[str], start_row: int) -> None:
@@ -241,6 +243,8 @@ class KeywordIndex:
         self.doc_len[rows] = 0.0
 
     def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every posting sorted by term, as parallel arrays ``(term id, document row, term frequency)``;
+        the appended batches are concatenated and sorted once, on the first query after a change."""
         if self._sorted is None:
             if self._terms:
                 t = np.concatenate(self._terms)

@@ -32,6 +32,8 @@ class ScriptedLLM:
         rules: Sequence[tuple[str, str]] = (),
         default: str | None = None,
     ) -> None:
+        """``answers`` are replayed in order; ``rules`` (regex, answer) are tried first on each prompt;
+        ``default`` answers when no rule matches and the script is used up (None: raise)."""
         if isinstance(answers, str) or not all(isinstance(a, str) for a in answers):
             raise ValidationError("answers", "must be a sequence of str")
         try:

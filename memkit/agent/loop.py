@@ -88,6 +88,7 @@ class SessionEnd:
 
 
 def _int(name: str, value: Any, lo: int, hi: int) -> int:
+    """An int in ``[lo, hi]`` for ``name`` (bools and other types rejected, naming the field)."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ValidationError(name, f"must be an int in [{lo}, {hi}], got {value!r}")
     return value
@@ -95,6 +96,9 @@ def _int(name: str, value: Any, lo: int, hi: int) -> int:
 
 @dataclass
 class _Session:
+    """The current session: its number and the short-term memories it wrote (what
+    :meth:`MemoryAgent.end_session` decides about)."""
+
     ids: list[str] = field(default_factory=list)  # short-term memories written this session
     number: int = 1
 
@@ -123,6 +127,9 @@ class MemoryAgent:
         now: datetime | Callable[[], datetime] | None = None,
         forget_threshold: float = 0.6,
     ) -> None:
+        """Bind an LLM to a store and one user's namespace; every option is validated here, so a bad one
+        fails before the first turn.
+        """
         if not isinstance(store, MemoryStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if not callable(llm):
@@ -146,6 +153,7 @@ class MemoryAgent:
 
     # ------------------------------------------------------------------ the loop
     def _time(self, now: datetime | None) -> datetime:
+        """``now`` when a call passes one (checked), else the agent's clock."""
         return self.clock() if now is None else check_time("now", now)  # type: ignore[return-value]
 
     def prompt(self, message: str, context: Context) -> str:

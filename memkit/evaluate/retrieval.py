@@ -88,6 +88,8 @@ class Prepared:
 
 
 def _hours(col: pl.Series, now: datetime | None) -> tuple[np.ndarray, int]:
+    """Hours from each timestamp of ``col`` to ``now`` (default: the column's newest value), and
+    that ``now`` in epoch microseconds."""
     us = col.dt.epoch("us").to_numpy()
     now_us = int(us.max()) if now is None else int(now.timestamp() * 1e6)
     return (now_us - us) / _US_PER_HOUR, now_us
@@ -219,12 +221,17 @@ def rank(
 def _per_query(
     prep: Prepared, ranked: list[tuple[np.ndarray, np.ndarray]], ks: Sequence[int]
 ) -> pl.DataFrame:
+    """The queries frame with one column per metric and cut-off (hit@k, recall@k, MRR, nDCG) of a
+    ranking (``ranked``: per group, the top ids and whether each is relevant)."""
     hits = np.vstack([h for _, h in ranked]) if ranked else np.zeros((0, max(ks)), bool)
     n_rel = np.concatenate([g.rel.sum(axis=1) for g in prep.groups]) if ranked else np.zeros(0, int)
     return prep.queries.with_columns(**{c: pl.Series(v) for c, v in metric_columns(hits, n_rel, ks).items()})
 
 
 def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
+    """What to evaluate -> :class:`Prepared`: a Prepared passes through; a memories frame, or a
+    store's active memories (one group per namespace, the store's embedder and BM25 settings), is
+    prepared against ``queries``."""
     if isinstance(source, Prepared):
         return source
     if isinstance(source, pl.DataFrame):
@@ -272,6 +279,8 @@ def evaluate(
 def _grid_points(
     grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]],
 ) -> list[dict[str, float]]:
+    """A grid -> its points as dicts: ``{name: values}`` gives every combination, a list of dicts
+    gives those points; every name must be one of :data:`SWEEP_KEYS`."""
     if isinstance(grid, Mapping):
         keys = list(grid)
         points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*grid.values())]

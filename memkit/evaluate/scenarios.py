@@ -80,6 +80,7 @@ def forgetting_scenario(
     out = pl.concat([per, truth.select(pl.lit("all").alias("kind"), *agg)])
 
     def ratio(num: str, den: str) -> pl.Expr:
+        """``a / b``, or None when ``b`` is 0 (a precision of nothing is undefined, not 0)."""
         return pl.when(pl.col(den) > 0).then(pl.col(num) / pl.col(den)).otherwise(None)
 
     return out.with_columns(

@@ -134,6 +134,7 @@ class MemkitStore(SearchOps, BaseStore):
         conflict_policy: str = "supersede",
         now: datetime | Callable[[], datetime] | None = None,
     ) -> None:
+        """Wrap ``store``; every option is validated here, so a bad one fails before any operation runs."""
         if not isinstance(store, MemoryStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
@@ -182,6 +183,9 @@ class MemkitStore(SearchOps, BaseStore):
 
     @staticmethod
     def _check(op: Any) -> None:
+        """Validate one operation before anything in the batch runs -> raises ValidationError or
+        LangGraph's InvalidNamespaceError, exactly as LangGraph's own stores do for the same input.
+        """
         if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
             raise ValidationError("op", f"unknown operation {type(op).__name__}")
         validate_op_namespace(op)
@@ -213,6 +217,9 @@ class MemkitStore(SearchOps, BaseStore):
 
     # ------------------------------------------------------------------------- writes
     def _put_all(self, puts: list[PutOp], now: datetime) -> None:
+        """Run a batch's consecutive puts (and deletes, ``value=None``) in one memkit transaction: all
+        of them are written or none. ``last_writes`` holds the Memory records written, for inspection.
+        """
         written: list[Memory] = []
         self.last_writes = ()
         with self.store.transaction():  # all the batch's consecutive puts, or none
@@ -224,6 +231,10 @@ class MemkitStore(SearchOps, BaseStore):
         self.last_writes = tuple(written)
 
     def _put(self, op: PutOp, now: datetime) -> Memory:
+        """One put -> the Memory written: the value stays the memory's structured ``value``, the text of
+        its indexed paths (``index``, else the store's ``fields``) becomes ``content``, a ``ttl`` in
+        minutes becomes ``valid_until``, and ``index=False`` tags it so that search never ranks it.
+        """
         if not isinstance(op.value, Mapping):
             raise ValidationError(
                 "value", f"must be a dict (or None to delete), got {type(op.value).__name__}"
@@ -270,6 +281,10 @@ class MemkitStore(SearchOps, BaseStore):
         return m if m.key is None and m.status == "active" else None
 
     def _get(self, op: GetOp, now: datetime) -> MemkitItem | None:
+        """The item of a key at ``now``: the current version's value, ``created_at`` of the first version
+        and ``updated_at`` of the current one. A newer version held for review (quarantined or in conflict)
+        is reported as ``pending`` beside the value that is still current, never served in its place.
+        """
         ns, key = encode_namespace(op.namespace), encode_label(op.key)
         versions = self.store.versions(key, namespace=ns, requester=self.requester)
         versions = versions.filter(pl.col("created_at") <= now).sort("created_at", "version")

@@ -33,6 +33,7 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- names
 def _escaped(c: str, edge: bool) -> bool:
+    """Must character ``c`` be percent-escaped in a label (``edge``: at the label's start or end)?"""
     return c == "%" or unicodedata.category(c) in ("Cc", "Cs", "Cf") or (edge and c.isspace())
 
 
@@ -77,10 +78,12 @@ class MemkitItem(Item):
     __slots__ = ("memory_id", "pending", "status")
 
     def __init__(self, *, memory_id: str, status: str = "active", pending: str | None = None, **item: Any):
+        """A LangGraph Item plus memkit's ``memory_id``, the version's ``status`` and ``pending``."""
         super().__init__(**item)
         self.memory_id, self.status, self.pending = memory_id, status, pending
 
     def dict(self) -> dict:
+        """LangGraph's dict of the item, with memkit's extra fields added."""
         return {**super().dict(), "memory_id": self.memory_id, "status": self.status, "pending": self.pending}
 
 
@@ -91,10 +94,12 @@ class MemkitSearchItem(SearchItem):
     __slots__ = ("breakdown", "memory_id")
 
     def __init__(self, *, memory_id: str, breakdown: dict[str, float] | None = None, **item: Any) -> None:
+        """A LangGraph SearchItem plus memkit's ``memory_id`` and the score's ``breakdown``."""
         super().__init__(**item)
         self.memory_id, self.breakdown = memory_id, breakdown or {}
 
     def dict(self) -> dict:
+        """LangGraph's dict of the hit, with memkit's extra fields added."""
         return {**super().dict(), "memory_id": self.memory_id, "breakdown": self.breakdown}
 
 
@@ -169,6 +174,9 @@ def check_filter(flt: Any, top: bool = True) -> None:
 
 
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """Does a LangGraph namespace tuple satisfy a ``MatchCondition``? ``prefix``/``suffix`` compare
+    label by label, and ``"*"`` in the condition's path matches any one label.
+    """
     path = tuple(condition.path)
     if len(namespace) < len(path):
         return False

@@ -71,6 +71,10 @@ class SearchOps:
         )
 
     def _search(self, op: SearchOp, now: datetime) -> list[SearchItem]:
+        """One ``SearchOp`` -> a page of items: ranked hits of every namespace under the prefix (merged in
+        memkit's order), then unranked items (no query, or put with ``index=False``), newest first; the
+        value filter is applied before ranking, ``offset``/``limit`` after, and only the page is reinforced.
+        """
         offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
         query = op.query if op.query and op.query.strip() else None
         ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
@@ -126,6 +130,9 @@ class SearchOps:
         ]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        """One ``ListNamespacesOp`` -> the readable namespaces (as LangGraph tuples) that match every
+        prefix/suffix condition, cut to ``max_depth`` labels, de-duplicated, sorted, then paged.
+        """
         offset, limit = int(op.offset), int(op.limit)
         spaces = [decode_namespace(name) for name in self._names()]
         for condition in op.match_conditions or ():

@@ -119,6 +119,7 @@ class _MemoryTools:
         requester: str | None,
         now: Callable[[], datetime] | None,
     ) -> None:
+        """Tools bound to one store, namespace and requester (who the model acts as)."""
         self.store, self.namespace, self.requester, self._clock = store, namespace, requester, now
 
     def _scope(self) -> dict[str, Any]:
@@ -239,6 +240,9 @@ def _tool(method: Callable[..., dict[str, Any]], hints: ToolAnnotations) -> Tool
 
     @functools.wraps(method)  # the SDK reads the signature and the docstring through the wrapper
     def call(**arguments: Any) -> dict[str, Any]:
+        """The tool's body: run the method, turning memkit's refusals into an MCP tool error the
+        model can read (the message names the field), never a crash of the server.
+        """
         try:
             return method(**arguments)
         except MemkitError as e:  # an expected failure: the model reads why; nothing changed
