@@ -1,13 +1,22 @@
-"""Charts of the memory lifecycle: merging, and versions and conflicts of keys.
+"""Charts of the memory lifecycle: merging near-duplicates (pure: frames in, an Altair chart out).
 
-Pure like :mod:`memkit.charts` (which re-exports them): frames in, an Altair chart out.
+Consolidation merges memories whose embeddings are close: every memory with a partner at cosine
+``>= threshold`` joins a cluster, and each cluster becomes one memory (:mod:`memkit.consolidate`).
+The threshold is the one number that decides it, and a wrong one fails quietly: too low and
+different intents ("I like tea" / "I like coffee") become one memory, too high and nothing merges.
+:func:`merge_chart` shows where a threshold cuts: the distribution of each memory's best merge
+partner with the threshold line and the articles' safe range (0.82-0.88), above the clusters that
+threshold would merge.
 
-- :func:`merge_chart` — the distribution of merge-partner similarities with the threshold line
-  and the articles' safe range, above the clusters that threshold would merge;
-- :func:`conflict_graph_chart` — keys as lanes over time, versions as marks coloured by status, and the
-  edges of :func:`memkit.conflicts.conflict_graph` (next version, conflicts with, merged into);
+How to read it: bars right of the red line are memories that would join a cluster. A well-placed
+threshold sits in a valley of the histogram, between the pile of true duplicates near 1.0 and the
+mass of merely related memories below; the cluster bars underneath show what each merge would
+produce, so a cluster whose text mixes two facts says the threshold is too low.
 
-The memory timeline (strength over time, fading and forgetting) is in :mod:`memkit.timeline_chart`.
+:func:`merge_chart` reads as its steps: the histogram, the safe band, the threshold rule, and the
+cluster bars. Re-exported by :mod:`memkit.charts`; the conflict graph of keys and versions is
+:func:`memkit.charts.conflict_graph_chart` (:mod:`memkit.charts.conflicts`), and the memory timeline
+(strength over time, fading and forgetting) is in :mod:`memkit.charts.timeline`.
 """
 
 from __future__ import annotations
@@ -16,16 +25,18 @@ import altair as alt
 import polars as pl
 
 from ..errors import ValidationError
-from .style import WIDTH, finish, scale, short
+from .conflicts import conflict_graph_chart
+from .style import WIDTH, finish, short
 
 __all__ = ["conflict_graph_chart", "merge_chart"]
 
-_EDGE_KINDS = {
-    "next_version": "#555555",
-    "conflicts_with": "#d62728",
-    "merged_into": "#1f77b4",
-    "near_duplicate_of": "#9467bd",
-}
+_LOWEST = 0.5
+"""The lowest threshold :class:`memkit.consolidate.MergeParams` accepts: the x axis starts here."""
+_STEP = 0.01
+"""Width of a histogram bar, in cosine similarity."""
+# subtle: slack on `similarity >= threshold` for float rounding. The store's plan allows 1e-6
+# (memkit.consolidate), so a memory within 1e-6 below the threshold merges there but is drawn grey here.
+_EPS = 1e-9
 
 
 def merge_chart(
@@ -42,32 +53,73 @@ def merge_chart(
     (:func:`memkit.views.nearest_similarity`); bars right of the threshold are memories that would
     join a cluster. ``clusters``: a merge plan (``store.consolidate(dry_run=True)`` or
     :func:`memkit.consolidate.plan_merges`: ``members, content, min_similarity``), drawn below.
+
+    ``safe`` is the range the articles recommend (a green band); ``max_clusters`` caps the cluster
+    bars, largest clusters first. Memories whose best partner is below cosine 0.5 are counted in the
+    subtitle but not drawn (no allowed threshold can merge them); memories with no candidate partner
+    at all (null ``similarity``: alone in their namespace, layer and key) are left out.
+
+    >>> sims = pl.DataFrame({"content": ["likes tea", "likes tea a lot", "lives in Hangzhou", "hi"],
+    ...                      "similarity": [0.93, 0.93, 0.71, 0.2]})
+    >>> title = merge_chart(sims, 0.85).to_dict()["title"]
+    >>> title["text"]
+    'Merge threshold 0.85: 2 of 4 memories would join a cluster'
+    >>> title["subtitle"][1]
+    '1 memories have no partner above 0.5 (not drawn).'
     """
     if not isinstance(similarities, pl.DataFrame) or "similarity" not in similarities.columns:
         raise ValidationError("similarities", "must be a polars DataFrame with a similarity column")
     if not 0.0 <= threshold <= 1.0:
         raise ValidationError("threshold", f"must be in [0, 1], got {threshold}")
-    lo = 0.5  # the lowest threshold MergeParams accepts
+    # null similarity: no candidate partner at all (alone in its group); such memories are not counted
     known = similarities.filter(pl.col("similarity").is_not_null())
-    sims = known.filter(pl.col("similarity") >= lo)
-    step = 0.01
+    sims = known.filter(pl.col("similarity") >= _LOWEST)
+    xs = alt.Scale(domain=[_LOWEST, 1.0], zero=False)  # every layer: layers union their x domains
+    band_rect, band_text = _safe_band(safe, xs)
+    rule, rule_text = _threshold_rule(threshold, xs)
+    # drawing order: the band behind the bars, labels and the threshold line on top of them
+    top = alt.layer(band_rect, _histogram(sims, threshold, xs), band_text, rule, rule_text)
+    charts = [top.properties(width=WIDTH, height=200)]
+    if clusters is not None:  # without a plan the chart is the histogram alone
+        charts.append(_cluster_bars(clusters, threshold, max_clusters))
+    # the same test as the red bars, so the title's count equals their total
+    n_merge = int((sims["similarity"] >= threshold - _EPS).sum())
+    return finish(
+        alt.vconcat(*charts),
+        f"Merge threshold {threshold:.2f}: {n_merge} of {known.height} memories would join a cluster",
+        [
+            "Lower merges more (0.7 merges different intents); higher merges less (0.95 hardly merges).",
+            f"{known.height - sims.height} memories have no partner above {_LOWEST} (not drawn).",
+        ],
+    )
+
+
+def _histogram(sims: pl.DataFrame, threshold: float, xs: alt.Scale) -> alt.Chart:
+    """Stacked bars of memories per 0.01 of best-partner similarity, red where they would merge.
+
+    The counts are binned here, not by Vega, so each bar's tooltip can carry up to three example
+    texts. The y axis is a square root: one bin of 200 exact duplicates must not flatten the
+    handful of borderline memories near the threshold, which are what a reader is looking for.
+    """
     hist = (
         sims.with_columns(
-            bin=((pl.col("similarity").clip(upper_bound=1.0) / step).floor() * step)
-            .clip(upper_bound=1.0 - step)
+            # bin = the bar's left edge; a similarity of exactly 1.0 goes in the last bar, 0.99-1.00
+            bin=((pl.col("similarity").clip(upper_bound=1.0) / _STEP).floor() * _STEP)
+            .clip(upper_bound=1.0 - _STEP)
             .round(2),
-            merges=pl.when(pl.col("similarity") >= threshold - 1e-9)
+            merges=pl.when(pl.col("similarity") >= threshold - _EPS)
             .then(pl.lit("would merge"))
             .otherwise(pl.lit("stays apart")),
         )
+        # one row per (bar, side of the threshold): a bar can be split when the threshold is not on
+        # a bin edge, its lower part grey and its upper part red
         .group_by("bin", "merges")
         .agg(memories=pl.len(), examples=pl.col("content").head(3).str.join(" | "))
-        .with_columns(bin_end=(pl.col("bin") + step).round(2))
+        .with_columns(bin_end=(pl.col("bin") + _STEP).round(2))
         .sort("bin", "merges")
     )
-    xs = alt.Scale(domain=[lo, 1.0], zero=False)  # every layer: layers union their x domains
     x = alt.X("bin:Q", bin="binned", scale=xs, title="best cosine similarity to a merge partner")
-    bars = (
+    return (
         alt.Chart(hist)
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
@@ -90,13 +142,29 @@ def merge_chart(
             ],
         )
     )
+
+
+def _safe_band(safe: tuple[float, float], xs: alt.Scale) -> tuple[alt.Chart, alt.Chart]:
+    """A pale green band over the ``safe`` range and its label at the top left of the band.
+
+    The articles found 0.82-0.88 safe on their data: paraphrases merge, different intents do not.
+    It is a reference, not a rule: with another embedder the valley of the histogram moves, and the
+    valley is the better guide.
+    """
     band = alt.Chart(pl.DataFrame({"a": [safe[0]], "b": [safe[1]], "t": ["safe range (articles)"]}))
     band_rect = band.mark_rect(color="#54a24b", opacity=0.12).encode(alt.X("a:Q", scale=xs), x2="b:Q")
     band_text = band.mark_text(align="left", baseline="top", dx=3, dy=22, color="#3b7a35").encode(
         alt.X("a:Q", scale=xs), y=alt.value(0), text="t:N"
     )
-    n_merge = int((sims["similarity"] >= threshold - 1e-9).sum())
-    n_clusters = 0 if clusters is None else clusters.height
+    return band_rect, band_text
+
+
+def _threshold_rule(threshold: float, xs: alt.Scale) -> tuple[alt.Chart, alt.Chart]:
+    """The red vertical line at ``threshold`` and its bold label, just left of the line.
+
+    The label is right-aligned against the line, over the grey bars that stay apart, so it never
+    hides the red bars a reader is counting.
+    """
     rule_df = pl.DataFrame({"t": [threshold], "label": [f"threshold {threshold:.2f}"]})
     rule = alt.Chart(rule_df).mark_rule(color="#d62728", strokeWidth=2).encode(alt.X("t:Q", scale=xs))
     rule_text = (
@@ -104,145 +172,58 @@ def merge_chart(
         .mark_text(align="right", dx=-4, dy=12, color="#d62728", fontWeight="bold")
         .encode(alt.X("t:Q", scale=xs), y=alt.value(0), text="label:N")
     )
-    top = alt.layer(band_rect, bars, band_text, rule, rule_text).properties(width=WIDTH, height=200)
-    charts = [top]
-    if clusters is not None:
-        if not {"members", "content", "min_similarity"} <= set(clusters.columns):
-            raise ValidationError("clusters", "must be a merge plan with members, content, min_similarity")
-        shown = (
-            clusters.with_columns(size=pl.col("members").list.len())
-            .sort(["size", "min_similarity"], descending=[True, True])
-            .head(max_clusters)
-            .with_columns(
-                label=pl.col("content").map_elements(lambda s: short(s, 40), return_dtype=pl.String),
-                min_similarity=pl.col("min_similarity").round(3),
-            )
-            .select("label", "content", "size", "min_similarity")
-        )
-        if shown.height:
-            low = min(threshold, float(shown["min_similarity"].min() or threshold))
-            bottom = (
-                alt.Chart(shown)
-                .mark_bar()
-                .encode(
-                    alt.X("size:Q", title="memories merged into one", axis=alt.Axis(tickMinStep=1)),
-                    alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=300)),
-                    alt.Color(
-                        "min_similarity:Q",
-                        scale=alt.Scale(scheme="oranges", domain=[low, 1.0]),
-                        title="min cosine",
-                    ),
-                    tooltip=[alt.Tooltip("content:N", title="merged content"), "size:Q", "min_similarity:Q"],
-                )
-            )
-        else:
-            bottom = (
-                alt.Chart(pl.DataFrame({"t": ["nothing merges at this threshold"]}))
-                .mark_text(fontSize=13, color="#777")
-                .encode(text="t:N")
-            )
-        title = f"{n_clusters} clusters would merge" + (
-            f" (largest {shown.height} shown)" if n_clusters > shown.height else ""
-        )
-        charts.append(bottom.properties(width=WIDTH - 300, height=max(22 * shown.height, 40), title=title))
-    return finish(
-        alt.vconcat(*charts),
-        f"Merge threshold {threshold:.2f}: {n_merge} of {known.height} memories would join a cluster",
-        [
-            "Lower merges more (0.7 merges different intents); higher merges less (0.95 hardly merges).",
-            f"{known.height - sims.height} memories have no partner above {lo} (not drawn).",
-        ],
-    )
+    return rule, rule_text
 
 
-def conflict_graph_chart(nodes: pl.DataFrame, edges: pl.DataFrame) -> alt.LayerChart:
-    """Keys as lanes over time, every version a dot coloured by status, edges between versions.
+def _cluster_bars(clusters: pl.DataFrame, threshold: float, max_clusters: int) -> alt.Chart:
+    """The lower chart: one bar per cluster of the plan (how many memories merge into one), the
+    largest ``max_clusters`` first, shaded by the cluster's weakest link, or a line of text when
+    nothing merges.
 
-    ``nodes, edges`` are :func:`memkit.conflicts.conflict_graph`'s frames. Shown: keyed memories
-    and any memory at the end of an edge (unkeyed ones share the ``(no key)`` lane).
+    The weakest link (``min_similarity``) is the lowest cosine from a member to the cluster's
+    survivor. Clusters are chained (A~B and B~C merge A, B and C), so it can fall below the
+    threshold: a pale bar is a chain whose ends may say different things. Read its tooltip, the
+    merged text, before applying the plan.
     """
-    for name, f, cols in (
-        ("nodes", nodes, {"id", "key", "version", "status", "content", "created_at"}),
-        ("edges", edges, {"source", "target", "kind"}),
-    ):
-        if not isinstance(f, pl.DataFrame) or not cols <= set(f.columns):
-            raise ValidationError(name, f"must be a polars DataFrame with {', '.join(sorted(cols))}")
-    linked = pl.concat([edges["source"], edges["target"]]).unique()
-    ns = nodes["namespace"].n_unique() if "namespace" in nodes.columns else 1
-    lane = pl.col("key").fill_null("(no key)")
-    if ns > 1:
-        lane = pl.format("{} · {}", pl.col("namespace"), lane)
-    shown = nodes.filter(pl.col("key").is_not_null() | pl.col("id").is_in(linked.implode())).with_columns(
-        lane=lane,
-        v=pl.format("v{}", pl.col("version")),
-        text=pl.col("content").map_elements(lambda s: short(s, 40), return_dtype=pl.String),
+    if not {"members", "content", "min_similarity"} <= set(clusters.columns):
+        raise ValidationError("clusters", "must be a merge plan with members, content, min_similarity")
+    shown = (
+        clusters.with_columns(size=pl.col("members").list.len())
+        # the biggest merges first; among clusters of one size, the tightest first
+        .sort(["size", "min_similarity"], descending=[True, True])
+        .head(max_clusters)
+        .with_columns(
+            label=pl.col("content").map_elements(lambda s: short(s, 40), return_dtype=pl.String),
+            min_similarity=pl.col("min_similarity").round(3),
+        )
+        .select("label", "content", "size", "min_similarity")
     )
-    # x is the write order (every write its own column, dates in the tooltip): versions written
-    # minutes apart on a months-long axis would sit on top of each other
-    shown = shown.sort("created_at", "id").with_columns(x=pl.int_range(1, pl.len() + 1))
-    pos = shown.select("id", "lane", "x")
-    e = edges.join(pos.rename({"id": "source"}), on="source").join(
-        pos.rename({"id": "target", "lane": "lane2", "x": "x2"}), on="target"
-    )
-    lanes = shown.sort("lane")["lane"].unique(maintain_order=True).to_list()
-    y = alt.Y(
-        "lane:N",
-        sort=lanes,
-        scale=alt.Scale(type="point", padding=0.7),
-        title=None,
-        axis=alt.Axis(labelLimit=260, grid=True),
-    )
-    x = alt.X(
-        "x:Q",
-        title="write order (hover a dot for its time)",
-        axis=alt.Axis(tickMinStep=1, grid=False),
-        scale=alt.Scale(domain=[0.5, shown.height + 0.5]),
-    )
-    kinds = alt.Scale(domain=list(_EDGE_KINDS), range=list(_EDGE_KINDS.values()))
-    dashes = alt.Scale(domain=list(_EDGE_KINDS), range=[[1, 0], [6, 3], [2, 2], [1, 3]])
-
-    def edge_layer(data: pl.DataFrame, width: float, legend: bool) -> alt.Chart:
-        return (
-            alt.Chart(data)
-            .mark_rule(strokeWidth=width)
+    if shown.height:
+        # the colour scale starts at the weaker of the threshold and the weakest link shown
+        low = min(threshold, float(shown["min_similarity"].min() or threshold))
+        bottom = (
+            alt.Chart(shown)
+            .mark_bar()
             .encode(
-                x,
-                x2="x2:Q",
-                y=y,
-                y2="lane2:N",
-                color=alt.Color("kind:N", scale=kinds, title="edge", legend=alt.Legend() if legend else None),
-                strokeDash=alt.StrokeDash("kind:N", scale=dashes, legend=None),
-                tooltip=["kind:N", "source:N", "target:N"],
+                alt.X("size:Q", title="memories merged into one", axis=alt.Axis(tickMinStep=1)),
+                # largest cluster on top; a label is the merged text cut to 40 characters
+                alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=300)),
+                alt.Color(
+                    "min_similarity:Q",
+                    scale=alt.Scale(scheme="oranges", domain=[low, 1.0]),
+                    title="min cosine",
+                ),
+                tooltip=[alt.Tooltip("content:N", title="merged content"), "size:Q", "min_similarity:Q"],
             )
         )
-
-    # disputes are drawn last and thicker: they run along the same lane as the lineage
-    rules = edge_layer(e.filter(pl.col("kind") != "conflicts_with"), 2, legend=True)
-    disputes = edge_layer(e.filter(pl.col("kind") == "conflicts_with"), 3.5, legend=False)
-    pts = alt.Chart(shown).encode(x, y)
-    dots = pts.mark_point(filled=True, size=160, opacity=1).encode(
-        color=alt.Color("status:N", scale=scale("status"), title="status"),
-        tooltip=[
-            "lane:N",
-            "version:Q",
-            "status:N",
-            "content:N",
-            alt.Tooltip("created_at:T", title="written", format="%Y-%m-%d %H:%M"),
-            "id:N",
-        ],
+    else:
+        bottom = (
+            alt.Chart(pl.DataFrame({"t": ["nothing merges at this threshold"]}))
+            .mark_text(fontSize=13, color="#777")
+            .encode(text="t:N")
+        )
+    # the title counts every cluster of the plan, and says when only the largest are drawn
+    title = f"{clusters.height} clusters would merge" + (
+        f" (largest {shown.height} shown)" if clusters.height > shown.height else ""
     )
-    labels = (
-        pts.mark_text(dy=-13, fontSize=10, color="#333")
-        .encode(text="v:N")
-        .transform_filter(alt.datum.lane != "(no key)")
-    )
-    chart = alt.layer(rules, disputes, dots, labels).resolve_scale(color="independent")
-    chart = chart.properties(width=WIDTH - 200, height=max(34 * len(lanes), 80))
-    counts = shown["status"].value_counts().sort("status").rows()
-    return finish(
-        chart,
-        "Keys and their versions over time",
-        ", ".join(f"{n} {s}" for s, n in counts) + f"; {e.height} edges"
-        if shown.height
-        else "no keyed memories",
-    )
+    return bottom.properties(width=WIDTH - 300, height=max(22 * shown.height, 40), title=title)

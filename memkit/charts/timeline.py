@@ -5,6 +5,18 @@ where it falls below the retrieval floor and, at a chosen instant, a dot per mem
 then — recalled, faded, or what a forget pass would drop (:func:`memkit.views.memory_states`). The
 curves are computed by Vega from one row per memory (the decay formula travels in the spec), so a
 timeline of hundreds of memories stays a small chart. Re-exported by :mod:`memkit.charts`.
+
+How to read it: the x axis is simulated time (dates), the y axis strength from 0 to 1. A curve
+starts at its memory's importance on the day it was written and halves every half-life: short-term
+memories (hours) drop almost vertically, long-term facts (months) stay nearly flat across the
+chart. Colour is the layer; the many episodic curves are drawn faint so the few long-term facts
+stand out. The dashed line is the floor: below it a memory is no longer recalled. The black line
+(``at``) is the instant the dots describe; the dotted line (``now``) is the present when the chart
+runs on into the future.
+
+:func:`memory_timeline` reads as the chart's layers, one private builder each: the curves, the floor
+rule, the fade crosses, the ``now`` marker and the ``at`` line with its state dots.
+:func:`state_counts` is the same states as bars, in the same colours.
 """
 
 from __future__ import annotations
@@ -35,6 +47,11 @@ STATE_COLORS = {
 }
 """Colour of each state of :func:`memkit.views.memory_states`."""
 
+_STATE_SCALE = alt.Scale(domain=list(STATE_COLORS), range=list(STATE_COLORS.values()))
+"""The state colours as an Altair scale: the timeline's dots and :func:`state_counts`' bars share it."""
+_NEEDED = {"id", "content", "layer", "importance", "half_life_hours", "created_at"}
+"""The columns of a ``store.frame()`` that the timeline reads."""
+
 
 def memory_timeline(
     frame: pl.DataFrame,
@@ -54,28 +71,38 @@ def memory_timeline(
     strength then, coloured by its state (recalled, faded, what a forget pass would drop, ...).
     ``now`` draws a dotted rule for the present. Above ``max_memories`` an even sample by writing
     time is drawn (the subtitle says so).
+
+    ``start`` defaults to the first write, so the x axis runs from the first memory to ``end``.
+    ``floor`` is a strength (0-1), the store's ``min_strength``: what fades below it is no longer
+    recalled. Only the rows' ``importance``, ``half_life_hours`` and ``created_at`` shape a curve;
+    ``content`` and ``layer`` are for the tooltip and the colour.
+
+    >>> from datetime import datetime, timezone
+    >>> t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> frame = pl.DataFrame({"id": ["a", "b"], "content": ["lives in Hangzhou", "said hello"],
+    ...     "layer": ["long_term", "short_term"], "importance": [0.8, 0.3],
+    ...     "half_life_hours": [2160.0, 2.0], "created_at": [t0, t0]})
+    >>> spec = memory_timeline(frame, end=datetime(2026, 2, 1, tzinfo=timezone.utc)).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]  # curves, floor, fade crosses
+    ['line', 'rule', 'point']
+    >>> spec["title"]["subtitle"]
+    ['2 memories', 'crosses: faded below the retrieval floor 0.1']
+
+    The hello (0.3, half-life 2 h) fades after ``2 · log2(0.3 / 0.1)`` = 3.2 h and gets a cross;
+    the address (0.8, 90 days) is still at 0.63 a month later.
     """
-    need = {"id", "content", "layer", "importance", "half_life_hours", "created_at"}
-    if not isinstance(frame, pl.DataFrame) or not need <= set(frame.columns):
-        raise ValidationError("frame", f"must be a polars DataFrame with {', '.join(sorted(need))}")
-    n_all = frame.height
-    f = frame.sort("created_at")
-    if f.height > max_memories:
-        f = f[np.linspace(0, f.height - 1, max_memories).round().astype(np.int64)]
+    if not isinstance(frame, pl.DataFrame) or not _NEEDED <= set(frame.columns):
+        raise ValidationError("frame", f"must be a polars DataFrame with {', '.join(sorted(_NEEDED))}")
+    f = _even_sample(frame.sort("created_at"), max_memories)
     end_ms = end.timestamp() * 1e3
+    # the x domain in epoch milliseconds (Vega's time unit); an empty frame spans just `end`
     start_ms = (
         (start.timestamp() * 1e3)
         if start
         else (f["created_at"].min().timestamp() * 1e3 if f.height else end_ms)
     )
-    created = f["created_at"].dt.epoch("ms").cast(pl.Float64).to_numpy() if f.height else np.zeros(0)
-    fade_h = hours_until(floor, f["importance"].to_numpy(), f["half_life_hours"].to_numpy())
-    fade_ms = created + fade_h * 3.6e6
-    rows = f.select("id", "content", "layer", "importance", "half_life_hours").with_columns(
-        created_ms=pl.Series(created),
-        end_ms=pl.lit(end_ms),
-        faded_ms=pl.Series(np.where(fade_ms <= end_ms, fade_ms, np.nan)).fill_nan(None),
-    )
+    rows = _curve_rows(f, floor, end_ms)
+    # a UTC scale: dates on the axis are the store's (UTC) dates whatever the browser's time zone
     x = alt.X(
         "t:T",
         title="simulated time",
@@ -83,13 +110,64 @@ def memory_timeline(
         axis=alt.Axis(format="%b %d"),
     )
     y = alt.Y("strength:Q", title="strength", scale=alt.Scale(domain=[0, 1]))
+    # layer order is drawing order: the crosses and dots stay visible on top of the curves
+    layers = [_curves(rows, x, y), _floor_rule(floor), _fades(rows, floor, x, y)]
+    if now is not None:  # the present, when the timeline runs on into the simulated future
+        layers += _now_marker(now)
+    subtitle = [
+        f"{f.height} of {frame.height} memories" if f.height < frame.height else f"{frame.height} memories",
+        f"crosses: faded below the retrieval floor {floor:g}",
+    ]
+    if at is not None:
+        at_layers, at_line = _at_instant(at, states, f["id"], x, y)
+        layers += at_layers
+        subtitle += at_line
+    # two colour scales, two legends: curves by layer, dots by state (one shared scale would mix them)
+    chart = alt.layer(*layers).resolve_scale(color="independent").properties(width=WIDTH, height=280)
+    return finish(chart, "Memory strength over time", subtitle)
+
+
+def _even_sample(f: pl.DataFrame, n: int) -> pl.DataFrame:
+    """At most ``n`` rows of ``f`` (sorted by writing time), evenly spaced, first and last kept:
+    a dense week and a sparse year stay in proportion, unlike a random sample."""
+    if f.height <= n:
+        return f
+    # (n,) row positions spread over the whole range: 1000 rows, n=300 -> 0, 3, 7, 10, ..., 999
+    return f[np.linspace(0, f.height - 1, n).round().astype(np.int64)]
+
+
+def _curve_rows(f: pl.DataFrame, floor: float, end_ms: float) -> pl.DataFrame:
+    """One row per memory: what Vega needs to draw its curve, in epoch milliseconds.
+
+    ``created_ms`` (when it was written), ``end_ms`` (where its curve stops) and ``faded_ms``
+    (when its strength reaches ``floor``, :func:`memkit.decay.hours_until`; null if after ``end``).
+
+    Why rows and not points: 300 memories are 300 rows in the spec; the 40 points of each curve
+    (12,000 in all) are generated by Vega in the browser, so a slider move sends a small spec.
+    """
+    # (n,) epoch milliseconds; `dt.epoch` on an empty frame would still need a dtype, hence zeros(0)
+    created = f["created_at"].dt.epoch("ms").cast(pl.Float64).to_numpy() if f.height else np.zeros(0)
+    fade_h = hours_until(floor, f["importance"].to_numpy(), f["half_life_hours"].to_numpy())
+    fade_ms = created + fade_h * 3.6e6  # hours -> ms
+    return f.select("id", "content", "layer", "importance", "half_life_hours").with_columns(
+        created_ms=pl.Series(created),
+        end_ms=pl.lit(end_ms),
+        faded_ms=pl.Series(np.where(fade_ms <= end_ms, fade_ms, np.nan)).fill_nan(None),
+    )
+
+
+def _curves(rows: pl.DataFrame, x: alt.X, y: alt.Y) -> alt.Chart:
+    """Every memory's decay curve, computed in the browser from its row (40 points a memory)."""
     # each memory's curve: 40 ages per memory, geometric (dense right after writing, where a 2 h
     # half-life drops), clamped at `end`; strength = importance · 0.5^(age / half-life)
-    curves = (
+    return (
         alt.Chart(rows)
         .transform_calculate(k="sequence(0, 40)")
         .transform_flatten(["k"])
         .transform_calculate(
+            # ages 0, 0.33 h, 0.42 h, ... growing 1.3x a step (Vega's sequence(0, 40) stops at 39).
+            # subtle: the last age is 0.25 · 1.3^39 h, about 290 days: a curve stops there even
+            # when `end` is later (the cross and the dots are placed exactly, from their own rows)
             age_h="datum.k == 0 ? 0 : "
             "min(0.25 * pow(1.3, datum.k), (datum.end_ms - datum.created_ms) / 3600000)"
         )
@@ -111,12 +189,19 @@ def memory_timeline(
             detail="id:N",
         )
     )
-    fades = (
-        alt.Chart(
-            rows.filter(pl.col("faded_ms").is_not_null()).with_columns(
-                t=pl.col("faded_ms"), strength=pl.lit(floor)
-            )
-        )
+
+
+def _fades(rows: pl.DataFrame, floor: float, x: alt.X, y: alt.Y) -> alt.Chart:
+    """A grey cross on the floor where each memory fades below it (memories that fade by ``end``).
+
+    The cross sits where the curve meets the floor, at the exact instant (``faded_ms``), not at the
+    nearest of the curve's 40 points; its tooltip gives that instant to the minute.
+    """
+    faded = rows.filter(pl.col("faded_ms").is_not_null()).with_columns(
+        t=pl.col("faded_ms"), strength=pl.lit(floor)
+    )
+    return (
+        alt.Chart(faded)
         .mark_point(shape="cross", size=50, color="#666", opacity=0.8, clip=True)
         .encode(
             x,
@@ -128,59 +213,73 @@ def memory_timeline(
             ],
         )
     )
-    rule = (
+
+
+def _floor_rule(floor: float) -> alt.Chart:
+    """The dashed horizontal line of the retrieval floor (the same dash as in
+    :func:`memkit.charts.half_life_curves`, so the floor looks the same in every chart)."""
+    return (
         alt.Chart(pl.DataFrame({"strength": [floor]}))
         .mark_rule(strokeDash=[6, 4], color="#555")
         .encode(y="strength:Q")
     )
-    layers = [curves, rule, fades]
-    if now is not None:  # the present, when the timeline runs on into the simulated future
-        now_df = pl.DataFrame({"t": [now.timestamp() * 1e3], "label": ["now"]})
-        now_rule = alt.Chart(now_df).mark_rule(strokeDash=[2, 3], color="#333")
-        layers += [now_rule.encode(x="t:T"), now_rule.mark_text(align="left", dx=3, dy=-125).encode(
-            x="t:T", text="label:N")]  # fmt: skip
-    subtitle = [
-        f"{f.height} of {n_all} memories" if f.height < n_all else f"{n_all} memories",
-        f"crosses: faded below the retrieval floor {floor:g}",
-    ]
-    if at is not None:
-        at_ms = at.timestamp() * 1e3
-        layers.append(
-            alt.Chart(pl.DataFrame({"t": [at_ms]})).mark_rule(color="black", strokeWidth=2).encode(x="t:T")
+
+
+def _now_marker(now: datetime) -> list[alt.Chart]:
+    """A dotted vertical rule at ``now`` and its ``now`` label.
+
+    The label has no y value, so Vega centres it vertically; ``dy=-125`` lifts it to the top of the
+    280-pixel plot, clear of the curves that start near it.
+    """
+    now_df = pl.DataFrame({"t": [now.timestamp() * 1e3], "label": ["now"]})
+    now_rule = alt.Chart(now_df).mark_rule(strokeDash=[2, 3], color="#333")
+    return [now_rule.encode(x="t:T"), now_rule.mark_text(align="left", dx=3, dy=-125).encode(
+        x="t:T", text="label:N")]  # fmt: skip
+
+
+def _at_instant(
+    at: datetime, states: pl.DataFrame | None, drawn: pl.Series, x: alt.X, y: alt.Y
+) -> tuple[list[alt.Chart], list[str]]:
+    """The layers and subtitle lines of instant ``at``: a black rule and, given ``states``, a dot per
+    drawn memory (ids in ``drawn``) at its strength then, coloured by state, and the state counts."""
+    at_ms = at.timestamp() * 1e3
+    layers = [alt.Chart(pl.DataFrame({"t": [at_ms]})).mark_rule(color="black", strokeWidth=2).encode(x="t:T")]
+    if states is None:
+        return layers, []
+    if not {"id", "strength", "state"} <= set(states.columns):
+        raise ValidationError("states", "must be memory_states() output with id, strength, state")
+    # only memories that have a curve (the sample), and none before its writing: no dot without a line
+    pts = states.filter(pl.col("id").is_in(drawn.implode()) & (pl.col("state") != "not yet written"))
+    pts = pts.select("id", "content", "state", "strength").with_columns(t=pl.lit(at_ms))
+    layers.append(
+        alt.Chart(pts)
+        .mark_point(filled=True, size=55, opacity=0.9)
+        .encode(
+            x,
+            y,
+            alt.Color("state:N", scale=_STATE_SCALE, title=f"at {at:%Y-%m-%d %H:%M}"),
+            tooltip=["content:N", "state:N", alt.Tooltip("strength:Q", format=".3f")],
         )
-        if states is not None:
-            if not {"id", "strength", "state"} <= set(states.columns):
-                raise ValidationError("states", "must be memory_states() output with id, strength, state")
-            pts = states.filter(
-                pl.col("id").is_in(f["id"].implode()) & (pl.col("state") != "not yet written")
-            )
-            pts = pts.select("id", "content", "state", "strength").with_columns(t=pl.lit(at_ms))
-            layers.append(
-                alt.Chart(pts)
-                .mark_point(filled=True, size=55, opacity=0.9)
-                .encode(
-                    x,
-                    y,
-                    alt.Color(
-                        "state:N",
-                        scale=alt.Scale(domain=list(STATE_COLORS), range=list(STATE_COLORS.values())),
-                        title=f"at {at:%Y-%m-%d %H:%M}",
-                    ),
-                    tooltip=["content:N", "state:N", alt.Tooltip("strength:Q", format=".3f")],
-                )
-            )
-            counts = pts["state"].value_counts().sort("count", descending=True).rows()
-            subtitle.append("at the black line: " + ", ".join(f"{n} {s}" for s, n in counts))
-    chart = alt.layer(*layers).resolve_scale(color="independent").properties(width=WIDTH, height=280)
-    return finish(chart, "Memory strength over time", subtitle)
-
-
-_STATE_SCALE = alt.Scale(domain=list(STATE_COLORS), range=list(STATE_COLORS.values()))
+    )
+    # the subtitle spells out the dots' story, most common state first: "72 recalled, 13 forget: weak"
+    counts = pts["state"].value_counts().sort("count", descending=True).rows()
+    return layers, ["at the black line: " + ", ".join(f"{n} {s}" for s, n in counts)]
 
 
 def state_counts(states: pl.DataFrame, *, title: str = "Memories by state") -> alt.Chart:
     """One bar per state of :func:`memkit.views.memory_states` (how many memories are recalled,
-    faded, would be forgotten, ...), in the timeline's colours; "not yet written" is left out."""
+    faded, would be forgotten, ...), in the timeline's colours; "not yet written" is left out.
+
+    Bars are listed in :data:`STATE_COLORS` order (recalled first, then the ways a memory is lost),
+    so two instants of the time machine can be compared bar by bar; each bar is labelled with its
+    count. The bar chart is 200 pixels narrower than the timeline, leaving room for the state names.
+
+    >>> states = pl.DataFrame({"state": ["recalled", "faded", "recalled", "not yet written"]})
+    >>> spec = state_counts(states).to_dict()
+    >>> spec["layer"][0]["encoding"]["y"]["sort"]
+    ['recalled', 'faded']
+    """
+    # validated here, not by Altair: the error names the argument and what it should be
     if not isinstance(states, pl.DataFrame) or "state" not in states.columns:
         raise ValidationError("states", "must be memory_states() output with a state column")
     counts = (
