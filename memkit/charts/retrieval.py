@@ -1,21 +1,34 @@
-"""Altair charts of memory behaviour (pure: frames in, ``alt.Chart`` out, never displayed).
+"""Charts of retrieval: why a memory ranks where it does (pure: frames in, a chart out).
 
-Every builder takes polars frames as the store and :mod:`memkit.views` return them and gives back
-a chart you can display, save or inspect with ``chart.to_dict()`` (which is how the tests check
-them). Components, statuses and layers have fixed colours across all charts, and every chart has
-the same width, a title that says what to look at, axis titles with units and tooltips.
+A search scores every candidate as a weighted sum of components (:class:`memkit.params.Weights`)::
 
-Decay and retrieval live here; the merge explorer and conflict graph in :mod:`memkit.lifecycle_charts`
-and the memory timeline in :mod:`memkit.timeline_chart`, all re-exported here.
+    score = w_sim · similarity + w_imp · importance + w_rec · recency + w_kw · keyword
+            (+ w_nb · the better adjacent memory's score, with neighbour expansion)
 
-Offline notebooks: Altair 6 loads its JavaScript from a CDN by default, so an offline JupyterLab
-shows blank charts. Call :func:`setup_notebook` in a notebook's first cell: it switches Altair to
-its widget renderer with the JavaScript bundled locally (needs ``anywidget`` and
-``vl-convert-python``, both memkit dependencies).
+and a ranking is only as trustworthy as those weights. Three charts make them visible:
 
->>> chart = half_life_curves()
->>> [layer["mark"]["type"] for layer in chart.to_dict()["layer"]][:2]
-['line', 'rule']
+- :func:`score_breakdown` — a stacked bar per hit, one segment per ``weight × component``: a hit
+  that ranks high only on importance, or only on keyword overlap, shows it at a glance;
+- :func:`rank_shift` — two rankings of one query side by side (before and after a change of
+  weights, embedder or data), lines joining each memory's two ranks;
+- :func:`weight_heatmap` — a metric (recall@k, MRR) over a grid of two weights, from
+  :func:`memkit.evaluate.sweep`, best cell outlined.
+
+Every builder validates its frame and names the argument at fault (a
+:class:`~memkit.errors.ValidationError`), so a wrong frame fails here, not inside Vega.
+Re-exported by :mod:`memkit.charts`; the decay chart :func:`half_life_curves` now lives in
+:mod:`memkit.charts.decay` and is re-exported here under its old path.
+
+>>> import polars as pl
+>>> hits = pl.DataFrame({"rank": [1, 2], "id": ["a", "b"], "content": ["tea", "coffee"],
+...     "similarity": [0.9, 0.2], "importance": [0.1, 0.9], "recency": [1.0, 0.5]})
+>>> spec = score_breakdown(hits, Weights.articles()).to_dict()
+>>> spec["title"]["subtitle"]
+'weights: similarity 0.6, importance 0.3, recency 0.1, keyword 0'
+
+With the articles' weights, "tea" scores 0.6·0.9 + 0.3·0.1 + 0.1·1.0 = 0.54 + 0.03 + 0.10 = 0.67 and
+"coffee" 0.12 + 0.27 + 0.05 = 0.44: coffee is the more important memory, but the weights favour
+similarity, and the chart shows that in the length of each bar's blue segment.
 """
 
 from __future__ import annotations
@@ -25,135 +38,32 @@ import polars as pl
 
 from ..errors import ValidationError
 from ..params import Weights
-from ..views import COMPONENTS, contributions, decay_curves, floor_crossings, worked_examples
-from .style import HOURS, WIDTH, finish, scale, short
+from ..views import COMPONENTS, contributions
+from .decay import half_life_curves
+from .style import WIDTH, finish, scale, short
 
 __all__ = ["half_life_curves", "rank_shift", "score_breakdown", "weight_heatmap"]
 
 
-def _age_text(hours: float) -> str:
-    """``4.0 -> '4 h'``, ``12.02 -> '12 h'``, ``24.0 -> '1 day'``, ``60.0 -> '2.5 days'``."""
-    if hours < 24:
-        return f"{hours:.1f}".removesuffix(".0") + " h"
-    days = f"{hours / 24:.1f}".removesuffix(".0")
-    return f"{days} day" + ("" if days == "1" else "s")
-
-
-# ---------------------------------------------------------------------------------------------- decay
-def half_life_curves(
-    memories: pl.DataFrame | None = None,
-    *,
-    floor: float = 0.1,
-    horizon_hours: float = 365 * 24.0,
-    examples: pl.DataFrame | None = None,
-) -> alt.LayerChart:
-    """Strength over age, one curve per (importance, half-life), on a log time axis.
-
-    ``memories``: ``label, importance, half_life_hours`` (default: the two worked examples). The
-    dashed rule is the retrieval floor; a cross marks where each curve falls below it (the memory
-    is no longer recalled); black dots are ``examples`` (``label, age_hours, strength``; default
-    :func:`memkit.views.worked_examples`: 0.7939 after one day, 0.15 after four hours).
-    """
-    if memories is None:  # the worked examples: their curves and their dots
-        ex = worked_examples() if examples is None else examples
-        memories = ex.select("label", "importance", "half_life_hours")
-    else:
-        ex = examples if examples is not None else worked_examples().head(0)
-    if not 0.0 <= floor <= 1.0:
-        raise ValidationError("floor", f"must be in [0, 1], got {floor}")
-    curves = decay_curves(memories, horizon_hours=horizon_hours, log=True)
-    cross = floor_crossings(memories, floor).filter(
-        (pl.col("hours") > 0.1) & (pl.col("hours") <= horizon_hours)
-    )
-    ticks = [h for h in HOURS if h <= horizon_hours]
-    label_expr = " : ".join(f"datum.value == {h} ? '{HOURS[h]}'" for h in ticks) + " : ''"
-    x = alt.X(
-        "age_hours:Q",
-        scale=alt.Scale(type="log", domain=[0.1, horizon_hours]),
-        axis=alt.Axis(values=ticks, labelExpr=label_expr, title="age since written (log scale)"),
-    )
-    color = alt.Color(
-        "label:N", title="memory", legend=alt.Legend(orient="bottom", columns=1, labelLimit=400)
-    )
-    lines = (
-        alt.Chart(curves)
-        .mark_line(strokeWidth=2.5)
-        .encode(
-            x,
-            alt.Y(
-                "strength:Q",
-                scale=alt.Scale(domain=[0, 1]),
-                title="strength = importance · 0.5^(age / half-life)",
-            ),
-            color,
-            tooltip=[
-                "label:N",
-                alt.Tooltip("age_hours:Q", format=",.1f", title="age (h)"),
-                alt.Tooltip("age_days:Q", format=",.2f", title="age (days)"),
-                alt.Tooltip("strength:Q", format=".4f"),
-            ],
-        )
-    )
-    rule = (
-        alt.Chart(pl.DataFrame({"floor": [floor]}))
-        .mark_rule(strokeDash=[6, 4], color="#555")
-        .encode(y="floor:Q")
-    )
-    rule_text = (
-        alt.Chart(pl.DataFrame({"floor": [floor], "x": [0.12], "t": [f"retrieval floor {floor:g}"]}))
-        .mark_text(align="left", dy=-7, color="#555")
-        .encode(x="x:Q", y="floor:Q", text="t:N")
-    )
-    marks = (
-        alt.Chart(cross)
-        .mark_point(shape="cross", size=140, filled=True)
-        .encode(
-            alt.X("hours:Q"),
-            alt.Y("floor:Q"),
-            color,
-            tooltip=[
-                "label:N",
-                alt.Tooltip("hours:Q", format=",.2f", title="falls below the floor after (h)"),
-            ],
-        )
-    )
-    ex_data = ex.with_columns(
-        text=pl.format(
-            "{} after {}",
-            pl.col("strength").round(4),
-            pl.col("age_hours").map_elements(_age_text, return_dtype=pl.String),
-        )
-    )
-    dots = (
-        alt.Chart(ex_data)
-        .mark_point(filled=True, size=90, color="black")
-        .encode(
-            x="age_hours:Q",
-            y="strength:Q",
-            tooltip=["label:N", "age_hours:Q", alt.Tooltip("strength:Q", format=".4f")],
-        )
-    )
-    dot_text = dots.mark_text(align="left", dx=8, dy=-8, fontWeight="bold").encode(text="text:N")
-    chart = alt.layer(lines, rule, rule_text, marks, dots, dot_text).properties(width=WIDTH, height=300)
-    return finish(
-        chart,
-        "How memories fade: strength halves every half-life",
-        f"A cross marks where a memory drops below the retrieval floor ({floor:g}) and stops being recalled.",
-    )
-
-
-# ------------------------------------------------------------------------------------------ retrieval
 def score_breakdown(
     hits: pl.DataFrame, weights: Weights = Weights(), *, title: str | None = None
 ) -> alt.LayerChart:
     """A stacked bar per hit: how much similarity, importance, recency, keyword and (neighbour
     expansion) the adjacent memories each add to the score (``weight × component``), so a ranking
-    explains itself. ``hits``: a search frame."""
+    explains itself. ``hits``: a search frame.
+
+    Bars are in rank order, the best on top, each labelled with its total score; the segments are
+    stacked in :data:`memkit.views.COMPONENTS` order, so the same component sits at the same place
+    in every bar. The subtitle lists the weights (``neighbour`` only when it is on). The weights
+    must be those of the search that produced ``hits``, or the bars will not add up to the scores.
+    """
+    # (hits · components) rows: rank, id, content, component, value, weight, contribution, score
     long = contributions(hits, weights).with_columns(
         label=pl.format(
             "{}. {}", pl.col("rank"), pl.col("content").map_elements(short, return_dtype=pl.String)
         )
     )
+    # "1. User lives in Hangzhou": the rank in the label keeps two hits with one text apart
     order = long.sort("rank")["label"].unique(maintain_order=True).to_list()
     y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
     bars = (
@@ -174,19 +84,23 @@ def score_breakdown(
                 alt.Tooltip("score:Q", format=".3f"),
             ],
         )
+        # the stacking order: a component's position in COMPONENTS (+ neighbour), computed by Vega
         .transform_calculate(order=f"indexof({[*COMPONENTS, 'neighbour']}, datum.component)")
     )
+    # the total at the end of each bar: the score the search ranked by
     totals = long.group_by("rank", "label", maintain_order=True).agg(pl.col("score").first())
     text = (
         alt.Chart(totals)
         .mark_text(align="left", dx=4, fontSize=11)
         .encode(alt.X("score:Q"), y, text=alt.Text("score:Q", format=".3f"))
     )
+    # "weights: similarity 0.3, importance 0, ...": what a reader needs to redo one bar by hand
     w = ", ".join(
         f"{c} {getattr(weights, c):g}"
         for c in (*COMPONENTS, "neighbour")
         if c in COMPONENTS or weights.neighbour
     )
+    # 24 pixels a bar; the labels take 260 of the house width
     chart = alt.layer(bars, text).properties(width=WIDTH - 260, height=max(24 * hits.height, 60))
     return finish(chart, title or "Why each memory ranks where it does", f"weights: {w}")
 
@@ -196,19 +110,72 @@ def rank_shift(
 ) -> alt.LayerChart:
     """Slope chart: the top-k of two rankings (search frames with ``rank, id, content``) side by
     side; lines join a memory's two ranks, coloured by how it moved. A memory in one top-k only sits
-    on the ``out`` row of the other."""
+    on the ``out`` row of the other.
+
+    ``labels`` name the two columns (``("baseline", "these weights")`` in the weights tuner). The
+    colours: green up, red down, grey unchanged, blue entered the top k, orange left it. The
+    subtitle counts the memories that moved; a change of weights that moves nothing is a change
+    the user will not notice.
+
+    >>> before = pl.DataFrame({"rank": [1, 2, 3], "id": ["a", "b", "c"], "content": ["x", "y", "z"]})
+    >>> after = pl.DataFrame({"rank": [1, 2, 3], "id": ["b", "a", "d"], "content": ["y", "x", "w"]})
+    >>> rank_shift(before, after).to_dict()["title"]["subtitle"]  # a down, b up, c left, d entered
+    '4 of 4 moved'
+    """
     for name, f in (("before", before), ("after", after)):
         if not isinstance(f, pl.DataFrame) or not {"rank", "id", "content"} <= set(f.columns):
             raise ValidationError(name, "must be a search frame with rank, id, content")
     k = max(before.height, after.height)
-    out = k + 1
+    out = k + 1  # the "outside the top k" row, just below the last rank
+    both = _rank_pairs(before, after, out)
+    long = _one_row_per_side(both, labels, out)
+    # labels sit outside the two columns: pad the point scale so they fit inside the chart
+    x = alt.X(
+        "setting:N",
+        sort=list(labels),
+        title=None,
+        scale=alt.Scale(padding=1.6),
+        axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12, domain=False, ticks=False),
+    )
+    # rank 1 at the top; the axis is hidden because every point is labelled with its rank
+    y = alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=[0.5, out + 0.5]), axis=None)
+    color = alt.Color(
+        "movement:N", scale=scale("movement"), title="moved", legend=alt.Legend(orient="bottom")
+    )
+    tip = ["content:N", "movement:N", "setting:N", "rank:Q"]
+    # detail=id: one line per memory, from its point in the left column to its point in the right
+    base = alt.Chart(long).encode(x, y, color, detail="id:N", tooltip=tip)
+    lines = base.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=60, filled=True))
+    left, right = _side_labels(base, labels, out)
+    # the out row has no rank number: a grey italic caption in the middle says what it is
+    out_label = (
+        alt.Chart(pl.DataFrame({"rank": [out], "t": ["outside the top k"]}))
+        .mark_text(color="#888", fontStyle="italic")
+        .encode(y="rank:Q", text="t:N")
+    )
+    chart = alt.layer(lines, left, right, out_label).properties(width=WIDTH - 40, height=max(28 * out, 120))
+    moved = int((both["movement"] != "same").sum())
+    return finish(
+        chart, f"How the top {k} changes: {labels[0]} → {labels[1]}", f"{moved} of {both.height} moved"
+    )
+
+
+def _rank_pairs(before: pl.DataFrame, after: pl.DataFrame, out: int) -> pl.DataFrame:
+    """One row per memory in either ranking: ``id, content, r0, r1`` (its rank before and after,
+    ``out`` when absent), ``movement`` and ``label`` (its content cut to 30 characters).
+
+    ``movement`` is ``entered`` (not in ``before``), ``left`` (not in ``after``), ``up`` (a
+    smaller rank number after), ``down`` or ``same``. Rows are ``before``'s memories first, in its
+    order, then the newcomers of ``after``.
+    """
+    # every memory once, with its text from whichever ranking has it
     texts = pl.concat([before.select("id", "content"), after.select("id", "content")]).unique(
         "id", keep="first", maintain_order=True
     )
     both = texts.join(before.select("id", r0="rank"), on="id", how="left").join(
         after.select("id", r1="rank"), on="id", how="left"
     )
-    both = both.with_columns(
+    return both.with_columns(
         pl.col("r0").fill_null(out).cast(pl.Int64),
         pl.col("r1").fill_null(out).cast(pl.Int64),
     ).with_columns(
@@ -223,27 +190,29 @@ def rank_shift(
         .otherwise(pl.lit("same")),
         label=pl.col("content").map_elements(lambda s: short(s, 30), return_dtype=pl.String),
     )
+
+
+def _one_row_per_side(both: pl.DataFrame, labels: tuple[str, str], out: int) -> pl.DataFrame:
+    """``both`` unpivoted to two rows per memory, one per ranking (``setting`` is its label), with
+    ``text`` = ``"3. <label>"`` where the memory is ranked and null on the ``out`` row.
+
+    Vega draws a line through the points of one ``detail`` group, so the slope chart needs the
+    long shape: ``(id=a, r0=1, r1=2)`` becomes ``(a, before, 1)`` and ``(a, after, 2)``.
+    """
     long = both.unpivot(
         index=["id", "content", "label", "movement"], on=["r0", "r1"], variable_name="side", value_name="rank"
     ).with_columns(setting=pl.col("side").replace_strict({"r0": labels[0], "r1": labels[1]}))
-    long = long.with_columns(
+    return long.with_columns(
         text=pl.when(pl.col("rank") < out).then(pl.format("{}. {}", pl.col("rank"), pl.col("label")))
     )
-    # labels sit outside the two columns: pad the point scale so they fit inside the chart
-    x = alt.X(
-        "setting:N",
-        sort=list(labels),
-        title=None,
-        scale=alt.Scale(padding=1.6),
-        axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12, domain=False, ticks=False),
-    )
-    y = alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=[0.5, out + 0.5]), axis=None)
-    color = alt.Color(
-        "movement:N", scale=scale("movement"), title="moved", legend=alt.Legend(orient="bottom")
-    )
-    tip = ["content:N", "movement:N", "setting:N", "rank:Q"]
-    base = alt.Chart(long).encode(x, y, color, detail="id:N", tooltip=tip)
-    lines = base.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=60, filled=True))
+
+
+def _side_labels(base: alt.Chart, labels: tuple[str, str], out: int) -> tuple[alt.Chart, alt.Chart]:
+    """The ``"3. <text>"`` labels: left of the first column (right-aligned) and right of the second
+    (left-aligned), so they never cross the lines; memories on the ``out`` row get none.
+
+    Both are filters of ``base``, so they share its encodings and tooltip with the lines.
+    """
     left = (
         base.mark_text(align="right", dx=-10)
         .encode(text="text:N")
@@ -254,32 +223,36 @@ def rank_shift(
         .encode(text="text:N")
         .transform_filter((alt.datum.setting == labels[1]) & (alt.datum.rank < out))
     )
-    out_label = (
-        alt.Chart(pl.DataFrame({"rank": [out], "t": ["outside the top k"]}))
-        .mark_text(color="#888", fontStyle="italic")
-        .encode(y="rank:Q", text="t:N")
-    )
-    chart = alt.layer(lines, left, right, out_label).properties(width=WIDTH - 40, height=max(28 * out, 120))
-    moved = int((both["movement"] != "same").sum())
-    return finish(
-        chart, f"How the top {k} changes: {labels[0]} → {labels[1]}", f"{moved} of {both.height} moved"
-    )
+    return left, right
 
 
 def weight_heatmap(
     sweep: pl.DataFrame, *, x: str = "similarity", y: str = "importance", metric: str = "recall"
 ) -> alt.LayerChart:
     """A metric over a grid of two weights (a tidy frame with columns ``x``, ``y``, ``metric``); the
-    best cell is outlined."""
+    best cell is outlined.
+
+    ``sweep`` is typically :func:`memkit.evaluate.sweep`'s result, one row per grid point. Weights
+    are rounded to three decimals so that 0.30000000000000004 and 0.3 are one column. The y axis
+    runs high to low (the largest weight at the top); a cell's value is printed in it, in black where
+    it is above 60% of the best value (light cells) and in white elsewhere.
+
+    >>> grid = pl.DataFrame({"similarity": [0.3, 0.3, 0.6, 0.6], "importance": [0.0, 0.3, 0.0, 0.3],
+    ...                      "recall": [0.52, 0.41, 0.57, 0.49]})
+    >>> weight_heatmap(grid).to_dict()["title"]["subtitle"]
+    'best: similarity 0.6, importance 0.0 → recall 0.570'
+    """
     if not isinstance(sweep, pl.DataFrame) or not {x, y, metric} <= set(sweep.columns):
         raise ValidationError("sweep", f"must be a polars DataFrame with columns {x}, {y}, {metric}")
     data = sweep.select(x, y, metric).with_columns(pl.col(x).round(3), pl.col(y).round(3))
-    best = data.sort(metric, descending=True).head(1)
+    best = data.sort(metric, descending=True).head(1)  # the cell outlined in red
+    # ordinal axes: the grid's values as columns, evenly spaced whatever their numeric gaps
     enc = [
         alt.X(f"{x}:O", title=f"{x} weight", axis=alt.Axis(labelAngle=0)),
         alt.Y(f"{y}:O", title=f"{y} weight", sort="descending"),
     ]
     tip = [alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q"), alt.Tooltip(f"{metric}:Q", format=".3f")]
+    # cells, values and outline share `enc`, so the three layers fall on the same grid
     cells = (
         alt.Chart(data)
         .mark_rect()
@@ -292,6 +265,7 @@ def weight_heatmap(
         .encode(
             *enc,
             text=alt.Text(f"{metric}:Q", format=".2f"),
+            # viridis is light at the top of its range: dark text there, light text below
             color=alt.condition(f"datum['{metric}'] > {hi * 0.6}", alt.value("black"), alt.value("white")),
         )
     )

@@ -1,5 +1,17 @@
 """The house style shared by every memkit chart (one width, fixed colours, titles and fonts) and
-:func:`setup_notebook`, which makes the charts render offline in Jupyter."""
+:func:`setup_notebook`, which makes the charts render offline in Jupyter.
+
+Why a house style: a reader compares charts. When similarity is the same blue in the score
+breakdown, the weights tuner and the notebooks, and ``conflict`` the same red in the conflict graph
+and the timeline, a colour means one thing everywhere and no legend has to be re-read. Every chart
+is :data:`WIDTH` pixels wide, and every builder ends with :func:`finish`: a left-aligned title that
+says what to look at, a subtitle with the numbers, no frame around the plot.
+
+Offline notebooks: Altair loads its JavaScript from a CDN by default, so an offline JupyterLab
+shows blank charts. :func:`setup_notebook`, in a notebook's first cell, switches Altair to its
+widget renderer with the JavaScript bundled locally (``anywidget`` and ``vl-convert-python``, both
+memkit dependencies); the widget panels call it themselves.
+"""
 
 from __future__ import annotations
 
@@ -51,14 +63,27 @@ COLORS: dict[str, dict[str, str]] = {
 """Fixed colour of each score component, status, layer and rank movement, shared by every chart."""
 
 HOURS = {1: "1 h", 6: "6 h", 24: "1 d", 168: "1 wk", 720: "30 d", 2160: "90 d", 4320: "180 d", 8760: "1 y"}
+"""Tick positions (hours) and names for an age axis: spans a reader knows, not powers of ten."""
 
 
 def scale(kind: str) -> alt.Scale:
+    """The fixed colour scale of ``kind`` (``"component"``, ``"status"``, ``"layer"``,
+    ``"movement"``): every value of :data:`COLORS` in the domain, even those a chart does not draw,
+    so a colour never shifts when a value is missing from the data.
+
+    >>> scale("layer").to_dict()["domain"]
+    ['short_term', 'episodic', 'long_term']
+    """
     return alt.Scale(domain=list(COLORS[kind]), range=list(COLORS[kind].values()))
 
 
 def finish(chart: Any, title: str, subtitle: str | Sequence[str] = "") -> Any:
-    """Title, fonts and a frameless view: the house style of every memkit chart."""
+    """Title, fonts and a frameless view: the house style of every memkit chart.
+
+    ``subtitle`` is a line or a list of lines. The configuration goes on the top-level chart, so
+    call it last, on the finished layer or concatenation: Altair refuses ``configure_*`` on a chart
+    that is then layered into another.
+    """
     return (
         chart.properties(title=alt.Title(title, subtitle=subtitle, anchor="start", fontSize=15))
         .configure_view(stroke=None)
@@ -68,6 +93,11 @@ def finish(chart: Any, title: str, subtitle: str | Sequence[str] = "") -> Any:
 
 
 def short(text: str, n: int = 28) -> str:
+    """``text`` cut to ``n`` characters with an ellipsis, for axis labels (tooltips keep it whole).
+
+    >>> short("User lives in Hangzhou, near West Lake", 20)
+    'User lives in Hangz…'
+    """
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -114,6 +144,8 @@ def _bundle_offline() -> None:
     ``$XDG_CACHE_HOME/memkit``) makes every later kernel start in milliseconds. Installing it sets
     exactly what ``enable_offline`` sets; without those attributes (another Altair) it falls back.
     """
+    # imported here, not at the top: only offline rendering in a notebook needs vl-convert, not a
+    # script or a test that builds charts and reads their specs
     import vl_convert
 
     chart = alt.JupyterChart
