@@ -15,5 +15,9 @@ Only :mod:`memkit.store` touches the database; this package is files, frames and
 from __future__ import annotations
 
 from .jsonl import FORMAT, ON_CONFLICT, VERSION, Column, Parsed, read, write
+from .semantic import SEMANTIC_NOW, SemanticEmbedder, load_semantic, load_semantic_queries, semantic_into
 
-__all__ = ["FORMAT", "ON_CONFLICT", "VERSION", "Column", "Parsed", "read", "write"]
+__all__ = [
+    "FORMAT", "ON_CONFLICT", "VERSION", "Column", "Parsed", "read", "write",
+    "SEMANTIC_NOW", "SemanticEmbedder", "load_semantic", "load_semantic_queries", "semantic_into",
+]  # fmt: skip
