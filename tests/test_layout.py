@@ -137,7 +137,7 @@ def test_subpackage_init_only_reexports(init: Path) -> None:
             and isinstance(stmt.value, ast.Constant)
             or isinstance(stmt, ast.ImportFrom)
             and (stmt.module == "__future__" or stmt.level == 1)
-            or isinstance(stmt, ast.Assign)
+            or isinstance(stmt, ast.Assign | ast.AnnAssign)
             and isinstance(stmt.value, ast.Name | ast.List)
         )
         assert ok, f"{init.parent.name}/__init__.py:{stmt.lineno} does more than re-export"
