@@ -4,6 +4,18 @@ Each caches what its sliders need when it is built — the score components of e
 query, the embeddings and merge-partner similarities, the memory frame — so a slider move re-ranks
 or re-plans from memory in milliseconds, never re-embeds, and never writes to the store. Only the
 buttons write (``Apply`` merges, ``Resolve`` settles a key), through the store's own methods.
+
+- :func:`weights_tuner` answers "which weights should my search use?": move a weight and watch the
+  top k of each query re-rank, with each hit's score broken into its components and a slope chart
+  of what moved against a baseline. Given the relevant ids of each query it also scores recall@k
+  and MRR, so a change is judged on labelled data, not on one query that looks better.
+- :func:`merge_explorer` answers "which threshold should consolidation use?": move the threshold
+  and watch the histogram of merge-partner similarities and the clusters that would merge, then
+  apply the plan you have read.
+
+Both rankings and plans come from the same code the store runs (:class:`memkit.evaluate.Reranker`
+reproduces ``store.search``; :func:`memkit.consolidate.plan_grouped` is what ``store.consolidate``
+calls), so what a panel shows is what the store would do.
 """
 
 from __future__ import annotations
@@ -17,19 +29,25 @@ import polars as pl
 
 from .. import charts
 from ..consolidate import MergeParams, plan_grouped
-from ..params import Weights, slider_ranges
 from ..evaluate import Reranker
+from ..params import Weights, slider_ranges
 from ..views import nearest_similarity
 from .panel import Panel, slider, table_html
 
 __all__ = ["MergeExplorer", "WeightsTuner", "merge_explorer", "weights_tuner"]
 
+# wide controls (a query is a sentence); "initial" keeps a description from being cut
 _LAY = {"style": {"description_width": "initial"}, "layout": W.Layout(width="520px")}
 
 
 class WeightsTuner(Panel):
     """:func:`weights_tuner`'s panel: ``weights``, ``data`` (top-k now), ``baseline_hits``,
-    ``metrics`` (per labelled query; None without labels) and ``reranker`` (the cache)."""
+    ``metrics`` (per labelled query; None without labels) and ``reranker`` (the cache).
+
+    Controls: a slider per field of :class:`~memkit.params.Weights` (named as the field), a
+    ``query`` dropdown and a ``k`` slider. ``relevant`` is ``{query: relevant ids}``, or None when
+    the queries came as a plain list.
+    """
 
     def __init__(
         self,
@@ -43,8 +61,10 @@ class WeightsTuner(Panel):
     ) -> None:
         self.relevant = {q: list(ids) for q, ids in queries.items()} if isinstance(queries, Mapping) else None
         qs = list(queries)
+        # the one store access: each query searched once, its candidates' components cached
         self.reranker = Reranker.from_store(store, qs, namespace=namespace, requester=requester, now=now)
         self.baseline, self.weights, self.metrics = baseline, baseline, None
+        # the sliders start at the baseline, so the first slope chart shows no movement
         controls: dict[str, W.Widget] = {
             name: slider(name, lo, hi, step, getattr(baseline, name))
             for name, (lo, hi, step) in slider_ranges(Weights).items()
@@ -55,7 +75,8 @@ class WeightsTuner(Panel):
         self.refresh()
 
     def refresh(self) -> None:
-        """Weights from the sliders -> re-rank every query from the cache, redraw, re-score."""
+        """Weights from the sliders -> re-rank the chosen query from the cache, redraw both charts,
+        and re-score the labelled queries. Invalid weights (all 0) raise here and are shown."""
         self.weights = Weights(**{n: float(self.controls[n].value) for n in slider_ranges(Weights)})
         q, k = self.controls["query"].value, int(self.controls["k"].value)
         self.data = self.reranker.rank(q, self.weights, k)
@@ -67,20 +88,30 @@ class WeightsTuner(Panel):
         self.show(
             "shift", charts.rank_shift(self.baseline_hits, self.data, labels=("baseline", "these weights"))
         )
-        if self.relevant:
+        if self.relevant:  # every labelled query, not only the one shown: one query can mislead
             self.metrics = self.reranker.metrics(self.relevant, self.weights, k)
+        self.say(self._summary(k))
+
+    def _summary(self, k: int) -> str:
+        """The message line: with labels, recall@k and MRR averaged over the labelled queries,
+        beside the baseline's; without, the score formula with the current weights.
+
+        recall@k is the share of a query's relevant memories found in its top k; MRR the mean of
+        1 / (rank of the first relevant hit), 0 when none is in the top k. Both lie in [0, 1],
+        higher is better; the baseline's pair says whether the sliders improved on it.
+        """
+        if self.relevant:
             base = self.reranker.metrics(self.relevant, self.baseline, k)
-            self.say(
+            return (
                 f"recall@{k} {self.metrics['recall'].mean():.3f} · "
                 f"MRR {self.metrics['reciprocal_rank'].mean():.3f}"
                 f"   (baseline: recall@{k} {base['recall'].mean():.3f} · MRR "
                 f"{base['reciprocal_rank'].mean():.3f}) over {len(self.relevant)} labelled queries"
             )
-        else:
-            self.say(
-                f"score = {self.weights.similarity:g}·similarity + {self.weights.importance:g}·importance + "
-                f"{self.weights.recency:g}·recency + {self.weights.keyword:g}·keyword"
-            )
+        return (
+            f"score = {self.weights.similarity:g}·similarity + {self.weights.importance:g}·importance + "
+            f"{self.weights.recency:g}·recency + {self.weights.keyword:g}·keyword"
+        )
 
 
 def weights_tuner(
@@ -95,20 +126,33 @@ def weights_tuner(
 ) -> WeightsTuner:
     """Weight sliders over live re-ranking of ``queries`` (a list, or ``{query: relevant ids}`` to
     also show recall@k and MRR): the score breakdown of the top k and how it moved from ``baseline``.
-    Each query is searched once (``reinforce=False``); slider moves re-rank the cached components."""
+    Each query is searched once (``reinforce=False``); slider moves re-rank the cached components.
+
+    ``baseline`` is what the slope chart compares against (the default weights, unless you pass
+    the ones in production). What to look at: a hit whose bar is mostly one colour ranks on one
+    signal only; a weight that moves nothing in the slope chart does not matter for these queries.
+
+    >>> panel = weights_tuner(store, {"where do I live": [home.id]}, namespace="u")  # doctest: +SKIP
+    >>> panel.sliders["keyword"].value = 0.0                                        # doctest: +SKIP
+    >>> panel.metrics["recall"].mean()                                              # doctest: +SKIP
+    """
     return WeightsTuner(store, queries, namespace, requester, now, k, baseline)
 
 
 class MergeExplorer(Panel):
     """:func:`merge_explorer`'s panel: ``plan`` (clusters at the slider's threshold), ``similarities``
-    (each memory's best merge partner), ``applied`` (the last applied plan, or None)."""
+    (each memory's best merge partner), ``applied`` (the last applied plan, or None).
+
+    The slider releases before re-planning (``continuous_update=False``): a plan over a large
+    namespace takes a moment, and only the position the hand stops at matters.
+    """
 
     def __init__(
         self, store: Any, namespace: str, now: datetime | None, requester: str | None, threshold: float
     ) -> None:
         self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
         self.applied: pl.DataFrame | None = None
-        self._load()
+        self._load()  # the one read of the store until the button is pressed
         lo, hi, step = slider_ranges(MergeParams)["threshold"]
         controls = {"threshold": slider("merge threshold", lo, hi, step, threshold, continuous_update=False)}
         apply = W.Button(
@@ -120,15 +164,17 @@ class MergeExplorer(Panel):
         super().__init__(
             "Consolidation: which near-duplicates a threshold merges", controls, {"apply": apply}
         )
-        self.on_click(apply, self._apply)
+        self.on_click(apply, self._apply)  # a refused merge (access rules) shows in the message line
         self.refresh()
 
     def _load(self) -> None:
+        """(Re)read the candidates and their embeddings from the store, and drop memoized plans."""
         # what the store's consolidate plans over: written and valid at `now`, changeable by the requester
         self._frame, self._emb = self.store.merge_candidates(
             self.namespace, now=self.now, requester=self.requester
         )
         self._plans: dict[float, pl.DataFrame] = {}
+        # each candidate's best cosine to a merge partner: the histogram, computed once per load
         self.similarities = nearest_similarity(self._frame, self._emb)
 
     def _plan(self, threshold: float) -> pl.DataFrame:
@@ -136,20 +182,26 @@ class MergeExplorer(Panel):
         it (the others cannot merge), by :func:`memkit.consolidate.plan_grouped` as
         ``store.consolidate`` does. Plans are memoized per threshold until the store changes (a
         slider has 51 positions)."""
-        key = round(threshold, 6)
+        key = round(threshold, 6)  # 0.85 and 0.8500000000000001 (a slider's float) are one plan
         if key not in self._plans:
+            # the same 1e-6 slack as the store's own plan (memkit.consolidate)
             ok = self.similarities.filter(pl.col("similarity") >= threshold - 1e-6)["id"]
             keep = self._frame["id"].is_in(ok.implode()).to_numpy()
             plan = plan_grouped(
                 self._frame.filter(pl.Series(keep)), self._emb[keep], MergeParams(threshold=threshold)
             )
+            # listed oldest first (a cluster's created_at is its oldest member's) and numbered so
             self._plans[key] = plan.sort("created_at").with_columns(
                 cluster=pl.int_range(pl.len(), dtype=pl.Int64)
             )
         return self._plans[key]
 
     def refresh(self) -> None:
-        """Re-plan at the slider's threshold (no store access) and redraw."""
+        """Re-plan at the slider's threshold (no store access) and redraw.
+
+        ``plan`` and ``data`` are the plan; the table lists each cluster's size, merged text and
+        weakest link; the message counts how many memories would become how many.
+        """
         t = float(self.controls["threshold"].value)
         self.plan = self.data = self._plan(t)
         self.show("merge", charts.merge_chart(self.similarities, t, self.plan))
@@ -162,6 +214,11 @@ class MergeExplorer(Panel):
         )
 
     def _apply(self) -> None:
+        """The button: merge at the slider's threshold through ``store.consolidate`` (which plans
+        again itself: the store, not the panel's cache, decides), then reload and redraw.
+
+        ``applied`` is the plan the store carried out; the message gives the new active count.
+        """
         t = float(self.controls["threshold"].value)
         self.applied = self.store.consolidate(
             self.namespace, threshold=t, now=self.now, requester=self.requester
@@ -183,5 +240,11 @@ def merge_explorer(
     threshold: float = 0.85,
 ) -> MergeExplorer:
     """A threshold slider over the distribution of merge-partner similarities and the clusters that
-    threshold merges (the store's own plan); the button applies it with ``store.consolidate``."""
+    threshold merges (the store's own plan); the button applies it with ``store.consolidate``.
+
+    What to look at: the histogram's valley, between true duplicates near 1.0 and merely related
+    memories below, is where a threshold belongs; the table lists each cluster's merged text, which
+    should read as one fact. Nothing is written until the button is pressed, and then only memories
+    ``requester`` may change, as ``store.consolidate`` decides.
+    """
     return MergeExplorer(store, namespace, now, requester, threshold)

@@ -1,14 +1,26 @@
 """Store-backed panels over time (re-exported by :mod:`memkit.widgets`): versions and conflicts of
 keys, and a time machine over what the store recalls and forgets.
 
-Like :mod:`memkit.panels`, controls only read; the ``Resolve`` button writes through
+Like :mod:`memkit.widgets.explorers`, controls only read; the ``Resolve`` button writes through
 ``store.resolve``. The time machine reads ``store.frame(as_of=...)`` — what the store believed then,
 replayed from its audit log — and plans forgetting with the pure :func:`memkit.forget.plan_forget`.
+
+- :func:`conflict_explorer` is the review queue of keyed facts. A key written twice with
+  different values is either superseded (the new value wins) or held as a ``conflict`` beside the
+  active one until someone decides. The panel draws every key's versions
+  (:func:`memkit.charts.conflict_graph_chart`), lists the keys with pending conflicts first, and
+  resolves the picked one with ``store.resolve(keep=...)``: the kept version becomes active and
+  every other live version superseded, in the audit log.
+- :func:`time_machine` (:mod:`memkit.widgets.time_machine`, re-exported here) answers "what did
+  the agent remember on that day, and what would it have forgotten?".
+
+Both read through the store's access rules (``requester``), so a panel never shows a memory its
+user could not read.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import ipywidgets as W
@@ -16,23 +28,27 @@ import polars as pl
 
 from .. import charts
 from ..conflicts import conflict_graph
-from ..errors import ValidationError
-from ..forget import plan_forget
-from ..params import ForgetParams
-from ..views import memory_states
 from .panel import Panel, table_html
+from .time_machine import TimeMachine, time_machine
 
 __all__ = ["ConflictExplorer", "TimeMachine", "conflict_explorer", "time_machine"]
 
+# wide menus (an option is a version's text); "initial" keeps a description from being cut
 _LAY = {"style": {"description_width": "initial"}, "layout": W.Layout(width="520px")}
 
 
 class ConflictExplorer(Panel):
     """:func:`conflict_explorer`'s panel: ``nodes``, ``edges`` (the graph), ``versions`` (of the key
-    picked), ``resolved`` (the last kept Memory, or None)."""
+    picked), ``resolved`` (the last kept Memory, or None).
+
+    Controls: ``key`` (the keys, pending conflicts first, labelled with their count) and ``keep``
+    (the picked key's live versions, the newest pending one preselected). Picking a key redraws;
+    picking a version to keep changes nothing until the button is pressed.
+    """
 
     def __init__(self, store: Any, namespace: str, now: datetime | None, requester: str | None) -> None:
         self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
+        # _quiet: set while refresh() refills the menus, so that is not taken for a user's pick
         self.resolved, self._quiet = None, False
         controls = {
             "key": W.Dropdown(description="key", **_LAY),
@@ -45,6 +61,7 @@ class ConflictExplorer(Panel):
             layout=W.Layout(width="auto"),
         )
         super().__init__("Keys, versions and conflicts", controls, {"resolve": button})
+        # the only write of the panel, through store.resolve (access rules, audit log)
         self.on_click(button, self._resolve)
         self.refresh()
 
@@ -54,12 +71,23 @@ class ConflictExplorer(Panel):
         self.nodes, self.edges = conflict_graph(frame)
         self.show("graph", charts.conflict_graph_chart(self.nodes, self.edges))
         keyed = frame.filter(pl.col("key").is_not_null())
-        keys = (
-            keyed.group_by("key")
-            .agg(pending=(pl.col("status") == "conflict").sum(), versions=pl.len())
-            .sort(["pending", "versions", "key"], descending=[True, True, False])
+        key = self._fill_keys(_keys_by_urgency(keyed))
+        # every version of the key, superseded ones too: the table is its whole history
+        self.versions = (
+            self.store.versions(key, namespace=self.namespace, requester=self.requester)
+            if key
+            else keyed.head(0)
         )
-        key_w, keep_w = self.controls["key"], self.controls["keep"]
+        self._fill_versions(self.versions.filter(pl.col("status").is_in(["active", "conflict"])))
+        self.data = self.versions
+        self.table.value = table_html(
+            self.versions.select("version", "status", "content", "created_at", "id")
+        )
+
+    def _fill_keys(self, keys: pl.DataFrame) -> str | None:
+        """Refill the ``key`` menu from ``keys`` (``key, pending``), keeping the current pick when
+        it is still there (else the first key) -> the key now picked, None when there is none."""
+        key_w = self.controls["key"]
         options = [
             (f"{r['key']}  ({r['pending']} pending)" if r["pending"] else r["key"], r["key"])
             for r in keys.iter_rows(named=True)
@@ -71,13 +99,12 @@ class ConflictExplorer(Panel):
             key_w.value = current if current in names else (names[0] if names else None)
         finally:
             self._quiet = False
-        key = key_w.value
-        self.versions = (
-            self.store.versions(key, namespace=self.namespace, requester=self.requester)
-            if key
-            else keyed.head(0)
-        )
-        live = self.versions.filter(pl.col("status").is_in(["active", "conflict"]))
+        return key_w.value
+
+    def _fill_versions(self, live: pl.DataFrame) -> None:
+        """Refill the ``keep`` menu with the ``live`` versions (active and pending) and preselect
+        the newest pending version (else the newest live one)."""
+        keep_w = self.controls["keep"]
         self._quiet = True
         try:
             keep_w.options = [
@@ -88,17 +115,15 @@ class ConflictExplorer(Panel):
             keep_w.value = pending[-1] if pending else (live["id"][-1] if live.height else None)
         finally:
             self._quiet = False
-        self.data = self.versions
-        self.table.value = table_html(
-            self.versions.select("version", "status", "content", "created_at", "id")
-        )
 
     def _changed(self, change: Any = None) -> None:
+        """A control moved: redraw on a key pick; ignore menu refills and version picks."""
         if self._quiet or (change is not None and change["owner"] is self.controls["keep"]):
             return  # picking a version to keep changes nothing until the button
         super()._changed(change)
 
     def _resolve(self) -> None:
+        """The button: keep the picked version of the picked key (``store.resolve``), redraw."""
         key, keep = self.controls["key"].value, self.controls["keep"].value
         if not key or not keep:
             self.say("pick a key and a version first", error=True)
@@ -110,123 +135,31 @@ class ConflictExplorer(Panel):
         self.say(f"{key}: kept v{self.resolved.version} — {self.resolved.content}")
 
 
+def _keys_by_urgency(keyed: pl.DataFrame) -> pl.DataFrame:
+    """One row per key of ``keyed`` -> ``key, pending, versions``: keys with the most pending
+    conflicts first, then the most versions, then by name (a stable order for the menu)."""
+    return (
+        keyed.group_by("key")
+        .agg(pending=(pl.col("status") == "conflict").sum(), versions=pl.len())
+        .sort(["pending", "versions", "key"], descending=[True, True, False])
+    )
+
+
 def conflict_explorer(
     store: Any, namespace: str, *, now: datetime | None = None, requester: str | None = None
 ) -> ConflictExplorer:
-    """The conflict graph of ``namespace``; pick a key and a version, and resolve it."""
+    """The conflict graph of ``namespace``; pick a key and a version, and resolve it.
+
+    What to look at: a red dot is a new value held back by the store's ``flag`` policy
+    (:mod:`memkit.conflicts`); until it is resolved, ``store.read`` keeps returning the active
+    value and the agent's context notes the dispute. ``now`` is the resolve's timestamp
+    (default: the store's clock); ``requester`` reads and resolves under its access rules, and a
+    refused resolve is shown on the message line.
+
+    >>> panel = conflict_explorer(store, "user_87")            # doctest: +SKIP
+    >>> panel.controls["key"].value = "user.address"           # doctest: +SKIP
+    >>> panel.buttons["resolve"].click()                       # doctest: +SKIP
+    >>> panel.resolved.content                                 # doctest: +SKIP
+    '用户搬到了上海浦东新区'
+    """
     return ConflictExplorer(store, namespace, now, requester)
-
-
-class TimeMachine(Panel):
-    """:func:`time_machine`'s panel: ``at`` (the slider's instant), ``data`` (every memory's state
-    then, :func:`memkit.views.memory_states`), ``plan`` (what a forget pass then would drop),
-    ``hits`` (the query's results then, or None)."""
-
-    def __init__(
-        self,
-        store: Any,
-        namespace: str,
-        times: list[datetime],
-        policy: ForgetParams,
-        query: str | None,
-        requester: str | None,
-        value: datetime,
-    ) -> None:
-        self.store, self.namespace, self.policy, self.query, self.requester = (
-            store,
-            namespace,
-            policy,
-            query,
-            requester,
-        )
-        self.hits: pl.DataFrame | None = None
-        self._frame = store.frame(namespace, requester=requester)  # through the read gate
-        self._end = times[-1]
-        opts = [(f"{t:%Y-%m-%d %H:%M}", t) for t in times]
-        controls = {
-            "at": W.SelectionSlider(
-                options=opts,
-                value=value,
-                description="when",
-                continuous_update=False,
-                style={"description_width": "initial"},
-                layout=W.Layout(width="640px"),
-            )
-        }
-        super().__init__(f"Time machine: what {namespace!r} recalls and forgets", controls)
-        self.refresh()
-
-    def refresh(self) -> None:
-        """The store as of the slider's instant: states, forget plan, optional query, redraw."""
-        self.at = at = self.controls["at"].value
-        then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
-        self.plan = plan_forget(then, self.policy, at)
-        floor = self.policy.min_strength
-        known = memory_states(then, at, floor=floor, plan=self.plan)
-        unborn = self._frame.filter(~pl.col("id").is_in(then["id"].implode()))
-        self.data = pl.concat(
-            [known, memory_states(unborn, at, floor=floor).with_columns(state=pl.lit("not yet written"))],
-            how="diagonal_relaxed",
-        )
-        self.show(
-            "timeline",
-            charts.memory_timeline(self._frame, end=self._end, floor=floor, states=self.data, at=at),
-        )
-        self.show(
-            "states", charts.state_counts(self.data, title=f"State of every memory at {at:%Y-%m-%d %H:%M}")
-        )
-        counts = dict(self.data["state"].value_counts().rows())
-        reasons = ", ".join(f"{n} {r}" for r, n in self.plan["reason"].value_counts().sort("reason").rows())
-        self.say(
-            f"{at:%Y-%m-%d %H:%M}: {counts.get('recalled', 0)} recalled, {counts.get('faded', 0)} faded, "
-            f"{self.plan.height} a forget pass would drop ({reasons or 'nothing'})"
-        )
-        parts = []
-        if self.query:
-            self.hits = self.store.search(
-                self.query,
-                namespace=self.namespace,
-                requester=self.requester,
-                k=5,
-                now=at,
-                reinforce=False,
-                min_strength=floor,
-            )
-            parts.append(
-                f"<b>recall for “{self.query}”</b>"
-                + table_html(self.hits.select("rank", "content", "score", "strength"))
-            )
-        plan = self.plan.join(then.select("id", "content"), on="id", how="left").select(
-            "reason", "content", "detail"
-        )
-        parts.append("<b>a forget pass now would drop</b>" + table_html(plan, 8))
-        self.table.value = "".join(parts)
-
-
-def time_machine(
-    store: Any,
-    namespace: str,
-    *,
-    start: datetime | None = None,
-    end: datetime | None = None,
-    step_hours: float = 24.0,
-    at: datetime | None = None,
-    policy: ForgetParams = ForgetParams(),
-    query: str | None = None,
-    requester: str | None = None,
-) -> TimeMachine:
-    """A date slider from ``start`` (default: the namespace's first write) to ``end`` (default: 30
-    days after its last) in ``step_hours`` steps: what the store held then (``store.frame(as_of=)``),
-    each memory's strength and state, what a forget pass with ``policy`` would drop, and — given a
-    ``query`` — what a search then returns (``reinforce=False``)."""
-    audit = store.audit(namespace, requester=requester)
-    if audit.is_empty():
-        raise ValidationError("namespace", f"{namespace!r} has no memories")
-    start = start or audit["ts"].min()
-    end = end or audit["ts"].max() + timedelta(days=30)
-    n = int((end - start).total_seconds() // (step_hours * 3600)) + 1
-    times = [start + timedelta(hours=step_hours * i) for i in range(n)]
-    value = (
-        at if at in times else min(times, key=lambda t: abs((t - (at or audit["ts"].max())).total_seconds()))
-    )
-    return TimeMachine(store, namespace, times, policy, query, requester, value)

@@ -1,4 +1,20 @@
-"""The panel base shared by every widget panel: controls, live charts, a table and a message line."""
+"""The panel base shared by every widget panel: controls, live charts, a table and a message line.
+
+A panel is one loop: a control changes -> :meth:`Panel.refresh` recomputes ``data`` from the
+controls and a cache, builds charts with :mod:`memkit.charts` and hands each to :meth:`Panel.show`
+-> the chart widgets update in place. Subclasses write ``__init__`` (build the controls, cache what
+the sliders need, call ``refresh`` once) and ``refresh``; everything else is here:
+
+- the layout: a title, the row of controls and buttons, a message line, the charts, a table;
+- error handling: a :class:`~memkit.errors.MemkitError` raised by a refresh or a button (all
+  weights 0, a refused resolve) is shown in red on the message line and the last good view stays,
+  instead of a traceback lost in the widget's callback log;
+- speed: charts are built without JSON-schema validation while a slider moves, and a shown chart
+  is updated by sending its new spec to the existing ``JupyterChart`` rather than a new widget.
+
+Because a panel keeps its state in attributes (``controls``, ``data``, ``charts``, ``message``),
+the tests drive it headlessly: set ``panel.controls["k"].value = 3`` and read ``panel.data``.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +31,12 @@ from ..errors import MemkitError
 __all__ = ["Panel", "slider", "table_html"]
 
 _SLIDERS = (W.FloatSlider, W.IntSlider, W.FloatLogSlider, W.SelectionSlider)
-_ready = False
+"""The control types :attr:`Panel.sliders` lists (dropdowns and checkboxes are controls, not sliders)."""
+_ready = False  # whether the offline chart bundle is set up in this process
 
 
 def _offline() -> None:
+    """Run :func:`memkit.charts.setup_notebook` once per process, before the first panel draws."""
     global _ready
     if not _ready:
         charts.setup_notebook()
@@ -27,11 +45,20 @@ def _offline() -> None:
 
 def table_html(frame: pl.DataFrame, rows: int = 10, width: int = 80) -> str:
     """A small, left-aligned HTML table of ``frame``'s first ``rows`` rows (floats to 3 decimals,
-    text cut at ``width`` characters on a word boundary where possible)."""
+    text cut at ``width`` characters on a word boundary where possible).
+
+    Lists show as ``"3 items"`` (a merge's members), nulls as empty cells, and a last line says how
+    many rows were left out. Every cell is HTML-escaped: memory texts are user data.
+
+    >>> page = table_html(pl.DataFrame({"content": ["likes <b>tea</b>"], "score": [0.91234]}))
+    >>> "<td style='text-align:left;padding:2px 8px'>0.912</td>" in page, "&lt;b&gt;tea" in page
+    (True, True)
+    """
     if frame.is_empty():
         return "<i>(none)</i>"
 
     def cell(v: object) -> str:
+        """One ``<td>``: ``0.91234 -> '0.912'``, ``[a, b] -> '2 items'``, ``None -> ''``."""
         if isinstance(v, float):
             text = f"{v:.3f}"
         elif isinstance(v, list):
@@ -60,10 +87,21 @@ class Panel:
     Attributes: ``controls`` (name -> widget), ``sliders`` (the slider subset), ``buttons``,
     ``charts`` (name -> current Altair chart), ``chart`` (the first), ``data`` (the current frame),
     ``message`` (an HTML widget: errors and notes), ``widget`` (the box to display).
+
+    A minimal panel, one slider and a table::
+
+        class Doubler(Panel):
+            def __init__(self) -> None:
+                super().__init__("Double it", {"x": slider("x", 0, 10, 1, 3)})
+                self.refresh()  # draw once; every slider move calls refresh again
+
+            def refresh(self) -> None:
+                self.data = pl.DataFrame({"x2": [2 * self.controls["x"].value]})
+                self.table.value = table_html(self.data)
     """
 
     def __init__(self, title: str, controls: dict[str, W.Widget], buttons: dict[str, W.Button] | None = None):
-        _offline()
+        _offline()  # the chart widgets below need the JavaScript bundle
         self.controls = controls
         self.buttons = buttons or {}
         self.charts: dict[str, Any] = {}
@@ -82,6 +120,7 @@ class Panel:
                 self.table,
             ]
         )
+        # every control re-runs the panel; buttons are wired by the subclass with on_click
         for w in controls.values():
             w.observe(self._changed, names="value")
 
@@ -117,6 +156,7 @@ class Panel:
         raise NotImplementedError
 
     def _changed(self, change: Any = None) -> None:
+        """A control moved: refresh, or show the refusal and keep the last view."""
         try:
             with charts.unvalidated():  # no schema validation while building charts on a slider move
                 self.refresh()
@@ -137,11 +177,18 @@ class Panel:
         button.on_click(run)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Display the panel when it is a cell's last expression (Jupyter's display protocol)."""
         return self.widget._repr_mimebundle_(**kwargs)
 
 
 def slider(name: str, lo: float, hi: float, step: float, value: float, **kw: Any) -> W.Widget:
-    """An int or float slider for a parameter range (whole-number ranges get an IntSlider)."""
+    """An int or float slider for a parameter range (whole-number ranges get an IntSlider).
+
+    ``lo, hi, step`` come from a field's ``range`` metadata (:func:`memkit.params.slider_ranges`);
+    ``kw`` goes to the widget (``continuous_update=False`` for a slider whose refresh is slow). A
+    float slider shows as many decimals as its step has: step 0.05 -> ``0.30``, step 0.005 ->
+    ``0.300``.
+    """
     style = {"description_width": "initial"}
     layout = W.Layout(width="300px")
     if all(float(v).is_integer() for v in (lo, hi, step)) and float(value).is_integer() and step >= 1:
@@ -155,7 +202,7 @@ def slider(name: str, lo: float, hi: float, step: float, value: float, **kw: Any
             layout=layout,
             **kw,
         )
-    digits = max(0, -math.floor(math.log10(step))) if step > 0 else 3
+    digits = max(0, -math.floor(math.log10(step))) if step > 0 else 3  # 0.05 -> 2, 0.005 -> 3
     return W.FloatSlider(
         value=value,
         min=lo,

@@ -1,22 +1,21 @@
-"""ipywidgets panels: sliders wired to charts, so you move a parameter and watch memory behave.
+"""Panels that need no store: sliders for any parameter dataclass, and the half-life explorer.
 
-No memory logic lives here: a panel reads from the store (or from :mod:`memkit.views`, which caches
-what a slider needs), builds a chart from :mod:`memkit.charts` and shows it. Every panel is an
-object with its widgets and its current state as attributes, so it can be driven from Python
-(that is how the tests run them, headlessly)::
+:func:`tune` is the general tool: give it a function and a parameter dataclass, and every field
+with a ``range`` in its metadata becomes a slider (:func:`memkit.params.slider_ranges`; a ``bool``
+field becomes a checkbox, and a field's ``doc`` metadata its tooltip). Each move rebuilds the
+dataclass with :func:`dataclasses.replace`, which re-runs its validation, and re-renders
+``fn(params)``: a chart is shown as a chart, a frame as a table, anything else through IPython's
+``display``. An invalid combination (every weight 0) shows the ValidationError in red and keeps
+the last result, so a slider can be dragged through a bad value without breaking the panel::
 
-    panel = mk.widgets.weights_tuner(store, ["where do I live"], namespace="user_87", now=now)
-    panel.sliders["similarity"].value = 0.9      # re-ranks at once
-    panel.data                                   # the current top-k frame
-    panel.chart                                  # the current Altair chart
-    panel                                        # displays the panel in a notebook
+    panel = mk.widgets.tune(lambda w: mk.charts.score_breakdown(hits, w), mk.Weights())
+    panel.sliders["similarity"].value = 0.6      # re-ranks; panel.params is the new Weights
 
-:func:`tune` builds sliders from any parameter dataclass (the ranges live in its field metadata,
-:func:`memkit.params.slider_ranges`); :func:`half_life_explorer` is here, the store-backed panels
-(:func:`weights_tuner`, :func:`merge_explorer` in :mod:`memkit.panels`; :func:`conflict_explorer`,
-:func:`time_machine` in :mod:`memkit.history_panels`) are re-exported. Charts are
-``alt.JupyterChart`` widgets with the JavaScript bundled offline (:func:`memkit.charts.setup_notebook`
-runs on the first panel).
+:func:`half_life_explorer` is the decay formula with its four inputs on sliders, drawn over the
+worked examples' curves. The store-backed panels are in :mod:`memkit.widgets.explorers`
+(:func:`~memkit.widgets.weights_tuner`, :func:`~memkit.widgets.merge_explorer`) and
+:mod:`memkit.widgets.history` (:func:`~memkit.widgets.conflict_explorer`,
+:func:`~memkit.widgets.time_machine`); all are re-exported by :mod:`memkit.widgets`.
 """
 
 from __future__ import annotations
@@ -39,35 +38,37 @@ __all__ = ["HalfLifeExplorer", "Tuner", "half_life_explorer", "tune"]
 
 
 class Tuner(Panel):
-    """:func:`tune`'s panel: ``params`` (the current dataclass) and ``result`` (``fn(params)``)."""
+    """:func:`tune`'s panel: ``params`` (the current dataclass) and ``result`` (``fn(params)``).
+
+    Its controls are named after the fields (``panel.sliders["keyword"]`` is the keyword weight),
+    so code can set a value exactly as a user would drag it, and read ``params`` and ``result``
+    back. ``fn`` is kept as ``panel.fn``.
+    """
 
     def __init__(self, fn: Callable[[Any], Any], params: Any, title: str, continuous_update: bool) -> None:
-        if isinstance(params, type):
+        if isinstance(params, type):  # a class: start from its defaults
             params = params()
         if not dataclasses.is_dataclass(params):
             raise ValidationError("params", f"must be a dataclass instance, got {type(params).__name__}")
-        controls: dict[str, W.Widget] = {}
-        for f in dataclasses.fields(params):
-            value = getattr(params, f.name)
-            if "range" in f.metadata:
-                lo, hi, step = f.metadata["range"]
-                controls[f.name] = slider(f.name, lo, hi, step, value, continuous_update=continuous_update)
-            elif isinstance(value, bool):
-                controls[f.name] = W.Checkbox(value=value, description=f.name)
-            if f.name in controls and f.metadata.get("doc"):
-                controls[f.name].tooltip = f.metadata["doc"]
         self.fn, self.params, self.result = fn, params, None
-        self._out = W.Output()
-        super().__init__(title, controls)
+        self._out = W.Output()  # where a result that is neither a chart nor a frame is displayed
+        super().__init__(title, _field_controls(params, continuous_update))
         self.widget.children = (*self.widget.children, self._out)
         self.refresh()
 
     def refresh(self) -> None:
-        """Rebuild ``params`` from the sliders (validated) and re-render ``fn(params)``."""
+        """Rebuild ``params`` from the sliders (validated) and re-render ``fn(params)``.
+
+        A chart replaces the last chart in place, a polars frame becomes ``data`` and a 20-row
+        table, anything else is displayed in an output area below (cleared first, so results do
+        not pile up).
+        """
         values = {n: w.value for n, w in self.controls.items()}
+        # subtle: replace() re-runs __post_init__; if it refuses, self.params keeps the last good value
         self.params = dataclasses.replace(self.params, **values)
-        self.say("")
+        self.say("")  # a valid combination clears the last refusal
         self.result = self.fn(self.params)
+        # charts.is_chart, not isinstance(alt...): the widgets package never imports Altair itself
         if charts.is_chart(self.result):
             self.show("result", self.result)
         elif isinstance(self.result, pl.DataFrame):
@@ -79,6 +80,23 @@ class Tuner(Panel):
                 display(self.result)
 
 
+def _field_controls(params: Any, continuous_update: bool) -> dict[str, W.Widget]:
+    """A control per tunable field of ``params``, in field order: a slider for a field with a
+    ``range`` in its metadata, a checkbox for a ``bool`` field; the field's ``doc`` is the tooltip.
+    Other fields (strings, tuples) have no control and keep their value."""
+    controls: dict[str, W.Widget] = {}
+    for f in dataclasses.fields(params):
+        value = getattr(params, f.name)
+        if "range" in f.metadata:
+            lo, hi, step = f.metadata["range"]
+            controls[f.name] = slider(f.name, lo, hi, step, value, continuous_update=continuous_update)
+        elif isinstance(value, bool):
+            controls[f.name] = W.Checkbox(value=value, description=f.name)
+        if f.name in controls and f.metadata.get("doc"):
+            controls[f.name].tooltip = f.metadata["doc"]
+    return controls
+
+
 def tune(
     fn: Callable[[Any], Any], params: Any, *, title: str | None = None, continuous_update: bool = True
 ) -> Tuner:
@@ -86,11 +104,15 @@ def tune(
     ``range`` in its metadata; each change re-renders ``fn(params)`` (a chart, a frame or anything
     displayable). An invalid combination shows the ValidationError and keeps the last result.
 
+    ``continuous_update=False`` re-renders only when a slider is released: use it when ``fn`` takes
+    more than a few tenths of a second (a search over a store, a sweep), so a drag does not queue
+    one render per pixel. ``title`` defaults to ``"Tune <class name>"``.
+
     >>> import memkit as mk
     >>> panel = tune(lambda w: round(w.total(), 2), mk.Weights())    # doctest: +SKIP
     >>> panel.sliders["keyword"].value = 0.4                          # doctest: +SKIP
-    >>> panel.result                                                  # doctest: +SKIP
-    1.4
+    >>> panel.result                       # similarity 0.3 + keyword 0.4   # doctest: +SKIP
+    0.7
     """
     name = type(params).__name__ if not isinstance(params, type) else params.__name__
     return Tuner(fn, params, title or f"Tune {name}", continuous_update)
@@ -98,55 +120,30 @@ def tune(
 
 class HalfLifeExplorer(Panel):
     """:func:`half_life_explorer`'s panel; ``data`` is your memory's row (strength at the chosen age,
-    hours until it fades)."""
+    hours until it fades).
+
+    Things to try: set importance 0.6 and half-life 2 h (the meeting example) and move the age
+    past 5 h: the memory drops below the floor. Raise the floor from 0.1 to 0.2: every cross moves
+    left by one half-life, which costs a 90-day fact three months and a 2-hour note two hours.
+    """
 
     def __init__(self, importance: float, half_life_hours: float, age_hours: float, floor: float) -> None:
-        lay = {"style": {"description_width": "initial"}, "layout": W.Layout(width="300px")}
-        controls = {
-            "importance": slider("importance", 0.05, 1.0, 0.01, importance),
-            "half_life_hours": W.FloatLogSlider(
-                value=half_life_hours,
-                base=10,
-                min=-0.3,
-                max=4.3,
-                step=0.01,
-                description="half-life (h)",
-                readout_format=".1f",
-                **lay,
-            ),
-            "age_hours": W.FloatLogSlider(
-                value=age_hours,
-                base=10,
-                min=-1,
-                max=4,
-                step=0.01,
-                description="age (h)",
-                readout_format=".1f",
-                **lay,
-            ),
-            "floor": slider("retrieval floor", 0.0, 0.5, 0.01, floor),
-        }
-        super().__init__("Half-lives: how long a memory stays recallable", controls)
+        super().__init__(
+            "Half-lives: how long a memory stays recallable",
+            _decay_controls(importance, half_life_hours, age_hours, floor),
+        )
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw the reference curves plus yours, with your memory's strength at the chosen age."""
         c = {n: float(w.value) for n, w in self.controls.items()}
+        # strength = importance · 0.5^(age / half-life); it fades at half-life · log2(importance / floor)
         s = float(strength(c["importance"], c["age_hours"], c["half_life_hours"]))
         fade = float(hours_until(c["floor"], c["importance"], c["half_life_hours"]))
-        label = f"yours · importance {c['importance']:.2f}, half-life {c['half_life_hours']:.1f} h"
-        ex = worked_examples()
-        mine = pl.DataFrame(
-            {
-                "label": [label],
-                "importance": [c["importance"]],
-                "half_life_hours": [c["half_life_hours"]],
-                "age_hours": [c["age_hours"]],
-                "strength": [round(s, 4)],
-            }
-        )
+        mine = _your_memory(c, s)
         self.data = mine.with_columns(hours_until_faded=pl.lit(fade), recalled=pl.lit(s >= c["floor"]))
-        points = pl.concat([ex, mine], how="vertical_relaxed")
+        # your memory joins the worked examples: one more curve, one more dot
+        points = pl.concat([worked_examples(), mine], how="vertical_relaxed")
         self.show(
             "curves",
             charts.half_life_curves(
@@ -160,9 +157,62 @@ class HalfLifeExplorer(Panel):
         )
 
 
+def _decay_controls(
+    importance: float, half_life_hours: float, age_hours: float, floor: float
+) -> dict[str, W.Widget]:
+    """The explorer's four sliders. Half-life and age are log sliders (10^x hours): a linear slider
+    could not move both between half an hour and a year; the half-life runs from 0.5 h (10^-0.3)
+    to about 2.3 years (10^4.3 h), the age from 6 minutes (10^-1 h) to 10,000 h."""
+    lay = {"style": {"description_width": "initial"}, "layout": W.Layout(width="300px")}
+    return {
+        "importance": slider("importance", 0.05, 1.0, 0.01, importance),
+        "half_life_hours": W.FloatLogSlider(
+            value=half_life_hours,
+            base=10,
+            min=-0.3,
+            max=4.3,
+            step=0.01,
+            description="half-life (h)",
+            readout_format=".1f",
+            **lay,
+        ),
+        "age_hours": W.FloatLogSlider(
+            value=age_hours,
+            base=10,
+            min=-1,
+            max=4,
+            step=0.01,
+            description="age (h)",
+            readout_format=".1f",
+            **lay,
+        ),
+        "floor": slider("retrieval floor", 0.0, 0.5, 0.01, floor),
+    }
+
+
+def _your_memory(c: dict[str, float], s: float) -> pl.DataFrame:
+    """The slider values ``c`` as one row in :func:`memkit.views.worked_examples`' columns
+    (``label, importance, half_life_hours, age_hours, strength``), ``s`` rounded as theirs are."""
+    label = f"yours · importance {c['importance']:.2f}, half-life {c['half_life_hours']:.1f} h"
+    return pl.DataFrame(
+        {
+            "label": [label],
+            "importance": [c["importance"]],
+            "half_life_hours": [c["half_life_hours"]],
+            "age_hours": [c["age_hours"]],
+            "strength": [round(s, 4)],
+        }
+    )
+
+
 def half_life_explorer(
     importance: float = 0.7, half_life_hours: float = 24.0, age_hours: float = 12.0, floor: float = 0.1
 ) -> HalfLifeExplorer:
     """Sliders for importance, half-life, age and the retrieval floor over the worked examples'
-    curves: ``strength = importance · 0.5^(age / half-life)`` and the age at which it fades."""
+    curves: ``strength = importance · 0.5^(age / half-life)`` and the age at which it fades.
+
+    The arguments are the sliders' starting values (hours for ``half_life_hours`` and
+    ``age_hours``). The message line reads the result out: your memory's strength at that age,
+    whether it is still recalled, and after how many hours (and days) it falls below the floor.
+    """
     return HalfLifeExplorer(importance, half_life_hours, age_hours, floor)

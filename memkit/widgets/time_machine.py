@@ -1,0 +1,190 @@
+"""The time machine: a date slider over a namespace's history, showing what the store recalled and
+what it would have forgotten at each instant (re-exported by :mod:`memkit.widgets` and
+:mod:`memkit.widgets.history`).
+
+Memory changes with time in two ways. Writes change what the store holds: a fact is added,
+superseded, merged, deleted; ``store.frame(as_of=t)`` replays the audit log to give the store as
+it was at ``t``. And decay changes what a search can reach: a memory the store still holds falls
+below the retrieval floor and is no longer recalled; a forget pass would then drop it for good.
+The time machine puts both on one slider. At each instant it shows
+
+- every memory's strength curve, and a dot per memory at that instant coloured by its state:
+  recalled, faded, expired, superseded, or what a forget pass with ``policy`` would drop and why
+  (:func:`memkit.views.memory_states`, :func:`memkit.forget.plan_forget`);
+- the states as bars (:func:`memkit.charts.state_counts`), so two instants compare at a glance;
+- with a ``query``, the top 5 a search would have returned then (``reinforce=False``: looking at
+  the past must not change the present), and the forget plan's rows with their reasons.
+
+No slider move writes to the store: the plan is computed by the pure
+:func:`~memkit.forget.plan_forget`, never applied.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import ipywidgets as W
+import polars as pl
+
+from .. import charts
+from ..errors import ValidationError
+from ..forget import plan_forget
+from ..params import ForgetParams
+from ..views import memory_states
+from .panel import Panel, table_html
+
+__all__ = ["TimeMachine", "time_machine"]
+
+
+class TimeMachine(Panel):
+    """:func:`time_machine`'s panel: ``at`` (the slider's instant), ``data`` (every memory's state
+    then, :func:`memkit.views.memory_states`), ``plan`` (what a forget pass then would drop),
+    ``hits`` (the query's results then, or None).
+
+    ``times`` are the slider's instants and ``value`` the one it starts at. The whole namespace is
+    read once, through the read gate, for the curves; each slider move reads the store as of that
+    instant (``store.frame(as_of=...)``), which is where the states come from.
+
+    Why two frames: today's frame has every memory ever written (the curves need them all, the
+    later ones as "not yet written"), but only the frame as of ``at`` knows what was superseded,
+    merged or deleted by then, and with what importance.
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        namespace: str,
+        times: list[datetime],
+        policy: ForgetParams,
+        query: str | None,
+        requester: str | None,
+        value: datetime,
+    ) -> None:
+        self.store, self.namespace, self.policy = store, namespace, policy
+        self.query, self.requester = query, requester
+        self.hits: pl.DataFrame | None = None
+        self._frame = store.frame(namespace, requester=requester)  # through the read gate
+        self._end = times[-1]  # the timeline always runs to the slider's last instant
+        opts = [(f"{t:%Y-%m-%d %H:%M}", t) for t in times]
+        controls = {
+            "at": W.SelectionSlider(
+                options=opts,
+                value=value,
+                description="when",
+                continuous_update=False,  # a replay of the audit log per position: redraw on release
+                style={"description_width": "initial"},
+                layout=W.Layout(width="640px"),
+            )
+        }
+        super().__init__(f"Time machine: what {namespace!r} recalls and forgets", controls)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """The store as of the slider's instant: states, forget plan, optional query, redraw."""
+        self.at = at = self.controls["at"].value
+        # what the store held at `at`, replayed from the audit log, as this requester may see it
+        then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
+        self.plan = plan_forget(then, self.policy, at)
+        floor = self.policy.min_strength  # the policy's "weak" line is the floor the chart draws
+        self.data = self._states(then, at, floor)
+        self.show(
+            "timeline",
+            charts.memory_timeline(self._frame, end=self._end, floor=floor, states=self.data, at=at),
+        )
+        self.show(
+            "states", charts.state_counts(self.data, title=f"State of every memory at {at:%Y-%m-%d %H:%M}")
+        )
+        self.say(self._headline(at))  # the instant's story in one line, above the charts
+        self.table.value = self._tables(then, at, floor)
+
+    def _states(self, then: pl.DataFrame, at: datetime, floor: float) -> pl.DataFrame:
+        """Every memory's state at ``at``: those the store held then (``then``), with the forget
+        plan's verdicts, and the ones written later marked ``"not yet written"``.
+
+        The later ones come from today's frame; they are kept (not dropped) so the frame has one
+        row per memory of the timeline at every instant, and the chart can leave them out itself.
+        """
+        known = memory_states(then, at, floor=floor, plan=self.plan)
+        unborn = self._frame.filter(~pl.col("id").is_in(then["id"].implode()))
+        return pl.concat(
+            [known, memory_states(unborn, at, floor=floor).with_columns(state=pl.lit("not yet written"))],
+            how="diagonal_relaxed",
+        )
+
+    def _headline(self, at: datetime) -> str:
+        """The message line: how many memories are recalled and faded at ``at``, and how many a
+        forget pass would drop, by reason (``"2026-03-01 00:00: 41 recalled, 9 faded, 6 ..."``)."""
+        counts = dict(self.data["state"].value_counts().rows())
+        # "4 capacity, 2 weak": the plan's reasons, alphabetical so the line does not jump around
+        reasons = ", ".join(f"{n} {r}" for r, n in self.plan["reason"].value_counts().sort("reason").rows())
+        return (
+            f"{at:%Y-%m-%d %H:%M}: {counts.get('recalled', 0)} recalled, {counts.get('faded', 0)} faded, "
+            f"{self.plan.height} a forget pass would drop ({reasons or 'nothing'})"
+        )
+
+    def _tables(self, then: pl.DataFrame, at: datetime, floor: float) -> str:
+        """The HTML under the charts: the query's top 5 at ``at`` (when there is a query; sets
+        ``hits``) and the forget plan's rows with their texts."""
+        parts = []
+        if self.query:
+            # the search as it would have run then: its clock at `at`, the policy's floor, no
+            # reinforcement (looking at the past must not strengthen memories in the present)
+            self.hits = self.store.search(
+                self.query,
+                namespace=self.namespace,
+                requester=self.requester,
+                k=5,
+                now=at,
+                reinforce=False,
+                min_strength=floor,
+            )
+            parts.append(
+                f"<b>recall for “{self.query}”</b>"
+                + table_html(self.hits.select("rank", "content", "score", "strength"))
+            )
+        plan = self.plan.join(then.select("id", "content"), on="id", how="left").select(
+            "reason", "content", "detail"
+        )
+        parts.append("<b>a forget pass now would drop</b>" + table_html(plan, 8))
+        return "".join(parts)
+
+
+def time_machine(
+    store: Any,
+    namespace: str,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    step_hours: float = 24.0,
+    at: datetime | None = None,
+    policy: ForgetParams = ForgetParams(),
+    query: str | None = None,
+    requester: str | None = None,
+) -> TimeMachine:
+    """A date slider from ``start`` (default: the namespace's first write) to ``end`` (default: 30
+    days after its last) in ``step_hours`` steps: what the store held then (``store.frame(as_of=)``),
+    each memory's strength and state, what a forget pass with ``policy`` would drop, and — given a
+    ``query`` — what a search then returns (``reinforce=False``).
+
+    The slider starts at ``at`` when it is one of the steps, else at the step nearest to it
+    (default: the namespace's last write). A namespace without memories raises a ValidationError.
+    The 30 days after the last write are the simulated future: nothing is written there, but
+    memories keep fading, which is where a forget pass finds most to drop.
+
+    >>> panel = time_machine(store, "user_87", query="我住在哪里？", step_hours=12)  # doctest: +SKIP
+    >>> panel.controls["at"].value = panel.controls["at"].options[-1][1]       # doctest: +SKIP
+    >>> panel.plan["reason"].value_counts()          # what a pass would drop then  # doctest: +SKIP
+    """
+    audit = store.audit(namespace, requester=requester)
+    if audit.is_empty():
+        raise ValidationError("namespace", f"{namespace!r} has no memories")
+    start = start or audit["ts"].min()
+    end = end or audit["ts"].max() + timedelta(days=30)
+    # every step_hours from start, the last at or before end
+    n = int((end - start).total_seconds() // (step_hours * 3600)) + 1
+    times = [start + timedelta(hours=step_hours * i) for i in range(n)]
+    value = (
+        at if at in times else min(times, key=lambda t: abs((t - (at or audit["ts"].max())).total_seconds()))
+    )
+    return TimeMachine(store, namespace, times, policy, query, requester, value)
