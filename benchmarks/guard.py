@@ -1,22 +1,24 @@
 """How well the write-time guard screens real injection and benign sets, and how fast.
 
-Reads the public sets in ``../shared/data/injection/`` (see that folder's README; nothing is copied
-into the repository) and screens every text with :func:`memkit.guard.screen_many` under the default
-:class:`memkit.GuardParams`. A text is *flagged* when the guard would not store it as an ordinary
-memory: ``quarantine`` (injection signals) or ``refuse`` (a secret). For each attack set it prints the
-recall, for each benign set the false-positive rate, each with N — never one blended accuracy. The
-deepset attacks are split by language (German rows are recognised by common German function words,
-a heuristic) and by split: the rules were written for attack *families* while reading the train
-split only (never fitted to rows); the test split is held out.
+Two tables, then speed:
 
-Speed: the batch path (one polars ``str.contains`` per rule over the batch, Python only for rows
-that matched) is timed against screening the same texts one by one with :func:`memkit.guard.screen`
-in the same run.
+1. **Leave-one-dataset-out** (the learned detector, :mod:`memkit.guard.learned`): for each set of
+   :mod:`injection_sets` (the shared sets in ``../shared/data/injection/`` and the extra ones in
+   ``../extra-data/``, read in place, never copied), a model trained by ``train_guard.py``'s recipe on
+   all the *other* sets scores it ("out of set"); "in set" is 5-fold cross-validation over all sets.
+   Recall on attacks and false-positive rate on benign texts, per set, part and language, with N, at
+   the default thresholds (``injection_threshold`` for user texts, ``strict_threshold`` for the
+   tool-sourced parts: e-mails and documents), never one blended accuracy. A text is flagged when the
+   rules (weight >= ``quarantine_score``) or the probability flag it, as in :func:`screen_many`.
+2. **The shipped guard** (rules + the shipped model, default ``GuardParams``) on the shared sets.
 
-Run from the repository root::
+Speed: ``screen_many`` on a batch (>= 20k texts/s is the goal), one ``screen`` per text, and
+``add_many`` / ``add`` with the guard off and on.
+
+Run from the repository root (training 14 models takes a few minutes on 2 cores)::
 
     .venv/bin/python benchmarks/guard.py
-    .venv/bin/python benchmarks/guard.py --data /path/to/injection --scale 20000
+    .venv/bin/python benchmarks/guard.py --no-lodo --scale 20000
 
 No figure is asserted; this prints numbers (and exits 0 with a message when the data is absent).
 """
@@ -32,10 +34,18 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-import memkit as mk
-from memkit.guard import screen, screen_many
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import injection_sets  # noqa: E402
+import train_guard  # noqa: E402
+
+import memkit as mk  # noqa: E402
+from memkit.guard import screen, screen_many  # noqa: E402
+
+STRICT_PARTS = ("clean e-mails", "e-mails with an instruction", "documents with an instruction",
+                "the same documents, clean")  # fmt: skip
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "injection"
 _GERMAN = re.compile(
@@ -46,6 +56,29 @@ _GERMAN = re.compile(
 def is_german(text: str) -> bool:
     """At least three distinct German function words: a crude language guess, good enough to split."""
     return len({w.lower() for w in _GERMAN.findall(text)}) >= 3
+
+
+def lodo_table(params: mk.GuardParams) -> pl.DataFrame:
+    """The leave-one-dataset-out table (see the module docstring)."""
+    frame = injection_sets.load_all()
+    codes = train_guard.rule_codes(frame["text"].to_list())
+    scored = train_guard.lodo(frame, codes)
+    weight = pl.Series([sum(train_guard.RULE_WEIGHT[c.split(":")[1]] for c in set(cs)) for cs in codes])
+    strict = scored["part"].is_in(STRICT_PARTS)
+    limit = np.where(strict.to_numpy(), params.strict_threshold, params.injection_threshold)
+    ruled = (weight >= params.quarantine_score).to_numpy()
+    scored = scored.with_columns(
+        source=pl.when(strict).then(pl.lit("tool")).otherwise(pl.lit("user")),
+        out=pl.Series(ruled | (scored["out_of_set"].to_numpy() >= limit)),
+        ins=pl.Series(ruled | (scored["in_set"].to_numpy() >= limit)),
+    )
+    return (
+        scored.group_by("set", "part", "lang", "label", "source", maintain_order=True)
+        .agg(N=pl.len(), in_set=pl.col("ins").mean() * 100, out_of_set=pl.col("out").mean() * 100)
+        .with_columns(measure=pl.when(pl.col("label") == 1).then(pl.lit("recall")).otherwise(pl.lit("FPR")))
+        .select("set", "part", "lang", "source", "N", "measure", "in_set", "out_of_set")
+        .sort("set", "part", "lang")
+    )
 
 
 def load_sets(root: Path) -> list[tuple[str, str, list[str]]]:
@@ -120,6 +153,21 @@ def timing(texts: list[str], params: mk.GuardParams, loop_sample: int) -> dict[s
     return {"n": len(texts), "batch_s": batch, "loop_s": loop}
 
 
+def single_add(repeats: int = 300) -> tuple[float, float]:
+    """Median milliseconds of one ``add`` with the learned detector off and on (the rules run in both)."""
+    out = []
+    for params in (mk.GuardParams(learned=False), mk.GuardParams()):
+        with mk.MemoryStore(guard=params) as store:
+            times = []
+            for i in range(repeats):
+                t0 = time.perf_counter()
+                store.add(f"The user prefers green tea, note {i}", namespace="bench",
+                          now=datetime(2026, 1, 1, tzinfo=UTC))  # fmt: skip
+                times.append(time.perf_counter() - t0)
+            out.append(1000 * float(np.median(times)))
+    return out[0], out[1]
+
+
 def ingest(n: int) -> tuple[float, float]:
     """Seconds of ``add_many`` of ``n`` short sample memories with the guard off and on."""
     from memkit.sample import load_sample
@@ -139,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the injection/ folder")
     ap.add_argument("--scale", type=int, default=20_000, help="texts in the timing batch")
+    ap.add_argument("--no-lodo", action="store_true", help="skip the leave-one-dataset-out table")
     args = ap.parse_args(argv)
     if not args.data.exists():
         print(f"skipped: no data at {args.data} (see ../shared/data/README.md)")
@@ -151,8 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"memkit {mk.__version__} guard, default GuardParams; Python {platform.python_version()}, "
           f"polars {pl.__version__}, {platform.machine()}")  # fmt: skip
     table = evaluate(sets, params)
-    with pl.Config(tbl_rows=40, tbl_width_chars=160, fmt_str_lengths=40, tbl_hide_dataframe_shape=True,
-                   tbl_hide_column_data_types=True, float_precision=3, tbl_cols=-1):  # fmt: skip
+    with pl.Config(tbl_rows=60, tbl_width_chars=180, fmt_str_lengths=40, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True, float_precision=1, tbl_cols=-1):  # fmt: skip
+        if not args.no_lodo:
+            print("\nleave-one-dataset-out (learned detector + rules; % flagged):")
+            print(lodo_table(params))
+        print("\nthe shipped guard on the shared sets:")
         print(table)
     pool = [t for _, _, ts in sets for t in ts]
     batch = (pool * (args.scale // len(pool) + 1))[: args.scale]
@@ -160,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nspeed on {t['n']:,} texts (the sets above, repeated): screen_many {t['batch_s']:.2f} s "
           f"({t['n'] / t['batch_s']:,.0f} texts/s); one-by-one screen() loop {t['loop_s']:.2f} s "
           f"(extrapolated from 2,000); batch is {t['loop_s'] / t['batch_s']:.1f}x faster")  # fmt: skip
+    ms_off, ms_on = single_add()
+    print(f"one add(): {ms_off:.2f} ms without the learned detector, {ms_on:.2f} ms with it "
+          f"(+{ms_on - ms_off:.2f} ms; medians of 300)")  # fmt: skip
     off, on = ingest(args.scale)
     print(f"add_many of {args.scale:,} short sample memories: guard off {off:.2f} s, on {on:.2f} s "
           f"({on / off:.2f}x; screening {args.scale / max(on - off, 1e-9):,.0f} rows/s)")  # fmt: skip

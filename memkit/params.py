@@ -39,6 +39,7 @@ __all__ = [
 
 
 def _knob(default: float, lo: float, hi: float, step: float, doc: str) -> Any:
+    """A tunable float field: its default and the slider range the notebooks build for it."""
     return field(default=default, metadata={"range": (lo, hi, step), "doc": doc})
 
 
@@ -213,9 +214,11 @@ class ForgetParams:
 # are refused, since a mere mention ("忘记密码了怎么办") is an ordinary thing to remember.
 NEVER_REMEMBER = ("密码", "令牌", "银行账号", "password", "access token", "bank account number")
 PII_TYPES = ("email", "phone", "id_number", "card", "ip")
+_SOURCES = ("user", "agent", "system", "tool", "import")  # memkit.schema.SOURCES (params sits below schema)
 
 
 def _str_tuple(name: str, value: Any) -> tuple[str, ...]:
+    """A tuple or list of non-empty str -> a tuple (a bare str is refused, naming ``name``)."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ValidationError(name, f"must be a tuple of str, got {type(value).__name__}")
     if not all(isinstance(v, str) and v.strip() for v in value):
@@ -232,7 +235,11 @@ class GuardParams:
       ``never_remember`` topic (plain phrases, case-insensitive; the articles' list is
       :data:`NEVER_REMEMBER`, off by default).
     - ``screen_injection``: quarantine a write whose injection findings weigh at least
-      ``quarantine_score`` (a ``warning`` weighs 1.0, an ``info`` 0.5).
+      ``quarantine_score`` (a ``warning`` weighs 1.0, an ``info`` 0.5), or whose injection
+      probability (the learned detector, :mod:`memkit.guard.learned`, with the rules' findings among
+      its features) reaches ``injection_threshold`` — ``strict_threshold`` for memories whose
+      ``source`` is in ``strict_sources`` (text a tool returned or a file brought in: an instruction
+      hidden in an e-mail or a web page). ``learned=False`` keeps the rules alone.
     - ``extra_secret_patterns`` / ``extra_injection_patterns``: your own regexes (no look-around:
       they run in polars too).
     - ``detectors``: callables ``text -> iterable of memkit.guard.Finding`` (e.g. an LLM judge), run
@@ -255,6 +262,14 @@ class GuardParams:
     block_secrets: bool = field(default=True, metadata={"doc": "refuse writes that hold secrets"})
     screen_injection: bool = field(default=True, metadata={"doc": "quarantine suspected injections"})
     quarantine_score: float = _knob(1.0, 0.5, 5.0, 0.5, "injection weight that quarantines a write")
+    learned: bool = field(default=True, metadata={"doc": "run the learned injection detector"})
+    injection_threshold: float = _knob(0.5, 0.05, 0.99, 0.01, "injection probability that quarantines")
+    strict_threshold: float = _knob(
+        0.2, 0.05, 0.99, 0.01, "injection probability that quarantines a strict source's write"
+    )
+    strict_sources: tuple[str, ...] = field(
+        default=("tool", "import"), metadata={"doc": "sources screened with strict_threshold"}
+    )
     min_encoded_chars: float = _knob(40, 16, 400, 4, "shortest base64 run screened as a payload")
     lesson_similarity: float = _knob(0.9, 0.5, 1.0, 0.01, "cosine to a lesson that flags a memory")
     outlier_z: float = _knob(2.5, 0.5, 6.0, 0.1, "robust z below which a hit disagrees with the rest")
@@ -283,9 +298,15 @@ class GuardParams:
                     v = int(v)
             elif f.type == "bool" and not isinstance(v, bool):
                 raise ValidationError(name, f"must be a bool, got {type(v).__name__}")
-            elif f.name in ("pii", "never_remember", "reviewers") or f.name.endswith("_patterns"):
+            elif f.name in ("pii", "never_remember", "reviewers", "strict_sources") or f.name.endswith(
+                "_patterns"
+            ):
                 v = _str_tuple(name, v)
             object.__setattr__(self, f.name, v)
+        if bad := set(self.strict_sources) - set(_SOURCES):
+            raise ValidationError(
+                "GuardParams.strict_sources", f"unknown source {sorted(bad)[0]!r}; use {_SOURCES}"
+            )
         if bad := set(self.pii) - set(PII_TYPES):
             raise ValidationError("GuardParams.pii", f"unknown type {sorted(bad)[0]!r}; use {PII_TYPES}")
         for name in ("extra_secret_patterns", "extra_injection_patterns"):

@@ -8,7 +8,8 @@ look at, axis titles with units and tooltips. This is the only package that impo
 - :mod:`~memkit.charts.style` — the house style and :func:`setup_notebook` (offline rendering);
 - :mod:`~memkit.charts.retrieval` — decay curves, score breakdowns, rank shifts, weight heatmaps;
 - :mod:`~memkit.charts.lifecycle` — the merge-threshold chart and the conflict-graph chart;
-- :mod:`~memkit.charts.timeline` — each memory's life over time, and state counts.
+- :mod:`~memkit.charts.timeline` — each memory's life over time, and state counts;
+- :mod:`~memkit.charts.guard` — the guard's threshold trade-off (precision/recall, rates by threshold).
 
 Builders whose old names equalled a panel's or a data function's have names that say they are
 charts (:func:`merge_chart`, :func:`conflict_graph_chart`); the old names remain as aliases.
@@ -20,6 +21,7 @@ charts (:func:`merge_chart`, :func:`conflict_graph_chart`); the old names remain
 
 from __future__ import annotations
 
+from .guard import guard_tradeoff_chart
 from .lifecycle import conflict_graph_chart, merge_chart
 from .retrieval import half_life_curves, rank_shift, score_breakdown, weight_heatmap
 from .style import COLORS, WIDTH, chart_widget, is_chart, setup_notebook, unvalidated
@@ -34,6 +36,7 @@ __all__ = [
     "chart_widget",
     "conflict_graph",
     "conflict_graph_chart",
+    "guard_tradeoff_chart",
     "half_life_curves",
     "is_chart",
     "memory_timeline",

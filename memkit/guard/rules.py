@@ -257,7 +257,11 @@ RULES: tuple[Rule, ...] = (
          r"|(?:只|仅)(?:需要?)?(?:回答|输出|回复|说)|\b(?:sag|sage|schreib|schreibe|antworte)\s+(?:\w+\s+){0,3}?[\"“„]",
          "dictates the output (just say …)"),
     Rule("MG302", "injection", "warning",
-         r"(?i)\byou\s+are\s+(?:now|no\s+longer)\b|\bnow,?\s+you\s+are\b|\bdo\s+anything\s+now\b|(?-i:\bDAN\b)[^.!?\n]{0,40}?\b(?:mode|jailbreak|anything)"
+         # "you are now" + a new identity (a / the / a name / free / able to / in DAN mode), not a
+         # state: "You are now connected to the VPN" is an ordinary statement
+         r"(?i)\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?|the|my|under|going|able|free|designed|roleplaying"
+         r"|playing|acting|called|named|known|allowed|permitted|unrestricted|unfiltered|uncensored|jailbroken|evil"
+         r"|in\s+(?:\w+\s+){0,2}?(?:mode|role|character)|(?-i:[A-Z][\w-]*))\b|\bnow,?\s+you\s+are\s+(?:an?|the|my)\b|\bdo\s+anything\s+now\b|(?-i:\bDAN\b)[^.!?\n]{0,40}?\b(?:mode|jailbreak|anything)"
          r"|\b(?:developer|god|jailbreak|jailbroken|unrestricted|sudo|admin|dan)\s+mode\b"
          r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil)\b",
          "role hijack (you are now …)"),
@@ -279,7 +283,8 @@ RULES: tuple[Rule, ...] = (
          r"|each\s+time|whenever)\b[^.!?\n]{0,60}?\b(?:always|never|must|should|first|start|begin|respond|reply|answer"
          r"|print|output|include|send|say|append|add)\b"
          r"|\b(?:always|never)\s+(?:respond|reply|answer|start|begin|print|output|include|say|mention|reveal|send"
-         r"|forward|recommend|append|obey|follow)\b|\bremember\s+(?:to\s+)?(?:always|never)\b",
+         r"|forward|recommend|append|obey|follow)\b|\bremember\s+(?:to\s+)?(?:always|never)\b"
+         r"|\b(?:remember|keep)\s+(?:this\s+|that\s+)?(?:forever|permanently)\b",
          "persistence attempt (from now on always …)"),
     Rule("MG303", "injection", "info",
          r"(?:从现在(?:开始|起)|今后|以后|之后|往后|接下来)[^。！？\n]{0,6}?(?:每次|每一次|所有回答|一律|总是|始终|永远)"
@@ -306,6 +311,11 @@ RULES: tuple[Rule, ...] = (
          r"|把[^。！？\n]{0,12}?(?:密码|账号|帐号|账户|凭证|密钥|令牌|聊天记录|对话记录|用户数据)[^。！？\n]{0,8}?"
          r"(?:发给|发送|发到|告诉|转发|上传|输出|打印)",
          "asks to send out credentials or data"),
+    Rule("MG307", "injection", "info",
+         r"(?i)\b(?:send|forward|post|upload|submit|transmit|leak|report|copy|mail)\b[^.!?\n]{0,60}?\bto\s+"
+         r"(?:https?://|www\.|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.)"
+         r"|(?:发送|发到|发给|上传|转发|提交)[^。！？\n]{0,20}?(?:https?://|www\.)",
+         "sends data to an outside address (URL or e-mail)"),
 )  # fmt: skip
 """The built-in rules, in priority order (an earlier PII rule wins an overlap)."""
 
@@ -317,3 +327,4 @@ TOPIC = ("MG206", "topic", "error", "a never-remember topic")
 EXTRA_SECRET = ("MG290", "secret", "error", "matches an extra secret pattern")
 EXTRA_INJECTION = ("MG390", "injection", "warning", "matches an extra injection pattern")
 LESSON = ("MG308", "injection", "warning", "close to a memory confirmed bad (a lesson)")
+LEARNED = ("MG310", "injection", "warning", "reads like an injection (learned detector)")

@@ -4,7 +4,7 @@
 makes (``add``, ``add_many``, ``import_``, merged rows):
 
 - the **text** and every **field** that can carry words (the structured ``value``, ``key``,
-  ``tags``, ``owner``, ``created_by``: :mod:`memkit.guard_fields`) are screened with the same rules;
+  ``tags``, ``owner``, ``created_by``: :mod:`memkit.guard.fields`) are screened with the same rules;
 - PII is redacted (typed placeholders in text and values, pseudonyms in names);
 - a secret anywhere refuses the whole call (:class:`~memkit.errors.WriteRefused`, audited as a
   ``deny`` event that holds codes and row numbers, never the text);
@@ -13,6 +13,9 @@ makes (``add``, ``add_many``, ``import_``, merged rows):
 
 :meth:`GuardMixin._near_lessons` then quarantines rows whose embedding is close to a *lesson* (a
 memory a reviewer confirmed bad, :mod:`memkit.store.review`).
+
+Each row ends with one action, the strictest any of its texts earned
+(``store`` < ``quarantine`` < ``refuse``, :func:`memkit.guard.fields.strictest`).
 """
 
 from __future__ import annotations
@@ -35,18 +38,24 @@ from .vectors import VectorsMixin
 
 __all__ = ["GuardMixin", "merge_findings"]
 
+# the fields besides content that can carry words, in the order their findings are listed
 _FIELDS = ("value", "key", "owner", "created_by", "tags")
 
 
 def merge_findings(old: str | None, new: list[dict[str, Any]]) -> str | None:
-    """A row's findings JSON plus ``new`` ones (duplicates dropped) -> JSON, or None when empty."""
+    """A row's findings JSON plus ``new`` ones (duplicates dropped) -> JSON, or None when empty.
+
+    >>> merge_findings('[{"code": "MG101"}]', [{"code": "MG101"}, {"code": "MG301"}])
+    '[{"code": "MG101"}, {"code": "MG301"}]'
+    """
     found = (json.loads(old) if old else []) + new
     unique = list({json.dumps(f, sort_keys=True): f for f in found}.values())
     return json.dumps(unique, ensure_ascii=False) if unique else None
 
 
 class GuardMixin(AuditMixin, VectorsMixin):
-    """Screens batches before they are written; quarantines repeats of lessons."""
+    """Screens batches before they are written; quarantines repeats of lessons. Needs the audit
+    writer (a refusal is logged) and the vectors (lessons are compared by embedding)."""
 
     def _screen(
         self,
@@ -65,20 +74,21 @@ class GuardMixin(AuditMixin, VectorsMixin):
         ``refused`` instead (a caller that drops them: consolidation).
         """
         n = len(cols["content"])
-        cols.setdefault("findings", [None] * n)
+        cols.setdefault("findings", [None] * n)  # an imported row may already carry findings
         if not self.guard.enabled:
             return []
-        text = screen_many(cols["content"], self.guard)
+        text = screen_many(cols["content"], self.guard, sources=cols.get("source"))
         fields = screen_fields({f: cols[f] for f in _FIELDS if f in cols}, self.guard)
         actions = [strictest(a, b) for a, b in zip(text.actions, fields.actions, strict=True)]
         found = pl.concat([text.findings, fields.findings]).sort("row", maintain_order=True)
         refused = [i for i, a in enumerate(actions) if a == "refuse"]
-        if refused and not refuse:
+        if refused and not refuse:  # the caller drops these rows (status "refused" is never stored)
             cols["status"] = [
                 "refused" if a == "refuse" else st for a, st in zip(actions, cols["status"], strict=True)
             ]
         elif refused:
             bad = found.filter(pl.col("row").is_in(refused))
+            # the deny event keeps what the log may hold: codes and spans, no text, no message
             brief = bad.filter(pl.col("kind").is_in(["secret", "topic"])).select(
                 "row", "code", "kind", "start", "end"
             )
@@ -88,6 +98,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
             place = f" in {where(refused[0])}{more}" if n > 1 else ""
             raise WriteRefused(f"write refused by the guard{place}: {codes}", bad)
+        # rows whose text changed: a vector the caller brings for them would still encode the original
         redacted = [i for i, (a, b) in enumerate(zip(cols["content"], text.texts, strict=True)) if a != b]
         cols["content"] = text.texts
         cols.update(fields.columns)
@@ -109,6 +120,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
         codes = [
             list(dict.fromkeys(s.findings.filter(pl.col("row") == i)["code"])) for i in range(len(texts))
         ]
+        # lessons compare embeddings: not in a stale file, whose vectors are another embedder's
         if texts and self.guard.enabled and self.guard.screen_injection and self._stale is None:
             emb = self._check_embeddings(self.embedder.embed(s.texts), len(texts))
             near = lesson_similarity(emb, self._lesson_matrix(namespace)) >= self.guard.lesson_similarity
@@ -121,7 +133,10 @@ class GuardMixin(AuditMixin, VectorsMixin):
         )
 
     def _lesson_matrix(self, namespace: str) -> np.ndarray:
-        """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes."""
+        """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes.
+
+        Lessons are per namespace: one tenant's reviewer never changes what another tenant may store.
+        """
         if namespace not in self._lesson_cache:
             t = self._sql("SELECT embedding FROM lessons WHERE namespace = ?", [namespace])
             self._lesson_cache[namespace] = (
@@ -141,7 +156,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
             sim = lesson_similarity(emb[rows], self._lesson_matrix(ns))
             for i in rows[sim >= self.guard.lesson_similarity]:
                 code, kind, severity, message = LESSON
-                s = float(sim[np.searchsorted(rows, i)])
+                s = float(sim[np.searchsorted(rows, i)])  # i's position within `rows` (sorted)
                 finding = {"code": code, "kind": kind, "severity": severity, "start": None, "end": None,
                            "message": f"{message} (cosine {s:.3f})"}  # fmt: skip
                 cols["findings"][i] = merge_findings(cols["findings"][i], [finding])

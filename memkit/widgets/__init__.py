@@ -15,7 +15,9 @@ object with its widgets and its current state as attributes, so it can be driven
 - :mod:`~memkit.widgets.tuning` — :func:`tune` (sliders for any parameter dataclass) and
   :func:`half_life_explorer`;
 - :mod:`~memkit.widgets.explorers` — store-backed tuning: :func:`weights_tuner`, :func:`merge_explorer`;
-- :mod:`~memkit.widgets.history` — the store over time: :func:`conflict_explorer`, :func:`time_machine`.
+- :mod:`~memkit.widgets.history` — the store over time: :func:`conflict_explorer`, :func:`time_machine`;
+- :mod:`~memkit.widgets.guard` — :func:`guard_threshold`, the injection threshold against recall and
+  false positives.
 
 This is the only package that imports ipywidgets.
 """
@@ -23,12 +25,14 @@ This is the only package that imports ipywidgets.
 from __future__ import annotations
 
 from .explorers import MergeExplorer, WeightsTuner, merge_explorer, weights_tuner
+from .guard import GuardThreshold, guard_threshold
 from .history import ConflictExplorer, TimeMachine, conflict_explorer, time_machine
 from .panel import Panel, slider, table_html
 from .tuning import HalfLifeExplorer, Tuner, half_life_explorer, tune
 
 __all__ = [
     "ConflictExplorer",
+    "GuardThreshold",
     "HalfLifeExplorer",
     "MergeExplorer",
     "Panel",
@@ -36,6 +40,7 @@ __all__ = [
     "Tuner",
     "WeightsTuner",
     "conflict_explorer",
+    "guard_threshold",
     "half_life_explorer",
     "merge_explorer",
     "slider",

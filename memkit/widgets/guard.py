@@ -1,0 +1,56 @@
+"""The guard's threshold panel: move ``GuardParams.injection_threshold``, watch recall and false
+positives move on labelled sets.
+
+No guard logic lives here: the curve and the per-set rates come from :mod:`memkit.guard.curve`, the
+chart from :func:`memkit.charts.guard_tradeoff_chart`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+
+from .. import charts
+from ..errors import ValidationError
+from ..guard.curve import rates_at, tradeoff
+from ..params import GuardParams, slider_ranges
+from .panel import Panel, slider, table_html
+
+__all__ = ["GuardThreshold", "guard_threshold"]
+
+
+class GuardThreshold(Panel):
+    """:func:`guard_threshold`'s panel: ``params`` (the current :class:`~memkit.GuardParams`),
+    ``curve`` (the whole trade-off) and ``data`` (per set, at the current threshold)."""
+
+    def __init__(self, scored: pl.DataFrame, params: GuardParams, field: str) -> None:
+        if field not in ("injection_threshold", "strict_threshold"):
+            raise ValidationError("field", f"must be injection_threshold or strict_threshold, got {field!r}")
+        self.scored, self.params, self.field = scored, params, field
+        self.curve = tradeoff(scored)  # computed once: the slider only moves along it
+        lo, hi, step = slider_ranges(GuardParams)[field]
+        controls = {field: slider(field, lo, hi, step, getattr(params, field), continuous_update=False)}
+        super().__init__("Guard threshold: recall against false positives", controls)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the slider into ``params`` (validated), redraw the mark and the per-set table."""
+        value = round(float(self.controls[self.field].value), 2)
+        self.params = dataclasses.replace(self.params, **{self.field: value})
+        self.data = rates_at(self.scored, value)
+        self.show("tradeoff", charts.guard_tradeoff_chart(self.curve, value))
+        self.table.value = table_html(
+            self.data.with_columns((pl.col("rate") * 100).round(1).alias("rate %")).drop("rate"), 30
+        )
+
+
+def guard_threshold(
+    scored: pl.DataFrame, params: GuardParams = GuardParams(), *, field: str = "injection_threshold"
+) -> GuardThreshold:
+    """A slider over ``params.<field>`` on ``scored`` texts (``probability, label[, set]``: the
+    learned detector's output on labelled sets) -> the panel (display it, or set
+    ``panel.sliders[field].value`` and read ``panel.data``)."""
+    if not isinstance(params, GuardParams):
+        raise ValidationError("params", f"must be a memkit.GuardParams, got {type(params).__name__}")
+    return GuardThreshold(scored, params, field)
