@@ -20,6 +20,14 @@ show        the active memories of the namespace the requester may read that are
 
 Every operation returns a frame ``id, content, kind, key, layer, action`` (``added``, ``deleted``,
 ``kept``, ``listed``) describing what it touched, so an agent can confirm it and a test can check it.
+
+Why these rules: a memory command is the user speaking about their own data, so it is obeyed
+literally and reported exactly. "Remember" is protected, because the user asked for it; "forget"
+erases every version, because a superseded value is still the user's data; "forget" matches on
+wording only (no importance, no recency, no neighbours: what it erases must be what the user
+named, not something ranked near it), and it reports what it could not erase instead of failing.
+:func:`execute` dispatches on the op, one private function per op; :func:`confirm` turns the
+result frame into the sentence the agent replies with, in the language of the command.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
 
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "confirm", "execute"]
 
+# the frame every op returns (an empty one has these columns too, so callers never special-case it)
 ACTION_SCHEMA = {
     "id": pl.String,
     "content": pl.String,
@@ -50,14 +59,16 @@ ACTION_SCHEMA = {
 # forget matches on wording: lexical and embedding similarity count equally; importance and recency not
 # what a "forget X" command matches: the memory that says X, never a neighbour of it
 FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
-_FORGET_K = 20  # at most this many memories erased by one forget command
+_FORGET_K = 20  # at most this many memories erased by one forget command (a bound on a vague request)
 # more than an ordinary turn: past the admission gate, or in a durable layer
 _NOTABLE = (pl.col("importance") >= ADMISSION_MIN_IMPORTANCE) | (pl.col("layer") != "short_term")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_LAYER_ORDER = {"long_term": 0, "episodic": 1, "short_term": 2}
+_CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the command was given in Chinese
+_LAYER_ORDER = {"long_term": 0, "episodic": 1, "short_term": 2}  # "show" lists durable memories first
 
 
 def _frame(rows: list[dict[str, Any]], action: str) -> pl.DataFrame:
+    """Memory rows (``Memory.to_dict()`` or frame rows) -> the :data:`ACTION_SCHEMA` frame, every
+    row marked ``action``; extra fields are dropped and missing ones are null."""
     return pl.DataFrame(
         [{**{c: r.get(c) for c in ACTION_SCHEMA if c != "action"}, "action": action} for r in rows],
         schema=ACTION_SCHEMA,
@@ -78,6 +89,9 @@ def execute(
 
     ``threshold`` is the forget match score (``FORGET_WEIGHTS``: 0.5·similarity + 0.5·keyword) a
     memory needs to be erased; ``tags`` are added to a remembered memory.
+
+    The store's own rules still apply: ``requester`` reads and writes under the access rules, and
+    every change is in the audit log under its name. ``requester=None`` is the operator.
     """
     if not isinstance(command, Command):
         raise ValidationError("command", f"must be a memkit.commands.Command, got {type(command).__name__}")
@@ -85,33 +99,54 @@ def execute(
     # compared with stored owners, creators and audit requesters below: the name as the store keeps it
     requester = None if requester is None else identity(check_name("requester", requester))
     if command.op == "remember":
-        a = admit(command.raw)
-        m = store.add(
-            command.text, namespace=namespace, requester=requester, layer="long_term", kind=a.kind,
-            importance=a.importance, protected=True, source="user", key=a.key, tags=list(tags),
-            conflict_policy="supersede" if a.key else None, now=now,
-        )  # fmt: skip
-        return _frame([m.to_dict()], "added")
+        return _remember(command, store, namespace, requester, now, tags)
     if command.op == "forget":
         return _forget(command.text, store, namespace, requester, now, threshold)
     if command.op == "delete_last":
         return _delete_last(store, namespace, requester, now)
     if command.op == "show":
-        held = (  # what a search at `now` could recall: active, readable, and valid at `now`
-            (pl.col("status") == "active") & acl.readable_expr(requester) & _NOTABLE
-            & (pl.col("created_at") <= now)
-            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
-            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
-        )  # fmt: skip
-        mine = store.frame(namespace).filter(held)
-        mine = mine.sort(pl.col("layer").replace_strict(_LAYER_ORDER, default=3), pl.col("created_at"))
-        return _frame(mine.to_dicts(), "listed")
+        return _show(store, namespace, requester, now)
     raise ValidationError("command.op", f"unknown op {command.op!r}")
+
+
+def _remember(
+    command: Command, store: Any, namespace: str, requester: str | None, now: datetime, tags: tuple[str, ...]
+) -> pl.DataFrame:
+    """Store the command's payload in long-term memory, protected, importance and kind from the
+    admission rule; a keyed preference supersedes the old value (the user just restated it)."""
+    # the raw message: its "remember" makes the write explicit (importance 0.9), its wording gives
+    # kind and key ("remember that I prefer tea" -> preference, preference.drink)
+    a = admit(command.raw)
+    m = store.add(
+        command.text, namespace=namespace, requester=requester, layer="long_term", kind=a.kind,
+        importance=a.importance, protected=True, source="user", key=a.key, tags=list(tags),
+        conflict_policy="supersede" if a.key else None, now=now,
+    )  # fmt: skip
+    return _frame([m.to_dict()], "added")
+
+
+def _show(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
+    """The notable memories ``requester`` could recall at ``now``, durable layers first, each
+    layer oldest first. Ordinary turns are left out: they fade from short-term memory anyway, and
+    a list of every "OK, thanks" would bury what the user asked to be remembered."""
+    held = (  # what a search at `now` could recall: active, readable, and valid at `now`
+        (pl.col("status") == "active") & acl.readable_expr(requester) & _NOTABLE
+        & (pl.col("created_at") <= now)
+        & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+        & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
+    )  # fmt: skip
+    mine = store.frame(namespace).filter(held)
+    mine = mine.sort(pl.col("layer").replace_strict(_LAYER_ORDER, default=3), pl.col("created_at"))
+    return _frame(mine.to_dicts(), "listed")
 
 
 def _forget(
     query: str, store: Any, namespace: str, requester: str | None, now: datetime, threshold: float
 ) -> pl.DataFrame:
+    """Erase the memories that say ``query`` (match score >= ``threshold``) and every version of
+    their keys -> ``deleted`` rows, plus ``kept`` rows for matches the requester may read but not
+    change (owned and written by someone else). One transaction: all erased, or none."""
+    # min_strength=0: a faded memory is still the user's data, and forget must find it too
     hits = store.search(
         query, namespace=namespace, requester=requester, k=_FORGET_K, weights=FORGET_WEIGHTS, now=now,
         min_strength=0.0, reinforce=False,
@@ -139,6 +174,10 @@ def _forget(
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
+    """Erase the newest notable memory ``requester`` added here that still exists -> its row, or
+    an empty frame. "Undo" means the last thing the user made the agent keep, so ordinary turns
+    (short-term, below the admission gate) are skipped."""
+    # the audit log, not the frame: it knows who added what, across sessions and processes
     adds = store.audit(namespace, op="add")
     mine = adds.filter(pl.col("requester").eq_missing(requester)).sort("seq", descending=True)
     frame = store.frame(namespace)
@@ -162,6 +201,10 @@ def confirm(command: Command, affected: pl.DataFrame) -> str:
 
     >>> confirm(Command("delete_last", "", "undo that"), pl.DataFrame(schema=ACTION_SCHEMA))
     'I found no matching memory to delete.'
+
+    The language is decided by the command words alone (the raw message minus the payload), so
+    "forget 我的地址" is confirmed in English. It reports exactly what ``affected`` says: the texts
+    deleted, and how many matches were kept as not the agent's to delete.
     """
     zh = bool(_CJK.search(command.raw.replace(command.text, "")))  # the language of the command words
     n = affected.filter(pl.col("action") == ("listed" if command.op == "show" else "deleted")).height
