@@ -1,8 +1,10 @@
-"""The data model: enums, per-layer defaults, the :class:`Memory` record, field validators and the
-numbered SQL migrations of the DuckDB schema.
+"""The data model: enums, per-layer defaults, the :class:`Memory` record, the one list of its fields
+(:data:`MEMORY_FIELDS`, read off the dataclass; every other list of fields is derived from it here)
+and the field validators that every write and every file import share.
 
 Validators turn user input into clean values or raise :class:`~memkit.errors.ValidationError` naming
-the field; the store calls them *before* it writes anything, so a bad call changes nothing.
+the field; the store calls them *before* it writes anything, so a bad call changes nothing. The
+database schema itself is the numbered migrations of :mod:`memkit.store.migrations`.
 """
 
 from __future__ import annotations
@@ -20,58 +22,36 @@ from .errors import ValidationError
 from .params import check_number
 
 __all__ = [
-    "ACCESS",
-    "FINDING_KINDS",
-    "Finding",
-    "KINDS",
-    "LAYERS",
-    "LAYER_HALF_LIFE_HOURS",
-    "Memory",
-    "SOURCES",
-    "STATUSES",
-    "default_layer",
-    "layer_expr",
-]
+    "ACCESS", "FINDING_KINDS", "Finding", "KINDS", "LAYERS", "LAYER_HALF_LIFE_HOURS", "Memory", "SOURCES",
+    "STATUSES", "default_layer", "layer_expr",
+]  # fmt: skip
 
-LAYERS = ("short_term", "long_term", "episodic")
-KINDS = ("fact", "preference", "decision", "reference", "event", "instruction")
-SOURCES = ("user", "agent", "system", "tool", "import")
-ACCESS = ("public", "protected", "private")
-STATUSES = ("active", "superseded", "conflict", "quarantined")
-OPS = (
-    "add",
-    "read",
-    "search",
-    "supersede",
-    "conflict",
-    "resolve",
-    "merge",
-    "forget",
-    "delete",
-    "quarantine",
-    "approve",
-    "deny",
-    "import",
-    "export",
-    "context",  # an agent logged which memories entered a prompt (memkit.agent provenance)
-    "lesson",  # a memory confirmed bad was learned (or unlearned) by the guard (memkit.guard)
-)
+# The allowed values of the enum columns (the search index codes each value as its position here).
+LAYERS = ("short_term", "long_term", "episodic")  # which memory network (working, semantic, episodic)
+KINDS = ("fact", "preference", "decision", "reference", "event", "instruction")  # what a memory is
+SOURCES = ("user", "agent", "system", "tool", "import")  # where it came from
+ACCESS = ("public", "protected", "private")  # who may read: anyone, the owner, the creator
+STATUSES = ("active", "superseded", "conflict", "quarantined")  # lifecycle; only active is recalled
+# The ``op`` of an audit event (table ``events``: what happened to which id, never the text): a write
+# (add, import, merge; supersede, conflict, resolve change versions), a read (read, search: its query
+# as a digest), an erasure (delete by a user, forget by the policy), the guard's (quarantine, approve,
+# deny: a refused operation, lesson: a memory confirmed bad), export, and context (which memories an
+# agent put into a prompt, memkit.agent provenance).
+OPS = ("add", "read", "search", "supersede", "conflict", "resolve", "merge", "forget", "delete", "quarantine",
+       "approve", "deny", "import", "export", "context", "lesson")  # fmt: skip
 
 # Half-life defaults by layer (DESIGN.md): working memory fades in hours, episodes in a month,
 # long-term facts in a quarter.
-LAYER_HALF_LIFE_HOURS: dict[str, float] = {
-    "short_term": 2.0,
-    "episodic": 24.0 * 30,
-    "long_term": 24.0 * 90,
-}
+LAYER_HALF_LIFE_HOURS: dict[str, float] = {"short_term": 2.0, "episodic": 24.0 * 30, "long_term": 24.0 * 90}
 ADMISSION_MIN_IMPORTANCE = 0.3  # below this a memory stays short_term (the admission gate)
-DEFAULT_IMPORTANCE = 0.5
-MAX_CONTENT_CHARS = 100_000
+DEFAULT_IMPORTANCE = 0.5  # a write that names no importance: above the admission threshold
+MAX_CONTENT_CHARS = 100_000  # one memory's text; longer input is a document, not a memory
 MAX_NAME_CHARS = 256  # namespaces, keys, owners, tags
 
 
 def default_layer(importance: float, kind: str) -> str:
-    """The admission rule for a write that names no layer.
+    """The admission rule for a write that names no layer -> its layer: unimportant writes stay in
+    working memory, events are episodes, the rest is long-term knowledge (every entry point uses it).
 
     >>> default_layer(0.2, "fact"), default_layer(0.8, "event"), default_layer(0.8, "fact")
     ('short_term', 'episodic', 'long_term')
@@ -93,6 +73,7 @@ def layer_expr(importance: pl.Expr, kind: pl.Expr) -> pl.Expr:
 
 
 FINDING_KINDS = ("pii", "secret", "topic", "injection")  # what the guard found (memkit.guard)
+# a finding's default severity: a secret or a banned topic refuses the write, an injection quarantines
 _SEVERITY_BY_KIND = {"pii": "info", "secret": "error", "topic": "error", "injection": "warning"}
 
 
@@ -107,14 +88,15 @@ class Finding:
     'warning'
     """
 
-    code: str
-    kind: str
-    message: str = ""
-    severity: str | None = None
-    start: int | None = None
+    code: str  # the rule that fired: MG101 ... (memkit.guard.rules), or a custom detector's code
+    kind: str  # one of FINDING_KINDS
+    message: str = ""  # what was found, in words; never the matched text itself
+    severity: str | None = None  # info | warning | error; None takes the kind's default
+    start: int | None = None  # span [start, end) in characters, or None for the whole text
     end: int | None = None
 
     def __post_init__(self) -> None:
+        """Validate every field (a finding may come from a file) and fill in the default severity."""
         if not isinstance(self.code, str) or not self.code.strip():
             raise ValidationError("finding.code", f"must be a non-empty str, got {self.code!r}")
         check_choice("finding.kind", self.kind, FINDING_KINDS)
@@ -123,7 +105,7 @@ class Finding:
         check_choice("finding.severity", self.severity, ("info", "warning", "error"))
         if not isinstance(self.message, str):
             raise ValidationError("finding.message", "must be a str")
-        for name in ("start", "end"):
+        for name in ("start", "end"):  # bool is an int subclass: True is not a position
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise ValidationError(f"finding.{name}", f"must be None or an int >= 0, got {v!r}")
@@ -137,7 +119,7 @@ def _findings(value: Any) -> tuple[Finding, ...]:
     """Stored findings (JSON text, a list of dicts, or Findings) -> a tuple of :class:`Finding`.
 
     Tolerant, because it reads what is stored: an entry that is not a valid finding is left out
-    rather than making a read fail (files are checked strictly on import, see :mod:`memkit.fields`).
+    rather than making a read fail (files are checked strictly on import, see :mod:`memkit.portable.fields`).
     """
     if value is None:
         return ()
@@ -162,41 +144,44 @@ def _findings(value: Any) -> tuple[Finding, ...]:
 
 @dataclass(frozen=True)
 class Memory:
-    """One stored memory (one version of a key). Timestamps are timezone-aware UTC datetimes."""
+    """One stored memory (one version of a key). Timestamps are timezone-aware UTC datetimes.
 
-    id: str
-    namespace: str
-    content: str
-    key: str | None = None
-    value: Any = None
-    layer: str = "long_term"
-    kind: str = "fact"
-    importance: float = DEFAULT_IMPORTANCE
-    half_life_hours: float = LAYER_HALF_LIFE_HOURS["long_term"]
-    source: str = "user"
-    owner: str | None = None
-    created_by: str | None = None
-    access: str = "public"
-    tags: tuple[str, ...] = ()
-    status: str = "active"
-    protected: bool = False
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    last_access_at: datetime | None = None
-    access_count: int = 0
-    version: int = 1
-    supersedes: str | None = None
-    merged_from: tuple[str, ...] = ()
+    A field added here is a column added by a new migration (:mod:`memkit.store.migrations`)."""
+
+    id: str  # short random id (16 hex characters)
+    namespace: str  # the tenant: every read and write is filtered by it inside the store
+    content: str  # the memory text, after redaction
+    key: str | None = None  # optional slot such as "deploy.prod.url"; the versions of one key share it
+    value: Any = None  # optional structured value (any JSON)
+    layer: str = "long_term"  # one of LAYERS
+    kind: str = "fact"  # one of KINDS
+    importance: float = DEFAULT_IMPORTANCE  # base score in [0, 1]
+    half_life_hours: float = LAYER_HALF_LIFE_HOURS["long_term"]  # decay speed, > 0
+    source: str = "user"  # one of SOURCES
+    owner: str | None = None  # the owning module or user (access "protected")
+    created_by: str | None = None  # the writer (access "private"); only the operator may forge it
+    access: str = "public"  # one of ACCESS
+    tags: tuple[str, ...] = ()  # labels, without duplicates, in the order given
+    status: str = "active"  # one of STATUSES
+    protected: bool = False  # never forgotten automatically
+    valid_from: datetime | None = None  # when it starts to hold in the world (None: always did)
+    valid_until: datetime | None = None  # when it stops holding: the window is [from, until)
+    created_at: datetime | None = None  # when it was learned (a write may date it in the past)
+    updated_at: datetime | None = None  # the store's clock at the last status change
+    last_access_at: datetime | None = None  # the last recall (recency decays from here)
+    access_count: int = 0  # how often it was recalled
+    version: int = 1  # its number among the versions of its key
+    supersedes: str | None = None  # the id of the version (or merge survivor) it replaced
+    merged_from: tuple[str, ...] = ()  # the ids a consolidation merged into it
     findings: tuple[Finding, ...] = ()  # what the write-time guard found (memkit.guard)
 
     def __post_init__(self) -> None:
+        """Accept findings as stored (dicts or JSON text) and keep them as :class:`Finding`."""
         if not all(isinstance(f, Finding) for f in self.findings):  # dicts or JSON from a row
             object.__setattr__(self, "findings", _findings(self.findings))
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict of every field (tags and merged_from as lists)."""
+        """A plain dict of every field: tags, merged_from and findings as lists (findings as dicts)."""
         d = asdict(self)
         d["tags"], d["merged_from"] = list(self.tags), list(self.merged_from)
         d["findings"] = list(d["findings"])  # asdict made each Finding a dict
@@ -204,7 +189,9 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Memory:
-        """Build from a store row (a dict of column values; extra columns are ignored)."""
+        """Build from a store row (a dict of column values; extra columns such as ``content_hash``
+        are ignored). List columns become tuples and ``value`` JSON text is parsed, so a Memory read
+        back equals the one that was written."""
         names = cls.__dataclass_fields__
         kw = {k: v for k, v in row.items() if k in names}
         kw["tags"] = tuple(kw.get("tags") or ())
@@ -214,6 +201,28 @@ class Memory:
             kw["value"] = json.loads(kw["value"])
         return cls(**kw)
 
+
+# --------------------------------------------------------------------------------------------------
+# The one list of Memory fields, and the subsets derived from it (tests/test_schema_fields.py keeps
+# every other module from typing a list of fields again).
+
+MEMORY_FIELDS: tuple[str, ...] = tuple(Memory.__dataclass_fields__)
+"""Memory's fields in declaration order: ``("id", "namespace", "content", "key", ..., "findings")``."""
+
+MEMORY_COLUMNS = MEMORY_FIELDS + ("content_hash",)
+"""The fields plus ``content_hash``: every ``memories`` column a frame or file carries but the embedding."""
+
+TABLE_FIELDS = ("id", "namespace", "key", *(f for f in MEMORY_FIELDS[2:] if f != "key"))
+"""The fields in the ``memories`` table's order, and so every frame's and row batch's. Only ``key``
+moves: a table column may precede ``content``, a dataclass field with a default may not."""
+
+SYSTEM_FIELDS = ("id", "namespace", "status", "updated_at", "version", "supersedes", "merged_from",
+                 "findings")  # fmt: skip
+"""Fields a write never takes from its records: the id (made by the store), the namespace (an argument
+of the call), status and lineage (the version plan decides), updated_at (the store's clock), findings."""
+
+WRITABLE_FIELDS = tuple(f for f in MEMORY_FIELDS if f not in SYSTEM_FIELDS)
+"""What a caller may set on a write (``add`` keywords, ``add_many`` columns), in Memory's order."""
 
 # --------------------------------------------------------------------------------------------------
 # Field validators: input -> clean value, or ValidationError naming the field.
@@ -337,7 +346,3 @@ def check_count(name: str, value: Any) -> int:
     if v != int(v):
         raise ValidationError(name, f"must be a whole number, got {v}")
     return int(v)
-
-
-# Columns of `memories` in table order, without the embedding (what frames and records carry).
-MEMORY_COLUMNS = tuple(Memory.__dataclass_fields__) + ("content_hash",)
