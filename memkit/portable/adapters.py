@@ -9,8 +9,8 @@ chat messages             :func:`chat_frame`       each message, through the adm
 mem0 ``get_all()``        :func:`mem0_frame`       each result (``{"results": [...]}`` or a list):
                                                    a long-term fact; mem0's id, hash, metadata and
                                                    scope kept in ``value["mem0"]``
-cognee COGX archive       ``cogx.read_cogx``       see :mod:`memkit.cogx` (and ``cogx.write_cogx``
-                                                   for memkit -> COGX)
+cognee COGX archive       ``cogx.read_cogx``       see :mod:`memkit.portable.cogx` (and
+                                                   ``cogx.write_cogx`` for memkit -> COGX)
 ========================  ======================  ==================================================
 
 Chat messages are OpenAI-style ``[{"role": ..., "content": ...}]``, which is also what LangChain's
@@ -19,8 +19,10 @@ list of parts (``{"type": "text", "text": ...}``) or LlamaIndex ``blocks``, and 
 ``type`` (``human``/``ai``) stands in for ``role``.
 
 Readers are pure (data in, a polars frame with a ``namespace`` column out) and raise FormatError
-naming the record. :func:`add_frame` writes a frame with ``add_many`` (one transaction per
-namespace) and returns a report; :func:`import_file` is the CLI's entry point.
+naming the record. A frame may carry a boolean ``store`` column (the admission verdict) and a
+``reason``; every other column it has is a Memory field (:mod:`~memkit.portable.records`).
+:func:`add_frame` writes a frame with ``add_many`` (every namespace in one transaction) and returns
+a report; :func:`import_file` is the CLI's entry point (``memkit import --from chat|mem0|cogx``).
 """
 
 from __future__ import annotations
@@ -32,13 +34,18 @@ from typing import Any
 
 import polars as pl
 
+from ..commands import admit_many
 from ..errors import FormatError, ValidationError
-from ..schema import check_name, check_tags, check_time
-from .fields import loads
+from ..schema import WRITABLE_FIELDS, check_name, check_tags
+from .cogx import read_cogx
+from .records import RESTORABLE, records_frame, utc_time
 from .rows import build_rows
+from .strictjson import loads
 
 __all__ = ["RESTORABLE", "add_frame", "chat_frame", "import_file", "mem0_frame"]
 
+# other frameworks' role names -> OpenAI's (LangChain: human/ai, Cohere: chatbot, OpenAI's newer
+# "developer" for system prompts and older "function" for tool results)
 _ROLE_ALIASES = {
     "human": "user",
     "ai": "assistant",
@@ -46,39 +53,18 @@ _ROLE_ALIASES = {
     "function": "tool",
     "chatbot": "assistant",
 }
-_SOURCE_OF_ROLE = {"user": "user", "assistant": "agent", "system": "system", "tool": "tool"}
-# the memkit fields add_many accepts besides content, tags, source and created_at
-RESTORABLE = (
-    "key",
-    "value",
-    "layer",
-    "kind",
-    "importance",
-    "half_life_hours",
-    "owner",
-    "created_by",
-    "access",
-    "protected",
-    "valid_from",
-    "valid_until",
-    "last_access_at",
-    "access_count",
-)  # add_many can set these
-
-
-def _time(where: str, v: Any) -> datetime | None:
-    """ISO-8601 text with an offset -> UTC datetime (naive text is ambiguous: rejected)."""
-    if v is None or v == "":
-        return None
-    try:
-        t = datetime.fromisoformat(v) if isinstance(v, str) else v
-        return check_time(where, t).astimezone(UTC)
-    except (ValueError, TypeError) as e:
-        raise FormatError(where, f"is not a timezone-aware ISO-8601 timestamp ({v!r}): {e}") from None
+_SOURCE_OF_ROLE = {"user": "user", "assistant": "agent", "system": "system", "tool": "tool"}  # -> source
 
 
 def _text_of(msg: Mapping[str, Any]) -> str | None:
-    """The text of one chat message: ``content`` as a str or a list of text parts, or LlamaIndex blocks."""
+    """The text of one chat message: ``content`` as a str or a list of text parts, or LlamaIndex blocks.
+
+    Where the text sits differs by framework: ``content`` (OpenAI, LangChain dumps), ``data.content``
+    (LangChain's serialized messages), ``blocks`` of ``block_type`` text (LlamaIndex). None: no text.
+
+    >>> _text_of({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url"}]})
+    'hi'
+    """
     content = msg.get(
         "content", msg.get("data", {}).get("content") if isinstance(msg.get("data"), dict) else None
     )
@@ -96,6 +82,8 @@ def _text_of(msg: Mapping[str, Any]) -> str | None:
 
 
 def _bad_content(content: Any) -> str:
+    """Raise the error for message content that is neither text nor a list of parts (an expression,
+    so that :func:`_text_of` can end in one conditional)."""
     raise ValidationError("content", f"must be a str or a list of text parts, got {type(content).__name__}")
 
 
@@ -112,8 +100,6 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
     [(True, 'preference', 'user', 'stated preference'), (False, 'event', 'user', 'filler'),
      (False, 'instruction', 'system', 'system message')]
     """
-    from ..commands import admit_many
-
     namespace = check_name("namespace", namespace)
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise FormatError(
@@ -124,7 +110,7 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
         where = f"messages[{i}]"
         if not isinstance(msg, Mapping):
             raise FormatError(where, f"must be an object, got {type(msg).__name__}")
-        role = msg.get("role", msg.get("type"))
+        role = msg.get("role", msg.get("type"))  # LangChain's dumps name it "type"
         role = _ROLE_ALIASES.get(role, role)
         if role not in _SOURCE_OF_ROLE:
             raise FormatError(f"{where}.role", f"must be one of user, assistant, system, tool; got {role!r}")
@@ -134,23 +120,23 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             raise FormatError(f"{where}.content", str(e).split(": ", 1)[1]) from None
         roles.append(role)
         texts.append(text or "")  # a tool call without text is admitted as empty: not stored
-        stamps.append(_time(f"{where}.created_at", msg.get("created_at")))
-    admitted = admit_many(texts, roles)
+        stamps.append(utc_time(f"{where}.created_at", msg.get("created_at")))
+    admitted = admit_many(texts, roles)  # -> text, store, layer, kind, importance, protected, reason
     return (
         admitted.rename({"text": "content"})
         .with_columns(
-            turn=pl.int_range(pl.len(), dtype=pl.Int64),
+            turn=pl.int_range(pl.len(), dtype=pl.Int64),  # the message's position in the conversation
             namespace=pl.lit(namespace),
             source=pl.col("role").replace_strict(_SOURCE_OF_ROLE, return_dtype=pl.String),
-            tags=pl.concat_list(pl.lit("chat"), pl.lit("role:") + pl.col("role")),
-            created_at=pl.Series(stamps, dtype=pl.Datetime("us", "UTC")),
+            tags=pl.concat_list(pl.lit("chat"), pl.lit("role:") + pl.col("role")),  # ["chat", "role:user"]
+            created_at=pl.Series(stamps, dtype=pl.Datetime("us", "UTC")),  # null: the write's now
         )
         .select(
             "turn",
             "role",
             "namespace",
             "content",
-            "store",
+            "store",  # the admission verdict: add_frame writes only these rows
             "layer",
             "kind",
             "importance",
@@ -158,7 +144,7 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             "source",
             "tags",
             "created_at",
-            "reason",
+            "reason",  # why it is (not) stored: "stated preference", "filler", "system message", ...
         )
     )
 
@@ -175,6 +161,7 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     ...     "created_at": "2024-07-20T01:25:51-07:00"}]}).select("namespace", "content", "created_at").rows()
     [('alice', 'Likes tea', datetime.datetime(2024, 7, 20, 8, 25, 51, tzinfo=zoneinfo.ZoneInfo(key='UTC')))]
     """
+    # get_all() answers {"results": [...]} (mem0's output format v1.1) or, in older versions, a list
     records = data.get("results", data.get("memories")) if isinstance(data, Mapping) else data
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
         raise FormatError("mem0", "must be get_all()'s {'results': [...]} or a list of memories")
@@ -183,10 +170,10 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
         where = f"results[{i}]"
         if not isinstance(r, Mapping):
             raise FormatError(where, f"must be an object, got {type(r).__name__}")
-        content = r.get("memory", r.get("data"))
+        content = r.get("memory", r.get("data"))  # "memory" in get_all(); "data" is accepted too
         if not isinstance(content, str) or not content.strip():
             raise FormatError(f"{where}.memory", f"must be a non-empty str, got {content!r}")
-        ns = namespace or r.get("user_id") or r.get("agent_id") or r.get("run_id")
+        ns = namespace or r.get("user_id") or r.get("agent_id") or r.get("run_id")  # mem0's scopes
         try:
             ns = check_name(f"{where}.namespace", ns)
             cats = r.get("categories") or []
@@ -194,14 +181,14 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
         except ValidationError as e:
             raise FormatError(e.field, str(e).split(": ", 1)[1]) from None
         until = r.get("expiration_date")
-        if isinstance(until, str) and len(until) == 10:  # a date: valid through that day (UTC)
+        if isinstance(until, str) and len(until) == 10:  # a date ("2025-12-31"): valid through that day (UTC)
             try:
                 until = datetime.combine(
                     date.fromisoformat(until) + timedelta(days=1), datetime.min.time(), UTC
                 )
             except ValueError:
                 raise FormatError(f"{where}.expiration_date", f"is not a date: {until!r}") from None
-        keep = {
+        keep = {  # everything mem0 knows that has no memkit field of its own travels in value["mem0"]
             k: v
             for k, v in r.items()
             if k not in ("memory", "data", "created_at", "categories") and v is not None
@@ -214,25 +201,12 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
                 "layer": "long_term",
                 "source": "import",
                 "tags": tags,
-                "created_at": _time(f"{where}.created_at", r.get("created_at")),
-                "valid_until": _time(f"{where}.expiration_date", until),
+                "created_at": utc_time(f"{where}.created_at", r.get("created_at")),
+                "valid_until": utc_time(f"{where}.expiration_date", until),
                 "value": {"mem0": keep},
             }
         )
-    return _frame(rows)
-
-
-def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """Records -> a frame; ``value`` stays a Python object column (any JSON shape)."""
-    values = [r.pop("value", None) for r in rows]
-    df = pl.DataFrame(rows, infer_schema_length=None)
-    if not rows:
-        return pl.DataFrame(schema={"namespace": pl.String, "content": pl.String})
-    return (
-        df.with_columns(pl.Series("value", values, dtype=pl.Object))
-        if any(v is not None for v in values)
-        else df
-    )
+    return records_frame(rows)
 
 
 def add_frame(
@@ -243,9 +217,11 @@ def add_frame(
 
     All or nothing: every row is validated first, and every namespace commits in one transaction
     (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
-    earlier one written."""
-    frame = frame.with_row_index("row")
-    writable = set(RESTORABLE) | {"content", "tags", "source", "created_at"}
+    earlier one written. Columns that are not writable Memory fields (``turn``, ``role``,
+    ``reason``, ...) are not written, and neither is a column that is null in every row of a
+    namespace, so that the field gets its default there."""
+    frame = frame.with_row_index("row")  # the report's row: the position in the input frame
+    writable = set(WRITABLE_FIELDS)
     wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
     parts = [
         frame.join(wanted, on="row", how="anti").select(
@@ -277,11 +253,13 @@ def import_file(
     now: datetime | None = None,
 ) -> pl.DataFrame:
     """Read ``path`` with the adapter for ``source`` (``chat``: a JSON list or JSONL of messages;
-    ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report."""
+    ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report.
+
+    Chat messages need ``namespace`` (a conversation does not say whose it is); for mem0 and COGX it
+    overrides the records' own user scope. Nothing is written unless the whole file is valid.
+    """
     p = Path(path)
     if source == "cogx":
-        from .cogx import read_cogx  # subtle: cogx imports this module's helpers
-
         frame = read_cogx(p, namespace=namespace)
     else:
         if not p.is_file():
@@ -291,7 +269,7 @@ def import_file(
         except UnicodeDecodeError as e:
             raise FormatError("path", f"{p.name} is not valid UTF-8 ({e})") from None
         if source == "chat":
-            if text.lstrip().startswith("["):
+            if text.lstrip().startswith("["):  # one JSON list; otherwise JSONL, one message a line
                 messages = loads(text, 1)
             else:
                 messages = [loads(line, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]

@@ -19,7 +19,15 @@ entity          entities.jsonl         nothing (a graph node, not a memory): rep
 
 The namespace is the record's scope (user, agent, session or run id) unless one is given. Raw graph
 nodes (``nodes.jsonl``) and the permissions file are not read. :func:`write_cogx` writes every memory
-as a ``memory`` record, so any COGX reader gets the texts and memkit gets everything back.
+as a ``memory`` record, so any COGX reader gets the texts and memkit gets everything back: a memory's
+id, namespace, text, tags and times go into the record's own keys, every other field but the
+guard's findings into ``metadata["memkit"]`` (the guard screens the text again on the way in).
+
+>>> rec = {"kind": "fact", "external_id": "f1", "fact_text": "Alice works at Acme",
+...        "scope": {"user_id": "alice"}, "valid_at": "2024-01-01T00:00:00Z", "confidence": 0.9}
+>>> row = _cogx_row("fact", rec, "facts.jsonl line 1", None)
+>>> row["namespace"], row["content"], row["importance"], row["store"]
+('alice', 'Alice works at Acme', 0.9, True)
 """
 
 from __future__ import annotations
@@ -33,14 +41,14 @@ from typing import Any
 import polars as pl
 
 from ..errors import FormatError, ValidationError
-from ..schema import check_name, check_time
-from .adapters import RESTORABLE, _frame, _time
-from .fields import loads
+from ..schema import MEMORY_FIELDS, check_name, check_time
+from .records import RESTORABLE, records_frame, utc_time
+from .strictjson import loads
 
 __all__ = ["COGX_VERSION", "read_cogx", "write_cogx"]
 
 COGX_VERSION = "0.1"  # the COGX schema version these readers and writers follow
-_COGX_FILES = {
+_COGX_FILES = {  # COGX kind -> its file in the archive, in the order they are read
     "memory": "memories.jsonl",
     "memory_block": "memory_blocks.jsonl",
     "fact": "facts.jsonl",
@@ -48,27 +56,10 @@ _COGX_FILES = {
     "episode": "episodes.jsonl",
     "entity": "entities.jsonl",
 }
-_MEMKIT_META = (
-    "key",
-    "value",
-    "layer",
-    "kind",
-    "importance",
-    "half_life_hours",
-    "source",
-    "owner",
-    "created_by",
-    "access",
-    "status",
-    "protected",
-    "valid_from",
-    "valid_until",
-    "last_access_at",
-    "access_count",
-    "version",
-    "supersedes",
-    "merged_from",
-)
+# The Memory fields a COGX memory record carries in keys of its own (external_id, scope.user_id,
+# content, categories, created_at, updated_at), and the guard's findings, which are not exported.
+_IN_RECORD = ("id", "namespace", "content", "tags", "created_at", "updated_at", "findings")
+_MEMKIT_META = tuple(f for f in MEMORY_FIELDS if f not in _IN_RECORD)  # -> metadata["memkit"]
 
 
 def write_cogx(
@@ -80,18 +71,18 @@ def write_cogx(
     categories = tags) whose ``metadata["memkit"]`` carries every other memkit field, so that
     :func:`read_cogx` restores them; other COGX readers see plain memories.
     """
-    now = check_time("now", now, optional=True) or datetime.now(UTC)
-    d = Path(directory)
+    now = check_time("now", now, optional=True) or datetime.now(UTC)  # the manifest's exported_at
+    d = Path(directory)  # COGX is a folder of files, not one file
     d.mkdir(parents=True, exist_ok=True)
     for name in (*_COGX_FILES.values(), "nodes.jsonl", "manifest.json"):  # a stale archive is replaced
         (d / name).unlink(missing_ok=True)
-    iso = lambda t: None if t is None else t.astimezone(UTC).isoformat()
+    iso = lambda t: None if t is None else t.astimezone(UTC).isoformat()  # COGX times: ISO-8601 text
     with (d / _COGX_FILES["memory"]).open("w", encoding="utf-8") as f:
         for m in frame.iter_rows(named=True):  # writing a file: one line per memory
             meta = {k: iso(m[k]) if isinstance(m[k], datetime) else m[k] for k in _MEMKIT_META if k in m}
-            if meta.get("value") is not None:
+            if meta.get("value") is not None:  # the frame holds JSON text; the record embeds the value
                 meta["value"] = json.loads(meta["value"])
-            rec = {
+            rec = {  # COGX's own keys, readable by any COGX importer
                 "kind": "memory",
                 "external_system": "memkit",
                 "external_id": m["id"],
@@ -109,13 +100,15 @@ def write_cogx(
         "exported_at": iso(now),
         "counts": {"memory": frame.height},
         "embedding_model": embedder,
-        "notes": ["memkit fields are in metadata.memkit"],
+        "notes": ["memkit fields are in metadata.memkit"],  # for a human opening the archive
     }
     (d / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
     return manifest
 
 
 def _scope(rec: Mapping[str, Any], namespace: str | None, where: str) -> str:
+    """The namespace of a record: ``namespace`` if given, else the first of its scope's user,
+    agent, session and run ids; FormatError when there is none to go by."""
     scope = rec.get("scope") if isinstance(rec.get("scope"), Mapping) else {}
     ns = namespace or next(
         (scope.get(k) for k in ("user_id", "agent_id", "session_id", "run_id") if scope.get(k)), None
@@ -129,6 +122,7 @@ def _scope(rec: Mapping[str, Any], namespace: str | None, where: str) -> str:
 
 
 def _str_field(rec: Mapping[str, Any], name: str, where: str, optional: bool = False) -> str | None:
+    """``rec[name]`` as a non-empty str (None allowed when ``optional``), or FormatError at ``where``."""
     v = rec.get(name)
     if (v is None and optional) or (isinstance(v, str) and v.strip()):
         return v
@@ -136,15 +130,19 @@ def _str_field(rec: Mapping[str, Any], name: str, where: str, optional: bool = F
 
 
 def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | None) -> dict[str, Any]:
-    """One COGX record -> one memory record (``store`` false for kinds memkit does not keep)."""
-    if rec.get("kind", kind) != kind:
+    """One COGX record of ``kind`` -> one memory record (``store`` false for kinds memkit does not keep).
+
+    ``where`` (``facts.jsonl line 3``) names the record in errors. Every record must have an
+    ``external_id`` (COGX requires it), though memkit gives the memory an id of its own.
+    """
+    if rec.get("kind", kind) != kind:  # a record in the wrong file is a broken archive
         raise FormatError(f"{where}.kind", f"must be {kind!r} in this file, got {rec.get('kind')!r}")
     _str_field(rec, "external_id", where)
-    row: dict[str, Any] = {
+    row: dict[str, Any] = {  # what every kind has; each kind adds its content below
         "namespace": _scope(rec, namespace, where),
         "store": True,
         "reason": f"cogx {kind}",
-        "created_at": _time(f"{where}.created_at", rec.get("created_at")),
+        "created_at": utc_time(f"{where}.created_at", rec.get("created_at")),
         "source": "import",
     }
     if kind == "memory":
@@ -156,22 +154,23 @@ def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | No
         meta = rec.get("metadata", {}).get("memkit") if isinstance(rec.get("metadata"), Mapping) else None
         if isinstance(meta, Mapping):  # written by write_cogx: restore what add_many can set
             row.update({k: meta[k] for k in RESTORABLE if meta.get(k) is not None})
-            for t in ("valid_from", "valid_until", "last_access_at"):
+            for t in ("valid_from", "valid_until", "last_access_at"):  # ISO text in the metadata
                 if t in row:
-                    row[t] = _time(f"{where}.metadata.memkit.{t}", row[t])
+                    row[t] = utc_time(f"{where}.metadata.memkit.{t}", row[t])
             row["source"] = meta.get("source") or "import"
+            # subtle: the archive holds every version; only the active ones are written back
             row["store"] = (
                 meta.get("status", "active") == "active"
             )  # superseded, conflict, quarantined stay out
             row["reason"] = "cogx memory (memkit)" if row["store"] else f"status {meta.get('status')}"
-    elif kind == "memory_block":
+    elif kind == "memory_block":  # Letta's core memory: a labelled slot, so a keyed fact
         row.update(
             key=_str_field(rec, "label", where),
             content=_str_field(rec, "value", where),
             kind="fact",
             tags=["memory_block"],
         )
-    elif kind == "fact":
+    elif kind == "fact":  # a temporal fact: the text, or its triple spelled out
         text = _str_field(rec, "fact_text", where, optional=True) or " ".join(
             _str_field(rec, k, where) or "" for k in ("subject_ref", "predicate", "object_ref")
         )
@@ -180,14 +179,14 @@ def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | No
             content=text,
             kind="fact",
             tags=["fact"],
-            valid_from=_time(f"{where}.valid_at", rec.get("valid_at")),
-            valid_until=_time(f"{where}.invalid_at", rec.get("invalid_at")),
+            valid_from=utc_time(f"{where}.valid_at", rec.get("valid_at")),
+            valid_until=utc_time(f"{where}.invalid_at", rec.get("invalid_at")),
         )
-        if isinstance(conf, (int, float)) and not isinstance(conf, bool) and 0 <= conf <= 1:
+        if isinstance(conf, (int, float)) and not isinstance(conf, bool) and 0 <= conf <= 1:  # else default
             row["importance"] = float(conf)
     elif kind == "document":
         row.update(content=_str_field(rec, "content", where), kind="reference", tags=["document"])
-    elif kind == "episode":
+    elif kind == "episode":  # a conversation: one episodic memory holding its turns
         turns = rec.get("turns")
         if not isinstance(turns, list) or not all(isinstance(t, Mapping) for t in turns):
             raise FormatError(f"{where}.turns", "must be a list of {role, content} objects")
@@ -206,13 +205,18 @@ def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | No
 
 def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.DataFrame:
     """A COGX archive directory -> one row per record (see the module table), with ``store`` and
-    ``reason`` columns. The manifest's ``cogx_version`` must not be of a newer major version."""
+    ``reason`` columns. The manifest's ``cogx_version`` must not be of a newer major version.
+
+    The frame goes to :func:`memkit.portable.adapters.add_frame`, which writes the rows whose
+    ``store`` is true. Files of kinds the archive does not have are simply absent; blank lines are
+    skipped; anything else that is not a JSON object in UTF-8 stops the read, naming file and line.
+    """
     d = Path(directory)
     if not (d / "manifest.json").is_file():
         raise FormatError("cogx", f"{str(directory)!r} has no manifest.json (not a COGX archive directory)")
     manifest = loads((d / "manifest.json").read_text(encoding="utf-8"), 1)
     version = manifest.get("cogx_version") if isinstance(manifest, Mapping) else None
-    try:
+    try:  # a newer minor version only adds: read it; a newer major version may change meanings
         newer = int(str(version).split(".")[0]) > int(COGX_VERSION.split(".")[0])
     except ValueError:
         raise FormatError("manifest.cogx_version", f"is not a version: {version!r}") from None
@@ -223,7 +227,7 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
         p = d / name
         if not p.is_file():
             continue
-        for n, raw in enumerate(p.read_bytes().splitlines(), 1):
+        for n, raw in enumerate(p.read_bytes().splitlines(), 1):  # bytes: name the line of bad UTF-8
             if not raw.strip():
                 continue
             try:
@@ -234,4 +238,4 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
             if not isinstance(rec, Mapping):
                 raise FormatError(f"{name} line {n}", "must be a JSON object")
             rows.append(_cogx_row(kind, rec, f"{name} line {n}", namespace))
-    return _frame(rows)
+    return records_frame(rows)

@@ -1,18 +1,27 @@
-"""Reading one line of a portable file strictly: JSON, then each field through a validator.
+"""Checking the fields of one line of a portable file: a validator per column of ``memories``.
 
-:func:`loads` parses JSON with duplicate keys, ``NaN``/``Infinity`` tokens and numbers that overflow
-to infinity all rejected (Python's ``json`` accepts every one of them by default). :func:`validator`
-gives the check of one column of the ``memories`` table: the store's own fields go through the
-validators of :mod:`memkit.schema` (the same ones a write uses); a column added by a later migration
-is checked by its DuckDB type, so it travels without a change here. Errors are FormatErrors naming
-the line and the field: ``line 7: importance: must be <= 1.0, got 1.5``.
+A file is read strictly (:mod:`memkit.portable.jsonl`): each line is parsed by
+:func:`~memkit.portable.strictjson.loads`, then every value goes through the :func:`validator` of
+its column, which returns the value as the store keeps it:
 
->>> loads('{"a": 1}', 1)
-{'a': 1}
->>> loads('{"a": 1, "a": 2}', 3)
-Traceback (most recent call last):
-...
-memkit.errors.FormatError: line 3: json: duplicate key 'a'
+- the store's own fields go through the validators of :mod:`memkit.schema`, the same ones a write
+  uses, so a file cannot hold what ``add`` would refuse (an enum value outside its tuple, an
+  importance of 1.5, a name with a control character);
+- a column added by a later migration is checked by its DuckDB type (:mod:`memkit.portable.columns`),
+  so it travels without a change here;
+- a column an older file lacks gets its :func:`default`.
+
+Errors name the field (the reader adds the line): ``line 7: importance: must be <= 1.0, got 1.5``.
+
+>>> check = validator(Column("importance", "DOUBLE", False))
+>>> check(0.5), validator(Column("tags", "VARCHAR[]", False))(["a", "b", "a"])
+(0.5, ['a', 'b'])
+>>> validator(Column("value", "JSON", True))({"b": 1, "a": [2]})
+'{"a": [2], "b": 1}'
+
+:func:`loads` and :func:`fail` (:mod:`~memkit.portable.strictjson`), :class:`Column`,
+:func:`polars_type` and :func:`arrow_type` (:mod:`~memkit.portable.columns`) began in this module and
+are still importable from it.
 """
 
 from __future__ import annotations
@@ -23,13 +32,11 @@ import re
 from collections.abc import Callable
 from dataclasses import MISSING
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-import polars as pl
-import pyarrow as pa
 
-from ..errors import FormatError, MemkitError, ValidationError
+from ..errors import ValidationError
 from ..params import check_number
 from ..schema import (
     ACCESS,
@@ -50,82 +57,23 @@ from ..schema import (
     check_time,
     check_value,
 )
+from .columns import Column, arrow_type, polars_type
+from .strictjson import fail, loads
 
 __all__ = [
     "EVENT_FIELDS", "MISSING_VALUE", "Column", "default", "fail", "loads",
     "parse_embedding", "parse_events", "parse_time", "polars_type", "validator", "arrow_type",
 ]  # fmt: skip
 
-EVENT_FIELDS = ("ts", "op", "requester", "detail")
-
-
-class Column(NamedTuple):
-    """One column of the store's ``memories`` table: name, DuckDB type, nullable."""
-
-    name: str
-    sql_type: str
-    nullable: bool
-
-
-_TYPES = {  # DuckDB type -> (polars, pyarrow) type that carries it; JSON travels as its text
-    "VARCHAR": (pl.String(), pa.string()),
-    "JSON": (pl.String(), pa.string()),
-    "DOUBLE": (pl.Float64(), pa.float64()),
-    "FLOAT": (pl.Float32(), pa.float32()),
-    "INTEGER": (pl.Int32(), pa.int32()),
-    "BIGINT": (pl.Int64(), pa.int64()),
-    "BOOLEAN": (pl.Boolean(), pa.bool_()),
-    "TIMESTAMP WITH TIME ZONE": (pl.Datetime("us", "UTC"), pa.timestamp("us", tz="UTC")),
-    "VARCHAR[]": (pl.List(pl.String()), pa.list_(pa.string())),
-}
-
-
-def _types(col: Column) -> tuple[pl.DataType, pa.DataType]:
-    t = col.sql_type.upper()
-    if t not in _TYPES:
-        raise MemkitError(
-            f"column {col.name!r} has type {col.sql_type}, which the portable format cannot carry"
-        )
-    return _TYPES[t]
-
-
-def polars_type(col: Column) -> pl.DataType:
-    """DuckDB column type -> the polars type that carries it (``JSON`` travels as its text)."""
-    return _types(col)[0]
-
-
-def arrow_type(col: Column) -> pa.DataType:
-    """DuckDB column type -> the pyarrow type of a bulk insert (built in C from Python lists)."""
-    return _types(col)[1]
-
-
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not valid JSON (non-finite numbers are rejected)")
-
-
-def _finite_float(token: str) -> float:
-    v = float(token)
-    if not np.isfinite(v):  # subtle: "1e999" parses to inf without going through parse_constant
-        raise ValueError(f"{token} overflows to infinity")
-    return v
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"duplicate key {dup!r}")
-    return d
-
-
-def fail(line: int, name: str, message: str) -> FormatError:
-    err = FormatError(f"line {line}: {name}", message)
-    err.line = line  # type: ignore[attr-defined]
-    return err
+EVENT_FIELDS = ("ts", "op", "requester", "detail")  # an audit event as a file carries it (per memory)
 
 
 def parse_time(name: str, v: Any) -> datetime | None:
+    """An ISO-8601 string with an offset (or None) -> a UTC datetime; naive text is refused.
+
+    >>> parse_time("ts", "2026-01-01T08:00:00+08:00")
+    datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)
+    """
     if v is None:
         return None
     if not isinstance(v, str):
@@ -138,7 +86,11 @@ def parse_time(name: str, v: Any) -> datetime | None:
 
 
 def _name(field: str, v: Any, optional: bool = False) -> str | None:
-    """check_name with a fast path: printable ASCII has no control or invisible characters."""
+    """check_name with a fast path: printable ASCII has no control or invisible characters.
+
+    A file of 50 000 memories holds half a million names (ids, namespaces, tags, owners); the
+    Unicode category test of :func:`~memkit.schema.check_name` is only needed for the rare others.
+    """
     if (
         isinstance(v, str)
         and v.isascii()
@@ -151,12 +103,14 @@ def _name(field: str, v: Any, optional: bool = False) -> str | None:
 
 
 def _names(name: str, v: Any) -> list[str]:
+    """A JSON list of names (tags, merged_from, any ``VARCHAR[]``) -> the list, each one checked."""
     if not isinstance(v, list):
         raise ValidationError(name, f"must be a list of str, got {type(v).__name__}")
     return [_name(name, x) for x in v]
 
 
 def _int(name: str, v: Any, bits: int) -> int:
+    """A whole number that fits a signed ``bits``-bit column (``3.0`` is 3; ``1.5`` is refused)."""
     x = check_number(name, v, lo=-(2 ** (bits - 1)), hi=2 ** (bits - 1) - 1)
     if x != int(x):
         raise ValidationError(name, f"must be a whole number, got {x}")
@@ -174,13 +128,17 @@ def _json(name: str, v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, allow_nan=False)
 
 
-_FINDING_KEYS = ("code", "kind", "message", "severity", "start", "end")
-_CODE = re.compile(r"^[A-Za-z0-9_.:-]{1,32}$")
+_FINDING_KEYS = ("code", "kind", "message", "severity", "start", "end")  # Finding's fields
+_CODE = re.compile(r"^[A-Za-z0-9_.:-]{1,32}$")  # a rule code: short, no spaces, no free text
 
 
 def _findings(v: Any) -> str:
     """The guard's findings of a row: a list of finding objects, each a valid
-    :class:`~memkit.schema.Finding` (so that a hand-made file cannot plant data that crashes a read)."""
+    :class:`~memkit.schema.Finding` (so that a hand-made file cannot plant data that crashes a read).
+
+    Stricter than Finding itself: no keys beyond its fields, and a code that is a short token, since
+    codes are shown in the quarantine review and kept in the audit log verbatim.
+    """
     if not isinstance(v, list):
         raise ValidationError("findings", f"must be a list of findings, got {type(v).__name__}")
     for j, f in enumerate(v):
@@ -199,70 +157,82 @@ def _findings(v: Any) -> str:
 
 
 def _hash(v: Any) -> str:
-    if not isinstance(v, str):  # read() compares it with the hash of the content
+    """``content_hash`` as given: any string here; :func:`~memkit.portable.jsonl.read` then
+    compares it with the hash of the content (an edited line is caught there)."""
+    if not isinstance(v, str):
         raise ValidationError("content_hash", f"must be a str, got {type(v).__name__}")
     return v
 
 
 def _bool(name: str, v: Any) -> bool:
+    """JSON ``true`` or ``false`` only (not 0/1, not ``"yes"``)."""
     if not isinstance(v, bool):
         raise ValidationError(name, f"must be true or false, got {v!r}")
     return v
 
 
 def _str(name: str, v: Any) -> str:
+    """A text column a later migration added: a string, checked as memory text unless empty."""
     if not isinstance(v, str):
         raise ValidationError(name, f"must be a str, got {type(v).__name__}")
     return check_text(name, v) if v else v
 
 
 def _version(v: Any) -> int:
+    """A version number: a whole number >= 1."""
     n = check_count("version", v)
     if n < 1:
         raise ValidationError("version", "must be >= 1")
     return n
 
 
-# The store's own fields, checked by its validators; any other column is checked by its type.
+# The store's own fields, checked by its validators; any other column is checked by its type. The
+# five timestamps (valid_from ... last_access_at) are absent on purpose: their type says it all.
 _KNOWN: dict[str, Callable[[Any], Any]] = {
-    "id": lambda v: _name("id", v),
+    "id": lambda v: _name("id", v),  # any printable name: ids made by other tools are kept as they are
     "namespace": lambda v: _name("namespace", v),
-    "key": lambda v: _name("key", v, optional=True),
+    "key": lambda v: _name("key", v, optional=True),  # null: a memory without a slot
     "content": lambda v: check_text("content", v),
-    "value": check_value,
+    "value": check_value,  # -> its JSON text, keys sorted, as a write stores it
     "layer": lambda v: check_choice("layer", v, LAYERS),
     "kind": lambda v: check_choice("kind", v, KINDS),
     "importance": check_importance,
     "half_life_hours": check_half_life,
     "source": lambda v: check_choice("source", v, SOURCES),
-    "owner": lambda v: _name("owner", v, optional=True),
-    "created_by": lambda v: _name("created_by", v, optional=True),
+    "owner": lambda v: _name("owner", v, optional=True),  # mapped to identities on write, not here
+    "created_by": lambda v: _name("created_by", v, optional=True),  # a requester's import checks it
     "access": lambda v: check_choice("access", v, ACCESS),
     "tags": lambda v: list(dict.fromkeys(_names("tags", v))),  # check_tags without a second check
     "status": lambda v: check_choice("status", v, STATUSES),
     "protected": lambda v: _bool("protected", v),
-    "access_count": lambda v: check_count("access_count", v),
+    "access_count": lambda v: check_count("access_count", v),  # fits an INTEGER column
     "version": _version,
-    "supersedes": lambda v: _name("supersedes", v, optional=True),
-    "merged_from": lambda v: _names("merged_from", v),
-    "content_hash": _hash,
-    "findings": _findings,
+    "supersedes": lambda v: _name("supersedes", v, optional=True),  # an id; need not be in the file
+    "merged_from": lambda v: _names("merged_from", v),  # ids (on_conflict="new_ids" remaps both)
+    "content_hash": _hash,  # compared with the content once the whole column is read
+    "findings": _findings,  # JSON text, key order kept
 }
+# Any other column, by its DuckDB type: (column name, value) -> clean value.
 _BY_TYPE: dict[str, Callable[[str, Any], Any]] = {
-    "VARCHAR": _str,
-    "JSON": lambda n, v: _json(n, v),
-    "DOUBLE": lambda n, v: check_number(n, v),
+    "VARCHAR": _str,  # text: valid Unicode, no NUL (empty allowed)
+    "JSON": lambda n, v: _json(n, v),  # any JSON value -> its text
+    "DOUBLE": lambda n, v: check_number(n, v),  # finite
     "FLOAT": lambda n, v: check_number(n, v),
-    "INTEGER": lambda n, v: _int(n, v, 32),
+    "INTEGER": lambda n, v: _int(n, v, 32),  # whole and within the column's range
     "BIGINT": lambda n, v: _int(n, v, 64),
     "BOOLEAN": _bool,
-    "TIMESTAMP WITH TIME ZONE": parse_time,
-    "VARCHAR[]": _names,
+    "TIMESTAMP WITH TIME ZONE": parse_time,  # ISO-8601 with an offset -> UTC
+    "VARCHAR[]": _names,  # a list of names
 }
 
 
 def validator(col: Column) -> Callable[[Any], Any]:
-    polars_type(col)
+    """The check of one column: a non-null JSON value -> its clean value, or ValidationError.
+
+    Nulls are the caller's business (``read`` knows which columns are nullable). A column whose
+    type the format cannot carry fails here, before any line is checked.
+    """
+    polars_type(col)  # raises for a type the format cannot carry
     if col.name in _KNOWN:
         return _KNOWN[col.name]
     if col.sql_type.upper().startswith("TIMESTAMP"):
@@ -272,7 +242,12 @@ def validator(col: Column) -> Callable[[Any], Any]:
 
 
 def default(col: Column) -> Any:
-    """What a column missing from an older file becomes: null, or the Memory default."""
+    """What a column missing from an older file becomes: null, or the Memory default, or
+    :data:`MISSING_VALUE` when there is neither (the file cannot be read into this store).
+
+    >>> default(Column("findings", "JSON", True)), default(Column("tags", "VARCHAR[]", False))
+    (None, [])
+    """
     f = Memory.__dataclass_fields__.get(col.name)
     if col.nullable:
         return None
@@ -282,26 +257,22 @@ def default(col: Column) -> Any:
 
 
 MISSING_VALUE = object()
-
-
-def loads(text: str, line: int) -> Any:
-    try:
-        return json.loads(
-            text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
-        )
-    except RecursionError:
-        raise fail(line, "json", "is nested too deeply") from None
-    except ValueError as e:  # JSONDecodeError is a ValueError, and so are the hooks' errors
-        raise fail(line, "json", str(e)) from None
+"""The sentinel :func:`default` returns for a required column with no default."""
 
 
 def parse_embedding(v: Any, dim: int, line: int) -> np.ndarray:
+    """A line's ``embedding`` -> ``(dim,)`` float32: base64 of little-endian float32 bytes (what
+    memkit writes, exact) or a list of numbers (hand-made files). NaN and infinity are refused.
+
+    >>> parse_embedding("AACAPwAAAAA=", 2, 1), parse_embedding([0.5, 0], 2, 1)
+    (array([1., 0.], dtype=float32), array([0.5, 0. ], dtype=float32))
+    """
     if isinstance(v, str):
         try:
             raw = base64.b64decode(v, validate=True)
         except ValueError:
             raise fail(line, "embedding", "is not valid base64") from None
-        if len(raw) != 4 * dim:
+        if len(raw) != 4 * dim:  # 4 bytes per float32
             raise fail(line, "embedding", f"has {len(raw) // 4} values; the header's dim is {dim}")
         vec = np.frombuffer(raw, dtype="<f4")
     elif isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
@@ -316,6 +287,14 @@ def parse_embedding(v: Any, dim: int, line: int) -> np.ndarray:
 
 
 def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, str | None, str | None]]:
+    """A line's ``events`` (its memory's audit history) -> ``(row, ts, op, requester, detail JSON)``
+    tuples, ``row`` being the memory's position in the file. Each event has exactly
+    :data:`EVENT_FIELDS`; ``op`` must be a known op and ``detail`` an object or null.
+
+    >>> event = {"ts": "2026-01-01T00:00:00Z", "op": "add", "requester": None, "detail": {"n": 1}}
+    >>> parse_events([event], 0, 2)
+    [(0, datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc), 'add', None, '{"n": 1}')]
+    """
     if not isinstance(v, list):
         raise fail(line, "events", "must be a list")
     out = []
@@ -331,7 +310,7 @@ def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, 
             if e["detail"] is not None and not isinstance(e["detail"], dict):
                 raise ValidationError("detail", "must be an object or null")
             detail = check_value(e["detail"])
-        except ValidationError as err:
+        except ValidationError as err:  # re-raised as "line n: events[j].field: ..."
             raise fail(line, f"events[{j}].{err.field}", str(err).split(": ", 1)[1]) from None
         out.append((row, ts, op, requester, detail))
     return out

@@ -7,15 +7,32 @@ A file is one header line and then one memory per line::
      "counts": {"memories": 2, "events": 0}, "fields": ["id", "namespace", ...]}
     {"id": "9f…", "namespace": "user_87", "content": "用户住在杭州", "tags": ["address"], ...}
 
+The header:
+
+======================  ==========================================================================
+key                     meaning
+======================  ==========================================================================
+``format``, ``version`` ``"memkit"`` and :data:`VERSION`; a reader refuses a newer version
+``embedder``            name and dim of the embedder that made the vectors (reused only if equal)
+``exported_at``         when the file was written (ISO-8601 UTC)
+``namespace``           the namespace exported, or null for all
+``counts``              memories and events in the file: a truncated file is caught by them
+``fields``              the columns every memory line has, in table order
+``embedding_encoding``  :data:`EMBEDDING_ENCODING` when lines carry ``embedding``, else null
+``events``              true when each line carries its memory's audit ``events``
+======================  ==========================================================================
+
 ``fields`` is whatever the store's ``memories`` table holds (the store passes its columns in), so a
 column added by a later migration travels without a change here. Timestamps are ISO-8601 UTC with
 microseconds (exact round-trip); ``value`` is embedded as JSON, not as a string; embeddings, when
 included, are the little-endian float32 bytes in base64 (exact and 4x smaller than decimal text).
 
 Reading is strict, because an import must be all or nothing: every line is decoded as UTF-8, parsed
-with duplicate keys, ``NaN``/``Infinity`` and overflowing numbers rejected, and every field checked by
-the validators of :mod:`memkit.schema`. Any problem raises :class:`~memkit.errors.FormatError`
-naming the line and the field. Only :mod:`memkit.store` touches the database (see
+with duplicate keys, ``NaN``/``Infinity`` and overflowing numbers rejected
+(:mod:`~memkit.portable.strictjson`), and every field checked by the validators of
+:mod:`memkit.schema` (:mod:`~memkit.portable.fields`). Any problem raises
+:class:`~memkit.errors.FormatError` naming the line and the field. What an import then does with
+each line is :mod:`~memkit.portable.plan`. Only :mod:`memkit.store` touches the database (see
 ``MemoryStore.export`` / ``MemoryStore.import_``); this module is files and plain values.
 """
 
@@ -25,7 +42,7 @@ import base64
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,32 +50,19 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from ..embed import content_hash
 from ..errors import FormatError, ValidationError
-from ..schema import check_choice, check_name
-from .fields import (
-    EVENT_FIELDS,
-    MISSING_VALUE,
-    Column,
-    arrow_type,
-    default,
-    fail,
-    loads,
-    parse_embedding,
-    parse_events,
-    parse_time,
-    polars_type,
-    validator,
-)
+from .columns import Column, polars_type
+from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
+from .strictjson import fail, loads
 
 __all__ = ["FORMAT", "ON_CONFLICT", "VERSION", "Column", "Parsed", "read", "write"]
 
-FORMAT = "memkit"
-VERSION = 1
-EMBEDDING_ENCODING = "f32le-base64"
-ON_CONFLICT = ("skip", "overwrite", "new_ids", "error")
+FORMAT = "memkit"  # the header's "format": what tells a memkit file from any other JSONL
+VERSION = 1  # the header's "version": raised only when an older reader could misread a file
+EMBEDDING_ENCODING = "f32le-base64"  # little-endian float32 bytes, base64: exact, and 4x smaller
+ON_CONFLICT = ("skip", "overwrite", "new_ids", "error")  # an import's choices (memkit.portable.plan)
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"  # polars strftime: microseconds, UTC designator
 
 
@@ -69,8 +73,8 @@ class Parsed:
     ``(row, ts, op, requester, detail_json)``."""
 
     header: dict[str, Any]
-    columns: dict[str, list[Any]]
-    lines: list[int]
+    columns: dict[str, list[Any]]  # every column of the store's table, values as the store keeps them
+    lines: list[int]  # lines[i]: the file line of row i, for error messages after the read
     embeddings: np.ndarray | None = None
     events: list[tuple[int, datetime, str, str | None, str | None]] = field(default_factory=list)
 
@@ -93,13 +97,13 @@ def write(
     requester, detail`` (detail as JSON text). The file is written next to ``path`` and renamed into
     place, so a reader never sees half a file.
     """
-    names = [c.name for c in columns]
+    names = [c.name for c in columns]  # the header's "fields": the table's columns, in its order
     for c in columns:
         polars_type(c)  # fail early on a column type the format cannot carry
-    times = [c.name for c in columns if c.sql_type.upper().startswith("TIMESTAMP")]
+    times = [c.name for c in columns if c.sql_type.upper().startswith("TIMESTAMP")]  # -> ISO text, µs
     out = frame.select(names).with_columns(pl.col(times).dt.strftime(_TS_FORMAT))
-    json_cols = [c.name for c in columns if c.sql_type.upper() == "JSON"]
-    per_memory: dict[str, list[dict[str, Any]]] = {}
+    json_cols = [c.name for c in columns if c.sql_type.upper() == "JSON"]  # value, findings
+    per_memory: dict[str, list[dict[str, Any]]] = {}  # memory id -> its events, oldest first
     if events is not None:
         ev = events.with_columns(pl.col("ts").dt.strftime(_TS_FORMAT))
         for e in ev.iter_rows(named=True):  # export writes per line anyway
@@ -119,12 +123,14 @@ def write(
         "events": events is not None,
     }
     path = Path(path)
+    # subtle: the temporary file sits in the target's folder, so os.replace is an atomic rename
+    # (same file system) and a crash leaves the old file or the new one, never half of either
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(_dumps(header) + "\n")
             for i, row in enumerate(out.iter_rows(named=True)):
-                for c in json_cols:
+                for c in json_cols:  # embedded as JSON, not as a string holding JSON
                     if row[c] is not None:
                         row[c] = json.loads(row[c])
                 if embeddings is not None:
@@ -140,11 +146,15 @@ def write(
 
 
 def _dumps(obj: Any) -> str:
+    """One line of the file: compact, Unicode kept as it is (Chinese stays readable), NaN refused."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 # ----------------------------------------------------------------------------------------- reading
 def _header(obj: Any, columns: Sequence[Column]) -> dict[str, Any]:
+    """Check the header line (see the module table) against this reader and the store's ``columns``
+    -> the header, or FormatError on line 1. A field the store has no column for is refused: the
+    file comes from a newer schema, and dropping the field would lose data silently."""
     if not isinstance(obj, dict):
         raise fail(1, "header", "must be a JSON object")
     if obj.get("format") != FORMAT:
@@ -154,7 +164,7 @@ def _header(obj: Any, columns: Sequence[Column]) -> dict[str, Any]:
         raise fail(1, "version", f"must be a positive int, got {v!r}")
     if v > VERSION:
         raise fail(1, "version", f"{v} is newer than this memkit reads ({VERSION}); upgrade memkit")
-    emb = obj.get("embedder")
+    emb = obj.get("embedder")  # type() is int, not isinstance: true is not a dimension
     if not (isinstance(emb, dict) and isinstance(emb.get("name"), str) and type(emb.get("dim")) is int):
         raise fail(1, "embedder", "must be {'name': str, 'dim': int}")
     counts = obj.get("counts")
@@ -165,7 +175,7 @@ def _header(obj: Any, columns: Sequence[Column]) -> dict[str, Any]:
         fields
     ):
         raise fail(1, "fields", "must be a list of distinct field names")
-    known = {c.name for c in columns}
+    known = {c.name for c in columns}  # a field may be missing (an older file), never unknown
     unknown = [f for f in fields if f not in known]
     if unknown:
         raise fail(1, "fields", f"{unknown[0]!r} is not a column of this store (a newer schema?)")
@@ -184,18 +194,22 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
     Raises FormatError naming the line for: a wrong format name or a newer version, bad UTF-8, a
     truncated last line, bad JSON (duplicate keys, NaN/Infinity), a missing or unknown field, a value
     the store's validators reject, a repeated id, a content hash that does not match, a wrong count.
+
+    Two passes: the first reads line by line (bytes -> text -> JSON, the shape of each line, the
+    embedding and events), collecting raw values per field; the second validates a whole column at
+    a time, which is fast, and only on an error goes back to find the line.
     """
     p = Path(path)
     if not p.is_file():
         raise FormatError("path", f"{str(path)!r} is not a file")
-    header: dict[str, Any] | None = None
-    raw: dict[str, list[Any]] = {}
+    header: dict[str, Any] | None = None  # None until line 1 is read
+    raw: dict[str, list[Any]] = {}  # field -> the raw JSON values of every line
     lines: list[int] = []
     vectors: list[np.ndarray] = []
     events: list[tuple[int, datetime, str, str | None, str | None]] = []
     with p.open("rb") as f:
         for n, line in enumerate(f, 1):  # pass 1, per line: bytes -> UTF-8 -> strict JSON -> raw values
-            if not line.endswith(b"\n"):
+            if not line.endswith(b"\n"):  # every line memkit writes ends with one: a cut-off copy
                 raise fail(n, "line", "is truncated (the file does not end with a newline)")
             try:
                 text = line.decode("utf-8")
@@ -206,6 +220,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
             if header is None:
                 header = _header(obj, columns)
                 raw = {name: [] for name in header["fields"]}
+                # the keys every memory line must have, exactly: the fields, plus the optional parts
                 expected = set(raw) | {k for k, on in (("embedding", header["embedding_encoding"]),
                                                        ("events", header.get("events"))) if on}  # fmt: skip
                 continue
@@ -236,6 +251,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
             1, "counts", f"the header says {header['counts']['events']} events, the file has {len(events)}"
         )
     cols = {c.name: _column(c, raw.get(c.name), lines) for c in columns}  # pass 2, per column
+    # checks across fields or lines, once every value is clean
     for a, b, n in zip(cols["valid_from"], cols["valid_until"], lines, strict=True):
         if a is not None and b is not None and b <= a:
             raise fail(n, "valid_until", f"must be after valid_from ({b} <= {a})")
@@ -243,25 +259,31 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
     for given, h, n in zip(cols["content_hash"], hashes, lines, strict=True):
         if given is not MISSING_VALUE and given != h:
             raise fail(n, "content_hash", "does not match the content (edited or corrupted line)")
-    cols["content_hash"] = hashes
+    cols["content_hash"] = hashes  # an older file without hashes gets them here
     ids = cols["id"]
-    if len(set(ids)) != len(ids):
+    if len(set(ids)) != len(ids):  # the slow search for the line runs only on the error path
         first: dict[str, int] = {}
         for mid, n in zip(ids, lines, strict=True):
             if mid in first:
                 raise fail(n, "id", f"{mid!r} repeats the id of line {first[mid]}")
             first[mid] = n
-    emb = np.stack(vectors) if vectors else None
+    emb = np.stack(vectors) if vectors else None  # (n, dim)
     return Parsed(header, cols, lines, emb, events)
 
 
 def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any]:
-    """Validate one column (a validator per value; the slow path only to name the bad line)."""
+    """Validate one column (a validator per value; the slow path only to name the bad line).
+
+    ``values`` is None when the file predates the column: every row gets its
+    :func:`~memkit.portable.fields.default`, and a required column without one refuses the file
+    (``content_hash`` is exempt: :func:`read` computes it).
+    """
     if values is None:  # a column this file predates
         value = default(col)
         if value is MISSING_VALUE and col.name != "content_hash":
             if lines:
                 raise fail(lines[0], col.name, "is missing (the file predates this column)")
+        # subtle: a list default (tags=[]) is copied per row, so rows never share one mutable list
         return [list(value) if isinstance(value, list) else value for _ in lines]
     check = validator(col)
     try:
@@ -269,6 +291,7 @@ def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any
             raise ValidationError(col.name, "must not be null")
         return [None if v is None else check(v) for v in values]
     except ValidationError:
+        # the slow path: the same checks again, one line at a time, to name the first bad line
         for v, n in zip(values, lines, strict=True):
             try:
                 if v is None and not col.nullable:
@@ -278,76 +301,3 @@ def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any
             except ValidationError as e:
                 raise fail(n, col.name, str(e).split(": ", 1)[1]) from None
         raise
-
-
-def plan_import(
-    data: Parsed,
-    existing: set[str],
-    on_conflict: str,
-    namespace_map: dict[str, str],
-    new_id: Callable[[], str],
-) -> tuple[Parsed, pl.DataFrame]:
-    """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
-    source_id, id, namespace, action``).
-
-    ``existing`` holds the file's ids already in the store. ``on_conflict``: ``skip`` leaves those
-    lines out, ``overwrite`` replaces the stored rows, ``error`` rejects the file, ``new_ids`` gives
-    every line a fresh id (``supersedes`` and ``merged_from`` inside the file follow). Namespaces are
-    renamed by ``namespace_map``.
-    """
-    check_choice("on_conflict", on_conflict, ON_CONFLICT)
-    cols = data.columns
-    ids = cols["id"]
-    if on_conflict == "error" and existing:
-        row = next(i for i, x in enumerate(ids) if x in existing)
-        raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")
-    if on_conflict == "new_ids":
-        remap = {x: new_id() for x in ids}
-        cols = {**cols, "id": [remap[x] for x in ids]}
-        cols["supersedes"] = [remap.get(x, x) for x in cols["supersedes"]]
-        cols["merged_from"] = [[remap.get(x, x) for x in ms] for ms in cols["merged_from"]]
-        existing = set()
-    keep = [i for i, x in enumerate(ids) if not (on_conflict == "skip" and x in existing)]
-    cols = {c: [v[i] for i in keep] if len(keep) < len(ids) else v for c, v in cols.items()}
-    cols["namespace"] = [namespace_map.get(x, x) for x in cols["namespace"]]
-    action = ["skipped"] * len(ids)
-    for i in keep:
-        action[i] = "overwritten" if ids[i] in existing else "added"
-    new_pos = {i: j for j, i in enumerate(keep)}
-    events = [(new_pos[r], *rest) for r, *rest in data.events if r in new_pos]
-    report = pl.DataFrame(
-        {
-            "line": data.lines,
-            "source_id": ids,
-            "id": [cols["id"][new_pos[i]] if i in new_pos else ids[i] for i in range(len(ids))],
-            "namespace": [namespace_map.get(x, x) for x in data.columns["namespace"]],
-            "action": action,
-        },
-        schema={
-            "line": pl.Int64,
-            "source_id": pl.String,
-            "id": pl.String,
-            "namespace": pl.String,
-            "action": pl.String,
-        },
-    )
-    emb = data.embeddings[keep] if data.embeddings is not None else None
-    return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events), report
-
-
-def arrow_batch(cols: dict[str, list[Any]], columns: Sequence[Column], emb: np.ndarray) -> pa.Table:
-    """The rows to insert as one Arrow table: every column typed as the table's, plus ``embedding``
-    ``(n, dim)`` as a fixed-size list (pyarrow converts the Python lists in C, column by column)."""
-    arrays = {c.name: pa.array(cols[c.name], type=arrow_type(c)) for c in columns}
-    n, dim = emb.shape
-    arrays["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(emb.astype(np.float32).ravel()), dim)
-    return pa.table(arrays)
-
-
-def check_namespace_map(value: Any) -> dict[str, str]:
-    """``{"old": "new"}`` with valid namespace names on both sides (None -> {})."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValidationError("namespace_map", f"must be a dict of str to str, got {type(value).__name__}")
-    return {check_name("namespace_map", k): check_name("namespace_map", v) for k, v in value.items()}

@@ -21,12 +21,17 @@ from ..errors import FormatError, NotFound
 
 __all__ = ["SAMPLE_NOW", "SAMPLE_PATH", "load_sample", "load_into"]
 
+# subtle: the set is in the repository's data/ folder, two levels above this package (not inside it)
 SAMPLE_PATH = Path(__file__).resolve().parents[2] / "data" / "demo_memories.jsonl"
-SAMPLE_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SAMPLE_NOW = datetime(2026, 1, 1, tzinfo=UTC)  # the day after the last memory of the set
 
 
 def load_sample(path: str | Path | None = None) -> pl.DataFrame:
-    """Read the sample JSONL -> one row per memory, ``created_at`` as UTC datetimes."""
+    """Read the sample JSONL -> one row per memory, ``created_at`` as UTC datetimes.
+
+    The lines are ``add_many`` records (``content``, ``kind``, ``importance``, ``key``, ``tags``, ...)
+    plus their ``namespace``: sample data, not a portable export, so no ids and no header.
+    """
     p = Path(path) if path is not None else SAMPLE_PATH
     if not p.exists():
         raise NotFound(f"sample set not found at {p} (it ships in the repository's data/ folder)")
@@ -44,7 +49,9 @@ def load_sample(path: str | Path | None = None) -> pl.DataFrame:
 def load_into(
     store: object, frame: pl.DataFrame | None = None, *, now: datetime = SAMPLE_NOW
 ) -> pl.DataFrame:
-    """Load the sample (or ``frame``) into a store, one ``add_many`` per namespace -> ids frame."""
+    """Load the sample (or ``frame``) into a store, one ``add_many`` per namespace -> ids frame
+    ``id, status, namespace``. The memories are written by ``importer`` at ``now``, through the
+    store's write pipeline like any other write (guard and version plan included)."""
     frame = load_sample() if frame is None else frame
     parts = []
     for (ns,), part in frame.group_by("namespace", maintain_order=True):

@@ -1,11 +1,16 @@
 """The portable format on the store: ``export`` through the read gate, ``import_`` through the write
-pipeline (:mod:`memkit.portable` reads and writes the files; this module moves rows in and out).
+pipeline (:mod:`memkit.portable.jsonl` reads and writes the files, :mod:`memkit.portable.plan` decides
+what each line of an import does; this module moves rows in and out).
 
 An import is a write like any other: the whole file is validated first (FormatError naming the line
 and field), then every row is screened by the guard (a secret refuses the file, an injection is
 quarantined, PII redacted — in text, values, keys, tags and owners), keyed rows meet their stored
 versions under the conflict policy (never two active versions of one key), and rows, the file's
 events and one ``import`` event per row commit in one transaction.
+
+An export is a read like any other: the read gate decides which rows a requester gets, and the file
+carries every column of the table as it is now: ids, versions, lineage, timestamps to the
+microsecond and, on request, the embeddings and each memory's events, all an import needs.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import polars as pl
 from ..embed import l2_normalize
 from ..errors import ValidationError
 from ..guard import identity, is_rule_message
-from ..portable import jsonl as portable
-from ..portable.fields import fail
+from ..portable import jsonl
+from ..portable.columns import Column
+from ..portable.plan import check_namespace_map, plan_import
 from ..portable.rows import new_id
+from ..portable.strictjson import fail
 from ..schema import check_choice, check_name
 from .audit import digest, scrub
 from .files import is_database
@@ -39,7 +46,7 @@ def _scrub_findings(findings: str | None) -> str | None:
     custom detector's, or a hand-made one that could carry text) kept as its digest."""
     if findings is None:
         return None
-    found = json.loads(findings)
+    found = json.loads(findings)  # already checked finding by finding when the file was read
     for f in found:
         if not is_rule_message(f.get("message", "")):
             f["message"] = digest(f["message"]) if f.get("message") else ""
@@ -49,13 +56,17 @@ def _scrub_findings(findings: str | None) -> str | None:
 class PortableMixin(PipelineMixin, ReadMixin):
     """``export`` and ``import_``."""
 
-    def _memory_columns(self) -> list[portable.Column]:
-        """The ``memories`` table's columns as it is now (later migrations included), no embedding."""
+    def _memory_columns(self) -> list[Column]:
+        """The ``memories`` table's columns as it is now (later migrations included), no embedding.
+
+        Read from ``information_schema`` rather than a list in the code, so a column a migration adds
+        is exported and imported without a change anywhere in :mod:`memkit.portable`.
+        """
         rows = self._run(
             "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
             " WHERE table_name = 'memories' AND column_name <> 'embedding' ORDER BY ordinal_position"
         )
-        return [portable.Column(*r) for r in rows]
+        return [Column(*r) for r in rows]
 
     def export(
         self,
@@ -72,7 +83,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
         Every column of the ``memories`` table is carried (see :mod:`memkit.portable`), plus the
         embeddings and each memory's audit events on request. The operator exports everything; a
         ``requester`` (with its namespace) exports only what it may read, without quarantined
-        memories. Logs one ``export`` event.
+        memories. Logs one ``export`` event. The file is written whole or not at all (a temporary
+        file renamed into place), and never over a database file.
         """
         namespace = check_name("namespace", namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
@@ -81,19 +93,19 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 raise ValidationError(name, "must be a bool")
         if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
             raise ValidationError("path", f"must be a file path, got {path!r}")
-        if is_database(path):
+        if is_database(path):  # a typo such as export("memories.db") must not overwrite a store
             raise ValidationError(
                 "path", f"{str(path)!r} is a database file (this store's, or another): not overwritten"
             )
-        statuses = None if requester is None else ("active", "superseded", "conflict")
+        statuses = None if requester is None else ("active", "superseded", "conflict")  # not quarantined
         gate, params = self._gate(namespace, requester, statuses=statuses).where()
         where = (
             f"{gate} ORDER BY rowid"  # table order (as the index holds it): ties rank the same after import
         )
-        embedder = self._stale or (self.embedder.name, self.embedder.dim)
+        embedder = self._stale or (self.embedder.name, self.embedder.dim)  # who made the vectors
         with self._lock:
             columns = self._memory_columns()
-            names = ", ".join(f'"{c.name}"' for c in columns)
+            names = ", ".join(f'"{c.name}"' for c in columns)  # quoted names read from the table itself
             frame = self._sql(f"SELECT {names} FROM memories WHERE {where}", params)
             emb = self._embedding_matrix(where, params) if include_embeddings else None
             events = None
@@ -104,7 +116,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
                     params,
                 )
             try:
-                header = portable.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
+                header = jsonl.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
                                         embeddings=emb, events=events)  # fmt: skip
             except OSError as e:
                 raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
@@ -137,9 +149,10 @@ class PortableMixin(PipelineMixin, ReadMixin):
         does). Embeddings are reused only when the file's embedder is this store's and ``reembed`` is
         False, and only for rows the guard left unchanged.
         """
-        on_conflict = check_choice("on_conflict", on_conflict, portable.ON_CONFLICT)
-        nsmap = portable.check_namespace_map(namespace_map)
+        on_conflict = check_choice("on_conflict", on_conflict, jsonl.ON_CONFLICT)
+        nsmap = check_namespace_map(namespace_map)
         requester, now = self._who(requester), self._now(now)
+        # the conflict policy for keyed rows that meet stored versions, as add() takes it
         policy = check_choice(
             "conflict_policy", conflict_policy or self.conflict_policy, ("flag", "supersede", "strict")
         )
@@ -150,17 +163,17 @@ class PortableMixin(PipelineMixin, ReadMixin):
         self._check_writable()
         with self._lock:
             columns = self._memory_columns()
-            data = portable.read(path, columns)
+            data = jsonl.read(path, columns)  # the whole file, validated: nothing is written yet
             stored = self._run(
                 "SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [data.columns["id"]]
             )
-            existing = {r[0] for r in stored}
-            data, report = portable.plan_import(data, existing, on_conflict, nsmap, new_id)
+            existing = {r[0] for r in stored}  # the file's ids already in the store (any namespace)
+            data, report = plan_import(data, existing, on_conflict, nsmap, new_id)
             cols, lines = data.columns, data.lines
-            if not lines:
+            if not lines:  # every line skipped: nothing to write, nothing to log
                 return report
             replaced = [x for x in cols["id"] if x in existing] if on_conflict == "overwrite" else []
-            if replaced and requester is not None:
+            if replaced and requester is not None:  # overwriting is changing: owner or creator only
                 query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
                 for row in self._sql(query, [replaced]).to_dicts():
                     self._check_modify(row, requester, now, "overwrite")
@@ -176,10 +189,10 @@ class PortableMixin(PipelineMixin, ReadMixin):
                             f"is {creator!r}: a requester imports only rows it created"
                             " (the operator's import, requester=None, keeps the file's authorship)",
                         )
-            emb = None
+            emb = None  # None: the pipeline embeds the texts with this store's embedder
             if data.embeddings is not None and not reembed and data.header["embedder"] == {
                 "name": self.embedder.name, "dim": self.embedder.dim}:  # fmt: skip
-                norms = np.linalg.norm(data.embeddings, axis=1)
+                norms = np.linalg.norm(data.embeddings, axis=1)  # (n,)
                 # subtle: re-normalizing a unit vector can move its last bits; keep stored ones exact
                 unit = (np.abs(norms - 1.0) < 1e-5) | (norms == 0)
                 emb = np.where(unit[:, None], data.embeddings, l2_normalize(data.embeddings)).astype(
@@ -188,12 +201,14 @@ class PortableMixin(PipelineMixin, ReadMixin):
             # the guard's findings a file brings keep their codes; their messages go through the
             # log's rule (a hand-made message could carry text)
             cols["findings"] = [_scrub_findings(f) for f in cols["findings"]]
-            act = report.filter(pl.col("action") != "skipped")
+            act = report.filter(pl.col("action") != "skipped")  # row-aligned with `cols`
             details = [
                 {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
             ]
 
             def file_events() -> None:  # the file's history (an operator's import), before its own events
+                """Replay the file's events (``_history`` scrubs them): the operator's import only,
+                since a requester's file could otherwise write someone else's history."""
                 if requester is None:
                     self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
                                    for r, ts, op, who, detail in data.events])  # fmt: skip

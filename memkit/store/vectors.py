@@ -8,6 +8,10 @@
   (:meth:`_load_index`) and changed only after a commit (:meth:`_mirror`, :meth:`_index_append`). If
   a change to it fails, it is rebuilt from DuckDB, the source of truth.
 - :meth:`reembed` migrates a file written by another embedder (or an older version of this one).
+
+Times cross into the index as integer microseconds since the Unix epoch (:func:`epoch_us`): exact,
+so a validity bound compares the same in numpy as in DuckDB; an open bound is the int64 minimum
+(``valid_from``) or maximum (``valid_until``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import polars as pl
 
 from ..embed import Embedder, content_hash, l2_normalize
 from ..errors import ValidationError
-from ..portable.jsonl import arrow_batch
+from ..portable.columns import arrow_batch
+from ..schema import TABLE_FIELDS
 from .core import StoreCore
 from .index import SearchIndex
 
@@ -30,20 +35,18 @@ __all__ = ["VectorsMixin", "epoch_us"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
-OPEN_START, OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-# polars types of the columns of a row batch (so that all-null columns still insert)
+OPEN_START, OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max  # an open validity bound, in µs
+# polars types of the columns of a row batch that may be null in every row (a batch without keys,
+# say): polars would infer such a column as type Null; these give it the column's real type
 _ROW_TYPES = {
     "findings": pl.String, "tags": pl.List(pl.String), "merged_from": pl.List(pl.String),
     "value": pl.String, "key": pl.String, "owner": pl.String, "created_by": pl.String,
     "supersedes": pl.String, "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
 }  # fmt: skip
-COLUMNS = (
-    "id, namespace, key, content, value, layer, kind, importance, half_life_hours, source, owner, "
-    "created_by, access, tags, status, protected, valid_from, valid_until, created_at, updated_at, "
-    "last_access_at, access_count, version, supersedes, merged_from, findings"
-)
-"""The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``)."""
-_INSERT_ROWS = (
+COLUMNS = ", ".join(TABLE_FIELDS)
+"""The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``),
+as SQL text in table order: ``id, namespace, key, content, ...`` (:data:`memkit.schema.TABLE_FIELDS`)."""
+_INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
     f"INSERT INTO memories ({COLUMNS}, content_hash, embedding)"
     f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
 )
@@ -63,7 +66,11 @@ def _swap_embedding(table: str, dim: int) -> list[str]:
 
 
 def epoch_us(t: datetime) -> int:
-    """Datetime -> exact integer microseconds since the Unix epoch (the index's time unit)."""
+    """Datetime -> exact integer microseconds since the Unix epoch (the index's time unit).
+
+    >>> epoch_us(datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC))
+    1000000
+    """
     return (t - _EPOCH) // _US
 
 
@@ -72,7 +79,10 @@ class VectorsMixin(StoreCore):
 
     # ------------------------------------------------------------------------------ embeddings
     def _check_embeddings(self, x: Any, n: int, field: str = "embedding") -> np.ndarray:
-        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32."""
+        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32.
+
+        The store never trusts an embedder: a wrong shape or a NaN would poison every later search.
+        """
         try:
             arr = np.asarray(x, dtype=np.float32)
         except (TypeError, ValueError):
@@ -100,20 +110,21 @@ class VectorsMixin(StoreCore):
         missing = [h for h in distinct if h not in vectors]
         new: dict[str, np.ndarray] = {}
         if missing:
-            first = {h: t for h, t in zip(reversed(hashes), reversed(texts), strict=True)}
+            first = {h: t for h, t in zip(reversed(hashes), reversed(texts), strict=True)}  # hash -> a text
             made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))
             new = dict(zip(missing, made, strict=True))
             vectors.update(new)
         return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new
 
     def _embed_query_uncached(self, text: str) -> np.ndarray:
+        """A query's embedding ``(dim,)``, checked and normalized (``_embed_query`` caches it)."""
         return self._check_embeddings(self.embedder.embed([text]), 1)[0]
 
     def _embedding_matrix(self, where: str, params: list[Any]) -> np.ndarray:
         """``SELECT embedding FROM memories WHERE ...`` -> ``(n, dim)`` without Python lists."""
         table = self._db.sql(f"SELECT embedding FROM memories WHERE {where}", params=params).to_arrow_table()
-        flat = table.column("embedding").combine_chunks().flatten().to_numpy()
-        return flat.reshape(table.num_rows, self.embedder.dim)
+        flat = table.column("embedding").combine_chunks().flatten().to_numpy()  # (n * dim,)
+        return flat.reshape(table.num_rows, self.embedder.dim)  # (n, dim)
 
     # ------------------------------------------------------------------------------------ inserts
     def _insert(
@@ -128,7 +139,7 @@ class VectorsMixin(StoreCore):
 
         ``columns`` (the table's, :class:`~memkit.portable.Column`) types every column ``cols``
         carries, later migrations' included; without it the Memory fields are inserted."""
-        if columns is None:
+        if columns is None:  # the Memory fields, in COLUMNS order; None-only columns typed by _ROW_TYPES
             batch = pl.DataFrame(
                 {c: cols[c] for c in COLUMNS.split(", ")} | {"content_hash": hashes, "embedding": emb},
                 schema_overrides={**_ROW_TYPES, "embedding": pl.Array(pl.Float32, self.embedder.dim)},
@@ -147,7 +158,11 @@ class VectorsMixin(StoreCore):
             self._with_view(cache.to_arrow(), _INSERT_CACHE)
 
     def _with_view(self, table: Any, statement: str) -> None:
-        """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``."""
+        """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``.
+
+        DuckDB reads the Arrow buffers in place, so a batch of thousands of rows is one statement
+        and no Python loop; the view is unregistered again whatever happens.
+        """
         self._db.register("_view", table)
         try:
             self._run(statement)
@@ -166,11 +181,12 @@ class VectorsMixin(StoreCore):
             " epoch_us(last_access_at) AS last_access_us, epoch_us(valid_from) AS valid_from_us,"
             " epoch_us(valid_until) AS valid_until_us, embedding FROM memories"
         ).to_arrow_table()
-        if table.num_rows and self._stale is None:
+        if table.num_rows and self._stale is None:  # a stale file's vectors are not searchable: empty
             emb = table.column("embedding").combine_chunks().flatten().to_numpy()
             df = pl.from_arrow(table.drop(["embedding"])).with_columns(
                 pl.col("valid_from_us").fill_null(OPEN_START), pl.col("valid_until_us").fill_null(OPEN_END)
             )
+            # texts as Python lists (object columns), numbers as numpy arrays (no per-row Python objects)
             cols = {c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
                     for c in df.columns}  # fmt: skip
             index.append(cols, emb.reshape(table.num_rows, self.embedder.dim))
@@ -181,6 +197,7 @@ class VectorsMixin(StoreCore):
         DuckDB and let the error propagate."""
 
         def apply() -> None:
+            """The change, or on failure a rebuilt index (then the error)."""
             try:
                 fn()
             except Exception:
@@ -190,12 +207,14 @@ class VectorsMixin(StoreCore):
         self._on_commit(apply)
 
     def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
-        """Mirror inserted rows into the index (after the commit)."""
+        """Mirror inserted rows into the index (after the commit). ``cols`` are the rows as stored
+        (redacted, with their final status); ``emb`` is ``(n, dim)``, row-aligned."""
 
         def us(column: str, missing: int = 0) -> list[int]:
+            """A timestamp column -> epoch microseconds, ``missing`` for None (an open bound)."""
             return [missing if t is None else epoch_us(t) for t in cols[column]]
 
-        times = {
+        times = {  # the index's names and units for what DuckDB holds as timestamps and hours
             "created_us": us("created_at"),
             "last_access_us": us("last_access_at"),
             "valid_from_us": us("valid_from", OPEN_START),
@@ -229,6 +248,8 @@ class VectorsMixin(StoreCore):
                 raise
 
     def _reembed(self, batch_size: int) -> int:
+        """:meth:`reembed` with ``self.embedder`` already the new embedder: compute every vector
+        first (the slow part, outside any transaction), then swap the columns in one transaction."""
         dim = self.embedder.dim
         texts = self._sql("SELECT id, content FROM memories ORDER BY rowid")
         lessons = self._sql("SELECT id, content FROM lessons ORDER BY id")
@@ -240,6 +261,7 @@ class VectorsMixin(StoreCore):
         les = self._check_embeddings(self.embedder.embed(texts_of_lessons), len(texts_of_lessons))
 
         def write() -> None:
+            """Replace the vectors of memories and lessons, empty the cache, record the embedder."""
             for table, ids, vectors in (("memories", texts["id"], emb), ("lessons", lessons["id"], les)):
                 new = pl.DataFrame(
                     {"id": ids, "embedding": vectors},
@@ -263,7 +285,7 @@ class VectorsMixin(StoreCore):
         except BaseException:
             self._stale = stale
             raise
-        self._embed_query.cache_clear()
+        self._embed_query.cache_clear()  # cached query vectors are the old embedder's
         self._lesson_cache.clear()
         self._load_index()
         return texts.height

@@ -1,0 +1,107 @@
+"""The import plan: what happens to each line of a validated portable file (pure, no database).
+
+``MemoryStore.import_`` reads a file (:func:`memkit.portable.jsonl.read`), asks the store which of
+its ids are already stored, and calls :func:`plan_import` to decide, line by line, before anything
+is written:
+
+==============  =================================================================================
+on_conflict     a line whose id is already in the store
+==============  =================================================================================
+``skip``        is left out (reported ``skipped``); the other lines are ``added``
+``overwrite``   replaces the stored row (``overwritten``), in the same transaction as the rest
+``new_ids``     every line gets a fresh id, so nothing collides; lineage inside the file follows
+``error``       rejects the whole file, naming the first such line
+==============  =================================================================================
+
+The plan returns the rows to write and a report, one row per line of the file, that the store
+returns to the caller as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from ..errors import ValidationError
+from ..schema import check_choice, check_name
+from .jsonl import ON_CONFLICT, Parsed
+from .strictjson import fail
+
+__all__ = ["check_namespace_map", "plan_import"]
+
+
+def plan_import(
+    data: Parsed,
+    existing: set[str],
+    on_conflict: str,
+    namespace_map: dict[str, str],
+    new_id: Callable[[], str],
+) -> tuple[Parsed, pl.DataFrame]:
+    """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
+    source_id, id, namespace, action``).
+
+    ``existing`` holds the file's ids already in the store. ``on_conflict``: ``skip`` leaves those
+    lines out, ``overwrite`` replaces the stored rows, ``error`` rejects the file, ``new_ids`` gives
+    every line a fresh id (``supersedes`` and ``merged_from`` inside the file follow). Namespaces are
+    renamed by ``namespace_map``.
+
+    >>> data = Parsed({}, {"id": ["a", "b"], "namespace": ["u", "u"]}, [2, 3])
+    >>> rows, report = plan_import(data, {"a"}, "skip", {"u": "v"}, lambda: "new")
+    >>> rows.columns, report["action"].to_list()
+    ({'id': ['b'], 'namespace': ['v']}, ['skipped', 'added'])
+    """
+    check_choice("on_conflict", on_conflict, ON_CONFLICT)
+    cols = data.columns
+    ids = cols["id"]
+    if on_conflict == "error" and existing:
+        row = next(i for i, x in enumerate(ids) if x in existing)
+        raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")
+    if on_conflict == "new_ids":
+        remap = {x: new_id() for x in ids}
+        cols = {**cols, "id": [remap[x] for x in ids]}
+        # lineage that points inside the file follows the new ids; ids outside it stay as they are
+        cols["supersedes"] = [remap.get(x, x) for x in cols["supersedes"]]
+        cols["merged_from"] = [[remap.get(x, x) for x in ms] for ms in cols["merged_from"]]
+        existing = set()
+    keep = [i for i, x in enumerate(ids) if not (on_conflict == "skip" and x in existing)]
+    # subtle: the lists are copied only when a line is dropped; otherwise the plan shares them with data
+    cols = {c: [v[i] for i in keep] if len(keep) < len(ids) else v for c, v in cols.items()}
+    cols["namespace"] = [namespace_map.get(x, x) for x in cols["namespace"]]
+    action = ["skipped"] * len(ids)
+    for i in keep:
+        action[i] = "overwritten" if ids[i] in existing else "added"
+    new_pos = {i: j for j, i in enumerate(keep)}  # line index in the file -> row index to write
+    events = [(new_pos[r], *rest) for r, *rest in data.events if r in new_pos]
+    report = pl.DataFrame(
+        {
+            "line": data.lines,
+            "source_id": ids,
+            "id": [cols["id"][new_pos[i]] if i in new_pos else ids[i] for i in range(len(ids))],
+            "namespace": [namespace_map.get(x, x) for x in data.columns["namespace"]],
+            "action": action,
+        },
+        schema={
+            "line": pl.Int64,
+            "source_id": pl.String,
+            "id": pl.String,
+            "namespace": pl.String,
+            "action": pl.String,
+        },
+    )
+    emb = data.embeddings[keep] if data.embeddings is not None else None  # (kept, dim)
+    return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events), report
+
+
+def check_namespace_map(value: Any) -> dict[str, str]:
+    """``{"old": "new"}`` with valid namespace names on both sides (None -> {}).
+
+    >>> check_namespace_map({"alice": "alice-2026"}), check_namespace_map(None)
+    ({'alice': 'alice-2026'}, {})
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError("namespace_map", f"must be a dict of str to str, got {type(value).__name__}")
+    return {check_name("namespace_map", k): check_name("namespace_map", v) for k, v in value.items()}
