@@ -1,4 +1,15 @@
-"""The store: the only package that imports duckdb. See :mod:`memkit.store.memory` for its parts."""
+"""The store: the only package that imports duckdb. :class:`MemoryStore` is assembled from mixins,
+one file each (see :mod:`memkit.store.memory` for the parts and what each adds):
+
+- ``core`` — the connection, transactions and the state every part declares;
+- ``migrations`` — the schema as numbered migrations; ``files`` — open, migrate, compact, close;
+- ``audit`` — the one writer of events; ``vectors`` — embeddings, inserts, the index kept in step;
+- ``index_columns`` and ``index`` — the numpy search index: its columns and masks, and ranking;
+- ``gate`` — the read gate; ``guard`` — the guard stage of every write;
+- ``versions`` — the version plan of keyed writes; ``pipeline`` — the one write pipeline;
+- ``write``, ``review``, ``read``, ``search``, ``merge``, ``maintain``, ``portable`` — the public
+  methods, each a thin entrance to the pipeline or the gate.
+"""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from .core import StoreCore
 __all__ = ["AuditMixin", "digest", "scrub"]
 
 # what caller detail keeps verbatim: ASCII tokens without spaces (ids, keys, codes, statuses) and the
-# reasons the context builder writes (memkit.context); any other string is kept as its digest
+# reasons the context builder writes (memkit.agent.context); any other string is kept as its digest
 _TOKEN = re.compile(r"^[A-Za-z0-9_.:/@#\[\]\-]{1,128}$")
 _REASON = re.compile(
     r"^(?:included|over budget|duplicate of the query|duplicate of [0-9a-f]{1,32}|not active \([a-z_]+\)"
@@ -72,11 +72,12 @@ def scrub(value: Any) -> Any:
     >>> scrub({"phone": "13812345678", "pw": "password: hunter2", "13812345678": 1})
     {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05', 'b2:73aef4b7508561b2': 1}
     """
-    texts = list(dict.fromkeys(_strings(value)))
-    flagged = set(scan(texts)["row"].to_list()) if texts else set()
+    texts = list(dict.fromkeys(_strings(value)))  # each distinct string once, scanned in one batch
+    flagged = set(scan(texts)["row"].to_list()) if texts else set()  # positions in `texts`
     keep = {t for i, t in enumerate(texts) if i not in flagged and (_TOKEN.match(t) or _REASON.match(t))}
 
     def walk(v: Any) -> Any:
+        """``v`` rebuilt with every string not in ``keep`` replaced by its digest."""
         if isinstance(v, str):
             return v if v in keep else digest(v)
         if isinstance(v, dict):
@@ -89,6 +90,8 @@ def scrub(value: Any) -> Any:
 
 
 def _json(detail: dict[str, Any] | None) -> str | None:
+    """An event's detail as the JSON text of its column; empty detail is NULL. ``default=str``
+    writes the odd datetime or number type as text rather than failing the write it records."""
     return json.dumps(detail, ensure_ascii=False, default=str) if detail else None
 
 
@@ -104,7 +107,8 @@ class AuditMixin(StoreCore):
         requester: str | None,
         **detail: Any,
     ) -> None:
-        """One event (inside a transaction)."""
+        """One event (inside a transaction). ``detail`` is the store's own (ids, keys, statuses,
+        codes): callers pass caller-supplied text through :func:`scrub` first."""
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [ts, namespace, op, memory_id, requester, _json(detail)],
@@ -133,7 +137,7 @@ class AuditMixin(StoreCore):
     ) -> None:
         """Events carried over from elsewhere (an operator's import of a file with its history):
         ``(ts, namespace, op, memory_id, requester, detail JSON)``, checked by
-        :func:`memkit.fields.parse_events`; requesters become identities and details are scrubbed,
+        :func:`memkit.portable.fields.parse_events`; requesters become identities and details are scrubbed,
         so a hand-made file cannot put text into the log."""
         if not events:
             return

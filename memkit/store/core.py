@@ -65,20 +65,21 @@ class StoreCore:
     keyword: KeywordParams
     guard: GuardParams
     read_only: bool
-    compact_on_erase: bool
-    _con: duckdb.DuckDBPyConnection | None
+    compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.files)
+    _con: duckdb.DuckDBPyConnection | None  # None once closed
     _file: str | None  # resolved path of a file store (None for ":memory:")
     _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
     _index: SearchIndex
     _stale: tuple[str, int] | None
-    _embed_query: Callable[[str], Any]
-    _lesson_cache: dict[str, Any]
+    _embed_query: Callable[[str], Any]  # a query's vector, LRU-cached per store (vectors.py)
+    _lesson_cache: dict[str, Any]  # namespace -> its lessons' embeddings (guard.py)
     _depth: int  # > 0 inside a transaction
     _after: list[Callable[[], None]]  # work waiting for the outer commit
 
     # ---------------------------------------------------------------------------------- statements
     @property
     def _db(self) -> duckdb.DuckDBPyConnection:
+        """The open connection, or MemkitError once the store is closed (not DuckDB's own error)."""
         if self._con is None:
             raise MemkitError(f"the store {self.path!r} is closed")
         return self._con
@@ -107,6 +108,8 @@ class StoreCore:
 
     # -------------------------------------------------------------------------------- transactions
     def _check_writable(self) -> None:
+        """Raise MemkitError unless the store may write: not opened read-only, and its vectors are
+        the embedder's (a *stale* file, written by another embedder, waits for ``reembed``)."""
         if self.read_only:
             raise MemkitError(f"the store {self.path!r} is open read-only; reopen it without read_only")
         if self._stale is not None:
@@ -182,20 +185,24 @@ class StoreCore:
             self._commit()
 
     def _begin(self) -> None:
+        """Open the outer transaction; :meth:`_on_commit` work collects from here."""
         self._run("BEGIN TRANSACTION")
         self._depth, self._after = 1, []
 
     def _rollback(self) -> None:
-        self._depth, self._after = 0, []
+        """Undo the transaction and drop the work waiting for its commit."""
+        self._depth, self._after = 0, []  # subtle: first, so a failing ROLLBACK still leaves no waiting work
         self._run("ROLLBACK")
 
     def _commit(self) -> None:
+        """Commit, then run the waiting work in order (index mirroring, compaction). A failed COMMIT
+        leaves nothing waiting: DuckDB has rolled back, so the index must not change either."""
         try:
             self._run("COMMIT")
         except BaseException:
             self._depth, self._after = 0, []
             raise
-        after, self._depth, self._after = self._after, 0, []
+        after, self._depth, self._after = self._after, 0, []  # out of the transaction before running it
         for fn in after:
             fn()
 

@@ -34,19 +34,22 @@ from .migrations import MIGRATIONS
 
 __all__ = ["FilesMixin", "check_embedder"]
 
+# DuckDB settings of every connection, set when it opens and then locked (`lock_configuration`):
+# memkit's SQL only ever touches its own tables, so a value that reached SQL text could not read
+# /etc/passwd, fetch a URL or load an extension either.
 SETTINGS = {
     "enable_external_access": False,  # no file or network access from SQL text
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,  # no download of an extension a query names
+    "autoload_known_extensions": False,  # no loading of one either
 }
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
-_OPEN_FILES: set[str] = set()  # database files open in this process
-_OPEN_LOCK = threading.Lock()
+_OPEN_FILES: set[str] = set()  # database files open in this process (resolved paths)
+_OPEN_LOCK = threading.Lock()  # guards _OPEN_FILES across threads (and stores)
 
 
 def is_database(path: str | Path) -> bool:
     """Whether ``path`` is an open store's file (or its log) or a DuckDB database: never a place to
-    write an export."""
+    write an export (``export("memories.db")`` by mistake would destroy the store)."""
     target = str(Path(path).resolve())
     with _OPEN_LOCK:
         if any(target in (f, f + ".wal") for f in _OPEN_FILES):
@@ -70,6 +73,12 @@ def check_embedder(embedder: object) -> Embedder:
 
 
 def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A hardened connection to ``path`` (:data:`SETTINGS`, UTC, configuration locked).
+
+    A file another process holds raises :class:`~memkit.errors.StoreLocked`; anything DuckDB cannot
+    open as a database is a ValidationError on ``path``. The connection is closed again if the
+    hardening fails, so no half-configured connection escapes.
+    """
     try:
         con = duckdb.connect(path, read_only=read_only, config=SETTINGS)
     except duckdb.Error as e:
@@ -80,8 +89,8 @@ def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
             ) from None
         raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
     try:
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET lock_configuration = true")
+        con.execute("SET TimeZone = 'UTC'")  # timestamps come back in UTC, whatever the machine's zone
+        con.execute("SET lock_configuration = true")  # last: no SQL text can undo the settings now
     except BaseException:
         con.close()
         raise
@@ -109,7 +118,7 @@ class FilesMixin(StoreCore):
                 _OPEN_FILES.add(self._file)
         try:
             self._migrate(create)
-            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)
+            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
             self._load_index()
         except duckdb.Error as e:  # e.g. a truncated file whose header is intact
             self.close()
@@ -119,6 +128,11 @@ class FilesMixin(StoreCore):
             raise
 
     def _migrate(self, create: bool) -> None:
+        """Bring the file to the newest schema: run :data:`~memkit.store.migrations.MIGRATIONS`
+        from the file's ``schema_version`` on, each in its own transaction, recording the version
+        and the embedder with it. Also decides whether the file is *stale* (written by another
+        embedder). A read-only or stale file cannot be upgraded: it must already be current.
+        """
         has_meta = self._run("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0][0]
         meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
@@ -131,10 +145,11 @@ class FilesMixin(StoreCore):
                 f"{self.path} has schema version {version}, not {len(MIGRATIONS)}: open it once without"
                 " read_only, with the embedder that wrote it, to upgrade it"
             )
-        stale, self._stale = self._stale, None
+        stale, self._stale = self._stale, None  # writable for the migrations (a current file only)
         for i in range(version, len(MIGRATIONS)):
 
             def step(i: int = i) -> None:
+                """Migration ``i`` and the version it reaches, in one transaction."""
                 MIGRATIONS[i](self._run, self.embedder.dim)
                 for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
                                     ("dim", self.embedder.dim)):  # fmt: skip
@@ -142,7 +157,7 @@ class FilesMixin(StoreCore):
 
             self._tx(step)
         self._stale = stale
-        if version < len(MIGRATIONS) and self._file:
+        if version < len(MIGRATIONS) and self._file:  # fold the migrated schema into the file itself
             self._run("CHECKPOINT")
 
     # --------------------------------------------------------------------------------- compaction
@@ -150,19 +165,26 @@ class FilesMixin(StoreCore):
         """Rewrite the file so that nothing erased survives in its free blocks (see the module doc).
 
         Runs by itself after every erasure unless ``compact_on_erase=False``; a no-op in memory.
+
+        Steps: a fresh file next to the old one gets the schema (the same migrations) and a copy of
+        every memkit table through Arrow; the old file's log is folded in and the fresh file
+        replaces it with one atomic rename; the store reconnects. If the old file's write-ahead log
+        would not fold in, the fresh copy is dropped and MemkitError raised: nothing is lost.
         """
         with self._lock:
             if self._file is None or self.read_only or self._depth:
                 return
             self._check_writable()  # a stale file is not rewritten either
             self._refuse_foreign()
-            tmp = f"{self._file}.compact-{os.getpid()}"
+            tmp = f"{self._file}.compact-{os.getpid()}"  # beside the file: os.replace stays on one disk
             folder, name = Path(self._file).parent, Path(self._file).name
             # a crash's leftover: this process holds the file's lock, so no one else is compacting
             for leftover in folder.glob(f"{glob.escape(name)}.compact-*"):
                 leftover.unlink(missing_ok=True)
             fresh = _connect(tmp)
             try:
+                # subtle: the fresh sequence continues where the old one stopped, or the next event
+                # would reuse the number (the primary key) of a copied one
                 seq = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
                 dim = int(dict(self._run("SELECT name, value FROM meta"))["dim"])
                 for migrate in MIGRATIONS:
@@ -205,7 +227,8 @@ class FilesMixin(StoreCore):
         old = self._run(query, [table])
         for column in (f'"{name}" {kind}' for name, kind in old if name not in have):
             fresh.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-        names = ", ".join(f'"{name}"' for name, _ in old)
+        names = ", ".join(f'"{name}"' for name, _ in old)  # quoted: a user's column may be any name
+        # subtle: one Arrow table crosses from one connection to the other, without Python rows
         fresh.register("_copy", self._db.sql(f"SELECT {names} FROM {table}").to_arrow_table())
         try:
             fresh.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _copy")
@@ -255,11 +278,15 @@ class FilesMixin(StoreCore):
                     _OPEN_FILES.discard(self._file or "")
 
     def __enter__(self) -> FilesMixin:
+        """``with MemoryStore(path) as store:`` closes the store when the block ends."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the store, whatever happened in the block (an exception propagates)."""
         self.close()
 
     def __repr__(self) -> str:
+        """``MemoryStore('m.db', embedder=hash-v1-384-tw0.5, memories=12)``: the file, the embedder
+        (and the one the file was written with, when stale) and the rows in the index."""
         stale = f", stale={self._stale[0]}" if self._stale else ""
         return f"MemoryStore({self.path!r}, embedder={self.embedder.name}{stale}, memories={self._index.n})"

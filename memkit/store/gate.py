@@ -36,16 +36,18 @@ from .vectors import COLUMNS
 
 __all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
 
-QUARANTINED_TEXT = "[quarantined: awaiting review]"
+QUARANTINED_TEXT = "[quarantined: awaiting review]"  # what get() and versions() show instead of the text
 # the Memory columns with a quarantined row's text and value withheld
 # (its key and tags too: an injection may sit there, which is why it was quarantined)
 _HELD = "CASE WHEN status = 'quarantined' THEN"
+# subtle: derived from COLUMNS by replacing its "key, content, value," and " tags," runs, so the two
+# lists name the same columns in the same order (a Memory builds from either)
 MASKED_COLUMNS = COLUMNS.replace(
     "key, content, value,",
     f"{_HELD} NULL ELSE key END AS key, {_HELD} '{QUARANTINED_TEXT}' ELSE content END AS content,"
     f" {_HELD} NULL ELSE value END AS value,",
 ).replace(" tags,", f" {_HELD} []::VARCHAR[] ELSE tags END AS tags,")
-MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"
+MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"  # frame(include_embedding=True)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,8 @@ class Gate:
     valid_at: datetime | None = None
 
     def where(self) -> tuple[str, list[Any]]:
-        """The gate as a SQL predicate over ``memories`` and its parameters.
+        """The gate as a SQL predicate over ``memories`` and its parameters (values are always bound
+        as parameters, never formatted into the text; no condition at all is ``TRUE``).
 
         >>> Gate("u", "alice", ("active",)).where()[0]  # doctest: +NORMALIZE_WHITESPACE
         "namespace = ? AND (? IS NULL OR access = 'public' OR (access = 'protected' AND owner = ?) OR
@@ -85,7 +88,8 @@ class Gate:
         return " AND ".join(parts) or "TRUE", params
 
     def expr(self) -> pl.Expr:
-        """The same gate as a polars expression over a memories frame."""
+        """The same gate as a polars expression over a memories frame (what maintenance filters
+        ``frame()`` with). Open validity bounds are nulls here, as in SQL."""
         e = acl.readable_expr(self.requester)
         if self.namespace is not None:
             e = e & (pl.col("namespace") == self.namespace)
@@ -112,6 +116,8 @@ class GateMixin(AuditMixin):
         statuses: tuple[str, ...] | None = None,
         valid_at: datetime | None = None,
     ) -> Gate:
+        """The gate of one read, or ValidationError when a requester names no namespace (the
+        namespace rule: only the operator reads across namespaces)."""
         if requester is not None and namespace is None:
             raise ValidationError(
                 "namespace", f"is required for requester {requester!r}: only the operator reads across them"
@@ -119,6 +125,8 @@ class GateMixin(AuditMixin):
         return Gate(namespace, requester, statuses, valid_at)
 
     def _row(self, memory_id: str, masked: bool = False) -> dict[str, Any] | None:
+        """The row of ``memory_id`` (every Memory column; quarantined text withheld if ``masked``),
+        or None. No gate: callers decide who may see it (:meth:`_locate`, the review)."""
         cols = MASKED_COLUMNS if masked else COLUMNS
         rows = self._sql(f"SELECT {cols} FROM memories WHERE id = ?", [memory_id]).to_dicts()
         return rows[0] if rows else None
@@ -132,10 +140,13 @@ class GateMixin(AuditMixin):
         raise AccessDenied(f"{requester!r} may not {op} memory {row['id']} (access {row['access']!r}){why}")
 
     def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        """AccessDenied (audited) unless ``requester`` may read ``row`` (:func:`memkit.access.can_read`)."""
         if not acl.can_read(row["access"], row["owner"], row["created_by"], requester):
             self._deny(row, requester, now, op)
 
     def _check_modify(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        """AccessDenied (audited) unless ``requester`` may change ``row``: the operator, its owner
+        or its creator (:func:`memkit.access.can_modify`), whatever its access level."""
         if not acl.can_modify(row["owner"], row["created_by"], requester):
             self._deny(row, requester, now, op)
 
@@ -157,6 +168,7 @@ class GateMixin(AuditMixin):
         ``modify``, changing: the operator, owner or creator).
         """
         row = self._row(memory_id, masked=masked)
+        # subtle: an id of another namespace does not exist for this call (NotFound, not AccessDenied)
         if row is None or (namespace is not None and row["namespace"] != namespace):
             where = f" in namespace {namespace!r}" if namespace is not None else ""
             raise NotFound(f"no memory with id {memory_id!r}{where}")

@@ -45,10 +45,12 @@ _MEMBERS_OF = (
     " AND m.namespace = p.namespace AND m.access = p.access AND m.owner IS NOT DISTINCT FROM p.owner"
     " AND m.created_by IS NOT DISTINCT FROM p.created_by"
 )
+# the remaining members of one merge (its merged_from, in its namespace and access group)
 _GROUP_MEMBERS = (
     f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND namespace = ?"
     " AND access = ? AND owner IS NOT DISTINCT FROM ? AND created_by IS NOT DISTINCT FROM ?"
 )
+# a re-derived merge: every merged field from the remaining members, the survivor's embedding
 _REDERIVE = (
     "UPDATE memories SET content = ?, content_hash = ?, value = ?, tags = ?, importance = ?,"
     " half_life_hours = ?, created_at = ?, last_access_at = ?, access_count = ?, protected = ?,"
@@ -84,17 +86,18 @@ class MaintainMixin(MergeMixin, FilesMixin):
         self, ids: list[str], op: str, now: datetime, requester: str | None, details: list[dict[str, Any]]
     ) -> list[str]:
         """Erase ``ids`` (one event each, with ``details``) and what goes with them -> every id erased."""
-        gone, events = list(ids), list(details)
-        frontier = list(ids)
+        gone, events = list(ids), list(details)  # every id erased, and its event's detail
+        frontier = list(ids)  # the ids whose merge members are still to be followed
         while frontier:  # the members of an erased merge hold its text: they go too (its own group only)
             rows = self._run(_MEMBERS_OF, [frontier])
             frontier = list(dict.fromkeys(m for m, _ in rows if m not in gone))
             gone += frontier
             events += [{"merged_into": p, "cascade": True} for m, p in dict(rows).items() if m in frontier]
-        rederived: list[dict[str, Any]] = []
-        self._check_compactable()
+        rederived: list[dict[str, Any]] = []  # filled inside the transaction, mirrored after it
+        self._check_compactable()  # refused before anything changes, if the file could not be compacted
 
         def write() -> None:
+            """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
             where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
             spaces = dict(self._run(where, [gone]))
             # a cached vector would let someone confirm a guess of what was erased (unless another
@@ -115,7 +118,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
 
         self._tx(write)
         self._mirror(lambda: self._index.erase(gone))
-        for row in rederived:
+        for row in rederived:  # a re-derived merge: its old index row goes, the new version is appended
             self._mirror(lambda row=row: self._index.erase([row["id"]]))
             self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))
         self._on_commit(lambda: self._lesson_cache.clear())
@@ -128,9 +131,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
         """Inside an erasure: re-derive every merge that held an erased text from the members of its
         own group that remain (text, survivor, embedding and every merged field), up the lineage;
         a merge with none left is erased too -> the re-derived rows as they are now."""
-        changed: dict[str, None] = {}
+        changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         frontier = list(erased)
-        while frontier:
+        while frontier:  # up the lineage: a merge of merges is re-derived after the merge it holds
             parents = self._sql(
                 f"SELECT {COLUMNS} FROM memories WHERE list_has_any(merged_from, ?::VARCHAR[])", [frontier]
             ).to_dicts()
@@ -145,7 +148,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
                     )
                     erased.append(p["id"])
                 else:
-                    survivor, content = remerge(pl.DataFrame(members))
+                    survivor, content = remerge(pl.DataFrame(members))  # the merge rule, on what is left
                     rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
                     value = None if rec["value"] is None else check_value(rec["value"])
                     self._run(_REDERIVE, [
@@ -158,7 +161,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
                                 members=[m["id"] for m in members], status=p["status"])  # fmt: skip
                     changed[p["id"]] = None
                 frontier.append(p["id"])
-        live = [i for i in changed if i not in erased]
+        live = [i for i in changed if i not in erased]  # re-derived, and not erased since
         return self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [live]
         ).to_dicts()
@@ -187,6 +190,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
             raise ValidationError("policy", f"must be a memkit.ForgetParams, got {type(policy).__name__}")
         self._check_dry_run(dry_run)
         with self._lock:
+            # all written by `now`, valid or not: an expired memory is exactly what forget drops
             plan = plan_forget(self._frame_at(namespace, now, requester, valid=False), policy, now)
             if dry_run or plan.is_empty():
                 return plan
@@ -212,6 +216,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         stale_days = check_number("stale_days", stale_days, lo=0.0)
         with self._lock:
             frame = self.frame(namespace, requester=requester).filter(pl.col("created_at") <= now)
+            # the operator's merge candidates, narrowed to what this requester may read
             cand, emb = self.merge_candidates(namespace, now=now)
             keep = cand["id"].is_in(frame["id"].implode()).to_numpy()
             merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], MergeParams())

@@ -98,6 +98,8 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         create: bool = True,
         compact_on_erase: bool = True,
     ) -> None:
+        """Check every argument (nothing is opened before they pass), then open the file: lock,
+        hardening, migrations, the embedder check and the index (:mod:`memkit.store.files`)."""
         if not isinstance(path, str) or not path:
             raise ValidationError("path", f"must be a non-empty str, got {path!r}")
         for name, flag in (

@@ -140,11 +140,19 @@ class MergeMixin(PipelineMixin, ReadMixin):
     def _apply_merges(
         self, plan: pl.DataFrame, frame: pl.DataFrame, emb: np.ndarray, now: datetime, requester: str | None
     ) -> pl.DataFrame:
-        by_id = {r["id"]: (i, r) for i, r in enumerate(frame.to_dicts())}
+        """Write a merge plan -> the plan with ``merged_id`` (null for a cluster left unmerged).
+
+        Each cluster becomes one record (:func:`merged_record`), validated per namespace by
+        ``build_rows`` with the members' authorship, screened by the guard first (a merged text the
+        guard would not store as active is dropped, not refused: its members stay as they are),
+        then written through the pipeline with the survivor's embedding, while ``retire`` marks the
+        members ``superseded`` in the same transaction.
+        """
+        by_id = {r["id"]: (i, r) for i, r in enumerate(frame.to_dicts())}  # id -> (row in emb, row)
         records, order = [], []
         for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
             ms, s = [by_id[m][1] for m in c["members"]], by_id[c["survivor"]][1]
-            version = max(m["version"] for m in ms) + (s["key"] is not None)
+            version = max(m["version"] for m in ms) + (s["key"] is not None)  # a keyed merge: next version
             records.append(
                 {**merged_record(ms, s, c["content"]), "namespace": s["namespace"], "version": version}
             )
@@ -157,19 +165,21 @@ class MergeMixin(PipelineMixin, ReadMixin):
             ]
             for name, values in build_rows(fields, ns, requester, now, keep_authorship=True).items():
                 cols.setdefault(name, []).extend(values)
-        plan = plan[order]
+        plan = plan[order]  # the plan's rows in the order of `cols` (grouped by namespace)
         cols["version"] = [records[i]["version"] for i in order]
         cols["merged_from"], cols["supersedes"] = plan["members"].to_list(), plan["survivor"].to_list()
+        # subtle: a dry run of the guard on a copy; _write screens the real rows again (same result)
         screened = {k: list(v) for k, v in cols.items()}
         self._screen(screened, requester, now, op="merge", refuse=False)
         ok = [i for i, st in enumerate(screened["status"]) if st == "active"]  # the guard passes it as is
         cols = {k: [v[i] for i in ok] for k, v in cols.items()}
         members = [m for ms in cols["merged_from"] for m in ms]
-        survivor_emb = (
+        survivor_emb = (  # (merged, dim): the survivor's vector, though the text may add others' sentences
             emb[[by_id[s][0] for s in cols["supersedes"]]] if ok else np.zeros((0, emb.shape[1]), np.float32)
         )
 
         def retire() -> None:
+            """Inside the merge's transaction: the members become ``superseded``, one event each."""
             self._set_status(members, "superseded", now)
             self._events(now, "supersede", [by_id[m][1]["namespace"] for m in members], members, requester,
                          [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip

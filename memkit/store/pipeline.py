@@ -4,9 +4,9 @@ Every write — ``add``, ``add_many``, ``import_``, the merged rows of ``consoli
 :class:`~memkit.agent.MemoryAgent` writes (it calls ``add``) — goes through :meth:`PipelineMixin._write`,
 stage by stage:
 
-1. **validate + admission** — done by the caller into complete rows: :func:`memkit.rows.build_rows`
-   (defaults, the admission rule for the layer, authorship) or :func:`memkit.portable.read` (a file,
-   every field through the same validators);
+1. **validate + admission** — done by the caller into complete rows:
+   :func:`memkit.portable.rows.build_rows` (defaults, the admission rule for the layer, authorship)
+   or :func:`memkit.portable.jsonl.read` (a file, every field through the same validators);
 2. **guard** — :meth:`~memkit.store.guard.GuardMixin._screen`: redact, refuse, quarantine;
 3. **embed** — through the cache; a given embedding is kept unless the guard changed the text;
    then rows near a lesson are quarantined;
@@ -61,7 +61,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
 
         ``op`` names the per-row event (``add``, ``import``, ``merge``), ``details`` adds to each;
         ``emb`` (``(n, dim)``, normalized) skips the embedder for rows the guard left unchanged;
-        ``columns`` (the table's :class:`~memkit.portable.Column` list) inserts every table column
+        ``columns`` (the table's :class:`~memkit.portable.columns.Column` list) inserts every table column
         ``cols`` carries (an import), not only the Memory fields;
         ``replaced`` ids are deleted in the same transaction (an import's overwrite) and, with
         ``exclude`` (a merge's members), left out of the version plan; ``before`` and ``also`` run
@@ -69,7 +69,10 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         """
         self._check_writable()
         n = len(cols["id"])
+        # stages 2-4 decide everything before the transaction, so a refusal or a conflict under
+        # "strict" raises with nothing written; only stage 5 writes
         for field in ("owner", "created_by"):  # identities, as requesters are mapped (an import's rows too)
+            # (identity() of an identity is itself, so rows from build_rows pass unchanged)
             cols[field] = [None if x is None else identity(x) for x in cols[field]]
         redacted = self._screen(cols, requester, now, op=op, where=where)
         if emb is None:
@@ -96,6 +99,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         quarantined = [i for i, st in enumerate(cols["status"]) if st == "quarantined"]
 
         def write() -> None:
+            """Stage 5: everything the write changes in DuckDB, in one transaction."""
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
             self._insert(cols, emb, hashes, new_cache, columns)
@@ -110,6 +114,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 also()
 
         self._tx(write)
+        # stage 6: queued until the commit (an outer transaction() may still roll everything back)
         if replaced:
             self._mirror(lambda: self._index.erase(replaced))
         self._index_append(cols, emb)

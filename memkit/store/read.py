@@ -5,6 +5,22 @@ Each read builds one :class:`~memkit.store.gate.Gate` (namespace, access, status
 DuckDB for what it lets through; reads by id go through :meth:`~memkit.store.gate.GateMixin._locate`.
 The operator (``requester=None``) sees everything; ``frame()`` without a requester is the operator's
 raw view (what maintenance and export work on).
+
+What each read lets through:
+
+==============  ==========  ===========  ===========  ===================================
+read            namespace   access       status       validity at ``now``
+==============  ==========  ===========  ===========  ===================================
+``get``         by id       read         any          any (quarantined text withheld)
+``read``        one         read         active       valid and written by ``now``
+``versions``    one         read         any          any (quarantined text withheld)
+``frame``       one or all  read         any          any; ``as_of`` replays the statuses
+``search``      one         read         active       valid, written, strong enough
+==============  ==========  ===========  ===========  ===================================
+
+``get`` and ``read`` log a ``read`` event (``search`` a ``search`` event); ``versions``, ``frame``
+and ``count`` log nothing. A read-only store reads without logging: a read never fails for the
+log's sake.
 """
 
 from __future__ import annotations
@@ -26,7 +42,11 @@ __all__ = ["ReadMixin", "check_ids"]
 
 
 def check_ids(field: str, ids: Any) -> list[str]:
-    """A list of memory ids (each a valid name)."""
+    """A list of memory ids (each a valid name); a bare string is refused, not read as characters.
+
+    >>> check_ids("ids", ("a1", "b2"))
+    ['a1', 'b2']
+    """
     if isinstance(ids, str) or not isinstance(ids, (list, tuple, set, frozenset, pl.Series)):
         raise ValidationError(field, f"must be a list of ids, got {type(ids).__name__}")
     return [check_name(field, i) for i in ids]
@@ -71,7 +91,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         namespace = check_name("namespace", namespace)
         requester = self._who(requester)
         now = self._now(now)
-        gate = self._gate(namespace, None, statuses=("active",), valid_at=now)  # access checked below
+        # access is checked on the one row found, so a denial is audited (a gate would just hide it)
+        gate = self._gate(namespace, None, statuses=("active",), valid_at=now)
         where, params = gate.where()
         with self._lock:
             rows = self._sql(
@@ -86,7 +107,8 @@ class ReadMixin(GateMixin, VectorsMixin):
 
     def versions(self, key: str, *, namespace: str, requester: str | None = None) -> pl.DataFrame:
         """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
-        first; quarantined text withheld."""
+        first; quarantined text withheld. The key's history: superseded and disputed values too,
+        for a conflict review or a timeline."""
         key = check_name("key", key)
         namespace = check_name("namespace", namespace)
         where, params = self._gate(namespace, self._who(requester)).where()
@@ -118,7 +140,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         requester = self._who(requester)
         if not isinstance(include_embedding, bool):
             raise ValidationError("include_embedding", "must be a bool")
-        where, params = self._gate(namespace, requester).where()
+        where, params = self._gate(namespace, requester).where()  # no status or validity filter
         masked = requester is not None  # a requester's view: quarantined rows withheld
         cols = (MASKED_COLUMNS if masked else COLUMNS) + (
             f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
@@ -139,7 +161,7 @@ class ReadMixin(GateMixin, VectorsMixin):
             ).drop("memory_id", "status_then", strict=False)
 
     def count(self, namespace: str | None = None) -> int:
-        """Number of stored memories (all statuses)."""
+        """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""
         namespace = check_name("namespace", namespace, optional=True)
         where, params = self._gate(namespace, None).where()
         with self._lock:
@@ -151,6 +173,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         A ``requester`` sees only the namespaces where it may read at least one memory, counted by
         what it may read: the names and the counts, nothing of the memories themselves.
         """
+        # across namespaces on purpose (Gate, not _gate): only names and counts of what it may read
         where, params = Gate(None, self._who(requester)).where()
         with self._lock:
             return self._sql(
@@ -171,6 +194,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         op = None if op is None else check_choice("op", op, OPS)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
+        # a requester's events: those it made, and those about memories it may read now
         mine = "TRUE" if requester is None else (
             f"(e.requester = ? OR e.memory_id IN (SELECT id FROM memories WHERE {where}))"
         )  # fmt: skip
@@ -198,10 +222,11 @@ class ReadMixin(GateMixin, VectorsMixin):
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
-        try:
+        try:  # fail here, naming the field, rather than inside the transaction
             json.dumps(detail, ensure_ascii=False)
         except (TypeError, ValueError) as e:
             raise ValidationError("detail", f"must be JSON-serializable: {e}") from None
+        # its own transaction, or the caller's open one; ids only, free text as digests
         self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **scrub(detail)))
 
     def reinforce(
@@ -218,6 +243,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
+        # no validity check: reinforce follows a search, which checked validity at its own `now`
         where, params = self._gate(namespace, requester, statuses=("active",)).where()
         with self._lock:
             found = self._run(
@@ -233,6 +259,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         """The reinforcement write (in a transaction, mirrored into the index after the commit)."""
 
         def write() -> None:
+            """One UPDATE for every id: last access, count and importance, as in the index."""
             self._run(
                 "UPDATE memories SET last_access_at = greatest(last_access_at, ?),"
                 " access_count = access_count + 1,"
@@ -241,6 +268,7 @@ class ReadMixin(GateMixin, VectorsMixin):
             )
 
         self._tx(write)  # the rows are looked up at commit: a memory added in the same transaction too
+        # subtle: the index is touched after the commit, so a rolled-back transaction leaves it as it was
         self._mirror(
             lambda: self._index.touch(self._index.rows(ids), epoch_us(now), self.decay.reinforce_step)
         )

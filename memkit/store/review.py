@@ -10,6 +10,11 @@
 
 Only the operator (``requester=None``) or a ``GuardParams.reviewers`` member may review: the writer
 of a quarantined text may be the attacker, so owning it is not enough.
+
+Table ``lessons`` (migration 2): ``id, namespace, memory_id, content, reason, requester,
+created_at, embedding``. A lesson belongs to the namespace of its memory and outlives it: erasing
+the memory replaces the lesson's text with ``[erased]`` but keeps its vector, so repeats are still
+recognised.
 """
 
 from __future__ import annotations
@@ -28,11 +33,15 @@ from .pipeline import PipelineMixin
 
 __all__ = ["ReviewMixin"]
 
-_LESSON_COLUMNS = "id, namespace, memory_id, content, reason, requester, created_at"
+_LESSON_COLUMNS = "id, namespace, memory_id, content, reason, requester, created_at"  # all but embedding
 
 
 def _codes(findings: str | None) -> list[str]:
-    """Distinct finding codes of stored findings JSON; tolerant of anything stored (never raises)."""
+    """Distinct finding codes of stored findings JSON; tolerant of anything stored (never raises).
+
+    >>> _codes('[{"code": "MG301"}, {"code": "MG301"}, {"kind": "pii"}]'), _codes("not json")
+    (['MG301'], [])
+    """
     try:
         found = json.loads(findings) if findings else []
     except ValueError:
@@ -47,12 +56,17 @@ class ReviewMixin(PipelineMixin):
     """Quarantine review, approval and lessons."""
 
     def _check_reviewer(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
+        """AccessDenied (audited as ``deny``) unless ``requester`` is the operator or a reviewer."""
         # subtle: the writer of a quarantined text may be the attacker, so owning it is not enough
         if requester is not None and requester not in {identity(r) for r in self.guard.reviewers}:
             self._deny(row, requester, now, op)
 
     def _reviewable(self, memory_id: str, namespace: str | None) -> dict[str, Any]:
-        """The row a reviewer acts on (reviewers work across namespaces; naming one scopes the id)."""
+        """The row a reviewer acts on (reviewers work across namespaces; naming one scopes the id).
+
+        Unlike :meth:`~memkit.store.gate.GateMixin._locate`, no access rule applies here: the
+        caller checks :meth:`_check_reviewer`, and the row is unmasked (a reviewer sees the text).
+        """
         row = self._row(memory_id)
         if row is None or (namespace is not None and row["namespace"] != namespace):
             where = f" in namespace {namespace!r}" if namespace is not None else ""
@@ -64,6 +78,7 @@ class ReviewMixin(PipelineMixin):
         ``id, namespace, key, content, created_by, created_at, codes, findings`` (findings as JSON)."""
         namespace = check_name("namespace", namespace, optional=True)
         with self._lock:
+            # the latest quarantine event of each memory orders the queue (rows without one first)
             q = self._sql(
                 "SELECT id, namespace, key, content, created_by, created_at,"
                 " CAST(findings AS VARCHAR) AS findings FROM memories m LEFT JOIN (SELECT memory_id,"
@@ -72,6 +87,7 @@ class ReviewMixin(PipelineMixin):
                 " ORDER BY e.seq NULLS FIRST, created_at, id",
                 [namespace, namespace],
             )
+        # the codes (MG301, ...) per row, for a reviewer to filter on without parsing the JSON
         codes = pl.Series("codes", [_codes(f) for f in q["findings"]], dtype=pl.List(pl.String))
         return q.with_columns(codes).select(
             "id", "namespace", "key", "content", "created_by", "created_at", "codes", "findings"
@@ -98,15 +114,18 @@ class ReviewMixin(PipelineMixin):
         now = self._now(now)
         with self._lock:
             row = self._reviewable(memory_id, namespace)
-            if row["status"] != "quarantined":
+            if row["status"] != "quarantined":  # approving twice, or an active memory, is a mistake
                 raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
             self._check_reviewer(row, requester, now, "approve")
+            # the stored row as a batch of one, asking to go live: the version plan decides the rest
             cols = {c: [v] for c, v in row.items()}
             cols["status"], cols["supersedes"] = ["active"], [None]
+            # planned as the operator's (requester None): releasing it is the reviewer's decision
             plan = self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id])
-            status = cols["status"][0]
+            status = cols["status"][0]  # active, or conflict under "flag"
 
             def write() -> None:
+                """The new status, the ``approve`` event and the plan's changes, in one transaction."""
                 self._set_status([memory_id], status, now)
                 self._event(
                     now, "approve", row["namespace"], memory_id, requester, status=status, key=row["key"]
@@ -143,11 +162,12 @@ class ReviewMixin(PipelineMixin):
         with self._lock:
             row = self._reviewable(memory_id, namespace)
             self._check_reviewer(row, requester, now, "learn a lesson from")
-            self._check_writable()
+            self._check_writable()  # before reading the vector: a stale file's is another embedder's
             emb = self._embedding_matrix("id = ?", [memory_id])[0]  # DuckDB's: also inside a transaction
             lid, ns, retire = new_id(), row["namespace"], row["status"] == "active"
 
             def write() -> None:
+                """The lesson, its event and (for an active memory) the quarantine, together."""
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [lid, ns, memory_id, row["content"], reason, requester, now, emb.tolist()],
@@ -158,7 +178,7 @@ class ReviewMixin(PipelineMixin):
                     self._event(now, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
 
             self._tx(write)
-            self._on_commit(lambda: self._lesson_cache.pop(ns, None))
+            self._on_commit(lambda: self._lesson_cache.pop(ns, None))  # the next write reloads the lessons
             if retire:
                 self._mirror(lambda: self._index.set_status([memory_id], "quarantined"))
         return lid
@@ -175,7 +195,11 @@ class ReviewMixin(PipelineMixin):
             )
 
     def unlearn(self, lesson_id: str, *, requester: str | None = None, now: datetime | None = None) -> None:
-        """Drop a lesson (a wrong call); the memory it came from keeps its status."""
+        """Drop a lesson (a wrong call); the memory it came from keeps its status.
+
+        A memory the lesson quarantined stays quarantined: :meth:`approve` releases it, so undoing
+        a lesson never makes a text live without a reviewer saying so.
+        """
         lesson_id = check_name("lesson_id", lesson_id)
         requester = self._who(requester)
         now = self._now(now)
@@ -184,13 +208,15 @@ class ReviewMixin(PipelineMixin):
             if not rows:
                 raise NotFound(f"no lesson with id {lesson_id!r}")
             les = rows[0]
+            # the memory may be erased: a denial is audited against the lesson's own namespace and id
             fake = {"id": les["memory_id"], "namespace": les["namespace"], "access": "public"}
             self._check_reviewer(fake, requester, now, "unlearn a lesson about")
 
             def write() -> None:
+                """Drop the lesson and log it (the event keeps the lesson's id, not its text)."""
                 self._run("DELETE FROM lessons WHERE id = ?", [lesson_id])
                 self._event(now, "lesson", les["namespace"], les["memory_id"], requester, lesson=lesson_id,
                             action="unlearn")  # fmt: skip
 
             self._tx(write)
-            self._on_commit(lambda: self._lesson_cache.pop(les["namespace"], None))
+            self._on_commit(lambda: self._lesson_cache.pop(les["namespace"], None))  # reload next time

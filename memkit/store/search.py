@@ -5,6 +5,10 @@ already written at ``now``) — :meth:`~memkit.store.index.SearchIndex.mask` ren
 :class:`~memkit.store.gate.Gate` over the index's integer codes — filtered by layer, kind and tags and
 by the retrieval floor; :meth:`~memkit.store.index.SearchIndex.rank` scores them with
 :func:`memkit.scoring.hybrid`. The query is logged as a digest, never as text.
+
+A search is also a write: its hits are reinforced (last access, count, importance) in the same
+transaction as its ``search`` event, so what is recalled grows stronger. Times reach the index as
+microseconds since the epoch (:func:`epoch_us`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from .vectors import epoch_us
 
 __all__ = ["SearchMixin"]
 
-_MAX_K = 10_000
+_MAX_K = 10_000  # a search returns a few memories for a prompt, not the store
 # column types of a search result, so that an empty result has the same schema as a full one
 _HIT_TYPES = {
     "rank": pl.Int32, "id": pl.String, "content": pl.String, "score": pl.Float64,
@@ -40,6 +44,10 @@ _HIT_TYPES = {
 def _names(
     field: str, value: str | Sequence[str] | None, choices: tuple[str, ...] | None
 ) -> list[str] | None:
+    """A filter argument (one name or several) -> a list of checked names, or None (no filter).
+
+    With ``choices`` (layers, kinds) each must be one of them; without (tags) each must be a name.
+    """
     if value is None:
         return None
     if not isinstance(value, (str, list, tuple, set, frozenset)):
@@ -95,6 +103,7 @@ class SearchMixin(GuardMixin, ReadMixin):
                 raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
         if not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+        # the index folds the store's default floor into one compare; another floor costs a little more
         floor = self.decay.min_strength if min_strength is None else check_number(
             "min_strength", min_strength, lo=0.0, hi=1.0)  # fmt: skip
         layers, kinds, tag_list = (
@@ -102,9 +111,9 @@ class SearchMixin(GuardMixin, ReadMixin):
             _names("kind", kind, KINDS),
             _names("tags", tags, None),
         )
-        if self._stale is not None:
+        if self._stale is not None:  # raises: explains that reembed() is needed
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
-        gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)
+        gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate
         q = self._embed_query(query)  # (dim,)
         with self._lock:
             ix = self._index
@@ -124,12 +133,13 @@ class SearchMixin(GuardMixin, ReadMixin):
                 access_count=ix.access_count[rows],
             )
             hits = pl.DataFrame(out, schema_overrides={c: t for c, t in _HIT_TYPES.items() if c in out})
-            hits = hits.with_columns(
+            hits = hits.with_columns(  # microseconds -> UTC datetimes, as frame() returns them
                 pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
                 pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
             )
             if guard:
                 hits, rows = self._guard_hits(hits, rows, namespace, query)
+            # the same gate for the hits' disputed versions: a requester sees only those it may read
             disputed = self._gate(namespace, requester, statuses=("conflict",), valid_at=now)
             pending = ix.pending(disputed, epoch_us(now), hits["key"].to_list())
             texts = list(dict.fromkeys(t for p in pending for t in p))
@@ -140,7 +150,7 @@ class SearchMixin(GuardMixin, ReadMixin):
             hits = hits.with_columns(pending=pl.Series(pending, dtype=pl.List(pl.String)))
             ids = hits["id"].to_list()
             if not self.read_only:  # the query is logged as a digest: the log keeps no text
-                with self.transaction():
+                with self.transaction():  # the event and the reinforcement commit together
                     self._event(
                         now, "search", namespace, None, requester, query=digest(query), k=int(k), ids=ids
                     )
@@ -160,10 +170,13 @@ class SearchMixin(GuardMixin, ReadMixin):
             prev, nxt = ix.adjacency()
             seen = ix.mask(gate, 0, floor=False)  # namespace and access only (no validity at 0)
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
-            ok = rows >= 0
+            ok = rows >= 0  # known, and (next line) visible to the requester
             ok[ok] = seen[rows[ok]]
 
             def name(nb: np.ndarray) -> list[str | None]:
+                """The id of each asked row's neighbour in ``nb`` (prev or next), or None when the
+                row is not visible, has no neighbour, or the neighbour is not visible."""
+                # subtle: np.maximum(rows, 0) keeps -1 from indexing the last row; `ok` masks it out
                 nb = np.where(ok, nb[np.maximum(rows, 0)], -1)
                 keep = (nb >= 0) & seen[np.maximum(nb, 0)]
                 return [ix.ids[r] if k else None for r, k in zip(nb.tolist(), keep.tolist(), strict=True)]
@@ -176,9 +189,9 @@ class SearchMixin(GuardMixin, ReadMixin):
     ) -> tuple[pl.DataFrame, np.ndarray]:
         """``search(guard=True)``: drop hits near a lesson, then the consistency check on the rest."""
         emb = self._index.emb[rows]  # (k, dim)
-        sim = lesson_similarity(emb, self._lesson_matrix(namespace))
+        sim = lesson_similarity(emb, self._lesson_matrix(namespace))  # (k,): each hit's nearest lesson
         keep = sim < self.guard.lesson_similarity
         hits = hits.with_columns(lesson_similarity=pl.Series(sim)).filter(pl.Series(keep))
         rows = rows[keep]
         hits = consistency(hits, emb[keep], self.guard, query=query)
-        return hits.with_columns(rank=pl.int_range(1, hits.height + 1, dtype=pl.Int32)), rows
+        return hits.with_columns(rank=pl.int_range(1, hits.height + 1, dtype=pl.Int32)), rows  # re-ranked 1..

@@ -14,6 +14,12 @@ answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
 
 Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch)
 are planned without a Python loop; only keys that meet other versions are decided one by one.
+
+A worked example under ``flag``: ``deploy.url`` holds ``a`` (v1, active, written by alice). bob
+writes ``b``: v2 becomes ``conflict`` against v1, and both stay live until ``resolve``. alice then
+writes ``c`` from the same source: her own fact, so v3 supersedes v1 at once (v1 ``superseded``),
+and bob's v2 still waits beside it. The decisions themselves are the pure
+:func:`memkit.conflicts.plan_keyed_write`; this module feeds it the versions and writes its answer.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from .vectors import COLUMNS, VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
 
-_LIVE = ("active", "conflict")
+_LIVE = ("active", "conflict")  # the statuses that hold a key's slot (superseded ones are history)
 
 
 def _holds(cols: dict[str, list[Any]], i: int, now: datetime) -> bool:
@@ -47,9 +53,9 @@ class VersionPlan:
     ``batch`` (the same, for rows of the batch itself: they are written with their final status)
     and ``conflicts`` ``(row, id of the active version it disputes)``."""
 
-    changes: list[tuple[str, str, str, str]] = field(default_factory=list)
-    batch: list[tuple[str, str, str, str]] = field(default_factory=list)
-    conflicts: list[tuple[int, str]] = field(default_factory=list)
+    changes: list[tuple[str, str, str, str]] = field(default_factory=list)  # stored rows to update
+    batch: list[tuple[str, str, str, str]] = field(default_factory=list)  # logged only: already written so
+    conflicts: list[tuple[int, str]] = field(default_factory=list)  # one "conflict" event each
 
 
 class VersionsMixin(GateMixin, VectorsMixin):
@@ -58,7 +64,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
     def _stored_versions(
         self, cols: dict[str, list[Any]], rows: list[int], now: datetime, exclude: list[str]
     ) -> pl.DataFrame:
-        """Every stored version of the keys of ``rows`` (minus ``exclude``), oldest first."""
+        """Every stored version of the keys of ``rows`` (minus ``exclude``), oldest first, with
+        ``value`` (the JSON value, or the text) for the policy to compare and ``valid_now``."""
         return self._sql(
             "SELECT m.id, m.namespace, m.key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
@@ -90,18 +97,18 @@ class VersionsMixin(GateMixin, VectorsMixin):
         version order, like writes.
         """
         plan = VersionPlan()
-        keyed = [i for i, k in enumerate(cols["key"]) if k is not None]
+        keyed = [i for i, k in enumerate(cols["key"]) if k is not None]  # unkeyed rows: nothing to decide
         if not keyed:
             return plan
-        stored = self._stored_versions(cols, keyed, now, exclude or [])
+        stored = self._stored_versions(cols, keyed, now, exclude or [])  # one query for the whole batch
         for row in stored.filter(
             (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
         ).to_dicts():  # a non-public slot may only be rewritten by its owner or creator
             self._check_modify(row, requester, now, "write a new version of")
-        groups: dict[tuple[str, str], list[int]] = {}
+        groups: dict[tuple[str, str], list[int]] = {}  # (namespace, key) -> its rows, in batch order
         for i in keyed:
             groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
-        held = dict(stored.group_by("namespace", "key"))
+        held = dict(stored.group_by("namespace", "key"))  # (namespace, key) -> its stored versions
         for slot, rows in groups.items():  # only keys of this batch
             old = held.get(slot)
             if old is None and len(rows) == 1 and not keep_consistent:
@@ -128,8 +135,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         plan: VersionPlan,
         now: datetime,
     ) -> None:
-        """Decide the rows of one key in order, each against everything before it."""
-        in_batch = {cols["id"][i]: i for i in rows}
+        """Decide the rows of one key in order, each against everything before it.
+
+        ``versions`` is the slot as the policy sees it, ``(id, status, value, version)``: the
+        stored versions (those out of validity marked so), then each decided row of the batch.
+        """
+        in_batch = {cols["id"][i]: i for i in rows}  # id -> row, for rows the batch itself supersedes
         stored = [] if old is None else old.to_dicts()
         versions = [
             (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
@@ -143,11 +154,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         for i in rows:
             value = cols["value"][i] or cols["content"][i]
             if cols["status"][i] not in _LIVE:  # quarantined (or imported history): a number, no change
+                # (approve() plans it again, against the slot as it is then)
                 cols["version"][i] = max((v[3] for v in versions), default=0) + 1
                 versions.append((cols["id"][i], cols["status"][i], value, cols["version"][i]))
                 continue
             writer, source = cols["created_by"][i], cols["source"][i]
-            own = {
+            own = {  # the versions this writer wrote from this source: its own fact, if it updates one
                 v
                 for v, (o, c, s) in authors.items()
                 if writer is not None and writer in (o, c) and s == source
@@ -157,7 +169,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":
                 plan.conflicts.append((i, decided.against or ""))
-            changed = dict(decided.changes)
+            changed = dict(decided.changes)  # old id -> its new status
             for old_id, status in decided.changes:
                 change = (old_id, cols["namespace"][i], status, cols["id"][i])
                 if old_id in in_batch:  # not stored yet: it is written with its final status
@@ -165,11 +177,13 @@ class VersionsMixin(GateMixin, VectorsMixin):
                     plan.batch.append(change)
                 else:
                     plan.changes.append(change)
-            versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]
+            versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]  # the slot after row i
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
 
     def _set_status(self, ids: list[str], status: str, now: datetime) -> None:
+        """Set the status of ``ids`` in DuckDB (inside a transaction); ``updated_at`` = ``now``.
+        The caller logs the change and mirrors it into the index."""
         self._run(
             "UPDATE memories SET status = ?, updated_at = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))",
             [status, now, list(ids)],
@@ -180,7 +194,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
     ) -> None:
         """Commit a plan (inside the write's transaction): conflict events, then the status changes
         of stored versions (one statement per status) and one ``supersede`` event each."""
-        rows = [i for i, _ in plan.conflicts]
+        rows = [i for i, _ in plan.conflicts]  # batch rows that wait as conflicts
         details = [{"key": cols["key"][i], "against": a, "status": "conflict"} for i, a in plan.conflicts]
         self._events(now, "conflict", [cols["namespace"][i] for i in rows], [cols["id"][i] for i in rows],
                      requester, details)  # fmt: skip
@@ -193,7 +207,11 @@ class VersionsMixin(GateMixin, VectorsMixin):
         )
 
     def _mirror_versions(self, plan: VersionPlan) -> None:
+        """After the commit, the plan's status changes of stored rows in the index (the batch's own
+        rows enter the index with their final status)."""
+
         def apply() -> None:
+            """Each changed stored version's new status."""
             for old_id, _, status, _ in plan.changes:
                 self._index.set_status([old_id], status)
 
@@ -210,7 +228,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         requester: str | None = None,
         now: datetime | None = None,
     ) -> Memory:
-        """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``."""
+        """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``.
+
+        ``keep`` may be the current version (the conflict is rejected) or a pending one (it wins).
+        Only the operator or the kept version's owner or creator may resolve; one ``resolve`` event
+        and a ``supersede`` event per loser record it.
+        """
         key = check_name("key", key)
         namespace = check_name("namespace", namespace)
         keep = check_name("keep", keep)
@@ -229,6 +252,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
             losers = [r["id"] for r in live if r["id"] != keep]
 
             def write() -> None:
+                """Winner, losers and their events, in one transaction."""
                 self._set_status([keep], "active", now)
                 self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)
                 if losers:
@@ -239,6 +263,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
             self._tx(write)
 
             def mirror() -> None:
+                """The same statuses in the index, after the commit."""
                 self._index.set_status([keep], "active")
                 self._index.set_status(losers, "superseded")
 

@@ -1,10 +1,13 @@
 """``add`` and ``add_many``: the public writes, thin entrances to the write pipeline.
 
-Both validate their input into complete rows (:func:`memkit.rows.build_rows`: defaults, the
+Both validate their input into complete rows (:func:`memkit.portable.rows.build_rows`: defaults, the
 admission rule, authorship) and hand them to :meth:`~memkit.store.pipeline.PipelineMixin._write`,
 which screens, embeds, plans versions and commits. ``add_many`` is ``add`` for a frame: the same
 rules row by row (keys meet their stored versions, and each other in frame order, under the conflict
 policy), one transaction, and given embeddings skip the embedder.
+
+Every argument is checked before the store's lock is taken and before anything is written; the
+lock is held only for the pipeline itself.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class WriteMixin(PipelineMixin):
     """``add`` and ``add_many``."""
 
     def _policy(self, conflict_policy: str | None) -> str:
+        """The conflict policy of one call: ``conflict_policy=`` if given, else the store's."""
         return check_choice("conflict_policy", conflict_policy or self.conflict_policy, POLICIES)
 
     def add(
@@ -62,9 +66,10 @@ class WriteMixin(PipelineMixin):
         A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions.
         """
         namespace = check_name("namespace", namespace)
-        requester = self._who(requester)
+        requester = self._who(requester)  # an identity: PII in a name becomes its pseudonym
         now = self._now(now)
         policy = self._policy(conflict_policy)
+        # a keyword left at None is "not given": build_rows fills in its default
         given = dict(content=content, key=key, value=value, layer=layer, kind=kind, importance=importance,
                      half_life_hours=half_life_hours, source=source, owner=owner, access=access, tags=tags,
                      valid_from=valid_from, valid_until=valid_until, protected=protected,
@@ -72,7 +77,7 @@ class WriteMixin(PipelineMixin):
         cols = build_rows([{k: v for k, v in given.items() if v is not None}], namespace, requester, now)
         with self._lock:
             cols = self._write(cols, requester=requester, now=now, policy=policy)
-        return Memory.from_row({c: v[0] for c, v in cols.items()})
+        return Memory.from_row({c: v[0] for c, v in cols.items()})  # the row as stored (redacted)
 
     def add_many(
         self,
@@ -103,7 +108,7 @@ class WriteMixin(PipelineMixin):
         now = self._now(now)
         policy = self._policy(conflict_policy)
         given = frame["embedding"] if "embedding" in frame.columns else None
-        try:
+        try:  # one dict per row: validation is per row anyway (build_rows)
             records = frame.drop("embedding", strict=False).to_dicts()
         except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
             raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
@@ -121,6 +126,6 @@ class WriteMixin(PipelineMixin):
                 now=now,
                 policy=policy,
                 emb=emb,
-                details=[{"bulk": True}] * len(frame),
+                details=[{"bulk": True}] * len(frame),  # the add events of add_many say so
             )
-        return pl.DataFrame({"id": cols["id"], "status": cols["status"]})
+        return pl.DataFrame({"id": cols["id"], "status": cols["status"]})  # row-aligned with `frame`

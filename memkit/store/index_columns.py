@@ -1,0 +1,282 @@
+"""The search index's data: the store's memories as numpy columns, how they change, and the read gate
+as a mask over them. Ranking over these columns is :mod:`memkit.store.index`.
+
+Layout. Row ``i`` of every column is one memory (any status), in the order DuckDB returned them on
+open and then in write order; ``row[id]`` finds it. The columns are preallocated to a capacity and
+grow by doubling, so appending one memory is amortized O(dim); only ``[:n]`` is live.
+
+========================  =========  =====================================================
+column                    dtype      holds
+========================  =========  =====================================================
+``emb``                   float32    ``(cap, dim)``, L2-normalized embeddings
+``ids content key tags``  object     the texts (``tags`` as tuples)
+``ns owner creator``      int32      name codes (:class:`_Codes`: namespaces, owners and
+                                     creators share one table, so access compares codes)
+``status access``         int8       position in :data:`~memkit.schema.STATUSES` /
+``layer kind``                       ``ACCESS`` / ``LAYERS`` / ``KINDS``; :data:`DELETED` = -1
+``importance``            float64    in [0, 1], raised by reinforcement
+``half_life_h``           float64    hours
+``access_count``          int64
+``*_us``                  int64      instants in microseconds since the Unix epoch (exact)
+``expire_us``             int64      when strength falls below the default floor
+========================  =========  =====================================================
+
+Every change here mirrors a committed DuckDB change (the store applies it after the commit), so the
+columns never show a row DuckDB does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..access import readable_mask
+from ..decay import hours_until
+from ..schema import ACCESS, KINDS, LAYERS, STATUSES
+from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent
+
+__all__ = ["DELETED", "US_PER_HOUR", "IndexColumns"]
+
+_NEVER = np.iinfo(np.int64).max  # expire_us of a memory that never fades below the floor
+US_PER_HOUR = 3.6e9  # microseconds per hour: the columns' time unit -> the decay formulas' unit
+DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
+
+
+class _Codes:
+    """Interned names -> int32 codes; code 0 is None.
+
+    >>> c = _Codes(); c.encode(["alice", None, "bob", "alice"]).tolist(), c.lookup("carol")
+    ([1, 0, 2, 1], -2)
+    """
+
+    def __init__(self) -> None:
+        """An empty table: only None is known (code 0)."""
+        self.code: dict[str | None, int] = {None: 0}
+
+    def encode(self, values: Sequence[str | None]) -> np.ndarray:
+        """Names -> their codes ``(len(values),)`` int32; a name seen for the first time gets the next."""
+        return np.fromiter((self.code.setdefault(v, len(self.code)) for v in values), np.int32, len(values))
+
+    def lookup(self, value: str | None) -> int:
+        """Code of a name, or -2 (matches nothing) if never seen."""
+        return self.code.get(value, -2)
+
+
+def _enum(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
+    """Enum values -> their positions in ``choices`` as int8 (``("active",)`` -> ``[0]``)."""
+    pos = {c: i for i, c in enumerate(choices)}
+    return np.fromiter((pos[v] for v in values), np.int8, len(values))
+
+
+class IndexColumns:
+    """Columns of every stored memory, row-aligned with ``emb`` (see the module table): appends,
+    status changes, erasure and reinforcement, and :meth:`mask`, the read gate over the columns."""
+
+    # times are int64 microseconds since the Unix epoch, so validity bounds compare exactly
+    NUMERIC = ("importance", "half_life_h", "access_count")
+    TIMES = ("created_us", "last_access_us", "valid_from_us", "valid_until_us")
+    CODED = ("ns", "status", "access", "owner", "creator", "layer", "kind")
+
+    def __init__(self, dim: int, floor: float = 0.1) -> None:
+        """An empty index for ``dim``-dimensional embeddings; ``floor`` is the store's default
+        retrieval floor (``DecayParams.min_strength``), folded into ``expire_us``."""
+        self.dim = dim
+        self.floor = floor  # the default retrieval floor, folded into `expire_us`
+        self.n = 0  # live rows; the arrays hold `cap`
+        self.names = _Codes()  # namespaces, owners and creators share one code table
+        self.tag_codes = _Codes()
+        self.row: dict[str, int] = {}  # memory id -> row
+        self.keyword: KeywordIndex | None = None  # built on first keyword query
+        # tags as (row, tag code) pairs, appended in chunks and concatenated on the next tag filter
+        self._tag_rows: list[np.ndarray] = []
+        self._tag_vals: list[np.ndarray] = []
+        self._alloc(1024)
+
+    def _alloc(self, cap: int) -> None:
+        """(Re)allocate every column to ``cap`` rows, keeping the first ``n``."""
+
+        def grow(old: np.ndarray | None, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+            """A zeroed ``(cap, *shape)`` array with ``old``'s live rows copied in."""
+            new = np.zeros((cap, *shape), dtype=dtype)
+            if old is not None:
+                new[: self.n] = old[: self.n]
+            return new
+
+        get = self.__dict__.get  # None on the first allocation
+        self.emb = grow(get("emb"), np.float32, (self.dim,))
+        for c in self.NUMERIC:
+            setattr(self, c, grow(get(c), np.int64 if c == "access_count" else np.float64))
+        for c in (*self.TIMES, "expire_us"):
+            setattr(self, c, grow(get(c), np.int64))
+        for c in self.CODED:
+            setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
+        for c in ("ids", "content", "key", "tags"):
+            setattr(self, c, grow(get(c), object))
+        self.cap = cap
+
+    # ---------------------------------------------------------------------------------------- writes
+    def append(self, cols: dict[str, Any], emb: np.ndarray) -> None:
+        """Append rows. ``cols`` maps memory column names to sequences, plus the times as int64
+        epoch microseconds (``created_us``, ``last_access_us``, ``valid_from_us``,
+        ``valid_until_us``; an open validity bound is the int64 minimum / maximum);
+        ``emb`` is ``(m, dim)`` float32, normalized."""
+        m = len(cols["id"])
+        if self.n + m > self.cap:
+            self._alloc(max(2 * self.cap, self.n + m))
+        s = slice(self.n, self.n + m)
+        self.emb[s] = emb
+        self.ids[s] = cols["id"]
+        self.content[s] = cols["content"]
+        self.key[s] = cols["key"]
+        self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
+        self.ns[s] = self.names.encode(cols["namespace"])
+        self.owner[s] = self.names.encode(cols["owner"])
+        self.creator[s] = self.names.encode(cols["created_by"])
+        self.status[s] = _enum(cols["status"], STATUSES)
+        self.access[s] = _enum(cols["access"], ACCESS)
+        self.layer[s] = _enum(cols["layer"], LAYERS)
+        self.kind[s] = _enum(cols["kind"], KINDS)
+        self.importance[s] = cols["importance"]
+        self.half_life_h[s] = cols["half_life_h"]
+        for c in self.TIMES:
+            getattr(self, c)[s] = cols[c]
+        self.access_count[s] = cols["access_count"]
+        self._expire(s)
+        rows = np.arange(self.n, self.n + m, dtype=np.int32)
+        lens = np.fromiter((len(t) for t in self.tags[s]), np.int64, m)
+        if lens.sum():  # one (row, tag) pair per tag: (sum(lens),) each
+            self._tag_rows.append(np.repeat(rows, lens))
+            self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
+        self.row.update(zip(cols["id"], range(self.n, self.n + m), strict=True))
+        if self.keyword is not None:  # once built, the BM25 postings follow every append
+            self.keyword.add(list(cols["content"]), self.n)
+        self.n += m
+
+    def set_status(self, ids: Sequence[str], status: str) -> None:
+        """Set the status of ``ids`` (one of :data:`~memkit.schema.STATUSES`)."""
+        self.status[self.rows(ids)] = STATUSES.index(status)
+
+    def erase(self, ids: Sequence[str]) -> None:
+        """Forget deleted memories: the rows stay (rows never shift) but match nothing, and their
+        BM25 postings are removed."""
+        rows = self.rows(ids)
+        for i in ids:
+            del self.row[i]
+        self.status[rows] = DELETED
+        self._erasures = self.__dict__.get("_erasures", 0) + 1  # invalidates adjacency()
+        self.content[rows] = ""  # the text is gone from memory too, not only unreachable
+        self.emb[rows] = 0.0
+        if self.keyword is not None:
+            self.keyword.drop_rows(rows)
+
+    def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
+        """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
+        self.last_access_us[rows] = np.maximum(self.last_access_us[rows], now_us)  # never backwards
+        self.access_count[rows] += 1
+        self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
+        self._expire(rows)  # a higher importance fades below the floor later
+
+    def _expire(self, rows: slice | np.ndarray) -> None:
+        """``expire_us``: the instant strength falls below the floor, so the floor is one compare:
+        ``created + hours_until(floor, importance, half_life)`` (:func:`memkit.decay.hours_until`).
+        A memory that starts below the floor gets the int64 minimum (never recalled)."""
+        if self.floor <= 0:
+            self.expire_us[rows] = _NEVER
+            return
+        imp = self.importance[rows]
+        life_us = np.clip(hours_until(self.floor, imp, self.half_life_h[rows]) * 3.6e9, 0, 8e18)  # huge lives
+        expire = np.minimum(self.created_us[rows] + life_us.astype(np.int64), _NEVER)
+        self.expire_us[rows] = np.where(imp < self.floor, np.iinfo(np.int64).min, expire)
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """Memory ids -> their rows ``(len(ids),)`` int64 (KeyError for an id not in the index)."""
+        return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
+
+    # ----------------------------------------------------------------------------------------- reads
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
+        in (created_at, row) order, recomputed after rows were appended or erased (one sort of the
+        namespace and time columns)."""
+        stamp = (self.n, self.__dict__.get("_erasures", 0))
+        if self.__dict__.get("_adj_stamp") != stamp:  # erased rows are no one's neighbours (as on reload)
+            live = np.flatnonzero(self.status[: self.n] != DELETED)
+            window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
+            p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
+            prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
+            prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
+            self._adj, self._adj_stamp = (prev, nxt), stamp
+        return self._adj
+
+    def keyword_index(self) -> KeywordIndex:
+        """The BM25 postings, built from the stored contents on first use, then appended to."""
+        if self.keyword is None:
+            kw = KeywordIndex()
+            kw.add(list(self.content[: self.n]), 0)
+            self.keyword = kw
+        return self.keyword
+
+    def mask(
+        self,
+        gate: Any,
+        now_us: int,
+        *,
+        floor: bool = True,
+        layer: Sequence[str] | None = None,
+        kind: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> np.ndarray:
+        """The read gate (:class:`~memkit.store.gate.Gate`: namespace, access, statuses; validity and
+        write time at ``now_us``) over the index's codes, the filters, and (``floor=True``)
+        strength at least :attr:`floor` -> a boolean mask ``(n,)``."""
+        n = self.n
+        m = np.ones(n, dtype=bool)
+        if gate.namespace is not None:
+            m &= self.ns[:n] == self.names.lookup(gate.namespace)
+        if gate.statuses is not None:
+            m &= np.isin(self.status[:n], [STATUSES.index(s) for s in gate.statuses])
+        else:
+            m &= self.status[:n] != DELETED
+        if gate.requester is not None:  # memkit.access's rule, over codes instead of names
+            req = self.names.lookup(gate.requester)
+            m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
+        if gate.valid_at is not None:
+            m &= (self.valid_from_us[:n] <= now_us) & (now_us < self.valid_until_us[:n])  # [from, until)
+            m &= self.created_us[:n] <= now_us  # nothing written after `now` (time travel stays honest)
+        if floor:  # strength >= the default floor, as one integer compare
+            m &= now_us <= self.expire_us[:n]
+        if layer is not None:
+            m &= np.isin(self.layer[:n], [LAYERS.index(x) for x in layer])
+        if kind is not None:
+            m &= np.isin(self.kind[:n], [KINDS.index(x) for x in kind])
+        if tags is not None:
+            m &= self._has_any_tag(tags)
+        return m
+
+    def pending(self, gate: Any, now_us: int, keys: Sequence[str | None]) -> list[list[str]]:
+        """For each of ``keys``, the text of its pending ``conflict`` versions that ``gate`` (with
+        ``statuses=("conflict",)``) lets through: what a prompt must show beside the current value."""
+        wanted = [k for k in dict.fromkeys(keys) if k is not None]
+        if not wanted:
+            return [[] for _ in keys]
+        rows = np.flatnonzero(self.mask(gate, now_us, floor=False))  # the few pending versions
+        rows = rows[np.isin(self.key[rows], np.asarray(wanted, dtype=object))]
+        by_key: dict[str, list[str]] = {}
+        for r in rows.tolist():  # pending versions of these keys only: a handful
+            by_key.setdefault(self.key[r], []).append(self.content[r])
+        return [by_key.get(k, []) if k is not None else [] for k in keys]
+
+    def _has_any_tag(self, tags: Sequence[str]) -> np.ndarray:
+        """Rows that carry at least one of ``tags`` -> a boolean mask ``(n,)``."""
+        hit = np.zeros(self.n, dtype=bool)
+        if self._tag_rows:
+            if len(self._tag_rows) > 1:  # compact the appended chunks
+                self._tag_rows = [np.concatenate(self._tag_rows)]
+                self._tag_vals = [np.concatenate(self._tag_vals)]
+            wanted = [self.tag_codes.lookup(t) for t in tags]
+            hit[self._tag_rows[0][np.isin(self._tag_vals[0], wanted)]] = True
+        return hit
+
+
+_ACCESS_CODES = {a: ACCESS.index(a) for a in ACCESS}  # the access levels as the columns code them
