@@ -15,5 +15,17 @@ from __future__ import annotations
 from .context import Context, build_context
 from .llms import EchoLLM, ScriptedLLM
 from .loop import MemoryAgent, Reply, SessionEnd
+from .tour import conversation_section, guard_section, show_section
 
-__all__ = ["Context", "EchoLLM", "MemoryAgent", "Reply", "ScriptedLLM", "SessionEnd", "build_context"]
+__all__ = [
+    "Context",
+    "EchoLLM",
+    "MemoryAgent",
+    "Reply",
+    "ScriptedLLM",
+    "SessionEnd",
+    "build_context",
+    "conversation_section",
+    "guard_section",
+    "show_section",
+]
