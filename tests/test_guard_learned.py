@@ -112,7 +112,7 @@ def test_a_learned_verdict_is_an_mg310_finding_and_decide_agrees() -> None:
 
 def test_tool_and_import_sources_get_the_strict_threshold() -> None:
     params = mk.GuardParams(injection_threshold=0.9, strict_threshold=0.05)
-    text = "What is the capital of Brazil?"  # an instruction; harmless from a user, odd inside an e-mail
+    text = "Write a short story about a detective chasing a thief."  # harmless from a user, odd in data
     p = screen(text).probability
     assert 0.05 < p < 0.9
     got = [screen(text, params, source=src).action for src in ("user", "agent", "tool", "import")]
@@ -122,7 +122,7 @@ def test_tool_and_import_sources_get_the_strict_threshold() -> None:
 
 def test_strict_threshold_is_never_laxer_than_the_default() -> None:
     params = mk.GuardParams(injection_threshold=0.1, strict_threshold=0.9)
-    text = "What is the capital of Brazil?"
+    text = "Write a short story about a detective chasing a thief."
     assert screen(text, params, source="tool").action == screen(text, params).action == "quarantine"
 
 
@@ -157,8 +157,12 @@ def test_the_store_holds_a_tool_write_to_the_strict_threshold() -> None:
     params = mk.GuardParams(injection_threshold=0.9, strict_threshold=0.05)
     t = datetime(2026, 1, 1, tzinfo=UTC)
     with mk.MemoryStore(guard=params) as store:
-        user = store.add("What is the capital of Brazil?", namespace="u", source="user", now=t)
-        tool = store.add("What is the capital of Brazil?", namespace="u", source="tool", now=t)
+        user = store.add(
+            "Write a short story about a detective chasing a thief.", namespace="u", source="user", now=t
+        )
+        tool = store.add(
+            "Write a short story about a detective chasing a thief.", namespace="u", source="tool", now=t
+        )
     assert (user.status, tool.status) == ("active", "quarantined")
     assert LEARNED[0] in [f.code for f in tool.findings]
 
