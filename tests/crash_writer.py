@@ -6,6 +6,7 @@ reopen (a checkpoint), and imports when the store has them. After each call *ret
 acknowledgement line and flushes, so every line the parent read is a write the store acknowledged:
 
     ADD <id> | MANY <id,id,...> | DEL <id> | MERGE <merged_id> <member,...> | IMPORT <ns> <n> <id,...>
+    | SEARCH <now> <hit,...>
 
 Each operation uses its own ``now`` (one second apart), so a test can group audit events by call. The
 clock is simulated: trial ``t``'s step ``n`` runs at ``T0 + t·TRIAL_SPAN_S + n`` seconds, so every write
@@ -78,8 +79,9 @@ def main(path: str, seed: int, trial: int) -> None:
             for merged, members in zip(plan["merged_id"], plan["members"], strict=True):
                 alive.append(merged)
                 ack(f"MERGE {merged} {','.join(members)}")
-        elif op < 0.9:
-            store.search(text, namespace="u1", k=5, now=now)
+        elif op < 0.9:  # deferred: its event and reinforcement reach the file at a later flush
+            hits = store.search(text, namespace="u1", k=5, now=now)
+            ack(f"SEARCH {now.isoformat()} {','.join(hits['id'])}")
         elif op < 0.95 and hasattr(store, "import_") and hasattr(store, "export"):
             src = export_dir / f"{trial}_{step}.jsonl"
             store.export(str(src), namespace="u1", now=now)

@@ -50,9 +50,11 @@ class Acks:
 
     def __init__(self) -> None:
         self.added: set[str] = set()
+        self.written: set[str] = set()  # by add and add_many (imports copy their rows' counters)
         self.deleted: set[str] = set()
         self.merges: dict[str, list[str]] = {}
         self.imports: dict[str, list[str]] = {}
+        self.searches: set[datetime] = set()  # the `now` of every acknowledged search
         self.lines = 0
         self.trials = 0
 
@@ -67,11 +69,14 @@ class Acks:
             op, rest = parts[0], parts[1:]
             if op in ("ADD", "MANY"):
                 self.added.update(rest[0].split(","))
+                self.written.update(rest[0].split(","))
             elif op == "DEL":
                 self.deleted.add(rest[0])
             elif op == "MERGE":
                 self.merges[rest[0]] = rest[1].split(",")
                 self.added.add(rest[0])
+            elif op == "SEARCH":
+                self.searches.add(datetime.fromisoformat(rest[0]))
             elif op == "IMPORT":
                 ids = rest[2].split(",") if len(rest) > 2 and rest[2] else []
                 self.imports[rest[0]] = ids
@@ -189,6 +194,23 @@ def check_recovered(path: str, acks: Acks, now: datetime) -> dict[str, int]:
             want = header["counts"]["memories"]
             assert per_ns.get(ns, 0) in (0, want), f"partial import into {ns}: {per_ns.get(ns)} of {want}"
             imports_checked += per_ns.get(ns, 0) == want and want > 0
+        # deferred reads: every acknowledged search has its event (journaled before it returned,
+        # replayed on open), and its reinforcement went with it: a row written by add has been
+        # reinforced exactly as often as search events name it (the event and the UPDATE commit together)
+        searched = audit.filter(pl.col("op") == "search")
+        missing = acks.searches - set(searched["ts"].to_list())
+        assert not missing, f"acknowledged searches without their event: {sorted(missing)[:3]}"
+        named = (
+            searched.filter(pl.col("detail").str.json_path_match("$.reinforce") != "false")
+            .select(pl.col("detail").str.json_path_match("$.ids").str.json_decode(pl.List(pl.String)))
+            .explode("detail")
+            .group_by("detail")
+            .len()
+        )
+        times = dict(zip(named["detail"], named["len"], strict=True))
+        plain = frame.filter(pl.col("id").is_in(list(acks.written)))
+        for row in plain.select("id", "access_count").to_dicts():
+            assert row["access_count"] == times.get(row["id"], 0), (row, times.get(row["id"], 0))
         # the index rebuilt from the file agrees with it, and the store still writes
         hits = s.search("Hangzhou", namespace="u1", k=10_000, now=now, min_strength=0.0, reinforce=False)
         live = frame.filter((pl.col("namespace") == "u1") & (pl.col("status") == "active"))
@@ -201,6 +223,7 @@ def check_recovered(path: str, acks: Acks, now: datetime) -> dict[str, int]:
             "imports": imports_checked,
             "batches": len(sizes),
             "retired_by_merge": len(merged_members),
+            "searches": len(searched),
         }
 
 
@@ -220,17 +243,22 @@ def test_sigkill_loses_no_acknowledged_write_and_leaves_nothing_partial(tmp_path
     print(
         f"crash test: {trials} SIGKILL trials, {acks.lines} acknowledged operations "
         f"({len(acks.added)} ids written, {len(acks.deleted)} deleted, {len(acks.merges)} merges, "
-        f"{len(acks.imports)} imports acknowledged), 0 lost, 0 partial; final file {last}"
+        f"{len(acks.imports)} imports, {len(acks.searches)} searches acknowledged), 0 lost, 0 partial;"
+        f" final file {last}"
     )
     assert trials == TRIALS and acks.lines > 0
 
 
 def test_acks_parser_reads_every_kind_of_line() -> None:
     acks = Acks()
-    acks.read("READY\nADD a\nMANY b,c\nDEL a\nMERGE m x,y\nIMPORT imp1_2 2 p,q\nIMPORT imp1_3 0 \n")
+    acks.read(
+        "READY\nADD a\nMANY b,c\nDEL a\nMERGE m x,y\nIMPORT imp1_2 2 p,q\nIMPORT imp1_3 0 \n"
+        "SEARCH 2026-01-01T00:00:05+00:00 a,b\n"
+    )
     assert acks.added == {"a", "b", "c", "m", "p", "q"} and acks.deleted == {"a"}
     assert acks.merges == {"m": ["x", "y"]} and acks.imports == {"imp1_2": ["p", "q"], "imp1_3": []}
-    assert acks.lines == 6
+    assert acks.searches == {datetime.fromisoformat("2026-01-01T00:00:05+00:00")}
+    assert acks.lines == 7
 
 
 def test_acks_parser_ignores_a_line_torn_by_the_kill() -> None:

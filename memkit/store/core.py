@@ -75,6 +75,12 @@ class StoreCore:
     _lesson_cache: dict[str, Any]  # namespace -> its lessons' embeddings (guard.py)
     _depth: int  # > 0 inside a transaction
     _after: list[Callable[[], None]]  # work waiting for the outer commit
+    _pending: list[dict[str, Any]]  # reads whose event and reinforcement wait for a flush (deferred.py)
+    _flushing: bool  # a flush is writing them: statements run without triggering another
+
+    def _flush_pending(self) -> None:
+        """Write the deferred reads before a statement runs (implemented in memkit.store.deferred)."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------------------------- statements
     @property
@@ -82,6 +88,8 @@ class StoreCore:
         """The open connection, or MemkitError once the store is closed (not DuckDB's own error)."""
         if self._con is None:
             raise MemkitError(f"the store {self.path!r} is closed")
+        if self._pending and not self._flushing:  # deferred reads go first (memkit.store.deferred)
+            self._flush_pending()
         return self._con
 
     def _run(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -103,6 +103,7 @@ class FilesMixin(StoreCore):
     def _open(self, create: bool) -> None:
         """Connect, migrate, load the index; on any failure close again and raise."""
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
+        self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
         self._file = None if self.path == ":memory:" else str(Path(self.path).resolve())
         if self._file and not create and not Path(self._file).is_file():
             raise NotFound(
@@ -119,6 +120,7 @@ class FilesMixin(StoreCore):
         try:
             self._migrate(create)
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
+            self._open_journal()  # replays the reads a crash left unwritten, before the index loads
             self._load_index()
         except duckdb.Error as e:  # e.g. a truncated file whose header is intact
             self.close()
@@ -269,9 +271,11 @@ class FilesMixin(StoreCore):
 
     # ---------------------------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        """Close the database (idempotent). A file is checkpointed by DuckDB on close."""
+        """Write the deferred reads and close the database (idempotent). A file is checkpointed by
+        DuckDB on close."""
         with self._lock:
             if self._con is not None:
+                self._close_journal()  # the deferred reads are written first
                 self._con.close()
                 self._con = None
                 with _OPEN_LOCK:

@@ -25,6 +25,7 @@ from ..guard import consistency, lesson_similarity
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
+from .deferred import DeferredMixin
 from .guard import GuardMixin
 from .read import ReadMixin
 from .vectors import epoch_us
@@ -58,7 +59,7 @@ def _names(
     return [check_choice(field, v, choices) for v in values]
 
 
-class SearchMixin(GuardMixin, ReadMixin):
+class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
     """Hybrid search over the index, with reinforcement and the read-time guard."""
 
     def search(
@@ -150,12 +151,10 @@ class SearchMixin(GuardMixin, ReadMixin):
             hits = hits.with_columns(pending=pl.Series(pending, dtype=pl.List(pl.String)))
             ids = hits["id"].to_list()
             if not self.read_only:  # the query is logged as a digest: the log keeps no text
-                with self.transaction():  # the event and the reinforcement commit together
-                    self._event(
-                        now, "search", namespace, None, requester, query=digest(query), k=int(k), ids=ids
-                    )
-                    if reinforce and ids:
-                        self._touch(ids, now)
+                # the event and the reinforcement are deferred together (memkit.store.deferred): the
+                # index is reinforced now, the file at the next flush, the journal before returning
+                detail = {"query": digest(query), "k": int(k), "ids": ids, "reinforce": reinforce}
+                self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
         return hits
 
     def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:

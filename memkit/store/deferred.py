@@ -1,0 +1,203 @@
+"""Deferred reads: a search's audit event and reinforcement, written in batches, never lost.
+
+Every search writes two things: an audit event (``search``, the query's digest, the hit ids) and the
+reinforcement of its hits (last access, access count, importance). Written at once, that is a DuckDB
+transaction per search, several milliseconds, more than the ranking itself. So outside an explicit
+:meth:`~memkit.store.MemoryStore.transaction`, reads (``search`` and the audited reads ``get``,
+``read``, ``export`` and refusals) *defer* their writes:
+
+1. the search index is reinforced at once, so the next search in this process sees it;
+2. the entry is appended, as one JSON line, to a journal beside the file (``<file>.reads``): a write
+   into the operating system's page cache, which survives the process being killed;
+3. entries are written to DuckDB in one transaction — events with their original timestamps,
+   reinforcement summed per memory — when :data:`FLUSH_AT` are waiting, before *any* other statement
+   runs on the connection (so a write, ``frame``, ``audit`` or ``export`` always sees every read
+   before it, in order), on :meth:`flush`, and on ``close``.
+
+After a crash, opening the file replays the journal before the index loads. Each entry carries a
+number, and the flush records the last number it wrote in ``meta`` *in the same transaction*, so an
+entry is applied exactly once even if the process died between that commit and the journal's
+truncation. A half-written last line (the process died inside ``write``) was never acknowledged to
+the caller — the call returns after the write — and is skipped.
+
+A store in memory has no journal (a crash loses the whole store anyway); a read-only store writes
+nothing, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .audit import AuditMixin
+from .vectors import VectorsMixin, epoch_us
+
+__all__ = ["FLUSH_AT", "DeferredMixin"]
+
+FLUSH_AT = 256
+"""Deferred entries that trigger a flush: one transaction per 256 searches instead of 256."""
+
+
+class DeferredMixin(AuditMixin, VectorsMixin):
+    """Reads' events and reinforcement, journaled and flushed in batches (see the module docstring)."""
+
+    _journal: int | None  # file descriptor of <file>.reads, opened for appending (None: in memory)
+    _journal_seq: int  # number of the last entry journaled (or flushed)
+
+    def _journal_path(self) -> Path | None:
+        """The journal beside a file store (None in memory)."""
+        return None if self._file is None else Path(self._file + ".reads")
+
+    def _defer(
+        self,
+        ts: datetime,
+        op: str,
+        namespace: str | None,
+        memory_id: str | None,
+        requester: str | None,
+        detail: dict[str, Any],
+        touch: list[str] | None = None,
+    ) -> None:
+        """Record a read's event (and the reinforcement of ``touch``): journaled now, written to
+        DuckDB at the next flush. Inside an open transaction it is written at once instead, so the
+        transaction's commit or rollback decides, as for any write."""
+        step = self.decay.reinforce_step
+        if touch:  # the index now (or, in a transaction, at its commit): the next search sees it
+            self._mirror(lambda: self._index.touch(self._index.rows(touch), epoch_us(ts), step))
+        if self._depth:
+            self._event(ts, op, namespace, memory_id, requester, **detail)
+            if touch:
+                self._reinforce_rows([(touch, ts, step)])
+            return
+        self._journal_seq += 1
+        entry = {"n": self._journal_seq, "ts": ts.isoformat(), "op": op, "ns": namespace, "id": memory_id,
+                 "req": requester, "detail": detail or None, "touch": touch or [],
+                 "step": step}  # fmt: skip
+        if self._journal is not None:  # subtle: before the call returns, so an acknowledged read is kept
+            os.write(self._journal, (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode())
+        self._pending.append(entry)
+        if len(self._pending) >= FLUSH_AT:
+            self.flush()
+
+    def _log(
+        self, op: str, ts: datetime, namespace: str | None, requester: str | None, **detail: Any
+    ) -> None:
+        """Audit a read (deferred, see :meth:`_defer`); a read-only or stale store reads unlogged."""
+        if self.read_only or self._stale is not None:
+            return
+        memory_id = detail.pop("memory_id", None)
+        with self._lock:
+            self._defer(ts, op, namespace, memory_id, requester, detail)
+
+    def flush(self) -> int:
+        """Write the deferred reads (events and reinforcement) to the database now -> how many.
+
+        Runs by itself every :data:`FLUSH_AT` reads, before any other statement and on ``close``;
+        call it to make the file complete for another reader (a second process opening it)."""
+        with self._lock:
+            # inside a transaction nothing is pending (reads write at once there), and a flush must
+            # not join a transaction that may still roll back
+            if not self._pending or self._flushing or self._con is None or self._depth:
+                return 0
+            entries = self._pending
+            self._flushing = True
+            try:
+                self._tx(lambda: self._apply(entries))
+            finally:
+                self._flushing = False
+            self._pending = []
+            if self._journal is not None:  # everything in it is now in the file (and numbered in meta)
+                os.ftruncate(self._journal, 0)
+            return len(entries)
+
+    def _flush_pending(self) -> None:
+        """The hook :meth:`~memkit.store.core.StoreCore._run` calls before any statement."""
+        self.flush()
+
+    def _apply(self, entries: list[dict[str, Any]]) -> None:
+        """Write ``entries`` in the open transaction: their events in one statement, the
+        reinforcement in one, and the number of the last entry into ``meta``."""
+        self._history_rows(
+            [(datetime.fromisoformat(e["ts"]), e["ns"], e["op"], e["id"], e["req"],
+              json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else None) for e in entries]
+        )  # fmt: skip
+        touched = [(e["touch"], datetime.fromisoformat(e["ts"]), e["step"]) for e in entries if e["touch"]]
+        if touched:
+            self._reinforce_rows(touched)
+        self._run(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES ('journal_seq', ?)", [str(entries[-1]["n"])]
+        )
+
+    def _history_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` in one statement (the
+        store's own, already scrubbed: unlike :meth:`_history`, nothing here came from a file)."""
+        ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
+        self._run(
+            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+            " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
+            " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+            [ts, spaces, ops, ids, reqs, details],
+        )
+
+    def _reinforce_rows(self, touched: list[tuple[list[str], datetime, float]]) -> None:
+        """Reinforcement of several reads in one UPDATE: per memory, last access = the latest read
+        (never backwards), count + reads, importance + the sum of the steps (at most 1). The same as
+        applying the reads one by one, because each step only adds and clips at 1."""
+        per: dict[str, list[Any]] = {}  # id -> [latest, reads, step sum]
+        for ids, ts, step in touched:
+            for i in ids:
+                p = per.setdefault(i, [ts, 0, 0.0])
+                p[0], p[1], p[2] = max(p[0], ts), p[1] + 1, p[2] + step
+        ids = list(per)
+        self._run(
+            "UPDATE memories SET last_access_at = greatest(last_access_at, r.latest),"
+            " access_count = access_count + r.reads, importance = least(1.0, importance + r.step)"
+            " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::TIMESTAMPTZ[]) AS latest,"
+            " unnest(?::INTEGER[]) AS reads, unnest(?::DOUBLE[]) AS step) AS r WHERE memories.id = r.id",
+            [ids, [per[i][0] for i in ids], [per[i][1] for i in ids], [per[i][2] for i in ids]],
+        )
+
+    # ------------------------------------------------------------------------------ the journal file
+    def _open_journal(self) -> None:
+        """After migrations, before the index loads: replay what a crash left in the journal, then
+        open it for appending (a writable file store only)."""
+        self._pending, self._flushing, self._journal, self._journal_seq = [], False, None, 0
+        path = self._journal_path()
+        if path is None or self.read_only or self._stale is not None:
+            return
+        done = self._run("SELECT value FROM meta WHERE name = 'journal_seq'")
+        self._journal_seq = int(done[0][0]) if done else 0
+        if path.exists():
+            left = [e for e in _read_journal(path) if e["n"] > self._journal_seq]
+            if left:
+                self._flushing = True  # subtle: the replay is the flush; nothing else may trigger one
+                try:
+                    self._tx(lambda: self._apply(left))
+                finally:
+                    self._flushing = False
+                self._journal_seq = left[-1]["n"]
+        self._journal = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+
+    def _close_journal(self) -> None:
+        """Flush, then close and remove the journal (the file now holds everything)."""
+        self.flush()
+        if self._journal is not None:
+            os.close(self._journal)
+            self._journal = None
+            path = self._journal_path()
+            if path is not None:
+                path.unlink(missing_ok=True)
+
+
+def _read_journal(path: Path) -> list[dict[str, Any]]:
+    """The complete entries of a journal, in order (a torn last line is skipped)."""
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            out.append(json.loads(line))
+        except ValueError:  # the empty tail after the last newline, or a line cut by a crash
+            continue
+    return out
