@@ -239,7 +239,8 @@ class GuardParams:
       probability (the learned detector, :mod:`memkit.guard.learned`, with the rules' findings among
       its features) reaches ``injection_threshold`` — ``strict_threshold`` for memories whose
       ``source`` is in ``strict_sources`` (text a tool returned or a file brought in: an instruction
-      hidden in an e-mail or a web page). ``learned=False`` keeps the rules alone.
+      hidden in an e-mail or a web page). ``learned`` is off by default (the rules alone): the model
+      over-flags long documents and benign questions on sensitive topics (README, guard benchmark).
     - ``extra_secret_patterns`` / ``extra_injection_patterns``: your own regexes (no look-around:
       they run in polars too).
     - ``detectors``: callables ``text -> iterable of memkit.guard.Finding`` (e.g. an LLM judge), run
@@ -262,7 +263,7 @@ class GuardParams:
     block_secrets: bool = field(default=True, metadata={"doc": "refuse writes that hold secrets"})
     screen_injection: bool = field(default=True, metadata={"doc": "quarantine suspected injections"})
     quarantine_score: float = _knob(1.0, 0.5, 5.0, 0.5, "injection weight that quarantines a write")
-    learned: bool = field(default=True, metadata={"doc": "run the learned injection detector"})
+    learned: bool = field(default=False, metadata={"doc": "run the learned detector (opt-in)"})
     injection_threshold: float = _knob(0.5, 0.05, 0.99, 0.01, "injection probability that quarantines")
     strict_threshold: float = _knob(
         0.2, 0.05, 0.99, 0.01, "injection probability that quarantines a strict source's write"

@@ -421,7 +421,7 @@ def test_demo_section_moves_the_conversation(tmp_path: Path) -> None:
     import io
 
     from memkit.conversation import run_conversation
-    from memkit.demo import _portable_section
+    from memkit.agent.tour import _portable_section
 
     out = io.StringIO()
     with mk.MemoryStore() as s:

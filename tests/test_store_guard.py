@@ -224,7 +224,7 @@ def test_analyzer_reports_what_the_guard_would_have_caught(now: datetime) -> Non
 def test_demo_section_shows_the_guard(now: datetime) -> None:
     import io
 
-    from memkit.demo import _guard_section
+    from memkit.agent.tour import guard_section as _guard_section
 
     out = io.StringIO()
     facts = _guard_section(out, now)

@@ -5,7 +5,9 @@
 - :mod:`~memkit.agent.context` — the context builder: recalled memories -> the prompt's memory section;
 - :mod:`~memkit.agent.actions` — what a memory command (remember, forget, undo, show) does to the store;
 - :mod:`~memkit.agent.llms` — deterministic stand-ins for a model (:class:`ScriptedLLM`, :class:`EchoLLM`);
-- :mod:`~memkit.agent.conversation` — the scripted demo conversation used by the demo and lessons.
+- :mod:`~memkit.agent.conversation` — the scripted demo conversation used by the demo and lessons;
+- :mod:`~memkit.agent.tour` — the demo's sections that run that conversation, move it between
+  stores and show the guard (the demo's own helpers: imported by path, not re-exported here).
 
 Any ``str -> str`` callable is an LLM here, so a real model plugs in without an adapter.
 """
@@ -15,17 +17,5 @@ from __future__ import annotations
 from .context import Context, build_context
 from .llms import EchoLLM, ScriptedLLM
 from .loop import MemoryAgent, Reply, SessionEnd
-from .tour import conversation_section, guard_section, show_section
 
-__all__ = [
-    "Context",
-    "EchoLLM",
-    "MemoryAgent",
-    "Reply",
-    "ScriptedLLM",
-    "SessionEnd",
-    "build_context",
-    "conversation_section",
-    "guard_section",
-    "show_section",
-]
+__all__ = ["Context", "EchoLLM", "MemoryAgent", "Reply", "ScriptedLLM", "SessionEnd", "build_context"]
