@@ -192,6 +192,7 @@ def test_a_version_1_database_is_upgraded(
         mp.setattr(
             memkit.store.vectors, "_INSERT_ROWS", memkit.store.vectors._INSERT_ROWS.replace(", findings", "")
         )
+        mp.setattr(memkit.store.vectors, "SMALL", 0)  # every insert through _INSERT_ROWS, patched above
         mp.setattr(mk.MemoryStore, "_screen", lambda self, cols, *a, **k: [])
         mp.setattr(mk.MemoryStore, "_near_lessons", lambda self, *a: None)
         with mk.MemoryStore(path) as old:

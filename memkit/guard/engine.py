@@ -82,10 +82,18 @@ FINDING_SCHEMA = {
 WEIGHT = {"warning": 1.0, "error": 1.0, "info": 0.5}  # of an injection finding towards quarantine
 
 
+NO_FINDINGS = pl.DataFrame(schema=FINDING_SCHEMA)
+"""An empty findings frame (shared: a frame is never changed in place), what most texts get."""
+
+
 def _frame(rows: Mapping[int, list[Finding]]) -> pl.DataFrame:
+    """Findings per text index -> a findings frame sorted by row and span start."""
+    if not rows:  # subtle: most writes find nothing; building an empty frame costs more than the scan
+        return NO_FINDINGS
     recs = [{"row": i, **f.__dict__} for i in sorted(rows) for f in rows[i]]
-    frame = pl.DataFrame(recs, schema=FINDING_SCHEMA) if recs else pl.DataFrame(schema=FINDING_SCHEMA)
-    return frame.sort("row", "start", nulls_last=True, maintain_order=True)
+    return pl.DataFrame(recs, schema=FINDING_SCHEMA).sort(
+        "row", "start", nulls_last=True, maintain_order=True
+    )
 
 
 def _per_row(findings: pl.DataFrame) -> dict[int, list[Finding]]:

@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from ..params import GuardParams
-from .engine import FINDING_SCHEMA, screen_many
+from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
 
 __all__ = ["NAME_FIELDS", "FieldScreening", "screen_fields", "strictest"]
 
@@ -141,7 +141,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     for texts, s, offset in ((names, named, 0), (keys, named, len(names.texts)), (leaves, plain, 0)):
         for j, row in enumerate(texts.rows):
             actions[row] = strictest(actions[row], s.actions[j + offset])
-        if texts.rows:
+        if texts.rows and s.findings.height:  # only when something was found: polars costs per call
             pos = pl.Series(range(offset, offset + len(texts.rows)), dtype=pl.Int32)
             found = s.findings.filter(pl.col("row").is_in(pos.implode()))
             parts.append(found.with_columns(
@@ -161,7 +161,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
         out["value"] = [
             None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
         ]
-    findings = (
-        pl.concat([p.cast(FINDING_SCHEMA) for p in parts]) if parts else pl.DataFrame(schema=FINDING_SCHEMA)
-    )
+    if not parts:
+        return FieldScreening(out, actions, NO_FINDINGS)
+    findings = pl.concat([p.cast(FINDING_SCHEMA) for p in parts])
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))

@@ -80,7 +80,8 @@ class GuardMixin(AuditMixin, VectorsMixin):
         text = screen_many(cols["content"], self.guard, sources=cols.get("source"))
         fields = screen_fields({f: cols[f] for f in _FIELDS if f in cols}, self.guard)
         actions = [strictest(a, b) for a, b in zip(text.actions, fields.actions, strict=True)]
-        found = pl.concat([text.findings, fields.findings]).sort("row", maintain_order=True)
+        parts = [f for f in (text.findings, fields.findings) if f.height]
+        found = pl.concat(parts).sort("row", maintain_order=True) if parts else text.findings
         refused = [i for i, a in enumerate(actions) if a == "refuse"]
         if refused and not refuse:  # the caller drops these rows (status "refused" is never stored)
             cols["status"] = [
@@ -105,7 +106,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
         cols["status"] = [
             "quarantined" if a == "quarantine" else st for a, st in zip(actions, cols["status"], strict=True)
         ]
-        for (row,), part in found.group_by("row"):  # only rows with findings
+        for (row,), part in found.group_by("row") if found.height else ():  # only rows with findings
             cols["findings"][row] = merge_findings(cols["findings"][row], part.drop("row").to_dicts())
         return redacted
 
