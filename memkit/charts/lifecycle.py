@@ -55,9 +55,12 @@ def merge_chart(
     :func:`memkit.consolidate.plan_merges`: ``members, content, min_similarity``), drawn below.
 
     ``safe`` is the range the articles recommend (a green band); ``max_clusters`` caps the cluster
-    bars, largest clusters first. Memories whose best partner is below cosine 0.5 are counted in the
-    subtitle but not drawn (no allowed threshold can merge them); memories with no candidate partner
-    at all (null ``similarity``: alone in their namespace, layer and key) are left out.
+    bars, largest clusters first. A plan with a boolean ``wrong`` column (clusters judged against
+    labels, :func:`memkit.portable.semantic.judge_plan`) colours each bar right or wrong instead of
+    by its weakest link, wrong clusters listed first: where wrong merges start, in the data.
+    Memories whose best partner is below cosine 0.5 are counted in the subtitle but not drawn (no
+    allowed threshold can merge them); memories with no candidate partner at all (null
+    ``similarity``: alone in their namespace, layer and key) are left out.
 
     >>> sims = pl.DataFrame({"content": ["likes tea", "likes tea a lot", "lives in Hangzhou", "hi"],
     ...                      "similarity": [0.93, 0.93, 0.71, 0.2]})
@@ -187,33 +190,49 @@ def _cluster_bars(clusters: pl.DataFrame, threshold: float, max_clusters: int) -
     """
     if not {"members", "content", "min_similarity"} <= set(clusters.columns):
         raise ValidationError("clusters", "must be a merge plan with members, content, min_similarity")
+    judged = "wrong" in clusters.columns  # labelled data: colour by verdict, wrong ones first
+    order = (["wrong"] if judged else []) + ["size", "min_similarity"]
     shown = (
         clusters.with_columns(size=pl.col("members").list.len())
         # the biggest merges first; among clusters of one size, the tightest first
-        .sort(["size", "min_similarity"], descending=[True, True])
+        .sort(order, descending=True)
         .head(max_clusters)
         .with_columns(
             label=pl.col("content").map_elements(lambda s: short(s, 40), return_dtype=pl.String),
             min_similarity=pl.col("min_similarity").round(3),
+            verdict=pl.when(pl.col("wrong") if judged else pl.lit(False))
+            .then(pl.lit("wrong merge (two facts)"))
+            .otherwise(pl.lit("right merge (one fact)")),
         )
-        .select("label", "content", "size", "min_similarity")
+        .select("label", "content", "size", "min_similarity", "verdict")
     )
     if shown.height:
         # the colour scale starts at the weaker of the threshold and the weakest link shown
         low = min(threshold, float(shown["min_similarity"].min() or threshold))
+        color = (
+            alt.Color(
+                "verdict:N",
+                scale=alt.Scale(
+                    domain=["right merge (one fact)", "wrong merge (two facts)"], range=["#54a24b", "#d62728"]
+                ),
+                title="by the labels",
+            )
+            if judged
+            else alt.Color(
+                "min_similarity:Q", scale=alt.Scale(scheme="oranges", domain=[low, 1.0]), title="min cosine"
+            )
+        )
         bottom = (
             alt.Chart(shown)
             .mark_bar()
             .encode(
                 alt.X("size:Q", title="memories merged into one", axis=alt.Axis(tickMinStep=1)),
-                # largest cluster on top; a label is the merged text cut to 40 characters
-                alt.Y("label:N", sort="-x", title=None, axis=alt.Axis(labelLimit=300)),
-                alt.Color(
-                    "min_similarity:Q",
-                    scale=alt.Scale(scheme="oranges", domain=[low, 1.0]),
-                    title="min cosine",
-                ),
-                tooltip=[alt.Tooltip("content:N", title="merged content"), "size:Q", "min_similarity:Q"],
+                # a label is the merged text cut to 40 characters; largest cluster on top (judged:
+                # the order above, wrong clusters first)
+                alt.Y("label:N", sort=None if judged else "-x", title=None, axis=alt.Axis(labelLimit=300)),
+                color,
+                tooltip=[alt.Tooltip("content:N", title="merged content"), "size:Q", "min_similarity:Q"]
+                + (["verdict:N"] if judged else []),
             )
         )
     else:
@@ -223,7 +242,9 @@ def _cluster_bars(clusters: pl.DataFrame, threshold: float, max_clusters: int) -
             .encode(text="t:N")
         )
     # the title counts every cluster of the plan, and says when only the largest are drawn
-    title = f"{clusters.height} clusters would merge" + (
-        f" (largest {shown.height} shown)" if clusters.height > shown.height else ""
+    title = (
+        f"{clusters.height} clusters would merge"
+        + (f", {int(clusters['wrong'].sum())} of them wrong" if judged else "")
+        + (f" (largest {shown.height} shown)" if clusters.height > shown.height else "")
     )
     return bottom.properties(width=WIDTH - 300, height=max(22 * shown.height, 40), title=title)

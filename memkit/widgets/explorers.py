@@ -20,7 +20,7 @@ calls), so what a panel shows is what the store would do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -144,13 +144,22 @@ class MergeExplorer(Panel):
     (each memory's best merge partner), ``applied`` (the last applied plan, or None).
 
     The slider releases before re-planning (``continuous_update=False``): a plan over a large
-    namespace takes a moment, and only the position the hand stops at matters.
+    namespace takes a moment, and only the position the hand stops at matters. With a ``judge``
+    (``plan -> cluster, wrong``), ``plan`` also has a ``wrong`` column and the chart colours each
+    cluster right or wrong.
     """
 
     def __init__(
-        self, store: Any, namespace: str, now: datetime | None, requester: str | None, threshold: float
+        self,
+        store: Any,
+        namespace: str | None,
+        now: datetime | None,
+        requester: str | None,
+        threshold: float,
+        judge: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
     ) -> None:
         self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
+        self.judge = judge
         self.applied: pl.DataFrame | None = None
         self._load()  # the one read of the store until the button is pressed
         lo, hi, step = slider_ranges(MergeParams)["threshold"]
@@ -204,13 +213,17 @@ class MergeExplorer(Panel):
         """
         t = float(self.controls["threshold"].value)
         self.plan = self.data = self._plan(t)
+        if self.judge is not None and self.plan.height:  # labelled data: which clusters are wrong
+            verdict = self.judge(self.plan).select("cluster", "wrong")
+            self.plan = self.data = self.plan.join(verdict, on="cluster", how="left", maintain_order="left")
         self.show("merge", charts.merge_chart(self.similarities, t, self.plan))
         self.table.value = table_html(
             self.plan.select(pl.col("members").list.len().alias("members"), "content", "min_similarity"), 8
         )
+        wrong = f", {int(self.plan['wrong'].sum())} of them wrong" if "wrong" in self.plan.columns else ""
         self.say(
-            f"{self.plan.height} clusters, {self.plan['members'].list.len().sum()} memories would merge"
-            f" into {self.plan.height} at {t:.2f}"
+            f"{self.plan.height} clusters{wrong}, {self.plan['members'].list.len().sum()} memories would"
+            f" merge into {self.plan.height} at {t:.2f}"
         )
 
     def _apply(self) -> None:
@@ -233,11 +246,12 @@ class MergeExplorer(Panel):
 
 def merge_explorer(
     store: Any,
-    namespace: str,
+    namespace: str | None,
     *,
     now: datetime | None = None,
     requester: str | None = None,
     threshold: float = 0.85,
+    judge: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> MergeExplorer:
     """A threshold slider over the distribution of merge-partner similarities and the clusters that
     threshold merges (the store's own plan); the button applies it with ``store.consolidate``.
@@ -245,6 +259,8 @@ def merge_explorer(
     What to look at: the histogram's valley, between true duplicates near 1.0 and merely related
     memories below, is where a threshold belongs; the table lists each cluster's merged text, which
     should read as one fact. Nothing is written until the button is pressed, and then only memories
-    ``requester`` may change, as ``store.consolidate`` decides.
+    ``requester`` may change, as ``store.consolidate`` decides. ``namespace=None`` plans over every
+    namespace (merges never cross one). ``judge`` grades a plan against labels, e.g.
+    ``judge=lambda plan: judge_plan(plan, frame)`` with :func:`memkit.portable.semantic.judge_plan`.
     """
-    return MergeExplorer(store, namespace, now, requester, threshold)
+    return MergeExplorer(store, namespace, now, requester, threshold, judge)
