@@ -165,3 +165,21 @@ def test_chart_builders_are_named_apart_from_panels_and_data_functions() -> None
     assert builders & others == set()
     assert charts.merge_explorer is charts.merge_chart
     assert charts.conflict_graph is charts.conflict_graph_chart
+
+
+def test_readme_lists_every_module() -> None:
+    """The README's "Files of the package" names every module (``name.py`` under its subpackage)."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    files = readme[readme.index("Files of the package") :]
+    files = files[: files.index("\n## ")] if "\n## " in files else files
+    missing = []
+    for p in MODULES:
+        if p.name == "__init__.py":
+            continue
+        group = p.parent.name
+        line = next((ln for ln in files.splitlines() if ln.startswith(f"- `{group}/`")), files)
+        # a subpackage's modules are named on its bullet (and the lines that continue it)
+        scope = files if group == "memkit" else files[files.index(line) :].split("\n- ", 1)[0]
+        if f"`{p.name}`" not in scope:
+            missing.append(f"{group}/{p.name}")
+    assert missing == []

@@ -6,8 +6,10 @@ have fixed colours across all charts, and every chart has the same width, a titl
 look at, axis titles with units and tooltips. This is the only package that imports Altair.
 
 - :mod:`~memkit.charts.style` — the house style and :func:`setup_notebook` (offline rendering);
-- :mod:`~memkit.charts.retrieval` — decay curves, score breakdowns, rank shifts, weight heatmaps;
-- :mod:`~memkit.charts.lifecycle` — the merge-threshold chart and the conflict-graph chart;
+- :mod:`~memkit.charts.decay` — half-life curves (strength over age, the floor, worked examples);
+- :mod:`~memkit.charts.retrieval` — score breakdowns, rank shifts, weight heatmaps;
+- :mod:`~memkit.charts.lifecycle` — the merge-threshold chart;
+- :mod:`~memkit.charts.conflicts` — the conflict-graph chart (keys as lanes, versions, edges);
 - :mod:`~memkit.charts.timeline` — each memory's life over time, and state counts;
 - :mod:`~memkit.charts.guard` — the guard's threshold trade-off (precision/recall, rates by threshold).
 

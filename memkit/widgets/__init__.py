@@ -15,7 +15,8 @@ object with its widgets and its current state as attributes, so it can be driven
 - :mod:`~memkit.widgets.tuning` — :func:`tune` (sliders for any parameter dataclass) and
   :func:`half_life_explorer`;
 - :mod:`~memkit.widgets.explorers` — store-backed tuning: :func:`weights_tuner`, :func:`merge_explorer`;
-- :mod:`~memkit.widgets.history` — the store over time: :func:`conflict_explorer`, :func:`time_machine`;
+- :mod:`~memkit.widgets.history` — the store over time: :func:`conflict_explorer` (and
+  :mod:`~memkit.widgets.time_machine`: :func:`time_machine`);
 - :mod:`~memkit.widgets.guard` — :func:`guard_threshold`, the injection threshold against recall and
   false positives.
 
