@@ -12,12 +12,18 @@ median latency of one top-10 query for:
 - ``(b) duckdb SQL``: the hybrid ranking as one SQL query (the issue's query, and one with the same
   namespace / status / decay-floor filter as memkit);
 - ``(c) python loop``: a per-row loop like the source articles' code, timed on a subsample and
-  extrapolated linearly to N (marked as such).
+  extrapolated linearly to N (marked as such);
+- ``int8 index`` (``MemoryStore(index="int8")``, needs ``memkit[int8]``): the same rows copied into an
+  int8 store; its ranking time against the exact index's (similarity only, and default weights) and
+  the floor, recall@10 against the exact index over random unit queries, and its memory against the
+  float32 matrix. Then LoCoMo turns (HashEmbedder) in an exact and an int8 store: recall@10 of int8
+  against exact, and R@5 of both against the evidence (skipped when LoCoMo is absent).
 
 Run from the repository root::
 
     .venv/bin/python benchmarks/search.py                 # 10k, 100k, 1M
-    .venv/bin/python benchmarks/search.py --quick         # 10k only
+    .venv/bin/python benchmarks/search.py --quick         # 10k only (LoCoMo: 200 questions)
+    .venv/bin/python benchmarks/search.py --sizes 1000000 --int8-only   # the int8 rows at 1M
     .venv/bin/python benchmarks/search.py --sizes 2000 --repeats 2
 
 No timing is asserted; this prints numbers.
@@ -46,6 +52,7 @@ import duckdb  # noqa: E402
 
 import memkit  # noqa: E402
 from memkit.params import DecayParams, Weights  # noqa: E402
+from memkit.store import quantized  # noqa: E402
 
 DIM = 384
 K = 10
@@ -59,6 +66,8 @@ QUERIES = (
     "allergic to peanuts",
     "用户住在哪里",
 )
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+SIM_ONLY = Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=0.0)
 HEADER = f"{'N':>9}  {'method':<62} {'median ms':>11} {'x matvec':>9}"
 
 
@@ -220,6 +229,19 @@ def median_ms(fn: Callable[[int], object], repeats: int, warmup: int = 2) -> flo
     return statistics.median(times) * 1e3
 
 
+def interleaved(fns: dict[str, Callable[[int], object]], repeats: int) -> dict[str, list[float]]:
+    """Wall times (ms) of each of ``fns`` called in turn, ``repeats`` rounds after one warm-up round,
+    so a change of the machine's load hits them alike."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for i in range(-1, repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn(i)
+            if i >= 0:
+                times[name].append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
 def machine_info() -> str:
     try:
         affinity = len(os.sched_getaffinity(0))
@@ -237,6 +259,140 @@ def machine_info() -> str:
         f"machine: {platform.system()} {cpu}, cpu_count {os.cpu_count()} (usable {affinity}){mem}\n"
         f"python {platform.python_version()}, numpy {np.__version__}, polars {pl.__version__}, "
         f"duckdb {duckdb.__version__}, memkit {getattr(memkit, '__version__', '?')}"
+    )
+
+
+# ---------------------------------------------------------------------------------------- int8
+def copy_store(store: memkit.MemoryStore, index: str) -> memkit.MemoryStore:
+    """A ``:memory:`` store with ``index=`` holding the same memories (same ids) as ``store``."""
+    other = memkit.MemoryStore(":memory:", index=index, embedder=store.embedder)
+    other._con.register("_copy", store._con.sql("SELECT * FROM memories").to_arrow_table())
+    other._con.execute("INSERT INTO memories SELECT * FROM _copy")
+    other._con.unregister("_copy")
+    other._load_index()
+    return other
+
+
+def rank_fn(
+    store: memkit.MemoryStore, weights: Weights, k: int = K
+) -> Callable[[np.ndarray, str], np.ndarray]:
+    """``(q, text) -> rows``: the index's ranking alone (no query embedding, frame or audit event);
+    ``text`` is the query's text, for the keyword score."""
+    gate = store._gate(NAMESPACE, None, statuses=("active",), valid_at=NOW)
+    now_us = int(NOW.timestamp() * 1e6)
+
+    def rank(q: np.ndarray, text: str = "") -> np.ndarray:
+        return store._index.rank(
+            q, text, gate, now_us, floor=store.decay.min_strength, weights=weights, k=k,
+            decay=store.decay, keyword=store.keyword,
+        )[0]  # fmt: skip
+
+    return rank
+
+
+def recall(exact: list[np.ndarray], approx: list[np.ndarray]) -> float:
+    """Mean share of each exact top-k found in the approximate top-k."""
+    return float(np.mean([len(set(e.tolist()) & set(a.tolist())) / max(len(e), 1)
+                          for e, a in zip(exact, approx, strict=True)]))  # fmt: skip
+
+
+def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.Namespace) -> list:
+    """The int8 rows at size ``n`` (``matvec``: the floor's median ms, measured in this run)."""
+    t0 = time.perf_counter()
+    s8 = copy_store(store, "int8")
+    load_s = time.perf_counter() - t0
+    rows: list[tuple[int, str, float]] = []
+    ratios: dict[str, float] = {}  # median over repeats of (this call / the floor's call just before)
+    try:
+        rng = np.random.default_rng(args.seed + 1)
+        qs = rng.standard_normal((args.recall_queries, DIM), dtype=np.float32)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        nq, r = len(qs), args.repeats
+        floor_ms = []  # the floor again, interleaved with the ranks: on a shared machine the load
+        texts = [(store._embed_query(t), t) for t in QUERIES]  # default weights: the keyword score too
+        for label, w in (("similarity only", SIM_ONLY), ("default Weights()", Weights())):  # changes
+            ex, q8 = rank_fn(store, w), rank_fn(s8, w)
+            query = (lambda i: (qs[i % nq], "")) if w is SIM_ONLY else (lambda i: texts[i % len(texts)])
+            fns = {"floor": lambda i: bare_matvec(store._index.emb[:n], query(i)[0]),  # noqa: B023
+                   "exact": lambda i: ex(*query(i)), "int8": lambda i: q8(*query(i))}  # noqa: B023  # fmt: skip
+            times = interleaved(fns, r)
+            floor_ms += times["floor"]
+            for kind in ("exact", "int8"):
+                ms = statistics.median(times[kind])
+                ratio = statistics.median(a / b for a, b in zip(times[kind], times["floor"], strict=True))
+                rows.append((n, f"{kind} index rank, {label}", ms))
+                ratios[f"{kind} {label}"] = ratio
+        ex, q8 = rank_fn(store, SIM_ONLY), rank_fn(s8, SIM_ONLY)
+        rec = recall([ex(q) for q in qs], [q8(q) for q in qs])
+        rows.append((n, "memkit search, int8 index (reinforce=False)", median_ms(
+            lambda i: s8.search(QUERIES[i % len(QUERIES)], namespace=NAMESPACE, k=K, now=NOW,
+                                reinforce=False), r)))  # fmt: skip
+        mem = s8._index.nbytes() / store._index.nbytes()
+    finally:
+        s8.close()
+    for _, name, ms in rows:
+        print(f"  {name:<60} {ms:10.2f} ms", flush=True)
+    print(f"  interleaved with the ranks, the floor took {statistics.median(floor_ms):.1f} ms (median);"
+          " per-call ratios to it (median):")  # fmt: skip
+    for name, ratio in ratios.items():
+        print(f"    {name:<40} {ratio:.2f}x")
+    print(f"  int8: rank / floor = {ratios['int8 similarity only']:.2f}x (target <= 0.6x); recall@10 vs exact"
+          f" {rec:.4f} over {nq} random unit queries (target >= 0.99); memory {mem:.3f}x float32"
+          f" (target <= 0.35x); index load {load_s:.1f} s; numba JIT {quantized.jit_seconds():.2f} s"
+          f" (first use in this process; numba caches it on disk)", flush=True)  # fmt: skip
+    return rows
+
+
+def locomo_int8(args: argparse.Namespace) -> None:
+    """LoCoMo turns (HashEmbedder) in an exact and an int8 store: recall@10 of int8 vs exact over
+    every question against all turns (one namespace, similarity only and default weights), and R@5
+    of each against the evidence (each question in its own conversation, default weights)."""
+    if not LOCOMO.exists():
+        print(f"\nLoCoMo: skipped ({LOCOMO} not found)")
+        return
+    from memkit import evaluate as ev
+
+    memories, queries = ev.load_locomo(LOCOMO)
+    queries = queries.filter((pl.col("category") <= 4) & (pl.col("relevant").list.len() > 0))
+    if args.locomo_questions < queries.height:
+        queries = queries.sample(args.locomo_questions, seed=args.seed)
+    free = DecayParams(min_strength=0.0)  # the LoCoMo protocol: no strength floor
+    stores = {kind: memkit.MemoryStore(":memory:", index=kind, decay=free) for kind in ("exact", "int8")}
+    turns = memories.select("id", "content", "created_at", "conversation")
+    try:
+        name: dict[str, dict[str, str]] = {}  # per store: its memory id -> the LoCoMo turn id
+        for kind, s in stores.items():
+            name[kind] = {}
+            parts = [
+                ("all", turns),
+                *((str(c), p) for (c,), p in turns.group_by("conversation", maintain_order=True)),
+            ]
+            for ns, part in parts:
+                out = s.add_many(part.select("content", "created_at"), namespace=ns, now=NOW)
+                name[kind].update(zip(out["id"].to_list(), part["id"].to_list(), strict=True))
+        results: dict[str, dict[str, list]] = {kind: {"sim": [], "def": [], "r5": []} for kind in stores}
+        t0 = time.perf_counter()
+        for q, conv, relevant in queries.select("question", "conversation", "relevant").iter_rows():
+            for kind, s in stores.items():
+                for key, w in (("sim", SIM_ONLY), ("def", Weights())):
+                    hits = s.search(q, namespace="all", k=K, weights=w, now=NOW, reinforce=False)
+                    results[kind][key].append(np.array([name[kind][i] for i in hits["id"]], dtype=object))
+                hits = s.search(q, namespace=str(conv), k=5, now=NOW, reinforce=False)
+                found = {name[kind][i] for i in hits["id"]}
+                results[kind]["r5"].append(len(found & set(relevant)) / len(relevant))
+        took = time.perf_counter() - t0
+    finally:
+        for s in stores.values():
+            s.close()
+    ex, q8 = results["exact"], results["int8"]
+    print(f"\nLoCoMo (HashEmbedder, {memories.height} turns, {queries.height} questions, {took:.0f} s):")
+    print(
+        f"  recall@10 int8 vs exact, all turns in one namespace: similarity only"
+        f" {recall(ex['sim'], q8['sim']):.4f}, default Weights() {recall(ex['def'], q8['def']):.4f}"
+    )
+    print(
+        f"  R@5 (own conversation, default Weights()): exact {100 * np.mean(ex['r5']):.2f},"
+        f" int8 {100 * np.mean(q8['r5']):.2f}"
     )
 
 
@@ -268,6 +424,10 @@ def run_size(n: int, args: argparse.Namespace) -> list[tuple[int, str, float]]:
         matvec = median_ms(lambda i: bare_matvec(emb, qs[i % nq]), r)
         rows.append((n, "(a) bare numpy matvec + argpartition", matvec))
         rows.append((n, "memkit search (reinforce=False)", median_ms(search(False), r)))
+        if args.int8 != "skip":  # before any reinforcement, so both indexes hold the same rows
+            rows += int8_size(store, n, matvec, args)
+        if args.int8_only:
+            return rows
         rows.append((n, "(a') numpy pipeline (decay+hybrid+top10)",
                      median_ms(lambda i: numpy_pipeline(ix, n, qs[i % nq], now_h, decay, w), r)))  # fmt: skip
         sql_ms = median_ms(lambda i: sql_issue(store._con, qlists[i % nq]), r)
@@ -295,16 +455,32 @@ def run_size(n: int, args: argparse.Namespace) -> list[tuple[int, str, float]]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated corpus sizes")
-    p.add_argument("--quick", action="store_true", help="10k only")
+    p.add_argument("--quick", action="store_true", help="10k only; LoCoMo on 200 questions")
     p.add_argument("--repeats", type=int, default=20, help="timed repeats per method (after warm-up)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--chunk", type=int, default=250_000, help="rows per add_many call")
     p.add_argument("--loop-rows", type=int, default=10_000, help="subsample for the Python loops")
     p.add_argument("--loop-repeats", type=int, default=5, help="repeats for the (slow) Python loops")
+    p.add_argument("--recall-queries", type=int, default=50, help="random queries for int8 recall@10")
+    p.add_argument("--int8-only", action="store_true", help="only the floor, search and the int8 rows")
+    p.add_argument(
+        "--locomo-questions",
+        type=int,
+        default=None,
+        help="LoCoMo questions for the int8 rows (default: all when N reaches 100k, else 200)",
+    )
     args = p.parse_args(argv)
+    try:
+        quantized.new_index("int8", DIM, 0.1, lambda: None)  # compiles the kernels: numba present?
+        args.int8 = "run"
+    except memkit.MissingDependency as e:
+        print(f"int8 index skipped: {e}")
+        args.int8 = "skip"
     sizes = [10_000] if args.quick else [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     if not sizes or min(sizes) < K + 1 or args.repeats < 1 or args.chunk < 1:
         p.error(f"sizes must be > {K}, repeats and chunk >= 1")
+    if args.locomo_questions is None:  # a quick run stays quick
+        args.locomo_questions = 10**9 if max(sizes) >= 100_000 else 200
 
     print(machine_info())
     print(f"dim {DIM}, k {K}, now {NOW.isoformat()}, repeats {args.repeats} (+2 warm-up), seed {args.seed}")
@@ -322,9 +498,17 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         get = {name: ms for m, name, ms in table if m == n}
         nf = get["memkit search (reinforce=False)"] / floor[n]
-        full = get["memkit search (reinforce=True, default)"] / floor[n]
-        print(f"N={n:,}: memkit search / bare matvec = {nf:.2f}x (reinforce=False), "
-              f"{full:.2f}x (full pipeline, reinforce=True); target <= 1.3x at 1M")  # fmt: skip
+        if not args.int8_only:
+            full = get["memkit search (reinforce=True, default)"] / floor[n]
+            print(f"N={n:,}: memkit search / bare matvec = {nf:.2f}x (reinforce=False), "
+                  f"{full:.2f}x (full pipeline, reinforce=True); target <= 1.3x at 1M")  # fmt: skip
+        if args.int8 != "skip":
+            i8 = get["int8 index rank, similarity only"] / floor[n]
+            print(
+                f"N={n:,}: int8 index rank / bare matvec = {i8:.2f}x (similarity only; target <= 0.6x at 1M)"
+            )
+    if args.int8 != "skip":
+        locomo_int8(args)
     return 0
 
 

@@ -58,9 +58,13 @@ class SearchIndex(IndexColumns):
 
         Two stages keep it near the cost of one matvec: a float32 pass scores every candidate
         (over the whole matrix when candidates are dense, over a gather when they are sparse), then
-        a shortlist of the best ``max(4k, 64)`` is re-scored exactly in float64 — the numbers that are
-        returned, so reported scores never depend on which path ran. Both passes use the one
-        formula, :func:`memkit.scoring.hybrid` with :func:`memkit.decay.recency`.
+        a shortlist of the best ``max(4k, 64)`` is re-scored exactly in float64 from the float32 rows
+        (:meth:`vectors`) — the numbers that are returned, so reported scores never depend on which
+        path ran. Both passes use the one formula, :func:`memkit.scoring.hybrid` with
+        :func:`memkit.decay.recency`. An index kind changes only the first pass's cosines
+        (:meth:`_similarity32`), how many candidates it keeps (:meth:`_first_pass_size`) and where
+        the exact rows come from: the int8 index (:mod:`memkit.store.quantized`) scans int8 codes,
+        keeps a larger pool and reads the pool's rows from DuckDB.
 
         Ties: :func:`memkit.scoring.top_k` ranks scores within ``Weights.tie`` of each other newest
         first, in both passes, so the shortlist never cuts a memory the final order would keep.
@@ -79,15 +83,20 @@ class SearchIndex(IndexColumns):
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
         prev, nxt = ix.adjacency() if lam > 0 else (None, None)
         shortlist = max(4 * k, 64)
-        # stage 1 (only when there are more candidates than the shortlist): float32 scores of all
-        if len(cand) > shortlist:
+        size = self._first_pass_size(k, shortlist)  # the exact index: the shortlist; int8: its pool
+        # stage 1 (only when there are more candidates than that): float32 scores of all
+        if len(cand) > size:
             dense = len(cand) * 4 >= n  # then one matvec over all rows beats gathering most of them
             sel = slice(0, n) if dense else cand  # the r rows scored: all n, or the c candidates
-            idle_h = ((now_us - ix.last_access_us[sel]) / US_PER_HOUR).astype(np.float32)
+            # a term of weight 0 adds exactly 0: it is passed as the scalar 0, not computed per row
+            imp, rec = (ix.importance[sel] if weights.importance else 0.0), 0.0
+            if weights.recency:
+                idle_h = ((now_us - ix.last_access_us[sel]) / US_PER_HOUR).astype(np.float32)
+                rec = recency(idle_h, decay.time_scale_hours)
             score = hybrid(
-                ix.emb[sel] @ q,  # (r, dim) @ (dim,) -> (r,) float32
-                ix.importance[sel],
-                recency(idle_h, decay.time_scale_hours),
+                self._similarity32(q, None if dense else cand, mask),  # (r,) float32
+                imp,
+                rec,
                 weights,
                 None if kw_all is None else kw_all[sel],
                 dtype=np.float32,
@@ -102,7 +111,7 @@ class SearchIndex(IndexColumns):
                 score = score + (boost if dense else boost[cand])
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), (now_us - ix.created_us[sel]) / US_PER_HOUR
-            short = top_k(score, shortlist, n_valid=len(cand), age=aged, tie=tie)
+            short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)
             cand = short if dense else cand[short]
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         if lam > 0:
@@ -111,7 +120,8 @@ class SearchIndex(IndexColumns):
             rows_u = np.concatenate([cand, around])
         else:
             rows_u = cand
-        sim = ix.emb[rows_u].astype(np.float64) @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
+        vec = self.vectors(rows_u).astype(np.float64)  # (s, dim): exact float32 rows, whatever the index
+        sim = vec @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
         imp = ix.importance[rows_u]
         rec = recency((now_us - ix.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
         kw = kw_all[rows_u] if kw_all is not None else None
@@ -143,3 +153,13 @@ class SearchIndex(IndexColumns):
         if near is not None:
             comp["neighbour"] = near[best]
         return rows, comp
+
+    def _first_pass_size(self, k: int, shortlist: int) -> int:
+        """How many candidates the float32 first pass keeps for exact rescoring: the shortlist."""
+        return shortlist
+
+    def _similarity32(self, q: np.ndarray, rows: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+        """First-pass cosines of every row (``rows=None``; ``mask`` is then applied by the caller)
+        or of ``rows`` -> float32 ``(n,)`` or ``(len(rows),)``."""
+        emb = self.emb[: self.n] if rows is None else self.emb[rows]
+        return emb @ q  # (r, dim) @ (dim,) -> (r,) float32

@@ -29,7 +29,7 @@ from ..errors import ValidationError
 from ..portable.columns import arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
-from .index import SearchIndex
+from .quantized import new_index
 
 __all__ = ["VectorsMixin", "epoch_us"]
 
@@ -44,6 +44,10 @@ _ROW_TYPES = {
     "supersedes": pl.String, "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
 }  # fmt: skip
 COLUMNS = ", ".join(TABLE_FIELDS)
+_FIELDS = COLUMNS.split(", ")
+SMALL = 32
+"""Batches up to this many rows take the bound-parameter paths (a single ``add``); larger ones go
+through Arrow (``add_many``, imports)."""
 """The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``),
 as SQL text in table order: ``id, namespace, key, content, ...`` (:data:`memkit.schema.TABLE_FIELDS`)."""
 _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
@@ -51,6 +55,8 @@ _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
     f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
 )
 _INSERT_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) SELECT * FROM _view"
+_VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUES "  # + (?, ...) per row
+_VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
 
 
 def _swap_embedding(table: str, dim: int) -> list[str]:
@@ -101,12 +107,16 @@ class VectorsMixin(StoreCore):
         """
         hashes = [content_hash(t) for t in texts]
         distinct = list(dict.fromkeys(hashes))
-        cached = self._sql(
+        lookup = (
             "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
-            " AND content_hash IN (SELECT unnest(?::VARCHAR[]))",
-            [self.embedder.name, distinct],
+            " AND content_hash IN (SELECT unnest(?::VARCHAR[]))"
         )
-        vectors = dict(zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy(), strict=True))
+        if len(distinct) <= SMALL:  # a few rows: plain tuples cost less than an Arrow round trip
+            found = self._run(lookup, [self.embedder.name, distinct])
+            vectors = {h: np.asarray(e, dtype=np.float32) for h, e in found}
+        else:
+            cached = self._sql(lookup, [self.embedder.name, distinct])
+            vectors = dict(zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy(), strict=True))
         missing = [h for h in distinct if h not in vectors]
         new: dict[str, np.ndarray] = {}
         if missing:
@@ -139,7 +149,12 @@ class VectorsMixin(StoreCore):
 
         ``columns`` (the table's, :class:`~memkit.portable.Column`) types every column ``cols``
         carries, later migrations' included; without it the Memory fields are inserted."""
-        if columns is None:  # the Memory fields, in COLUMNS order; None-only columns typed by _ROW_TYPES
+        if columns is None and len(hashes) <= SMALL:  # a few rows: one INSERT with bound values
+            self._insert_values(
+                _VALUES_ROWS,
+                [[*(cols[c][i] for c in _FIELDS), hashes[i], emb[i].tolist()] for i in range(len(hashes))],
+            )
+        elif columns is None:  # the Memory fields, in COLUMNS order; None-only columns typed by _ROW_TYPES
             batch = pl.DataFrame(
                 {c: cols[c] for c in COLUMNS.split(", ")} | {"content_hash": hashes, "embedding": emb},
                 schema_overrides={**_ROW_TYPES, "embedding": pl.Array(pl.Float32, self.embedder.dim)},
@@ -149,13 +164,24 @@ class VectorsMixin(StoreCore):
             batch = arrow_batch({**cols, "content_hash": hashes}, columns, emb)
             names = ", ".join(f'"{c}"' for c in batch.column_names)
             self._with_view(batch, f"INSERT INTO memories ({names}) SELECT {names} FROM _view")
-        if new_cache:
+        if new_cache and len(new_cache) <= SMALL:
+            name = self.embedder.name
+            self._insert_values(_VALUES_CACHE, [[name, h, v.tolist()] for h, v in new_cache.items()])
+        elif new_cache:
             cache = pl.DataFrame(
                 {"embedder": self.embedder.name, "content_hash": list(new_cache),
                  "embedding": np.stack(list(new_cache.values()))},
                 schema_overrides={"embedding": pl.Array(pl.Float32, self.embedder.dim)},
             )  # fmt: skip
             self._with_view(cache.to_arrow(), _INSERT_CACHE)
+
+    def _insert_values(self, head: str, rows: list[list[Any]]) -> None:
+        """``head`` (a constant ``INSERT ... VALUES``) followed by one ``(?, ...)`` per row: a few rows
+        as bound parameters in one statement (an Arrow view costs a register, a scan and an unregister,
+        several times more for one row). The last value of each row is an embedding, cast to the
+        table's fixed-size array; the SQL text holds only placeholders and the dimension."""
+        one = "(" + "?, " * (len(rows[0]) - 1) + "?::FLOAT[" + str(int(self.embedder.dim)) + "])"
+        self._run(head + ", ".join([one] * len(rows)), [v for r in rows for v in r])
 
     def _with_view(self, table: Any, statement: str) -> None:
         """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``.
@@ -174,7 +200,9 @@ class VectorsMixin(StoreCore):
     def _load_index(self) -> None:
         """(Re)build the search index from DuckDB: columns via Arrow, embeddings flattened. The new
         index replaces the old one only once it is complete."""
-        index = SearchIndex(self.embedder.dim, floor=self.decay.min_strength)
+        # subtle: the raw connection, not self._db, which would first flush deferred reads: an int8
+        # index reads stored vectors in the middle of a ranking, which must not write anything
+        index = new_index(self.index, self.embedder.dim, self.decay.min_strength, lambda: self._con)
         table = self._db.sql(
             "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
             " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
