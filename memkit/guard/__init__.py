@@ -11,7 +11,8 @@ Modules, from data to decision:
 - :mod:`~memkit.guard.rules` — the detectors as data (regexes, checksums, weights) and the width fold;
 - :mod:`~memkit.guard.scanner` — runs the rules over many texts at once (polars pre-filter);
 - :mod:`~memkit.guard.engine` — findings -> a verdict: :func:`screen`, :func:`screen_many`,
-  :func:`redact`, :func:`identity` (names as memkit keeps them);
+  :func:`redact`;
+- :mod:`~memkit.guard.names` — names as memkit keeps them: :func:`identity`, :func:`pseudonym`;
 - :mod:`~memkit.guard.fields` — the same screening over a write's other fields (key, tags, value);
 - :mod:`~memkit.guard.lessons` — the read-time half: :func:`consistency`, :func:`lesson_similarity`;
 - :mod:`~memkit.guard.learned` — the opt-in learned detector (``GuardParams(learned=True)``): hashed

@@ -40,12 +40,9 @@ the *lessons* (memories confirmed bad) that the store keeps.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -56,6 +53,7 @@ from ..params import GuardParams
 from ..schema import SOURCES, Finding
 from . import rules as gr
 from .learned import load_model
+from .names import PLACEHOLDERS, holds_secret, identity, pseudonym
 from .scanner import scan_rows as _scan_rows
 
 __all__ = [
@@ -130,57 +128,6 @@ def _shift(pos: int, edits: list[tuple[int, int, int]], end: bool) -> int:
     return pos + delta
 
 
-_PLACEHOLDERS = {r.code: r.placeholder for r in gr.RULES if r.placeholder}
-_SEPARATORS = re.compile(r"[\s\-().]")
-
-
-def pseudonym(placeholder: str, span: str) -> str:
-    """A placeholder that keeps distinct values apart: ``[PHONE]`` + 8 hex of blake2b over the
-    normalized span (NFKC, case-folded, separators dropped), for names such as keys and owners,
-    where two phone numbers must stay two keys and one number must always give the same key.
-
-    >>> pseudonym("[PHONE]", "138-1234-5678") == pseudonym("[PHONE]", "13812345678")
-    True
-    >>> pseudonym("[EMAIL]", "a@example.com")
-    '[EMAIL:6e0c32b8]'
-
-    The digest separates values; it does not hide them from someone who can enumerate the
-    candidates (every phone number): identities and keys should not be PII in the first place.
-    """
-    folded = _SEPARATORS.sub("", unicodedata.normalize("NFKC", span).casefold())
-    tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=4, person=b"memkit-pseudonym").hexdigest()
-    return f"{placeholder[:-1]}:{tag}]"
-
-
-_IDENTITY_GUARD = GuardParams()  # identities are mapped by the default rules, whatever a store's guard
-
-
-@lru_cache(maxsize=8192)
-def _name_findings(name: str) -> tuple[Finding, ...]:
-    return tuple(f for f in _scan_rows([name], _IDENTITY_GUARD).get(0, []) if f.start is not None)
-
-
-def identity(name: str) -> str:
-    """A requester, owner or creator name as memkit keeps it: PII in it replaced by
-    :func:`pseudonym`\\ s, by the default rules whatever a store's guard settings, so that the same
-    person always has the same identity, distinct people stay distinct, and the store and its audit
-    log never hold the address. Names without PII are unchanged (``identity`` of an identity is
-    itself). A secret in a name is not an identity's business: the store refuses it.
-
-    >>> identity("assistant"), identity("alice@example.com")
-    ('assistant', '[EMAIL:fa9ce63e]')
-    """
-    edits = sorted((f for f in _name_findings(name) if f.kind == "pii"), key=lambda f: f.start or 0)
-    out, last = [], 0
-    for f in edits:
-        if (f.start or 0) < last:  # overlapping spans: the first one covers it
-            continue
-        ph = _PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
-        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end])]
-        last = f.end or last
-    return "".join(out) + name[last:] if out else name
-
-
 _RULE_MESSAGE = re.compile(
     r"^(?:in (?:value|key|tags|owner|created_by): )?(?:"
     + "|".join(
@@ -203,16 +150,11 @@ def is_rule_message(message: str) -> bool:
     return bool(_RULE_MESSAGE.match(message))
 
 
-def holds_secret(name: str) -> bool:
-    """Whether a name (a requester's) holds a secret by the default rules: ``"sk-…"`` does."""
-    return any(f.kind == "secret" for f in _name_findings(name))
-
-
 def _redact_one(text: str, found: list[Finding], pseudonyms: bool = False) -> tuple[str, list[Finding]]:
     """Replace the PII spans of one text -> (new text, its findings re-based onto it)."""
 
     def placeholder(f: Finding) -> str:
-        ph = _PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
+        ph = PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
         return pseudonym(ph, text[f.start : f.end]) if pseudonyms else ph
 
     edits = sorted((f.start, f.end, placeholder(f)) for f in found if f.kind == "pii" and f.start is not None)

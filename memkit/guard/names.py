@@ -1,0 +1,81 @@
+"""Names as memkit keeps them: requesters, owners and creators without the PII they may hold.
+
+A requester may be given as an e-mail address. The store compares requesters with the owners and
+creators of memories, and writes them into the audit log, so a name is mapped once to an
+*identity*: every PII span in it becomes a :func:`pseudonym` (a typed placeholder plus a short
+digest of the value), by the guard's default rules whatever a store's own guard settings. The same
+person always gets the same identity, two people stay two, and neither the store nor its log keeps
+the address. The engine's redaction uses the same pseudonyms for keys, tags and the keys of
+structured values (``screen_many(..., pseudonyms=True)``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from functools import lru_cache
+
+from ..params import GuardParams
+from ..schema import Finding
+from . import rules as gr
+from .scanner import scan_rows
+
+__all__ = ["PLACEHOLDERS", "holds_secret", "identity", "pseudonym"]
+
+PLACEHOLDERS = {r.code: r.placeholder for r in gr.RULES if r.placeholder}
+"""Rule code -> its typed placeholder (``MG101`` -> ``[EMAIL]``, ...)."""
+_SEPARATORS = re.compile(r"[\s\-().]")
+
+
+def pseudonym(placeholder: str, span: str) -> str:
+    """A placeholder that keeps distinct values apart: ``[PHONE]`` + 8 hex of blake2b over the
+    normalized span (NFKC, case-folded, separators dropped), for names such as keys and owners,
+    where two phone numbers must stay two keys and one number must always give the same key.
+
+    >>> pseudonym("[PHONE]", "138-1234-5678") == pseudonym("[PHONE]", "13812345678")
+    True
+    >>> pseudonym("[EMAIL]", "a@example.com")
+    '[EMAIL:6e0c32b8]'
+
+    The digest separates values; it does not hide them from someone who can enumerate the
+    candidates (every phone number): identities and keys should not be PII in the first place.
+    """
+    folded = _SEPARATORS.sub("", unicodedata.normalize("NFKC", span).casefold())
+    tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=4, person=b"memkit-pseudonym").hexdigest()
+    return f"{placeholder[:-1]}:{tag}]"
+
+
+_IDENTITY_GUARD = GuardParams()  # identities are mapped by the default rules, whatever a store's guard
+
+
+@lru_cache(maxsize=8192)
+def _name_findings(name: str) -> tuple[Finding, ...]:
+    """The guard's findings with a span in ``name`` (cached: the same names recur on every call)."""
+    return tuple(f for f in scan_rows([name], _IDENTITY_GUARD).get(0, []) if f.start is not None)
+
+
+def identity(name: str) -> str:
+    """A requester, owner or creator name as memkit keeps it: PII in it replaced by
+    :func:`pseudonym`\\ s, by the default rules whatever a store's guard settings, so that the same
+    person always has the same identity, distinct people stay distinct, and the store and its audit
+    log never hold the address. Names without PII are unchanged (``identity`` of an identity is
+    itself). A secret in a name is not an identity's business: the store refuses it.
+
+    >>> identity("assistant"), identity("alice@example.com")
+    ('assistant', '[EMAIL:fa9ce63e]')
+    """
+    edits = sorted((f for f in _name_findings(name) if f.kind == "pii"), key=lambda f: f.start or 0)
+    out, last = [], 0
+    for f in edits:
+        if (f.start or 0) < last:  # overlapping spans: the first one covers it
+            continue
+        ph = PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
+        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end])]
+        last = f.end or last
+    return "".join(out) + name[last:] if out else name
+
+
+def holds_secret(name: str) -> bool:
+    """Whether a name (a requester's) holds a secret by the default rules: ``"sk-…"`` does."""
+    return any(f.kind == "secret" for f in _name_findings(name))
