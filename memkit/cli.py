@@ -11,6 +11,7 @@ analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`
 reembed     migrate a file written by another (or an older) embedder to the default one
 mcp         serve one namespace to an LLM client as MCP memory tools over stdio
             (:mod:`memkit.integrations.mcp`; needs ``pip install 'memkit[mcp]'``)
+data        ``data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached; :func:`fetch_locomo`)
 ==========  ======================================================================================
 
 The CLI never creates a database by accident: every command but ``demo`` needs an existing file
@@ -27,6 +28,7 @@ A session, from the demo to another framework's data and back to an agent::
     $ memkit import alice.jsonl --db copy.duckdb --create --namespace-map alice=alice2
     $ memkit import dump.json --db copy.duckdb --from mem0 --namespace u1
     $ memkit mcp --db copy.duckdb --namespace alice2        # memory tools for an MCP client
+    $ memkit data locomo                                    # LoCoMo for lesson 09, cached
 
 The module reads as the command line itself: :func:`_parser` builds one sub-parser per command
 (one ``_add_<command>`` function each, in the order ``memkit --help`` lists them), and
@@ -47,6 +49,7 @@ import polars as pl
 
 from .demo import run_demo
 from .errors import MemkitError, ValidationError
+from .evaluate import LOCOMO, fetch_locomo
 from .portable import adapters, cogx
 from .store import MemoryStore
 
@@ -65,9 +68,18 @@ def _parser() -> argparse.ArgumentParser:
     """
     parser = argparse.ArgumentParser(prog="memkit", description="memkit: the memory layer of LLM agents")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp):
+    adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp, _add_data)
+    for add in adders:
         add(sub)
     return parser
+
+
+def _add_data(sub: argparse._SubParsersAction) -> None:
+    """``memkit data locomo [--path P] [--no-download]``: the data set's checked file, fetched once."""
+    p = sub.add_parser("data", help="fetch a public evaluation set (LoCoMo), check and cache it")
+    p.add_argument("name", choices=["locomo"], help="the data set")  # one today; the word leaves room
+    p.add_argument("--path", help="a file or folder to use (default: $MEMKIT_LOCOMO, else ~/.cache/memkit)")
+    p.add_argument("--no-download", action="store_true", help="only look for the file and check it")
 
 
 def _requester_option(p: argparse.ArgumentParser) -> None:
@@ -301,9 +313,16 @@ def _analyze(store: MemoryStore, args: argparse.Namespace) -> None:
     print(f"{findings.height} findings" + "".join(f"; {s}: {n}" for s, n in by.iter_rows()))
 
 
+def _data(args: argparse.Namespace) -> None:
+    """Find or download the data set, check its sha256, print its absolute path last (for scripts:
+    ``export MEMKIT_LOCOMO=$(memkit data locomo | tail -1)``)."""
+    path = fetch_locomo(args.path, download=not args.no_download, say=print)
+    print(f"LoCoMo ({LOCOMO.licence}; cite {LOCOMO.citation}):\n{path}")
+
+
 # the commands that open the database themselves (or none), and those that share one opened store
 _NO_STORE: dict[str, Callable[[argparse.Namespace], None]] = {
-    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp,
+    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp, "data": _data,
 }  # fmt: skip
 _WITH_STORE: dict[str, Callable[[MemoryStore, argparse.Namespace], None]] = {
     "export": _export, "import": _import, "analyze": _analyze,

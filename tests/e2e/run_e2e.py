@@ -12,7 +12,13 @@
    notebook's output changed (the slider's own readout does not count: the change must come back from
    Python, or from the chart for a Vega slider),
 5. saves full-length screenshots (``NN_name-1-run.png``, ``NN_name-2-slider.png``) and one per chart or
-   widget output (``NN_name/cell-KK.png``) under ``build/screenshots/``, and a JSON report.
+   widget output (``NN_name/cell-KK.png``) under ``build/screenshots/``, and a JSON report,
+6. copies one picture per passing lesson (its first panel, else its first chart) to
+   ``notebooks/screenshots/NN_name.png`` for the README.
+
+LoCoMo (lesson 09) is resolved to an absolute path before the notebooks are copied (``$MEMKIT_LOCOMO``,
+else ``../shared/data/locomo`` beside the repository) and handed to the kernels in ``$MEMKIT_LOCOMO``;
+lesson 09 fails unless it draws a chart (``REQUIRED_CHARTS``), so missing data is never a pass.
 
 Usage::
 
@@ -30,6 +36,7 @@ import fnmatch
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -49,6 +56,10 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
+
+#: Notebooks that must draw at least this many charts: lesson 09 without LoCoMo prints a skip line and
+#: draws nothing, which would otherwise pass as "no errors".
+REQUIRED_CHARTS = {"09_evaluating_on_locomo.ipynb": 1}
 
 #: Console messages that are not the notebook's fault. Each pattern says why it is harmless.
 HARMLESS_CONSOLE: tuple[tuple[str, str], ...] = ()
@@ -172,6 +183,29 @@ def check_cells(page: Any, res: Result, when: str) -> list[dict[str, Any]]:
     return cells
 
 
+def resolve_locomo() -> str | None:
+    """``$MEMKIT_LOCOMO``, else ``../shared/data/locomo`` beside the repository, as an absolute path.
+
+    The notebooks run from a temporary copy (``lab_server.make_sandbox``), where lesson 09's relative
+    path to the shared data breaks; the kernel inherits this variable instead. None when absent.
+    """
+    raw = os.environ.get("MEMKIT_LOCOMO") or str(REPO.parent / "shared" / "data" / "locomo")
+    path = Path(raw).expanduser().resolve()
+    return str(path) if path.exists() else None
+
+
+def readme_shot(cells: list[dict[str, Any]], folder: Path, dest: Path) -> None:
+    """Copy one picture per lesson for the README: the first widget panel's output, else the first
+    chart's (``folder`` holds this run's per-cell shots)."""
+    for kind in ("views", "charts"):
+        for c in cells:
+            shot = folder / f"cell-{c['index']:02d}.png"
+            if c[kind] and shot.is_file():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(shot, dest)
+                return
+
+
 def move_slider(page: Any, res: Result) -> bool:
     """Drag the first ipywidgets slider (else nudge a Vega slider, else pick in a dropdown); True when
     the outputs changed."""
@@ -251,7 +285,13 @@ def output_shots(page: Any, cells: list[dict[str, Any]], folder: Path, suffix: s
 
 
 def check_notebook(
-    browser: Any, lab: LabServer, nb: Path, out: Path, timeout: float, scale: float = 1.0
+    browser: Any,
+    lab: LabServer,
+    nb: Path,
+    out: Path,
+    timeout: float,
+    scale: float = 1.0,
+    readme: Path | None = None,
 ) -> Result:
     """Open, run, inspect, slide and photograph one notebook; never raises for a notebook's fault."""
     rel = nb.relative_to(lab.notebook_dir.parent).as_posix()
@@ -276,8 +316,15 @@ def check_notebook(
         settle(page)
         res.notes.append(f"ran and settled after {time.monotonic() - start:.1f} s")
         cells = check_cells(page, res, "after Run All")
+        drawn = sum(c["charts"] for c in cells)
+        if drawn < REQUIRED_CHARTS.get(nb.name, 0):
+            res.fail(
+                f"drew {drawn} chart(s), needs {REQUIRED_CHARTS[nb.name]} (is its data at $MEMKIT_LOCOMO?)"
+            )
         res.screenshots.append(screenshot(page, out / f"{stem}-1-run.png"))
         output_shots(page, cells, out / stem)
+        if res.ok and readme:
+            readme_shot(cells, out / stem, readme / f"{stem}.png")
         page.set_viewport_size({"width": 1280, "height": 900})
         if res.ok and move_slider(page, res):
             cells = check_cells(page, res, "after the slider move")
@@ -310,7 +357,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--total-timeout", type=float, default=1200.0, help="seconds for the whole run")
     ap.add_argument("--scale", type=float, default=1.0, help="device pixel ratio (2 for README images)")
     ap.add_argument("--jupyter", type=Path, default=Path(sys.executable).parent / "jupyter")
+    ap.add_argument("--readme-shots", type=Path, default=REPO / "notebooks" / "screenshots",
+                    help="one picture per passing lesson, for the README ('' to skip)")  # fmt: skip
     args = ap.parse_args(argv)
+    locomo = resolve_locomo()
+    if locomo:  # before the notebooks are copied: the kernels inherit it
+        os.environ["MEMKIT_LOCOMO"] = locomo
+    print(f"LoCoMo for lesson 09: {locomo or 'not found (set MEMKIT_LOCOMO; lesson 09 will fail)'}")
     try:
         from playwright.sync_api import sync_playwright  # the e2e extra; only this script needs it
     except ImportError:
@@ -345,7 +398,8 @@ def main(argv: list[str] | None = None) -> int:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 for nb in sorted(lab.notebook_dir / p.name for p in found):
-                    res = check_notebook(browser, lab, nb, args.out, args.timeout, args.scale)
+                    readme = args.readme_shots if str(args.readme_shots) else None
+                    res = check_notebook(browser, lab, nb, args.out, args.timeout, args.scale, readme)
                     results.append(res)
                     print(f"{'PASS' if res.ok else 'FAIL'} {res.notebook} ({res.seconds} s)")
                     for line in res.failures:
