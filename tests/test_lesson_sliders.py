@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -213,3 +215,27 @@ def test_lesson_01_layers_fade_when_the_prose_says() -> None:
     assert 0 < by["episodic"][1] < 90  # episodic events are all gone within the quarter
     assert by["long_term"][0] > 90  # long-term facts outlast it
     store.close()
+
+
+# ----------------------------------------------------------------------------------- lesson 09
+def test_lesson_09_recall_tuner_on_locomo(monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+    try:  # the lesson's rule: $MEMKIT_LOCOMO, else ../shared/data, else the cache; never downloads
+        path = mk.evaluate.fetch_locomo(os.environ.get("MEMKIT_LOCOMO") or shared, download=False)
+    except mk.MemkitError as e:
+        pytest.skip(f"LoCoMo not available: {str(e).splitlines()[0]}")
+    memories, queries = mk.evaluate.load_locomo(path)
+    prepared = mk.evaluate.prepare(memories, queries.filter(pl.col("category") <= 4))
+    panel = widgets.recall_tuner(prepared, k=5)
+    moved = assert_every_slider_moves(panel)
+    assert set(moved) == {"similarity", "importance", "recency", "keyword", "floor"}
+    overall = lambda: float(panel.data.filter(pl.col("category") == "all")["recall@5"][0])  # noqa: E731
+    default = overall()  # the sliders start at Weights(): the default's tick and the bar agree
+    ref = panel.references.filter((pl.col("setting") == "default") & (pl.col("category") == "all"))
+    assert default == pytest.approx(float(ref["recall@5"][0]))
+    panel.sliders["keyword"].value = 0.0
+    assert overall() < default - 0.1  # the lesson: keyword carries LoCoMo
+    settings = set(panel.references["setting"])
+    assert settings == {"default", "articles (floor 0.1)"}
+    ticks = [r for rows in panel.chart.to_dict()["datasets"].values() for r in rows if "setting" in r]
+    assert {r["setting"] for r in ticks} == settings

@@ -11,6 +11,7 @@ look at, axis titles with units and tooltips. This is the only package that impo
 - :mod:`~memkit.charts.lifecycle` — the merge-threshold chart;
 - :mod:`~memkit.charts.conflicts` — the conflict-graph chart (keys as lanes, versions, edges);
 - :mod:`~memkit.charts.timeline` — each memory's life over time, and state counts;
+- :mod:`~memkit.charts.evaluation` — recall per question category against reference settings;
 - :mod:`~memkit.charts.guard` — the guard's threshold trade-off (precision/recall, rates by threshold).
 
 Builders whose old names equalled a panel's or a data function's have names that say they are
@@ -23,6 +24,7 @@ charts (:func:`merge_chart`, :func:`conflict_graph_chart`); the old names remain
 
 from __future__ import annotations
 
+from .evaluation import recall_by_category
 from .guard import guard_tradeoff_chart
 from .lifecycle import conflict_graph_chart, merge_chart
 from .retrieval import half_life_curves, rank_shift, score_breakdown, weight_heatmap
@@ -45,6 +47,7 @@ __all__ = [
     "merge_chart",
     "merge_explorer",
     "rank_shift",
+    "recall_by_category",
     "score_breakdown",
     "setup_notebook",
     "state_counts",

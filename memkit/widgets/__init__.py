@@ -17,6 +17,8 @@ object with its widgets and its current state as attributes, so it can be driven
 - :mod:`~memkit.widgets.explorers` — store-backed tuning: :func:`weights_tuner`, :func:`merge_explorer`;
 - :mod:`~memkit.widgets.history` — the store over time: :func:`conflict_explorer` (and
   :mod:`~memkit.widgets.time_machine`: :func:`time_machine`);
+- :mod:`~memkit.widgets.evaluation` — :func:`recall_tuner`: weights and the decay floor over
+  recall@k per question category of a whole benchmark (LoCoMo), re-ranked on every move;
 - :mod:`~memkit.widgets.guard` — :func:`guard_threshold`, the injection threshold against recall and
   false positives.
 
@@ -25,6 +27,7 @@ This is the only package that imports ipywidgets.
 
 from __future__ import annotations
 
+from .evaluation import PRESETS, RecallTuner, recall_tuner
 from .explorers import MergeExplorer, WeightsTuner, merge_explorer, weights_tuner
 from .guard import GuardThreshold, guard_threshold
 from .history import ConflictExplorer, TimeMachine, conflict_explorer, time_machine
@@ -36,7 +39,9 @@ __all__ = [
     "GuardThreshold",
     "HalfLifeExplorer",
     "MergeExplorer",
+    "PRESETS",
     "Panel",
+    "RecallTuner",
     "TimeMachine",
     "Tuner",
     "WeightsTuner",
@@ -44,6 +49,7 @@ __all__ = [
     "guard_threshold",
     "half_life_explorer",
     "merge_explorer",
+    "recall_tuner",
     "slider",
     "table_html",
     "time_machine",
