@@ -7,7 +7,10 @@ times, as medians of 7 moves in the same run:
   charts), the re-rank alone, and a ``store.search`` per move (what a naive panel would do);
 - ``merge_explorer``: a threshold move (re-plan only the memories with a partner above it) beside
   ``store.consolidate(dry_run=True)``;
-- ``time_machine``: a date move (``frame(as_of=)``, forget plan, states, timeline chart).
+- ``time_machine``: a date move (``frame(as_of=)``, forget plan, states, timeline chart);
+- ``recall_tuner`` (lesson 09's panel): a weight move re-ranks every question of a benchmark; here
+  the same N memories as 10 "conversations" with 400 questions (each's relevant ids drawn at random),
+  so the cost is that of N memories, not of LoCoMo's 5,882.
 
     python benchmarks/panels.py [--n 10000]
 """
@@ -83,6 +86,26 @@ def main() -> None:
     options = [o[1] for o in machine.sliders["at"].options]
     move = median_ms(lambda i: setattr(machine.sliders["at"], "value", options[(i * 7) % len(options)]))
     print(f"time_machine, {n} memories (timeline draws 300): build {build:.0f} ms; slider move {move:.0f} ms")
+
+    # lesson 09's panel at N memories: 10 groups, 40 questions each, prepared once (embedded, BM25)
+    mem = frame.with_columns(id=pl.int_range(n).cast(pl.String), conversation=pl.int_range(n) % 10)
+    qs = pl.DataFrame(
+        {
+            "query_id": [f"q{i}" for i in range(400)],
+            "question": [" ".join(rng.choice(words, 4)) for _ in range(400)],
+            "relevant": [[str(x) for x in rng.choice(n, 2)] for _ in range(400)],
+            "category": [int(c) for c in rng.integers(1, 5, 400)],
+        }
+    ).with_columns(conversation=pl.col("relevant").list.first().cast(pl.Int64) % 10)
+    t = time.perf_counter()
+    prepared = mk.evaluate.prepare(mem, qs, now=NOW)
+    prep_ms = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    tuner = widgets.recall_tuner(prepared)
+    build = (time.perf_counter() - t) * 1e3
+    move = median_ms(lambda i: setattr(tuner.sliders["keyword"], "value", weights[i]))
+    print(f"recall_tuner, {n} memories, {qs.height} questions: prepare {prep_ms:.0f} ms, build {build:.0f} ms"
+          f"; slider move {move:.0f} ms (re-rank + recall@5 {tuner.millis:.0f} ms of it)")  # fmt: skip
 
 
 if __name__ == "__main__":
