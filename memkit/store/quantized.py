@@ -21,9 +21,11 @@ Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts to float64 an
 the float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
 one on this 2-core machine (../shared/FIELD-NOTES.md). A 10-line numba loop reads a byte per
 dimension and widens it in registers, on every core: 0.5-0.85x the time of numpy's float32 scan at
-1M x 384 here (the lower end when the machine is busy, where numpy's memory-bound scan suffers more). numba is the optional extra ``memkit[int8]``, imported
-only when an int8 index is built; the kernels compile on first use (about a second, reported by
-:func:`jit_seconds`) and are cached on disk where numba can write its cache.
+1M x 384 here (the lower end when the machine is busy, where numpy's memory-bound scan suffers
+more; the loop is compute-bound, as numba emits no VNNI dot-product instructions). numba is the
+optional extra ``memkit[int8]``, imported only when an int8 index is built; the kernels compile on
+first use (about a second, reported by :func:`jit_seconds`) and are cached on disk where numba can
+write its cache. Small scans (under 4 MiB of codes) run on the calling thread alone.
 
 Threads. numba's default threading layer runs one parallel kernel at a time per process, so the
 kernels are called under a process-wide lock (a store already ranks one query at a time).
