@@ -88,7 +88,7 @@ def merge_chart(
     # the same test as the red bars, so the title's count equals their total
     n_merge = int((sims["similarity"] >= threshold - _EPS).sum())
     return finish(
-        alt.vconcat(*charts),
+        alt.vconcat(*charts).resolve_scale(color="independent"),  # two colour meanings, two legends
         f"Merge threshold {threshold:.2f}: {n_merge} of {known.height} memories would join a cluster",
         [
             "Lower merges more (0.7 merges different intents); higher merges less (0.95 hardly merges).",

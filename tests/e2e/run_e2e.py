@@ -13,7 +13,7 @@
    Python, or from the chart for a Vega slider),
 5. saves full-length screenshots (``NN_name-1-run.png``, ``NN_name-2-slider.png``) and one per chart or
    widget output (``NN_name/cell-KK.png``) under ``build/screenshots/``, and a JSON report,
-6. copies one picture per passing lesson (its first panel, else its first chart) to
+6. copies one picture per passing lesson (its first panel, else its busiest chart cell) to
    ``notebooks/screenshots/NN_name.png`` for the README.
 
 LoCoMo (lesson 09) is resolved to an absolute path before the notebooks are copied (``$MEMKIT_LOCOMO``,
@@ -195,15 +195,17 @@ def resolve_locomo() -> str | None:
 
 
 def readme_shot(cells: list[dict[str, Any]], folder: Path, dest: Path) -> None:
-    """Copy one picture per lesson for the README: the first widget panel's output, else the first
-    chart's (``folder`` holds this run's per-cell shots)."""
-    for kind in ("views", "charts"):
-        for c in cells:
-            shot = folder / f"cell-{c['index']:02d}.png"
-            if c[kind] and shot.is_file():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(shot, dest)
-                return
+    """Copy one picture per lesson for the README: the first cell that builds a panel
+    (``mk.widgets.`` in its first 80 characters), else the cell with the most charts
+    (``folder`` holds this run's per-cell shots)."""
+    shots = [
+        c for c in cells if (c["views"] or c["charts"]) and (folder / f"cell-{c['index']:02d}.png").is_file()
+    ]
+    panels = [c for c in shots if "mk.widgets." in c["source"]]
+    best = panels[0] if panels else max(shots, key=lambda c: c["charts"], default=None)
+    if best is not None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / f"cell-{best['index']:02d}.png", dest)
 
 
 def move_slider(page: Any, res: Result) -> bool:
