@@ -70,6 +70,7 @@ class StoreCore:
     _file: str | None  # resolved path of a file store (None for ":memory:")
     _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
     _index: SearchIndex
+    index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore
     _stale: tuple[str, int] | None
     _embed_query: Callable[[str], Any]  # a query's vector, LRU-cached per store (vectors.py)
     _lesson_cache: dict[str, Any]  # namespace -> its lessons' embeddings (guard.py)

@@ -187,7 +187,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         self, hits: pl.DataFrame, rows: np.ndarray, namespace: str, query: str
     ) -> tuple[pl.DataFrame, np.ndarray]:
         """``search(guard=True)``: drop hits near a lesson, then the consistency check on the rest."""
-        emb = self._index.emb[rows]  # (k, dim)
+        emb = self._index.vectors(rows)  # (k, dim) float32 (read from DuckDB by an int8 index)
         sim = lesson_similarity(emb, self._lesson_matrix(namespace))  # (k,): each hit's nearest lesson
         keep = sim < self.guard.lesson_similarity
         hits = hits.with_columns(lesson_similarity=pl.Series(sim)).filter(pl.Series(keep))

@@ -183,3 +183,17 @@ def test_compiling_lets_no_warning_escape(monkeypatch: pytest.MonkeyPatch) -> No
         warnings.simplefilter("error")
         kernels = quantized._compile()
     assert quantized.jit_seconds() == kernels["seconds"] >= 0
+
+
+def test_search_guard_true_on_an_int8_store_reads_the_hits_vectors() -> None:
+    """``search(guard=True)`` compares the hits' vectors with the lessons: an int8 index keeps no
+    float32 matrix, so they come from the index's ``vectors`` (read from DuckDB)."""
+    pytest.importorskip("numba")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with mk.MemoryStore(index="int8") as store:
+        for t in ("green tea with Alice", "black coffee with Bob", "green tea at the river"):
+            store.add(t, namespace="u", now=now)
+        plain = store.search("green tea", namespace="u", now=now, reinforce=False)
+        guarded = store.search("green tea", namespace="u", now=now, reinforce=False, guard=True)
+        assert guarded["id"].to_list() == plain["id"].to_list()
+        assert "lesson_similarity" in guarded.columns
