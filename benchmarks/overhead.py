@@ -110,6 +110,7 @@ def search_overhead(n: int, calls: int, folder: Path) -> list[dict[str, object]]
 
         base = p50(floor, calls)
         for reinforce in (True, False):
+
             def one(i: int, r: bool = reinforce) -> None:
                 store.search(queries[i % 64], namespace="u", now=NOW, reinforce=r)
 

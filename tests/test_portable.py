@@ -421,6 +421,7 @@ def test_demo_section_moves_the_conversation(tmp_path: Path) -> None:
     import io
 
     from memkit.conversation import run_conversation
+
     from memkit.agent.tour import _portable_section
 
     out = io.StringIO()
