@@ -16,9 +16,11 @@
 6. copies one picture per passing lesson (its first panel, else its busiest chart cell) to
    ``notebooks/screenshots/NN_name.png`` for the README.
 
-LoCoMo (lesson 09) is resolved to an absolute path before the notebooks are copied (``$MEMKIT_LOCOMO``,
-else ``../shared/data/locomo`` beside the repository) and handed to the kernels in ``$MEMKIT_LOCOMO``;
-lesson 09 fails unless it draws a chart (``REQUIRED_CHARTS``), so missing data is never a pass.
+Shared data (LoCoMo for lesson 09, the injection sets for lesson 07) is resolved to an absolute path
+before the notebooks are copied (``$MEMKIT_LOCOMO`` / ``$MEMKIT_INJECTION``, else ``../shared/data/...``
+beside the repository) and handed to the kernels in that variable (``DATA``). When it is found, the
+lesson fails unless it draws its chart (``REQUIRED_CHARTS``); when it is not, the run says so first
+and the lesson prints its ``MEMKIT-SKIP`` line.
 
 Usage::
 
@@ -59,7 +61,13 @@ CHROMIUM_ARGS = [
 
 #: Notebooks that must draw at least this many charts: lesson 09 without LoCoMo prints a skip line and
 #: draws nothing, which would otherwise pass as "no errors".
-REQUIRED_CHARTS = {"09_evaluating_on_locomo.ipynb": 1}
+# the lessons that read shared data, the variable that points their kernels at it, and the charts they
+# must draw when it is there (a lesson without its data prints MEMKIT-SKIP and is not a pass either)
+DATA = {
+    "09_evaluating_on_locomo.ipynb": ("MEMKIT_LOCOMO", "locomo", 1),
+    "07_guarding_memory.ipynb": ("MEMKIT_INJECTION", "injection", 1),
+}
+REQUIRED_CHARTS: dict[str, int] = {}  # filled by main() for the lessons whose data was found
 
 #: Console messages that are not the notebook's fault. Each pattern says why it is harmless.
 HARMLESS_CONSOLE: tuple[tuple[str, str], ...] = ()
@@ -183,13 +191,13 @@ def check_cells(page: Any, res: Result, when: str) -> list[dict[str, Any]]:
     return cells
 
 
-def resolve_locomo() -> str | None:
-    """``$MEMKIT_LOCOMO``, else ``../shared/data/locomo`` beside the repository, as an absolute path.
+def resolve_data(variable: str, folder: str) -> str | None:
+    """``$<variable>``, else ``../shared/data/<folder>`` beside the repository, as an absolute path.
 
-    The notebooks run from a temporary copy (``lab_server.make_sandbox``), where lesson 09's relative
+    The notebooks run from a temporary copy (``lab_server.make_sandbox``), where a lesson's relative
     path to the shared data breaks; the kernel inherits this variable instead. None when absent.
     """
-    raw = os.environ.get("MEMKIT_LOCOMO") or str(REPO.parent / "shared" / "data" / "locomo")
+    raw = os.environ.get(variable) or str(REPO.parent / "shared" / "data" / folder)
     path = Path(raw).expanduser().resolve()
     return str(path) if path.exists() else None
 
@@ -228,6 +236,7 @@ def move_slider(page: Any, res: Result) -> bool:
         page.mouse.move(x + dx / 2, y, steps=5)
         page.mouse.move(x + dx, y, steps=5)
         page.mouse.up()
+        released = time.monotonic()
         kind = "ipywidgets slider (drag)"
     elif page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .vega-bind input[type=range]").count():
         page.evaluate(js.NUDGE_VEGA_RANGE, 0)
@@ -241,6 +250,12 @@ def move_slider(page: Any, res: Result) -> bool:
     if after_read == before_read:
         res.fail(f"{kind}: the slider did not move (readouts {before_read})")
         return False
+    if kind == "ipywidgets slider (drag)":  # how long until the page shows what Python answered
+        while time.monotonic() - released < 10 and page.evaluate(js.OUTPUT_SIGNATURE) == before_sig:
+            page.wait_for_timeout(10)
+        res.notes.append(
+            f"re-rendered {1e3 * (time.monotonic() - released):.0f} ms after the slider was released"
+        )
     page.wait_for_timeout(300)  # let the comm message reach the kernel before waiting for idle
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -320,9 +335,8 @@ def check_notebook(
         cells = check_cells(page, res, "after Run All")
         drawn = sum(c["charts"] for c in cells)
         if drawn < REQUIRED_CHARTS.get(nb.name, 0):
-            res.fail(
-                f"drew {drawn} chart(s), needs {REQUIRED_CHARTS[nb.name]} (is its data at $MEMKIT_LOCOMO?)"
-            )
+            need, variable = REQUIRED_CHARTS[nb.name], DATA[nb.name][0]
+            res.fail(f"drew {drawn} chart(s), needs {need} (is its data at ${variable}?)")
         res.screenshots.append(screenshot(page, out / f"{stem}-1-run.png"))
         output_shots(page, cells, out / stem)
         if res.ok and readme:
@@ -362,10 +376,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme-shots", type=Path, default=REPO / "notebooks" / "screenshots",
                     help="one picture per passing lesson, for the README ('' to skip)")  # fmt: skip
     args = ap.parse_args(argv)
-    locomo = resolve_locomo()
-    if locomo:  # before the notebooks are copied: the kernels inherit it
-        os.environ["MEMKIT_LOCOMO"] = locomo
-    print(f"LoCoMo for lesson 09: {locomo or 'not found (set MEMKIT_LOCOMO; lesson 09 will fail)'}")
+    for lesson, (variable, folder, charts) in DATA.items():
+        found = resolve_data(variable, folder)
+        if found:  # before the notebooks are copied: the kernels inherit it
+            os.environ[variable] = found
+            REQUIRED_CHARTS[lesson] = charts
+        print(f"{folder} for {lesson}: {found or f'not found (set {variable}); its charts are not required'}")
     try:
         from playwright.sync_api import sync_playwright  # the e2e extra; only this script needs it
     except ImportError:
