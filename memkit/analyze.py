@@ -18,6 +18,13 @@ MK009   error      a live memory reads like a prompt injection (the guard would 
 MK010   info       quarantined, waiting for review (``store.approve`` or ``store.delete``)
 ======  =========  ==============================================================================
 
+How the checks read ``frame``: it holds every version of every memory, whatever its status, so each
+check picks its own rows. MK002, MK004, MK006 and MK007 look at ``active`` memories only, MK001,
+MK009 and MK010 at the statuses they are about, MK005 and MK008 at every row. Strength is computed
+at ``now`` from ``created_at`` (``importance · 0.5^(age / half-life)``, :mod:`memkit.decay`), the
+clock forgetting uses. Every finding names one memory: a memory with two problems appears under
+both codes, and MK003 names a cluster's survivor.
+
 >>> from datetime import datetime, timezone
 >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
 >>> f = pl.DataFrame({"id": ["a", "b"], "namespace": ["u", "u"], "key": ["addr", "addr"],
@@ -27,6 +34,15 @@ MK010   info       quarantined, waiting for review (``store.approve`` or ``store
 ...     "created_at": [t, t], "valid_until": [None, None], "access_count": [0, 0]})
 >>> analyze(f, t).select("code", "memory_id").rows()
 [('MK001', 'b')]
+
+Both versions active, in two layers, with two values: a contradiction (MK007) on each; once their
+``valid_until`` has passed, each is also expired but still active (MK002):
+
+>>> g = f.with_columns(status=pl.lit("active"), layer=pl.Series(["long_term", "episodic"]))
+>>> analyze(g, t).select("code", "memory_id").rows()
+[('MK007', 'a'), ('MK007', 'b')]
+>>> analyze(g.with_columns(valid_until=pl.lit(t)), t)["code"].to_list()
+['MK002', 'MK002', 'MK007', 'MK007']
 """
 
 from __future__ import annotations
@@ -41,6 +57,7 @@ from .params import GuardParams
 
 __all__ = ["CODES", "FINDING_SCHEMA", "analyze"]
 
+# code -> (severity, short title): a finding's severity is looked up here, never written by hand
 CODES = {
     "MK001": ("warning", "unresolved key conflict"),
     "MK002": ("warning", "expired but still active"),
@@ -53,6 +70,7 @@ CODES = {
     "MK009": ("error", "live memory looks like a prompt injection"),
     "MK010": ("info", "quarantined, waiting for review"),
 }
+# the result's columns, one row per finding (also the schema of an empty result)
 FINDING_SCHEMA = {
     "code": pl.String,
     "severity": pl.String,
@@ -77,17 +95,26 @@ def _findings(df: pl.DataFrame, code: str, message: pl.Expr) -> pl.DataFrame:
 
 
 def _guard_findings(df: pl.DataFrame, guard: GuardParams) -> list[pl.DataFrame]:
-    """MK008-MK010 from the guard's rules (:mod:`memkit.guard`), screened as one batch."""
+    """MK008-MK010 from the guard's rules (:mod:`memkit.guard`), screened as one batch.
+
+    Every stored text is screened as if it were written today with ``guard``, without sources: every
+    text is held to ``injection_threshold`` (the learned detector runs only when ``guard.learned``).
+    """
     if not guard.enabled:
         return []
     screened = screen_many(df["content"].to_list(), guard)  # placeholders ([EMAIL]) are not PII
+    # MK008 lists the distinct messages of a text's PII and secret findings. The built-in rules'
+    # messages name the kind of data ("email address"), never the value, so the report is safe to print.
     leaks = (
         screened.findings.filter(pl.col("kind").is_in(["pii", "secret"]))
         .group_by("row")
         .agg(kinds=pl.col("message").unique(maintain_order=True).str.join(", "))
     )
+    # subtle: findings number their rows as Int32, with_row_index as UInt32; cast before the join
     leaky = df.with_row_index("row").join(leaks.with_columns(pl.col("row").cast(pl.UInt32)), on="row")
     actions = pl.Series(screened.actions)
+    # MK009 for live text only (active, or a conflict awaiting resolution): a quarantined memory is
+    # MK010, a superseded one is not reported. A refused text (a secret) shows up as MK008 instead.
     suspect = df.filter((actions == "quarantine") & pl.col("status").is_in(["active", "conflict"]))
     return [
         _findings(leaky, "MK008", pl.format("stored text holds {}", pl.col("kinds"))),
@@ -99,7 +126,8 @@ def _guard_findings(df: pl.DataFrame, guard: GuardParams) -> list[pl.DataFrame]:
 
 
 def _before(now: datetime, span: timedelta) -> datetime:
-    """``now - span``, or the earliest datetime when that is before year 1."""
+    """``now - span``, or the earliest datetime when that is before year 1: a huge ``stale_days``
+    (1e6 days, the check switched off) reaches back to the start of time instead of raising."""
     try:
         return now - span
     except OverflowError:
@@ -119,35 +147,47 @@ def analyze(
 
     ``merge_plan`` is the output of :func:`memkit.consolidate.plan_merges` (``store.analyze`` passes
     it) for MK003; without it near-duplicates are not reported. ``guard`` sets the rules of
-    MK008-MK009 (``GuardParams(enabled=False)`` skips them).
+    MK008-MK009 (``GuardParams(enabled=False)`` skips them, and MK010 too).
+
+    ``min_strength`` is MK006's floor: 0.1 here, the forgetting policy's; ``store.analyze`` passes the
+    store's retrieval floor (``DecayParams.min_strength``, 0 by default, so MK006 stays silent there
+    unless a floor is set). ``stale_days`` is how long an owner must have written nothing for MK004.
+    Returns :data:`FINDING_SCHEMA` columns; an empty frame of that schema when ``frame`` is empty.
     """
     if frame.is_empty():
         return pl.DataFrame(schema=FINDING_SCHEMA)
+    # strength at now, from the hours since created_at: the same number forget() compares to its floor
     df = frame.with_columns(strength_expr(age_hours=age_hours_expr("created_at", now)))
-    active = df.filter(pl.col("status") == "active")
-    value = pl.coalesce(pl.col("value").cast(pl.String), pl.col("content"))
+    active = df.filter(pl.col("status") == "active")  # the live memories most checks look at
+    value = pl.coalesce(pl.col("value").cast(pl.String), pl.col("content"))  # what a memory says
     out = [
         _findings(
             df.filter(pl.col("status") == "conflict"),
             "MK001",
             pl.format("key '{}' has a pending conflicting version: resolve it", pl.col("key")),
         ),
+        # expired yet active: reads already skip it (the read gate checks validity at now), but the
+        # row, its text and its embedding stay until forget drops it
         _findings(
             active.filter(pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(now))),
             "MK002",
             pl.format("valid until {} but still active", pl.col("valid_until")),
         ),
+        # private is readable by its created_by only; with none, only the operator (no requester) reads it
         _findings(
             df.filter(pl.col("access") == "private", pl.col("created_by").is_null()),
             "MK005",
             pl.lit("private with no created_by: only the operator can read it"),
         ),
+        # below the floor and never recalled (access_count 0)
         _findings(
             active.filter(pl.col("strength") < min_strength, pl.col("access_count") == 0),
             "MK006",
             pl.format("strength {} below the floor and never recalled", pl.col("strength").round(3)),
         ),
     ]
+    # MK004: an owner's last write in a namespace, over every version and status; when it is older
+    # than stale_days, each of the owner's active memories there is a finding
     last_write = df.group_by("namespace", "owner").agg(last=pl.col("created_at").max())
     stale = last_write.filter(
         pl.col("owner").is_not_null(), pl.col("last") < pl.lit(_before(now, timedelta(days=stale_days)))
@@ -159,6 +199,8 @@ def analyze(
             pl.format("owner '{}' has written nothing since {}", pl.col("owner"), pl.col("last")),
         )
     )
+    # MK007: one (namespace, key) active in several layers *and* with several values; the same value
+    # in two layers is no contradiction. Every active row of such a key is a finding.
     keyed = active.filter(pl.col("key").is_not_null()).with_columns(v=value)
     split = keyed.filter(
         (pl.col("layer").n_unique().over("namespace", "key") > 1)
@@ -175,9 +217,12 @@ def analyze(
     )
     out += _guard_findings(df, guard)
     if merge_plan is not None and not merge_plan.is_empty():
+        # one finding per cluster, on its survivor; n counts every member, the survivor included
         dup = merge_plan.select(
             namespace="namespace", id="survivor", key="key", n=pl.col("members").list.len()
         )
         out.append(_findings(dup, "MK003", pl.format("{} near-duplicates could be merged", pl.col("n"))))
+    # error, warning, info; then code, namespace and id, so one store always lists in one order. Each
+    # part is cast to one schema first: a column of nulls only can come typed Null.
     rank = pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, return_dtype=pl.Int8)
     return pl.concat([o.cast(FINDING_SCHEMA) for o in out]).sort(rank, "code", "namespace", "memory_id")

@@ -12,6 +12,14 @@ in-memory :class:`~memkit.MemoryStore` with an injected clock, and return polars
 - :func:`knowledge_update_scenario`: facts that change over time (a city, an employer, a favourite
   drink) written as plain memories, or as keyed versions under the ``supersede`` policy. Does a
   question about the fact return the current value first, or a stale one?
+
+Reading the results. In the forgetting frame, ``useful`` and ``protected_low`` should show
+``dropped = 0`` (their precision is null: nothing of them should go), and ``expired`` and
+``low_value`` give the recall of the two reasons a policy has, ``drop_expired`` and
+``min_strength``. In the update frame, ``keyed`` should read ``current@1 = 1`` under every
+weighting: a superseded version is not searched at all. ``plain`` is the hard case: the old and new
+values are near-identical sentences of one importance, so similarity cannot tell them apart and
+the order between them rests on recency and on the near-tie rule (``Weights.tie``).
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from ..store import MemoryStore
 
 __all__ = ["forgetting_scenario", "knowledge_update_scenario"]
 
-_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+_NOW = datetime(2026, 1, 1, tzinfo=UTC)  # the default clock: results do not depend on the day they run
+# the texts of useful (and expired) memories, and of low-value ones: chat filler
 _USEFUL = ["User prefers oolong tea", "用户住在杭州滨江区", "The deploy key is rotated monthly",
            "用户对花生过敏", "Project memkit uses DuckDB", "User's daughter is called Mia"]  # fmt: skip
 _NOISE = ["ok", "嗯嗯", "thanks!", "好的", "lol", "sure, one sec"]
@@ -43,10 +52,22 @@ def forgetting_scenario(
     2–24 h half-life, days old, drop), ``protected_low`` (low value but protected, keep).
     Columns: ``kind, n, should_drop, dropped, correct_drops, precision, recall`` where precision =
     correct drops / drops and recall = correct drops / memories that should go (null when 0/0).
+
+    >>> all_ = forgetting_scenario().filter(pl.col("kind") == "all")
+    >>> all_.select("precision", "recall").row(0)
+    (1.0, 1.0)
+    >>> no_floor = forgetting_scenario(ForgetParams(min_strength=0.0))  # weak memories stay
+    >>> no_floor.filter(pl.col("kind") == "low_value").select("dropped", "recall").row(0)
+    (0, 0.0)
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # every draw from one seeded generator: same seed, same data
     kinds = ["useful"] * n_useful + ["expired"] * n_expired + ["low_value"] * n_low
     kinds += ["protected_low"] * n_protected_low
+    # Strength at now is importance · 0.5^(age / half-life), ages 1-20 days. A useful memory stays
+    # above 0.6 · 0.5^(20/60) ≈ 0.48; a low-value one is almost always far below the 0.1 floor,
+    # though the worst case (0.25, a day old, 24 h half-life: 0.125) is above it. An expired one has
+    # a useful memory's numbers and a valid_until between its creation and an hour ago: only
+    # drop_expired catches it.
     rows = []
     for i, kind in enumerate(kinds):
         low = kind in ("low_value", "protected_low")
@@ -64,14 +85,16 @@ def forgetting_scenario(
                 "protected": kind == "protected_low",
             }
         )
+    # unique keys (m0, m1, …): no versions, and a key names its memory after forget
     with MemoryStore() as store:
         store.add_many(pl.DataFrame(rows), namespace="scenario", now=now)
         store.forget("scenario", now=now, policy=policy)
-        kept = set(store.frame("scenario")["key"].to_list())
+        kept = set(store.frame("scenario")["key"].to_list())  # forget erases: what is left was kept
     truth = pl.DataFrame({"key": [r["key"] for r in rows], "kind": kinds}).with_columns(
-        should_drop=pl.col("kind").is_in(["expired", "low_value"]),
-        dropped=~pl.col("key").is_in(list(kept)),
+        should_drop=pl.col("kind").is_in(["expired", "low_value"]),  # the ground truth
+        dropped=~pl.col("key").is_in(list(kept)),  # what the policy did
     )
+    # per kind: how many, how many should go, how many went, how many went rightly
     agg = [
         pl.len().alias("n"), pl.col("should_drop").sum(), pl.col("dropped").sum(),
         (pl.col("should_drop") & pl.col("dropped")).sum().alias("correct_drops"),
@@ -100,6 +123,7 @@ _FACTS = [
     ("drink", "我最喜欢喝什么？", "我最喜欢喝{}", ["美式咖啡", "乌龙茶", "豆浆", "柠檬水"]),
     ("address", "我住在哪里？", "我住在{}", ["杭州滨江区", "上海徐汇区", "北京海淀区", "深圳南山区"]),
 ]
+# unrelated memories each subject also holds, written 30, 60, … 150 days ago
 _DISTRACTORS = ["I went hiking last weekend", "我昨天看了一部电影", "My sister visited in May",
                 "会议改到下午三点", "I bought a new laptop"]  # fmt: skip
 
@@ -119,6 +143,13 @@ def knowledge_update_scenario(
     ``weights`` maps labels to Weights
     (default: the store's default, the articles' formula, similarity only, and keyword + similarity,
     the last three in plain score order: ``tie=0``).
+
+    Columns: ``mode, weights, n`` (questions: ``n_subjects`` × 4 facts) and the three rates in [0, 1].
+
+    >>> from memkit.params import Weights
+    >>> r = knowledge_update_scenario(n_subjects=2, weights={"articles": Weights.articles()})
+    >>> r.select("mode", "current@1", "stale@1").rows()
+    [('plain', 0.5, 0.5), ('keyed', 1.0, 0.0)]
     """
     weights = weights or {
         "default": Weights(),
@@ -130,16 +161,18 @@ def knowledge_update_scenario(
             similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0
         ),
     }
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # every draw from one seeded generator: same seed, same data
     plan = []  # (subject, slot index, version values with their days ago)
     for s in range(n_subjects):
         for f in range(len(_FACTS)):
             n_versions = int(rng.integers(2, 5))
+            # distinct values (a permutation): the current value never equals a stale one
             values = rng.permutation(len(_FACTS[f][3]))[:n_versions]
             days = np.sort(rng.uniform(1, 365, n_versions))[::-1]  # oldest first
             plan.append((s, f, values, days))
     rows = []
     for mode in ("plain", "keyed"):
+        # one store per mode, fed the same writes; in plain mode there is no key, so no policy applies
         with MemoryStore(conflict_policy="supersede") as store:
             writes = []
             for s, f, values, days in plan:
@@ -163,7 +196,7 @@ def knowledge_update_scenario(
                         weights=w,
                         now=now,
                         min_strength=0.0,
-                        reinforce=False,
+                        reinforce=False,  # a question must not change what the next one sees
                     )
                     texts = hits["content"].to_list()
                     current = template.format(names[int(values[-1])])
@@ -171,6 +204,7 @@ def knowledge_update_scenario(
                     outcome.append((bool(texts) and texts[0] == current, bool(texts) and texts[0] in stale,
                                     current in texts))  # fmt: skip
                 arr = np.array(outcome, dtype=bool)  # (questions, 3)
+                # the mean of each column: the share of questions where that outcome holds
                 rates = dict(
                     zip(("current@1", "stale@1", "current_in_top3"), arr.mean(axis=0).tolist(), strict=True)
                 )

@@ -55,8 +55,10 @@ _DIGITS = "0123456789"
 _ALNUM = _DIGITS + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
+# GB/T 2260 province-level codes: the first two digits of a resident ID
 _PROVINCES = {11, 12, 13, 14, 15, 21, 22, 23, 31, 32, 33, 34, 35, 36, 37, 41, 42, 43, 44, 45, 46}
 _PROVINCES |= {50, 51, 52, 53, 54, 61, 62, 63, 64, 65, 71, 81, 82, 83}
+# the 16 characters before a number: an order word makes it an id, a version word makes it a release
 _ORDER_CONTEXT = re.compile(
     r"(?i)(订单|单号|运单|快递|物流|编号|流水|工单|order|tracking|invoice|ref(erence)?|serial|sku)\W{0,3}\w{0,6}\W{0,3}$"
 )
@@ -72,6 +74,7 @@ def id_checksum_ok(s: str) -> bool:
 
 
 def _id_number(text: str, start: int, end: int) -> bool:
+    """MG104: not glued to letters or digits, a real province, a calendar birth date from 1900, checksum."""
     s = text[start:end]
     if not _ok_around(text, start, end, _ALNUM) or int(s[:2]) not in _PROVINCES:
         return False
@@ -106,6 +109,7 @@ def _card_brand_ok(d: str) -> bool:
 
 
 def _card(text: str, start: int, end: int) -> bool:
+    """MG105: 13-19 digits, not one digit repeated, not an order id, an issuer's prefix and length, Luhn."""
     d = re.sub(r"[ -]", "", text[start:end])
     if not _ok_around(text, start, end, _DIGITS) or not 13 <= len(d) <= 19 or len(set(d)) == 1:
         return False
@@ -115,6 +119,8 @@ def _card(text: str, start: int, end: int) -> bool:
 
 
 def _digits_between(lo: int, hi: int) -> Callable[[str, int, int], bool]:
+    """A check: ``lo``..``hi`` digits in the span and no digit glued on either side (not a slice)."""
+
     def check(text: str, start: int, end: int) -> bool:
         n = sum(c.isdigit() for c in text[start:end])
         return _ok_around(text, start, end, _DIGITS) and lo <= n <= hi
@@ -129,11 +135,13 @@ def _email(text: str, start: int, end: int) -> bool:
 
 
 def _landline(text: str, start: int, end: int) -> bool:
+    """10-12 digits written with the area code set off (``010-…``, ``(0571)…``), never a bare run."""
     s = text[start:end]
     return _digits_between(10, 12)(text, start, end) and ("-" in s or s.startswith("("))
 
 
 def _ipv4(text: str, start: int, end: int) -> bool:
+    """A dotted quad on its own: not a version number, not a slice of a longer dotted number."""
     if start > 0 and text[start - 1] in _ALNUM + ".":
         return False  # v1.2.3.4, 10.1.2.3.4
     after = text[end : end + 2]
@@ -143,9 +151,11 @@ def _ipv4(text: str, start: int, end: int) -> bool:
 
 
 def _edge(chars: str) -> Callable[[str, int, int], bool]:
+    """A check: no character of ``chars`` glued to either end (a key is not a slice of a longer token)."""
     return lambda text, start, end: _ok_around(text, start, end, chars)
 
 
+# words that follow "password is" in ordinary talk ("the password is wrong"): never a credential
 _NOT_SECRETS = frozenset(
     "required incorrect wrong invalid expired reset changed strong weak correct needed missing empty set "
     "protected secure same different new old forgotten long short too not the a an my your our their "
@@ -189,7 +199,8 @@ RULES: tuple[Rule, ...] = (
     Rule("MG106", _P, "info",
          r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
          "IPv4 address", _ipv4, "[IP]"),
-    # secrets: the write is refused and nothing is stored
+    # secrets: the write is refused and nothing is stored. MG201 is vendors' key prefixes (OpenAI, AWS,
+    # GitHub, Slack, Google, Stripe, GitLab, Hugging Face); MG202 auth headers and JWTs (eyJ…: '{"' in base64)
     Rule("MG201", "secret", "error",
          r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}"
          r"|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
@@ -210,6 +221,9 @@ RULES: tuple[Rule, ...] = (
     Rule("MG205", "secret", "error", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@",
          "credentials in a URL"),
     # injection signals: severity "warning" weighs 1.0, "info" 0.5 (GuardParams.quarantine_score)
+    # and each distinct (code, severity) counts once per text, so by default one warning, or info
+    # signals of two codes, quarantine. "info" marks what an honest text also says ("always reply in
+    # English"). MG301: drop your instructions; gaps like [^.!?\n]{0,40}? stay inside one sentence
     Rule("MG301", "injection", "warning",
          r"(?i)\b(?:ignore|disregard|forget|override|bypass|neglect|skip|drop|abandon|discard|remove|erase|leave)\b"
          r"[^.!?\n]{0,40}?\b(?:previous|prior|above|earlier|preceding|former|initial|original|system|all|any|your|the"
@@ -251,6 +265,7 @@ RULES: tuple[Rule, ...] = (
          r"|\bstart\s+(?:over|from\s+the\s+(?:front|beginning))\s+with\s+a\s+new\s+task\b"
          r"|(?:新的?|真正的|隐藏的?)(?:指令|任务|规则)\s*[:：]|\b(?:neue|weitere)\s+(?:anweisung\w*|aufgabe\w*)\b",
          "announces new instructions"),
+    # MG309: dictates the reply word for word, the payload of many injections
     Rule("MG309", "injection", "info",
          r"(?i)\b(?:just|only|simply)\s+(?:say|output|print|write|reply|respond|answer)\b|\brepeat\s+after\s+me\b"
          r"|\b(?:say|output|print|reply\s+with|respond\s+with)\s*:?\s*[\"“][^\"”]{1,80}[\"”]"
@@ -278,6 +293,7 @@ RULES: tuple[Rule, ...] = (
          r"|\bals\s+[\w-]+\s+fungieren\b"
          r"|假装你是|假装自己是|扮演|stell\s+dir\s+vor,?\s+du\s+bist",
          "role-play request"),
+    # MG303: an instruction meant to be replayed in every later prompt, what stored memory makes possible
     Rule("MG303", "injection", "info",
          r"(?i)\b(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:all|every)\s+(?:future|subsequent)|every\s+time"
          r"|each\s+time|whenever)\b[^.!?\n]{0,60}?\b(?:always|never|must|should|first|start|begin|respond|reply|answer"
@@ -291,12 +307,14 @@ RULES: tuple[Rule, ...] = (
          r"|(?:每次|每一次|每当)[^。！？\n]{0,20}?(?:先|都要|都先|必须|务必|总是)|(?:记住|牢记)[^。！？\n]{0,4}?(?:以后|今后|之后|每次|永远|始终|总是)"
          r"|(?i:\b(?:ab\s+(?:jetzt|sofort)|von\s+nun\s+an|in\s+zukunft)\b[^.!?\n]{0,40}?\b(?:immer|nie|musst|sollst|antworte))",
          "persistence attempt (以后每次都先 …)"),
+    # MG304: chat-template tokens (ChatML, Llama [INST] and headers) that pose as a turn boundary
     Rule("MG304", "injection", "warning",
          r"(?i)<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>"
          r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|im_start|instructions?)>|(?m:^)\s*#{2,}\s*(?:system|instruction)\b",
          "chat-template or role tag"),
     Rule("MG304", "injection", "info", r"(?im)^\s*(?:system|assistant)\s*[:：]",
          "a line posing as a system turn"),
+    # MG307: asks to leak the system prompt, or to send credentials or data out
     Rule("MG307", "injection", "warning",
          r"(?i)\b(?:print|output|reveal|show|repeat|leak|dump|disclose|tell\s+me)\b[^.!?\n]{0,30}?"
          r"\b(?:system\s+prompt|initial\s+prompt|prompt\s+texts?|(?:your|the)\s+(?:instructions|prompt|rules)"
@@ -319,10 +337,12 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 """The built-in rules, in priority order (an earlier PII rule wins an overlap)."""
 
+# scanned by code of their own in memkit.guard.scanner (invisible runs; base64 decoded and screened)
 HIDDEN = Rule(
     "MG305", "injection", "warning", f"[{INVISIBLE}]", "hidden text (zero-width, bidi or tag characters)"
 )
 ENCODED = Rule("MG306", "injection", "info", r"[A-Za-z0-9+/]{40,}={0,2}", "encoded (base64) text payload")
+# (code, kind, severity, message) of findings from GuardParams' topics and patterns, lessons, the model
 TOPIC = ("MG206", "topic", "error", "a never-remember topic")
 EXTRA_SECRET = ("MG290", "secret", "error", "matches an extra secret pattern")
 EXTRA_INJECTION = ("MG390", "injection", "warning", "matches an extra injection pattern")

@@ -1,11 +1,25 @@
 """The guard's detection engine (pure): which rules apply, the batch pre-filter, exact spans.
 
 :func:`scan_rows` is what :func:`memkit.guard.scan` and :func:`memkit.guard.screen_many` run: the
-rules switched on by :class:`~memkit.params.GuardParams` (:mod:`memkit.guard_rules`, plus
+rules switched on by :class:`~memkit.params.GuardParams` (:mod:`memkit.guard.rules`, plus
 never-remember topics and extra patterns), pre-filtered over the whole batch — one polars
 ``str.contains`` per rule, or Python's ``re`` for a handful of texts — then, only for the texts
 with a candidate match, exact spans and checks in Python, decoded base64 payloads screened again,
 overlapping PII resolved, and the custom detectors run.
+
+For ``n`` texts and ``r`` rules switched on, the stages are:
+
+1. :func:`_rules` — the ``r`` rules, in priority order;
+2. :func:`_prefilter` — an ``(n, r)`` boolean matrix: does rule ``j``'s pattern occur in text ``i``?
+   No checks run here, so it over-approximates but never misses a rule's finding (the patterns
+   mean the same to both regex engines);
+3. :func:`_scan_one` — per row with any ``True``, only its candidate rules: exact spans, each rule's
+   ``check``, spans mapped back to the original text;
+4. :func:`_no_overlaps` — one PII finding per overlapping group, so redaction replaces disjoint spans;
+5. :func:`_custom` — ``GuardParams.detectors``, on every text.
+
+Two passes because most texts match nothing: a bare regex search over a column is cheap in polars,
+while the checks (Luhn, calendar dates, context words) are Python and run only where a pattern hit.
 
 >>> rows = scan_rows(["plain", "mail a@b.co"], GuardParams())
 >>> [(i, f.code, f.start, f.end) for i, fs in rows.items() for f in fs]
@@ -32,6 +46,7 @@ from . import rules as gr
 
 __all__ = ["scan_rows"]
 
+# a PII rule's placeholder -> the GuardParams.pii type that switches the rule on
 _PLACEHOLDER_TYPE = {
     "[EMAIL]": "email",
     "[PHONE]": "phone",
@@ -43,7 +58,11 @@ _PRINTABLE = 0.85  # share of printable characters for a base64 run to count as 
 
 
 def _rules(params: GuardParams) -> list[gr.Rule]:
-    """The rules ``params`` switches on, built-ins first, then topics and extra patterns."""
+    """The rules ``params`` switches on, built-ins first, then topics and extra patterns.
+
+    >>> print(*[r.pattern for r in _rules(GuardParams(never_remember=("密码", "salary")))][-4:-2])
+    (?i)密码 (?i)\\bsalary
+    """
     rules = [
         r for r in gr.RULES
         if (r.kind == "pii" and params.redact_pii and _PLACEHOLDER_TYPE[r.placeholder] in params.pii)
@@ -51,6 +70,9 @@ def _rules(params: GuardParams) -> list[gr.Rule]:
         or (r.kind == "injection" and params.screen_injection)
     ]  # fmt: skip
     if params.block_secrets:
+        # a topic is a plain phrase (escaped, any case). A word boundary goes in front only when it
+        # starts with an ASCII letter or digit: CJK characters are all word characters, so \b before
+        # 密码 in 我的密码 never matches. There is none at the end: the phrase may start a longer word.
         for topic in params.never_remember:
             edge = r"\b" if topic[0].isascii() and topic[0].isalnum() else ""
             code, kind, sev, msg = gr.TOPIC
@@ -61,17 +83,22 @@ def _rules(params: GuardParams) -> list[gr.Rule]:
             gr.Rule(*gr.EXTRA_INJECTION[:3], p, gr.EXTRA_INJECTION[3])
             for p in params.extra_injection_patterns
         ]
+        # ENCODED is copied with the run length params asks for (hence _scan_one's test on its code)
         enc = params.min_encoded_chars
         rules += [gr.HIDDEN, gr.ENCODED._replace(pattern=rf"[A-Za-z0-9+/]{{{enc},}}={{0,2}}")]
     return rules
 
 
 def _payload(run: str) -> str | None:
-    """The text a base64 run decodes to, if it is mostly printable text (hashes and binary are not)."""
-    try:
+    """The text a base64 run decodes to, if it is mostly printable text (hashes and binary are not).
+
+    >>> _payload("aGVsbG8gd29ybGQ"), _payload("LXEWQrcmsEQBYnyp+6wy9chTD7GQPMTbAiWHF5IaSIE=")  # a SHA-256
+    ('hello world', None)
+    """
+    try:  # a run in prose often lost its "=" padding: restore it to a multiple of 4 characters
         raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
         text = raw.decode("utf-8")
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError):  # subtle: UnicodeDecodeError is a ValueError (binary data)
         return None
     printable = sum(c.isprintable() or c in "\n\t" for c in text)
     return text if text and printable / len(text) >= _PRINTABLE else None
@@ -84,7 +111,13 @@ def _hidden(text: str) -> tuple[int, int, int] | None:
     """(first, last + 1, count) of the invisible characters that hide something: bidi overrides and
     tag characters anywhere; zero-width characters only inside a word (splitting a token, the
     evasion trick). Copy-paste debris next to a space, a leading BOM and a zero-width joiner
-    inside an emoji sequence are innocent."""
+    inside an emoji sequence are innocent.
+
+    It reads the original text: every other rule sees the text with these characters removed.
+
+    >>> _hidden("ig\u200bnore"), _hidden("hello \u200bworld"), _hidden("\ufeffhello")
+    ((2, 3, 1), None, None)
+    """
     pos = []
     for m in re.finditer(f"[{INVISIBLE}]+", text):
         s, e = m.span()
@@ -97,34 +130,46 @@ def _hidden(text: str) -> tuple[int, int, int] | None:
 
 def _scan_one(text: str, rules: Sequence[gr.Rule], every: Sequence[gr.Rule], depth: int = 0) -> list[Finding]:
     """Findings of ``rules`` in one text (spans in ``text``); a decoded payload is screened with
-    ``every`` injection rule."""
+    ``every`` injection rule.
+
+    Patterns and checks see ``clean``: the width fold (offsets unchanged) with invisible characters
+    removed, so ``ig\\u200bnore`` reads ``ignore``. A base64 run that decodes to text is an ``info``
+    signal; one whose payload holds an injection signal becomes a ``warning``, which quarantines on
+    its own at the default ``quarantine_score``. ``depth`` stops at one level: a payload's own base64
+    runs are not screened in turn.
+    """
     clean, keep = strip_invisible(fold(text))
+    # keep[i] is the offset in ``text`` of clean[i] (None: nothing was removed, offsets are equal)
     back = (lambda i: i) if keep is None else (lambda i: keep[i] if i < len(keep) else len(text))
     out: list[Finding] = []
     for r in rules:
-        if r is gr.HIDDEN:
+        if r is gr.HIDDEN:  # no regex search: _hidden decides which invisible runs hide something
             if (h := _hidden(text)) is not None:
                 out.append(Finding(r.code, r.kind, f"{r.message}: {h[2]} characters", r.severity, h[0], h[1]))
             continue
         for m in _compiled(r.pattern).finditer(clean):
             s, e = m.span()
             if s == e or (r.check is not None and not r.check(clean, s, e)):
-                continue
+                continue  # an empty match (an extra pattern such as "a*") marks nothing
             msg, sev = r.message, r.severity
             if r is gr.ENCODED or r.code == gr.ENCODED.code:
                 inner = _payload(m.group())
                 if inner is None:
                     continue
+                # the payload never went through the pre-filter: try every injection rule on it
                 inj = [x for x in every if x.kind == "injection"]
                 hidden = depth == 0 and any(f.kind == "injection" for f in _scan_one(inner, inj, inj, 1))
                 if hidden:
                     msg, sev = "encoded (base64) payload hiding an injection", "warning"
+            # subtle: the end is mapped through the match's last character; back(e) would also take
+            # in any invisible characters that follow the match
             out.append(Finding(r.code, r.kind, msg, sev, back(s), back(e - 1) + 1))
     return out
 
 
 def _no_overlaps(findings: list[Finding]) -> list[Finding]:
-    """Keep the first PII finding (rule priority, then longest) of any overlapping group."""
+    """Keep the first PII finding of any overlapping group: findings arrive in rule priority order
+    (then by position), so an earlier rule's span wins. Findings of other kinds are all kept."""
     kept: list[Finding] = []
     for f in findings:
         if f.kind == "pii" and any(k.kind == "pii" and f.start < k.end and k.start < f.end for k in kept):
@@ -134,6 +179,10 @@ def _no_overlaps(findings: list[Finding]) -> list[Finding]:
 
 
 def _custom(detector: Any, text: str) -> list[Finding]:
+    """One custom detector on the original ``text`` -> its findings. It may return ``Finding``
+    objects, dicts of their fields, or None. Its own error becomes a :class:`MemkitError` naming
+    the detector (a ``MemkitError`` passes through as it is); a span past the text's end is refused.
+    Its findings are kept as they are: no pre-filter, no overlap resolution."""
     try:
         found = detector(text)
         out = [f if isinstance(f, Finding) else Finding(**f) for f in (found or ())]
@@ -153,6 +202,7 @@ _POLARS_FROM = 64  # batches at least this long are pre-filtered in polars; shor
 
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> re.Pattern[str]:
+    """``re.compile`` once per pattern: topics and extra patterns come with each ``GuardParams``."""
     return re.compile(pattern)
 
 
@@ -161,12 +211,14 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
     ``str.contains`` per rule over the batch (parallel, in Rust); for a handful of texts the fixed
     cost of building polars expressions dominates, so they are checked with Python's ``re``."""
     if len(texts) < _POLARS_FROM:
+        # HIDDEN looks for the invisible characters themselves: it searches the text before stripping
         folded = [fold(t) for t in texts]
         clean = [strip_invisible(t)[0] for t in folded]
         return np.array(
             [[bool(_compiled(r.pattern).search(f if r is gr.HIDDEN else c)) for r in rules]
              for f, c in zip(folded, clean, strict=True)], dtype=bool,
         ).reshape(len(texts), len(rules))  # fmt: skip
+    # the same fold and stripping in polars: FOLD is fold()'s one-character table
     src = pl.Series("t", texts, dtype=pl.String).str.replace_many(
         [chr(k) for k in FOLD], [chr(v) for v in FOLD.values()]
     )
@@ -175,18 +227,23 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
         (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(r.pattern).alias(f"r{i}")
         for i, r in enumerate(rules)
     )  # computed in parallel by polars
-    return mask.to_numpy()
+    return mask.to_numpy()  # (n texts, n rules) booleans, one column per rule
 
 
 def scan_rows(texts: list[str], params: GuardParams) -> dict[int, list[Finding]]:
-    """Findings per text index, for the texts that have any (spans in the original texts)."""
+    """Findings per text index, for the texts that have any (spans in the original texts).
+
+    Spans are ``[start, end)`` character offsets. A text's rule findings come first, in rule order,
+    then what the custom detectors found; nothing at all when ``params.enabled`` is False. The
+    action (store, quarantine, refuse) is decided from these by :func:`memkit.guard.decide`.
+    """
     out: dict[int, list[Finding]] = {}
     if not params.enabled or not texts:
         return out
     rules = _rules(params)
-    hit = _prefilter(texts, rules)
+    hit = _prefilter(texts, rules)  # (n texts, n rules) booleans
     for i in np.flatnonzero(hit.any(axis=1)):  # only rows with at least one candidate match
-        candidates = [r for r, h in zip(rules, hit[i], strict=True) if h]
+        candidates = [r for r, h in zip(rules, hit[i], strict=True) if h]  # in priority order
         if found := _no_overlaps(_scan_one(texts[i], candidates, rules)):
             out[int(i)] = found
     for det in params.detectors:

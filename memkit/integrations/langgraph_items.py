@@ -1,6 +1,14 @@
 """LangGraph's items and memkit's names: the encoding of namespaces and keys, the items a
 :class:`~memkit.integrations.langgraph.MemkitStore` returns, the text of a value, and LangGraph's
-filter and namespace-match semantics. Pure functions; the store is in :mod:`.langgraph`."""
+filter and namespace-match semantics. Pure functions; the store is in :mod:`.langgraph`.
+
+- names: :func:`encode_label` / :func:`decode_label` and the namespace forms, a lossless round trip
+  between LangGraph's tuples of free-form labels and memkit's dotted names;
+- items: :class:`MemkitItem` (a ``get``) and :class:`MemkitSearchItem` (a hit), LangGraph's own
+  classes plus what memkit decided (the memory id, its status, the score's parts);
+- values: :func:`value_text` (what is embedded and screened) and :func:`item_value` (what is read);
+- filters: :func:`matches`, :func:`check_filter` and :func:`matches_namespace`.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +41,11 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- names
 def _escaped(c: str, edge: bool) -> bool:
-    """Must character ``c`` be percent-escaped in a label (``edge``: at the label's start or end)?"""
+    """Must character ``c`` be percent-escaped in a label (``edge``: at the label's start or end)?
+
+    ``%`` itself (so decoding is unambiguous), control (Cc), surrogate (Cs) and format (Cf:
+    zero-width, bidi) characters anywhere, and whitespace at either end: what a memkit name refuses.
+    """
     return c == "%" or unicodedata.category(c) in ("Cc", "Cs", "Cf") or (edge and c.isspace())
 
 
@@ -43,6 +55,7 @@ def encode_label(label: str) -> str:
     >>> encode_label("alice"), encode_label(" 50% "), encode_label("用户")
     ('alice', '%2050%25%20', '用户')
     """
+    # each escaped character as its UTF-8 bytes (surrogatepass: a lone surrogate round-trips too)
     last = len(label) - 1
     return "".join(
         "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) if _escaped(c, i in (0, last)) else c
@@ -51,7 +64,8 @@ def encode_label(label: str) -> str:
 
 
 def decode_label(name: str) -> str:
-    """The inverse of :func:`encode_label`.
+    """The inverse of :func:`encode_label`. A name without ``%`` is returned as it is; subtle: a
+    name written outside LangGraph that holds ``%XX`` is decoded all the same.
 
     >>> decode_label("%2050%25%20")
     ' 50% '
@@ -65,7 +79,11 @@ def encode_namespace(namespace: Sequence[str]) -> str:
 
 
 def decode_namespace(name: str) -> tuple[str, ...]:
-    """``"memories.alice"`` -> ``("memories", "alice")``."""
+    """``"memories.alice"`` -> ``("memories", "alice")``.
+
+    >>> decode_namespace(encode_namespace(("memories", " 50% ")))
+    ('memories', ' 50% ')
+    """
     return tuple(decode_label(part) for part in name.split("."))
 
 
@@ -75,6 +93,7 @@ class MemkitItem(Item):
     ``memory_id``, ``status`` (``active``, or ``quarantined`` / ``conflict`` when nothing is current
     yet) and ``pending`` (the status of a newer version not in effect, else None)."""
 
+    # LangGraph's Item declares __slots__; so do its memkit subclasses, for their extra fields
     __slots__ = ("memory_id", "pending", "status")
 
     def __init__(self, *, memory_id: str, status: str = "active", pending: str | None = None, **item: Any):
@@ -104,10 +123,12 @@ class MemkitSearchItem(SearchItem):
 
 
 def _leaves(value: Any) -> list[str]:
-    """Every string and number in a JSON value, in order (the text of ``"$"``)."""
+    """Every string and number in a JSON value, in order (the text of ``"$"``). Unlike
+    ``get_text_at_path``'s ``"$"`` (the JSON dump), field names, booleans and JSON punctuation are
+    not part of the memory text."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool) or value is None:  # subtle: before int, as bool is an int subclass
         return []
     if isinstance(value, (int, float)):
         return [str(value)]
@@ -119,7 +140,14 @@ def _leaves(value: Any) -> list[str]:
 
 
 def value_text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
-    """The memory text of a value: the strings at ``paths``, one per line (the JSON when none)."""
+    """The memory text of a value: the strings at ``paths``, one per line (the JSON when none).
+
+    Paths use LangGraph's syntax (``"text"``, ``"meta.lang"``, ``"tags[*]"``); blank strings are
+    skipped. A value with no text at all is stored as its JSON, so a memory's text is never empty.
+
+    >>> value_text({"text": "I like tea", "meta": {"lang": "en"}, "ok": True}, ["$"]).splitlines()
+    ['I like tea', 'en']
+    """
     texts: list[str] = []
     for path in paths:
         texts += _leaves(value) if path == "$" else get_text_at_path(value, tokenize_path(path))
@@ -128,7 +156,15 @@ def value_text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
 
 
 def item_value(value: Any, content: str) -> dict[str, Any]:
-    """The LangGraph value of a memory: its dict value, or ``{"content": text[, "value": v]}``."""
+    """The LangGraph value of a memory: its dict value, or ``{"content": text[, "value": v]}``.
+
+    ``value`` may be JSON text (a frame's column) or already parsed (a :class:`~memkit.Memory`'s).
+    A value that is not a dict (a memory written without LangGraph) reads as the memory's text,
+    plus that value when there is one.
+
+    >>> item_value('{"city": "Berlin"}', "my city"), item_value(None, "I like tea")
+    ({'city': 'Berlin'}, {'content': 'I like tea'})
+    """
     if isinstance(value, str):
         value = json.loads(value)
     if isinstance(value, dict):
@@ -136,6 +172,8 @@ def item_value(value: Any, content: str) -> dict[str, Any]:
     return {"content": content} if value is None else {"content": content, "value": value}
 
 
+# LangGraph's comparison operators; an order comparison of mixed types ("a" > 1) raises TypeError,
+# which matches() reads as "no match"
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "$eq": lambda a, b: a == b,
     "$ne": lambda a, b: a != b,
@@ -148,7 +186,17 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 
 def matches(value: Any, condition: Any) -> bool:
     """LangGraph's filter semantics (as its JSONB stores): exact match, nested dicts, operators.
-    A comparison with a missing value or an incomparable type is False, never an error."""
+    A comparison with a missing value or an incomparable type is False, never an error.
+
+    A dict whose keys start with ``$`` is a set of operators that must all hold; any other dict
+    descends field by field. Subtle: a missing field reads as None, so ``{"f": None}`` also
+    matches values without ``f``.
+
+    >>> matches({"a": 1, "b": {"c": "x"}}, {"a": {"$gt": 0, "$lt": 2}, "b": {"c": "x"}})
+    True
+    >>> matches({"a": "x"}, {"a": {"$gt": 1}})
+    False
+    """
     if isinstance(condition, Mapping):
         if any(str(k).startswith("$") for k in condition):
             for op, operand in condition.items():  # the operators were checked by check_filter
@@ -163,7 +211,11 @@ def matches(value: Any, condition: Any) -> bool:
 
 
 def check_filter(flt: Any, top: bool = True) -> None:
-    """A filter is a dict; a dict with ``$`` keys holds only the known operators."""
+    """A filter is a dict; a dict with ``$`` keys holds only the known operators.
+
+    Checked once, before a batch runs, so :func:`matches` can look operators up without a guard;
+    nested dicts are checked too. Raises :class:`~memkit.errors.ValidationError` naming ``filter``.
+    """
     if top and flt is not None and not isinstance(flt, Mapping):
         raise ValidationError("filter", f"must be a dict, got {type(flt).__name__}")
     if isinstance(flt, Mapping):
@@ -176,6 +228,12 @@ def check_filter(flt: Any, top: bool = True) -> None:
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     """Does a LangGraph namespace tuple satisfy a ``MatchCondition``? ``prefix``/``suffix`` compare
     label by label, and ``"*"`` in the condition's path matches any one label.
+
+    ``prefix`` compares the namespace's first labels, ``suffix`` its last; a namespace shorter than
+    the path never matches.
+
+    >>> matches_namespace(MatchCondition("prefix", ("memories", "*")), ("memories", "alice", "notes"))
+    True
     """
     path = tuple(condition.path)
     if len(namespace) < len(path):

@@ -31,7 +31,7 @@ from .langgraph_items import (
 
 __all__ = ["SearchOps"]
 
-_MAX_K = 10_000  # memkit's largest search
+_MAX_K = 10_000  # memkit's largest search: a bigger namespace contributes its best 10,000 hits
 _PARTS = ("similarity", "importance", "strength", "recency", "keyword", "neighbour")  # a score's breakdown
 
 
@@ -45,19 +45,28 @@ class SearchOps:
     min_strength: float
 
     def _refresh(self, refresh: bool | None, ns: str, ids: list[str], now: datetime) -> None:
-        """``refresh_ttl``: reinforce what the read returned (never on a read-only store)."""
+        """``refresh_ttl``: reinforce what the read returned (never on a read-only store). ``None``
+        (LangGraph's "the store's default") reinforces like ``True``; only ``False`` does not."""
         if ids and refresh is not False and not self.store.read_only:
             self.store.reinforce(ids, namespace=ns, requester=self.requester, now=now)
 
     def _names(self, prefix: tuple[str, ...] = ()) -> list[str]:
-        """The memkit namespaces (readable by the requester) under a LangGraph prefix."""
-        names = self.store.namespaces(requester=self.requester)["namespace"].to_list()
+        """The memkit namespaces (readable by the requester) under a LangGraph prefix.
+
+        Compared label by label on the decoded names, not as strings: the prefix ``("memories",)``
+        holds ``"memories.alice"`` but not ``"memories_old"``.
+        """
+        names = self.store.namespaces(requester=self.requester)["namespace"].to_list()  # readable ones
         n = len(prefix)
         return [name for name in names if decode_namespace(name)[:n] == tuple(prefix)]
 
     def _current(self, ns: str, now: datetime) -> pl.DataFrame:
         """The namespace's items at ``now``: the active version of each key valid then (and the
-        unkeyed memories), with ``first_at``, the key's first version's time."""
+        unkeyed memories), with ``first_at``, the key's first version's time.
+
+        Valid means ``valid_from <= now < valid_until`` (either end may be open), the read gate's rule.
+        """
+        # nothing written after now: a search at an earlier now replays what was there then
         f = self.store.frame(ns, requester=self.requester).filter(pl.col("created_at") <= now)
         first = f.filter(pl.col("key").is_not_null()).group_by("key").agg(first_at=pl.col("created_at").min())
         live = f.filter(
@@ -65,6 +74,7 @@ class SearchOps:
             & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
             & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
         )
+        # first_at becomes LangGraph's created_at (an unkeyed memory's own); noindex: put with index=False
         return live.join(first, on="key", how="left").with_columns(
             first_at=pl.coalesce("first_at", "created_at"),
             noindex=pl.col("tags").list.contains(NOINDEX),
@@ -74,12 +84,16 @@ class SearchOps:
         """One ``SearchOp`` -> a page of items: ranked hits of every namespace under the prefix (merged in
         memkit's order), then unranked items (no query, or put with ``index=False``), newest first; the
         value filter is applied before ranking, ``offset``/``limit`` after, and only the page is reinforced.
+
+        A ranked item carries ``score`` and its ``breakdown``; an unranked one ``score=None`` and an
+        empty breakdown, as LangGraph's own stores list unranked items.
         """
         offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
-        query = op.query if op.query and op.query.strip() else None
+        query = op.query if op.query and op.query.strip() else None  # a blank query lists, unranked
         ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
         rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
         for ns in self._names(tuple(op.namespace_prefix)):
+            # each row keeps its namespace (to reinforce the page) and a null score until a hit fills it
             cur = self._current(ns, now).with_columns(ns=pl.lit(ns), score=pl.lit(None, pl.Float64))
             every = cur.height  # the store ranks the whole namespace: ask for all of it, then filter
             if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
@@ -97,18 +111,25 @@ class SearchOps:
                 weights=self.weights, min_strength=self.min_strength, now=now, reinforce=False,
             )  # fmt: skip
             hits = hits.select("id", "score", *(c for c in _PARTS if c in hits.columns))
+            # inner join: only filtered rows the search returned (one below the strength floor drops
+            # out); the hit's importance part replaces the frame's column, which would clash
             ranked.append(cur.drop("importance", "score").join(hits, on="id").filter(~pl.col("noindex")))
             rest.append(cur.filter(pl.col("noindex")))
         hits_all = pl.concat([f for f in ranked if f.height], how="diagonal_relaxed") if any(
             f.height for f in ranked) else None  # fmt: skip
+        # subtle: each namespace was ranked alone; the merged hits are re-ranked with tie_order, whose
+        # step is relative to the best score of all. The keyword part is scaled per search, so scores
+        # from two namespaces compare only roughly.
         if hits_all is not None:  # memkit's order across namespaces: near ties newest first (tie_order)
+            # hours since written (microseconds / 3.6e9), the age tie_order breaks near ties with
             age = (now - hits_all["created_at"]).dt.total_microseconds().to_numpy() / 3.6e9
             hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(self.weights.tie))]
         unranked = [f for f in rest if f.height]
-        tail = (
+        tail = (  # unranked rows newest first, then by id: the same order on every call
             pl.concat(unranked, how="diagonal_relaxed").sort(["created_at", "id"], descending=[True, False])
             if unranked else None
         )  # fmt: skip
+        # the page is cut from ranked-then-unranked; only its rows are reinforced, per namespace
         parts = [f for f in (hits_all, tail) if f is not None]
         page = pl.concat(parts, how="diagonal_relaxed").slice(offset, limit).to_dicts() if parts else []
         for ns in dict.fromkeys(r["ns"] for r in page):
@@ -117,6 +138,7 @@ class SearchOps:
             MemkitSearchItem(
                 memory_id=r["id"],
                 namespace=decode_namespace(r["ns"]),
+                # an unkeyed memory (written without LangGraph) is listed under its id
                 key=decode_label(r["key"]) if r["key"] is not None else r["id"],
                 value=item_value(r["value"], r["content"]),
                 created_at=r["first_at"],
@@ -132,6 +154,9 @@ class SearchOps:
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         """One ``ListNamespacesOp`` -> the readable namespaces (as LangGraph tuples) that match every
         prefix/suffix condition, cut to ``max_depth`` labels, de-duplicated, sorted, then paged.
+
+        The conditions see the full namespaces, before the cut; after it, ``("a", "b", "c")`` and
+        ``("a", "b", "d")`` at ``max_depth=2`` are one ``("a", "b")``.
         """
         offset, limit = int(op.offset), int(op.limit)
         spaces = [decode_namespace(name) for name in self._names()]
