@@ -294,7 +294,8 @@ class MemkitStore(SearchOps, BaseStore):
             if m is None:
                 return None
             self._refresh(op.refresh_ttl, ns, [m.id], now)
-            return MemkitItem(memory_id=m.id, value=item_value(m.value, m.content), created_at=m.created_at,
+            return MemkitItem(memory_id=m.id, value=item_value(m.value, m.content, parsed=True),
+                              created_at=m.created_at,
                               updated_at=m.updated_at, **names)  # fmt: skip
         first = versions["created_at"][0]
         newest = versions.row(-1, named=True)
@@ -309,6 +310,6 @@ class MemkitStore(SearchOps, BaseStore):
             return MemkitItem(memory_id=newest["id"], status=pending, pending=pending, value={},
                               created_at=first, updated_at=newest["created_at"], **names)  # fmt: skip
         self._refresh(op.refresh_ttl, ns, [current.id], now)
-        value = item_value(current.value, current.content)
+        value = item_value(current.value, current.content, parsed=True)
         return MemkitItem(memory_id=current.id, pending=pending, value=value, created_at=first,
                           updated_at=current.created_at, **names)  # fmt: skip

@@ -155,17 +155,20 @@ def value_text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
     return text or json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def item_value(value: Any, content: str) -> dict[str, Any]:
+def item_value(value: Any, content: str, *, parsed: bool = False) -> dict[str, Any]:
     """The LangGraph value of a memory: its dict value, or ``{"content": text[, "value": v]}``.
 
-    ``value`` may be JSON text (a frame's column) or already parsed (a :class:`~memkit.Memory`'s).
-    A value that is not a dict (a memory written without LangGraph) reads as the memory's text,
-    plus that value when there is one.
+    ``value`` is JSON text (a frame's column), or with ``parsed=True`` already parsed (a
+    :class:`~memkit.Memory`'s ``value``, which may itself be a plain string: ``"Berlin"``). A value
+    that is not a dict (a memory written without LangGraph) reads as the memory's text, plus that
+    value when there is one.
 
     >>> item_value('{"city": "Berlin"}', "my city"), item_value(None, "I like tea")
     ({'city': 'Berlin'}, {'content': 'I like tea'})
+    >>> item_value("Berlin", "my city", parsed=True)
+    {'content': 'my city', 'value': 'Berlin'}
     """
-    if isinstance(value, str):
+    if isinstance(value, str) and not parsed:
         value = json.loads(value)
     if isinstance(value, dict):
         return value

@@ -100,6 +100,21 @@ def test_a_namespace_is_a_memkit_namespace_and_memkits_own_memories_show(store: 
     assert [h.key for h in lg.search(("user_87",), query="dark mode")] == [m.id]
 
 
+@pytest.mark.parametrize("value", ["Berlin", 42, ["a", "b"], {"city": "Berlin"}, None])
+def test_a_memory_memkit_wrote_with_any_value_reads_as_get_and_search_read_it(
+    store: mk.MemoryStore, lg: MemkitStore, value: object
+) -> None:
+    # regression: a plain string value ("Berlin") was parsed as JSON a second time by get
+    store.add("lives in Berlin", namespace="u", key="city", value=value, now=NOW)
+    want = (
+        value
+        if isinstance(value, dict)
+        else {"content": "lives in Berlin"} | ({} if value is None else {"value": value})
+    )
+    assert lg.get(("u",), "city").value == want
+    assert [h.value for h in lg.search(("u",), query="Berlin")] == [want]
+
+
 @pytest.mark.parametrize(
     "call",
     [
