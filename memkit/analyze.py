@@ -150,8 +150,8 @@ def analyze(
     MK008-MK009 (``GuardParams(enabled=False)`` skips them, and MK010 too).
 
     ``min_strength`` is MK006's floor: 0.1 here, the forgetting policy's; ``store.analyze`` passes the
-    store's retrieval floor (``DecayParams.min_strength``, 0 by default, so MK006 stays silent there
-    unless a floor is set). ``stale_days`` is how long an owner must have written nothing for MK004.
+    store's retrieval floor when one is set (``DecayParams.min_strength``), else this one.
+    ``stale_days`` is how long an owner must have written nothing for MK004.
     Returns :data:`FINDING_SCHEMA` columns; an empty frame of that schema when ``frame`` is empty.
     """
     if frame.is_empty():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
@@ -97,3 +97,20 @@ def test_store_analyze_matches_the_pure_function(store: mk.MemoryStore, now: dat
     store.add("elsewhere too", namespace="v", key="addr", now=now)
     assert store.analyze("u", now=now).equals(analyze(store.frame("u"), now))
     assert store.analyze(now=now)["namespace"].to_list() == ["u", "v"]
+
+
+def test_store_analyze_reports_weak_never_accessed_memories_with_the_default_floor() -> None:
+    """MK006 uses the forgetting floor (0.1) when the store's retrieval floor is the default 0
+    (regression: it passed 0 and so never fired)."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with mk.MemoryStore() as store:
+        weak = store.add("a passing note", namespace="u", importance=0.2, layer="short_term", now=now)
+        strong = store.add("the user is allergic to peanuts", namespace="u", importance=0.9, now=now)
+        later = now + timedelta(days=3)  # the short-term note has decayed far below 0.1
+        codes = store.analyze("u", now=later).filter(pl.col("code") == "MK006")["memory_id"].to_list()
+        assert weak.id in codes and strong.id not in codes
+        floored = mk.MemoryStore(decay=mk.DecayParams(min_strength=0.95))
+        with floored:
+            m = floored.add("the user is allergic to peanuts", namespace="u", importance=0.9, now=now)
+            found = floored.analyze("u", now=later).filter(pl.col("code") == "MK006")["memory_id"]
+            assert m.id in found.to_list()  # a retrieval floor set by the user is the floor

@@ -220,5 +220,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
             cand, emb = self.merge_candidates(namespace, now=now)
             keep = cand["id"].is_in(frame["id"].implode()).to_numpy()
             merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], MergeParams())
-            return lint(frame, now, min_strength=self.decay.min_strength, stale_days=stale_days,
+            # MK006's floor: the retrieval floor when one is set (below it a memory cannot be
+            # recalled), else the forgetting policy's (0.1: what forget() drops as weak); with the
+            # default retrieval floor of 0, using it would make MK006 silent
+            weak = self.decay.min_strength or ForgetParams().min_strength
+            return lint(frame, now, min_strength=weak, stale_days=stale_days,
                         merge_plan=merges, guard=self.guard)  # fmt: skip
