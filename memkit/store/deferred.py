@@ -65,20 +65,28 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         DuckDB at the next flush. Inside an open transaction it is written at once instead, so the
         transaction's commit or rollback decides, as for any write."""
         step = self.decay.reinforce_step
-        if touch:  # the index now (or, in a transaction, at its commit): the next search sees it
-            self._mirror(lambda: self._index.touch(self._index.rows(touch), epoch_us(ts), step))
-        if self._depth:
+
+        def reinforce_index() -> None:
+            """The index's copy of the reinforcement: the next search sees it."""
+            if touch:
+                self._index.touch(self._index.rows(touch), epoch_us(ts), step)
+
+        if self._depth:  # in a transaction: written with it, mirrored into the index at its commit
             self._event(ts, op, namespace, memory_id, requester, **detail)
             if touch:
                 self._reinforce_rows([(touch, ts, step)])
+            self._mirror(reinforce_index)
             return
         self._journal_seq += 1
         entry = {"n": self._journal_seq, "ts": ts.isoformat(), "op": op, "ns": namespace, "id": memory_id,
                  "req": requester, "detail": detail or None, "touch": touch or [],
                  "step": step}  # fmt: skip
-        if self._journal is not None:  # subtle: before the call returns, so an acknowledged read is kept
+        # subtle: journaled first, before the index changes and before the call returns, so a read
+        # the caller saw is never lost, and a failed write (a full disk) leaves the index as it was
+        if self._journal is not None:
             os.write(self._journal, (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode())
         self._pending.append(entry)
+        reinforce_index()
         if len(self._pending) >= FLUSH_AT:
             self.flush()
 
