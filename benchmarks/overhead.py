@@ -8,7 +8,8 @@ measured in the same run on the same machine:
   ``INSERT`` of one row of the same width in its own transaction (the floor of a durable write);
 - ``search`` (top 5, default weights: similarity + BM25 keyword + neighbour expansion), with
   reinforcement (its event and reinforcement are deferred: journaled, written in batches) and
-  without, against the bare numpy floor (``X @ q`` + ``argpartition`` top-5 over the same matrix).
+  without, against the bare numpy floor (``X @ q`` + ``argpartition`` top-5 over the same matrix);
+- searches per second on one store from 1 and 2 threads at 100k memories (``reinforce=False``).
 
 Run from the repository root::
 
@@ -121,18 +122,56 @@ def search_overhead(n: int, calls: int, folder: Path) -> list[dict[str, object]]
     return rows
 
 
+def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, object]]:
+    """Searches per second on one store from 1 and from 2 threads (read-only: reinforce=False)."""
+    import threading
+
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({"content": [text(i) for i in range(n)],
+                          "importance": rng.uniform(0.3, 0.9, n)})  # fmt: skip
+    queries = [f"{WORDS[i % len(WORDS)]} {WORDS[(i * 5) % len(WORDS)]}" for i in range(64)]
+    rows = []
+    with mk.MemoryStore(str(folder / "threads.duckdb"), create=True) as store:
+        store.add_many(frame, namespace="u", now=NOW)
+        for q in queries:  # warm: query vectors cached, BM25 built
+            store.search(q, namespace="u", now=NOW, reinforce=False)
+        for threads in (1, 2):
+            done = [0] * threads
+            stop = time.perf_counter() + seconds
+
+            def work(t: int, done: list[int] = done, stop: float = stop, step: int = threads) -> None:
+                """Search until ``stop``, counting in ``done[t]``."""
+                i = t
+                while time.perf_counter() < stop:
+                    store.search(queries[i % 64], namespace="u", now=NOW, reinforce=False)
+                    done[t] += 1
+                    i += step
+
+            pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+            for th in pool:
+                th.start()
+            for th in pool:
+                th.join()
+            rows.append({"threads": threads, "searches/s": sum(done) / seconds})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2k memories, fewer calls (for CI)")
     args = ap.parse_args()
     n, calls = (2_000, 40) if args.quick else (10_000, 300)
+    n_threads = 2_000 if args.quick else 100_000
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},"
           f" duckdb {duckdb.__version__}, numpy {np.__version__}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         rows = add_overhead(calls, Path(tmp)) + search_overhead(n, calls, Path(tmp))
+        scale = throughput(n_threads, Path(tmp), seconds=1.0 if args.quick else 3.0)
     table = pl.DataFrame(rows).with_columns(pl.col("p50 ms", "baseline ms", "ratio").round(2))
     with pl.Config(tbl_rows=20, tbl_width_chars=120, fmt_str_lengths=40):
         print(table)
+        print(f"searches per second on one store at {n_threads:,} memories (reinforce=False):")
+        print(pl.DataFrame(scale).with_columns(pl.col("searches/s").round(0)))
 
 
 if __name__ == "__main__":
