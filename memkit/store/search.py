@@ -38,8 +38,10 @@ _HIT_TYPES = {
     "rank": pl.Int32, "id": pl.String, "content": pl.String, "score": pl.Float64,
     "similarity": pl.Float64, "importance": pl.Float64, "strength": pl.Float64, "recency": pl.Float64,
     "keyword": pl.Float64, "key": pl.String, "layer": pl.String, "kind": pl.String,
-    "tags": pl.List(pl.String), "created_at": pl.Int64, "last_access_at": pl.Int64, "access_count": pl.Int64,
+    "tags": pl.List(pl.String), "created_at": pl.Datetime("us", "UTC"),
+    "last_access_at": pl.Datetime("us", "UTC"), "access_count": pl.Int64,
 }  # fmt: skip
+_UTC_US = pl.Datetime("us", "UTC")
 
 
 def _names(
@@ -129,15 +131,12 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
                 layer=[LAYERS[i] for i in ix.layer[rows]],
                 kind=[KINDS[i] for i in ix.kind[rows]],
                 tags=[list(t) for t in ix.tags[rows]],
-                created_at=ix.created_us[rows],
-                last_access_at=ix.last_access_us[rows],
+                # microseconds -> UTC datetimes, as frame() returns them (a cast, not a query plan)
+                created_at=pl.Series(ix.created_us[rows]).cast(_UTC_US),
+                last_access_at=pl.Series(ix.last_access_us[rows]).cast(_UTC_US),
                 access_count=ix.access_count[rows],
             )
             hits = pl.DataFrame(out, schema_overrides={c: t for c, t in _HIT_TYPES.items() if c in out})
-            hits = hits.with_columns(  # microseconds -> UTC datetimes, as frame() returns them
-                pl.from_epoch("created_at", time_unit="us").dt.replace_time_zone("UTC"),
-                pl.from_epoch("last_access_at", time_unit="us").dt.replace_time_zone("UTC"),
-            )
             if guard:
                 hits, rows = self._guard_hits(hits, rows, namespace, query)
             # the same gate for the hits' disputed versions: a requester sees only those it may read
