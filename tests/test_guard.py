@@ -398,3 +398,10 @@ def test_benchmark_runs_on_a_tiny_copy_and_skips_without_data(tmp_path) -> None:
     r = run("--data", str(tmp_path), "--scale", "100", "--no-lodo")  # (training 14 models takes minutes)
     assert r.returncode == 0, r.stderr
     assert "giskard injections" in r.stdout and "recall 100.0%" in r.stdout and "FPR 0.0%" in r.stdout
+
+
+def test_an_empty_findings_frame_is_the_callers_own() -> None:
+    """Regression: the shared empty frame escaped, and renaming its columns broke later screenings."""
+    f = mk.guard.screen_many(["hi"]).findings
+    f.columns = [c.upper() for c in f.columns]
+    assert mk.guard.screen("plain text").action == "store"

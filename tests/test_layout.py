@@ -183,3 +183,11 @@ def test_readme_lists_every_module() -> None:
         if f"`{p.name}`" not in scope:
             missing.append(f"{group}/{p.name}")
     assert missing == []
+
+
+def test_old_names_of_moved_modules_still_import() -> None:
+    """Names the old flat modules exported keep working from the old path (the chart builders'
+    old names too, on the module they moved into)."""
+    from memkit.lifecycle_charts import conflict_graph, merge_explorer
+
+    assert merge_explorer is mk.charts.merge_chart and conflict_graph is mk.charts.conflict_graph_chart

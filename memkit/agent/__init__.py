@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .context import Context, build_context
 from .llms import EchoLLM, ScriptedLLM
+from .loop import PROMPT_HEADER as PROMPT_HEADER  # the old mk.agent name, kept
 from .loop import MemoryAgent, Reply, SessionEnd
 
 __all__ = ["Context", "EchoLLM", "MemoryAgent", "Reply", "ScriptedLLM", "SessionEnd", "build_context"]

@@ -248,3 +248,7 @@ def _cluster_bars(clusters: pl.DataFrame, threshold: float, max_clusters: int) -
         + (f" (largest {shown.height} shown)" if clusters.height > shown.height else "")
     )
     return bottom.properties(width=WIDTH - 300, height=max(22 * shown.height, 40), title=title)
+
+
+merge_explorer = merge_chart  # old name (memkit.lifecycle_charts.merge_explorer), kept working
+conflict_graph = conflict_graph_chart  # old name (memkit.lifecycle_charts.conflict_graph)

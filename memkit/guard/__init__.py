@@ -41,6 +41,7 @@ from .engine import (
     screen,
     screen_many,
 )
+from .engine import WEIGHT as WEIGHT  # the old mk.guard name, kept
 from .lessons import consistency, lesson_similarity
 
 __all__ = [

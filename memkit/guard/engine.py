@@ -86,8 +86,8 @@ NO_FINDINGS = pl.DataFrame(schema=FINDING_SCHEMA)
 
 def _frame(rows: Mapping[int, list[Finding]]) -> pl.DataFrame:
     """Findings per text index -> a findings frame sorted by row and span start."""
-    if not rows:  # subtle: most writes find nothing; building an empty frame costs more than the scan
-        return NO_FINDINGS
+    if not rows:  # subtle: most writes find nothing: an empty copy of the shared empty frame is cheap
+        return NO_FINDINGS.clear()  # a fresh frame: a caller that renames its columns changes no one else's
     recs = [{"row": i, **f.__dict__} for i in sorted(rows) for f in rows[i]]
     return pl.DataFrame(recs, schema=FINDING_SCHEMA).sort(
         "row", "start", nulls_last=True, maintain_order=True

@@ -162,6 +162,6 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
             None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
         ]
     if not parts:
-        return FieldScreening(out, actions, NO_FINDINGS)
+        return FieldScreening(out, actions, NO_FINDINGS.clear())
     findings = pl.concat([p.cast(FINDING_SCHEMA) for p in parts])
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))

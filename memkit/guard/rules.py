@@ -27,9 +27,9 @@ from collections.abc import Callable
 from datetime import date
 from typing import NamedTuple
 
-from ..text import INVISIBLE, fold
+from ..text import FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names here
 
-__all__ = ["INVISIBLE", "RULES", "Rule", "fold", "id_checksum_ok", "luhn_ok"]
+__all__ = ["FOLD", "INVISIBLE", "RULES", "Rule", "fold", "id_checksum_ok", "luhn_ok", "strip_invisible"]
 
 
 class Rule(NamedTuple):

@@ -20,7 +20,11 @@ Only :mod:`memkit.store` touches the database; this package is files, frames and
 
 from __future__ import annotations
 
+from .columns import arrow_batch as arrow_batch  # these four: old names of memkit.portable, kept
+from .jsonl import EMBEDDING_ENCODING as EMBEDDING_ENCODING
 from .jsonl import FORMAT, ON_CONFLICT, VERSION, Column, Parsed, read, write
+from .plan import check_namespace_map as check_namespace_map
+from .plan import plan_import as plan_import
 from .semantic import SEMANTIC_NOW, SemanticEmbedder, load_semantic, load_semantic_queries, semantic_into
 
 __all__ = [

@@ -39,6 +39,7 @@ __all__ = ["FLUSH_AT", "DeferredMixin"]
 
 FLUSH_AT = 256
 """Deferred entries that trigger a flush: one transaction per 256 searches instead of 256."""
+_IMPORTANCES = "SELECT id, importance FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
 
 
 class DeferredMixin(AuditMixin, VectorsMixin):
@@ -68,8 +69,9 @@ class DeferredMixin(AuditMixin, VectorsMixin):
 
         def reinforce_index() -> None:
             """The index's copy of the reinforcement: the next search sees it."""
-            if touch:
-                self._index.touch(self._index.rows(touch), epoch_us(ts), step)
+            live = [i for i in touch or () if i in self._index.row]  # an erased id has no row
+            if live:
+                self._index.touch(self._index.rows(live), epoch_us(ts), step)
 
         if self._depth:  # in a transaction: written with it, mirrored into the index at its commit
             self._event(ts, op, namespace, memory_id, requester, **detail)
@@ -130,7 +132,8 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         reinforcement in one, and the number of the last entry into ``meta``."""
         self._history_rows(
             [(datetime.fromisoformat(e["ts"]), e["ns"], e["op"], e["id"], e["req"],
-              json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else None) for e in entries]
+              json.dumps(e["detail"], ensure_ascii=False, default=str) if e["detail"] else None)
+             for e in entries]
         )  # fmt: skip
         touched = [(e["touch"], datetime.fromisoformat(e["ts"]), e["step"]) for e in entries if e["touch"]]
         if touched:
@@ -152,32 +155,59 @@ class DeferredMixin(AuditMixin, VectorsMixin):
 
     def _reinforce_rows(self, touched: list[tuple[list[str], datetime, float]]) -> None:
         """Reinforcement of several reads in one UPDATE: per memory, last access = the latest read
-        (never backwards), count + reads, importance + the sum of the steps (at most 1). The same as
-        applying the reads one by one, because each step only adds and clips at 1."""
-        per: dict[str, list[Any]] = {}  # id -> [latest, reads, step sum]
+        (never backwards), count + reads, importance + each read's step (at most 1).
+
+        subtle: the importance is computed here, one step at a time, exactly as the index adds them
+        (``min(importance + step, 1)`` per read), and written as a value: a sum of the steps added
+        at once would differ from the index in the last bit, and ties would order differently
+        after a reopen."""
+        per: dict[str, list[Any]] = {}  # id -> [latest, reads, [steps]]
         for ids, ts, step in touched:
             for i in ids:
-                p = per.setdefault(i, [ts, 0, 0.0])
-                p[0], p[1], p[2] = max(p[0], ts), p[1] + 1, p[2] + step
+                p = per.setdefault(i, [ts, 0, []])
+                p[0], p[1] = max(p[0], ts), p[1] + 1
+                p[2].append(step)
         ids = list(per)
+        now = dict(
+            self._run("SELECT id, importance FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        )
+        ids = [i for i in ids if i in now]  # an id erased since its read has nothing to reinforce
+        if not ids:
+            return
+        importance = []
+        for i in ids:
+            v = float(now[i])
+            for step in per[i][2]:
+                v = min(v + step, 1.0)
+            importance.append(v)
         self._run(
             "UPDATE memories SET last_access_at = greatest(last_access_at, r.latest),"
-            " access_count = access_count + r.reads, importance = least(1.0, importance + r.step)"
+            " access_count = access_count + r.reads, importance = r.importance"
             " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::TIMESTAMPTZ[]) AS latest,"
-            " unnest(?::INTEGER[]) AS reads, unnest(?::DOUBLE[]) AS step) AS r WHERE memories.id = r.id",
-            [ids, [per[i][0] for i in ids], [per[i][1] for i in ids], [per[i][2] for i in ids]],
+            " unnest(?::INTEGER[]) AS reads, unnest(?::DOUBLE[]) AS importance) AS r"
+            " WHERE memories.id = r.id",
+            [ids, [per[i][0] for i in ids], [per[i][1] for i in ids], importance],
         )
 
     # ------------------------------------------------------------------------------ the journal file
     def _open_journal(self) -> None:
-        """After migrations, before the index loads: replay what a crash left in the journal, then
-        open it for appending (a writable file store only)."""
+        """After migrations, before the index loads: the last number written, then (a writable file
+        store) what a crash left in the journal replayed, and the journal opened for appending. A
+        stale file (another embedder's) keeps its journal until :meth:`reembed` makes it writable."""
         self._pending, self._flushing, self._journal, self._journal_seq = [], False, None, 0
-        path = self._journal_path()
-        if path is None or self.read_only or self._stale is not None:
+        if self._journal_path() is None or self.read_only:
             return
         done = self._run("SELECT value FROM meta WHERE name = 'journal_seq'")
         self._journal_seq = int(done[0][0]) if done else 0
+        if self._stale is None:
+            self._start_journal()
+
+    def _start_journal(self) -> None:
+        """Replay the journal's entries numbered after ``meta.journal_seq`` (what a crash left), then
+        open it for appending. Called on open, and by ``reembed`` once a stale file is writable."""
+        path = self._journal_path()
+        if path is None or self._journal is not None:
+            return
         if path.exists():
             left = [e for e in _read_journal(path) if e["n"] > self._journal_seq]
             if left:
@@ -190,14 +220,18 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         self._journal = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
 
     def _close_journal(self) -> None:
-        """Flush, then close and remove the journal (the file now holds everything)."""
-        self.flush()
-        if self._journal is not None:
-            os.close(self._journal)
-            self._journal = None
-            path = self._journal_path()
-            if path is not None:
-                path.unlink(missing_ok=True)
+        """Flush, then close and remove the journal (the file now holds everything). If the flush
+        fails the journal is closed but kept, so the next open replays it, and the error propagates."""
+        opened = self._journal is not None
+        try:
+            self.flush()
+        finally:
+            if self._journal is not None:
+                os.close(self._journal)
+                self._journal = None
+        path = self._journal_path()
+        if opened and path is not None:  # reached only when the flush succeeded
+            path.unlink(missing_ok=True)
 
 
 def _read_journal(path: Path) -> list[dict[str, Any]]:

@@ -275,11 +275,13 @@ class FilesMixin(StoreCore):
         DuckDB on close."""
         with self._lock:
             if self._con is not None:
-                self._close_journal()  # the deferred reads are written first
-                self._con.close()
-                self._con = None
-                with _OPEN_LOCK:
-                    _OPEN_FILES.discard(self._file or "")
+                try:
+                    self._close_journal()  # the deferred reads are written first
+                finally:  # even if that fails: the connection closes and the file is free again
+                    self._con.close()
+                    self._con = None
+                    with _OPEN_LOCK:
+                        _OPEN_FILES.discard(self._file or "")
 
     def __enter__(self) -> FilesMixin:
         """``with MemoryStore(path) as store:`` closes the store when the block ends."""

@@ -146,7 +146,8 @@ def new_index(kind: str, dim: int, floor: float, con: Callable[[], Any]) -> Sear
 
 def fetch_vectors(con: Any, ids: Sequence[str], dim: int) -> np.ndarray:
     """The stored float32 embeddings of memory ``ids`` from DuckDB -> ``(len(ids), dim)``, in the
-    order of ``ids`` (``con`` is the store's connection; every id must exist).
+    order of ``ids`` (``con`` is the store's connection); an id the file no longer holds (erased in
+    the open transaction) gives a zero row.
 
     One statement; ``list_contains`` over the id column measured ~0.5 ms + 28 µs per id at 1M rows
     (``id IN (SELECT unnest(...))`` plans a hash join over the whole table: 200-400 ms)."""
@@ -159,7 +160,11 @@ def fetch_vectors(con: Any, ids: Sequence[str], dim: int) -> np.ndarray:
     ).to_arrow_table()
     flat = table.column("embedding").combine_chunks().flatten().to_numpy()  # (m * dim,)
     found = {i: r for r, i in enumerate(table.column("id").to_pylist())}
-    return flat.reshape(table.num_rows, dim)[[found[i] for i in ids]]  # (len(ids), dim)
+    rows = flat.reshape(table.num_rows, dim)
+    out = np.zeros((len(ids), dim), np.float32)  # subtle: an id erased in the open transaction (the
+    hit = [k for k, i in enumerate(ids) if i in found]  # index drops it at commit) scores as a zero vector
+    out[hit] = rows[[found[ids[k]] for k in hit]]
+    return out  # (len(ids), dim)
 
 
 class QuantizedIndex(SearchIndex):

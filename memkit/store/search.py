@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
-from ..errors import ValidationError
+from ..errors import MemkitError, ValidationError
 from ..guard import consistency, lesson_similarity
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
@@ -95,6 +95,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         hits within ``GuardParams.lesson_similarity`` of a lesson are dropped (so fewer than ``k``
         may come back) and the rest gain ``lesson_similarity, consensus, consensus_z, outlier``.
         """
+        if self._con is None:  # the index outlives close(); a search of a closed store is refused
+            raise MemkitError(f"the store {self.path!r} is closed")
         query = check_text("query", query)
         namespace = check_name("namespace", namespace)
         requester = self._who(requester)

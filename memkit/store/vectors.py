@@ -315,5 +315,6 @@ class VectorsMixin(StoreCore):
             raise
         self._embed_query.cache_clear()  # cached query vectors are the old embedder's
         self._lesson_cache.clear()
+        self._start_journal()  # writable now: replay what an earlier crash left, journal from here on
         self._load_index()
         return texts.height

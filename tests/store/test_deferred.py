@@ -127,3 +127,72 @@ def test_a_read_only_store_keeps_no_journal(tmp_path: Path) -> None:
     with mk.MemoryStore(str(path), embedder=EMB, read_only=True) as s:
         s.search("green tea", namespace="u", now=NOW)
         assert s._pending == [] and not (tmp_path / "m.duckdb.reads").exists()
+
+
+def test_after_reembed_of_a_stale_file_reads_are_journaled_and_a_crash_journal_is_replayed(
+    tmp_path: Path,
+) -> None:
+    """Regression: a stale file never opened its journal, so after reembed() reads were in memory only
+    and the numbering restarted (lowering meta.journal_seq), and a crash's journal was left behind."""
+    path = tmp_path / "m.duckdb"
+    _crash_after_searching(path, 3)  # 3 searches only in the journal (written with dim 32)
+    other = mk.HashEmbedder(dim=16)
+    with mk.MemoryStore(str(path), embedder=other) as s:  # stale: another embedder's file
+        assert s._journal is None
+        s.reembed()
+        assert s._journal is not None  # writable now: replayed and journaling
+        assert s.audit().filter(pl.col("op") == "search").height == 3
+        for i in range(2):
+            s.search("green tea", namespace="u", now=NOW + timedelta(days=1, hours=i))
+    with mk.MemoryStore(str(path), embedder=other) as s:
+        assert s.audit().filter(pl.col("op") == "search").height == 5
+        assert s.frame(namespace="u")["access_count"].to_list() == [5]
+
+
+def test_a_closed_store_refuses_a_search(tmp_path: Path) -> None:
+    s = _store(tmp_path / "m.duckdb")
+    s.add("green tea with Alice", namespace="u", now=NOW)
+    s.close()
+    with pytest.raises(mk.MemkitError, match="closed"):
+        s.search("green tea", namespace="u", now=NOW)
+
+
+def test_close_frees_the_file_even_when_the_flush_fails_and_keeps_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "m.duckdb"
+    s = _store(path)
+    s.add("green tea with Alice", namespace="u", now=NOW)
+    s.search("green tea", namespace="u", now=NOW)
+
+    def boom(entries: object) -> None:
+        raise RuntimeError("disk full")
+
+    s._apply = boom  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        s.close()
+    assert (tmp_path / "m.duckdb.reads").exists()  # kept for the next open
+    with _store(path) as again:  # the file is free again, and the read is replayed
+        assert again.audit(namespace="u").filter(pl.col("op") == "search").height == 1
+
+
+def test_batched_reinforcement_equals_the_index_bit_for_bit(tmp_path: Path) -> None:
+    with _store(tmp_path / "m.duckdb") as s:
+        ids = [
+            s.add(f"green tea note {i}", namespace="u", importance=0.3 + i / 100, now=NOW).id
+            for i in range(8)
+        ]
+        for i in range(9):
+            s.search("green tea", namespace="u", now=NOW + timedelta(hours=i), k=8)
+        live = s.search("green tea", namespace="u", now=NOW, k=8, reinforce=False)
+        s.flush()
+        stored = dict(zip(*s.frame(namespace="u").select("id", "importance"), strict=True))
+        assert {r["id"]: r["importance"] for r in live.to_dicts()} == {i: stored[i] for i in ids}
+
+
+def test_a_search_after_a_delete_in_the_same_transaction_works(tmp_path: Path) -> None:
+    with _store(tmp_path / "m.duckdb") as s:
+        ms = [s.add(f"green tea note {i}", namespace="u", now=NOW) for i in range(5)]
+        with s.transaction():
+            s.delete(ms[0].id, namespace="u", now=NOW)
+            hits = s.search("green tea", namespace="u", now=NOW)
+        assert len(hits) >= 1
+        assert ms[0].id not in s.frame(namespace="u")["id"].to_list()

@@ -197,3 +197,15 @@ def test_search_guard_true_on_an_int8_store_reads_the_hits_vectors() -> None:
         guarded = store.search("green tea", namespace="u", now=now, reinforce=False, guard=True)
         assert guarded["id"].to_list() == plain["id"].to_list()
         assert "lesson_similarity" in guarded.columns
+
+
+def test_an_int8_search_after_a_delete_in_the_same_transaction_works() -> None:
+    """Regression: the rescoring read the open transaction's DELETE and raised KeyError."""
+    pytest.importorskip("numba")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with mk.MemoryStore(index="int8") as store:
+        ms = [store.add(f"green tea note {i}", namespace="u", now=now) for i in range(5)]
+        with store.transaction():
+            store.delete(ms[0].id, namespace="u", now=now)
+            hits = store.search("green tea", namespace="u", now=now)
+        assert len(hits) >= 1
