@@ -137,12 +137,7 @@ def _load_audit(path: str | Path) -> dict[str, list[str]]:
     ["D1:1", "D2:2"], ...}``; an issue with an empty ``correct_evidence`` reports a problem without
     a fix and is ignored.
     """
-    try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise FormatError("audit", f"cannot read {path}: {e}") from None
-    if not isinstance(items, list):
-        raise FormatError("audit", "must be a JSON list of issues")
+    items = _json_list(path, "audit", "must be a JSON list of issues")
     return {
         str(it["question_id"]): _parse_evidence(it["correct_evidence"])
         for it in items
@@ -187,12 +182,18 @@ def load_locomo(
 
 def _read_samples(path: str | Path) -> list[Any]:
     """The file's list of samples (one per conversation), or a FormatError naming ``path``."""
+    return _json_list(path, "path", "LoCoMo must be a JSON list of samples")
+
+
+def _json_list(path: str | Path, field: str, shape: str) -> list[Any]:
+    """A JSON file holding a list, or a FormatError naming ``field`` (unreadable, bad JSON, or
+    not a list: ``shape`` says what it must be)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
-        raise FormatError("path", f"cannot read {path}: {e}") from None
+        raise FormatError(field, f"cannot read {path}: {e}") from None
     if not isinstance(data, list):
-        raise FormatError("path", "LoCoMo must be a JSON list of samples")
+        raise FormatError(field, shape)
     return data
 
 

@@ -147,6 +147,12 @@ class AuditMixin(StoreCore):
         details = [
             None if d is None else json.dumps(scrub(json.loads(d)), ensure_ascii=False) for d in details
         ]
+        self._event_rows(list(zip(ts, spaces, ops, ids, reqs, details, strict=True)))
+
+    def _event_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` as they are, in one
+        statement: the store's own (deferred reads) or already made safe (:meth:`_history`)."""
+        ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"

@@ -130,7 +130,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
     def _apply(self, entries: list[dict[str, Any]]) -> None:
         """Write ``entries`` in the open transaction: their events in one statement, the
         reinforcement in one, and the number of the last entry into ``meta``."""
-        self._history_rows(
+        self._event_rows(
             [(datetime.fromisoformat(e["ts"]), e["ns"], e["op"], e["id"], e["req"],
               json.dumps(e["detail"], ensure_ascii=False, default=str) if e["detail"] else None)
              for e in entries]
@@ -140,17 +140,6 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             self._reinforce_rows(touched)
         self._run(
             "INSERT OR REPLACE INTO meta (name, value) VALUES ('journal_seq', ?)", [str(entries[-1]["n"])]
-        )
-
-    def _history_rows(self, rows: list[tuple[Any, ...]]) -> None:
-        """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` in one statement (the
-        store's own, already scrubbed: unlike :meth:`_history`, nothing here came from a file)."""
-        ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
-        self._run(
-            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-            " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-            " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
-            [ts, spaces, ops, ids, reqs, details],
         )
 
     def _reinforce_rows(self, touched: list[tuple[list[str], datetime, float]]) -> None:

@@ -163,29 +163,14 @@ def _decay_controls(
     """The explorer's four sliders. Half-life and age are log sliders (10^x hours): a linear slider
     could not move both between half an hour and a year; the half-life runs from 0.5 h (10^-0.3)
     to about 2.3 years (10^4.3 h), the age from 6 minutes (10^-1 h) to 10,000 h."""
-    lay = {"style": {"description_width": "initial"}, "layout": W.Layout(width="300px")}
+    lay = {"base": 10, "step": 0.01, "readout_format": ".1f", "style": {"description_width": "initial"},
+           "layout": W.Layout(width="300px")}  # fmt: skip
     return {
         "importance": slider("importance", 0.05, 1.0, 0.01, importance),
         "half_life_hours": W.FloatLogSlider(
-            value=half_life_hours,
-            base=10,
-            min=-0.3,
-            max=4.3,
-            step=0.01,
-            description="half-life (h)",
-            readout_format=".1f",
-            **lay,
+            value=half_life_hours, min=-0.3, max=4.3, description="half-life (h)", **lay
         ),
-        "age_hours": W.FloatLogSlider(
-            value=age_hours,
-            base=10,
-            min=-1,
-            max=4,
-            step=0.01,
-            description="age (h)",
-            readout_format=".1f",
-            **lay,
-        ),
+        "age_hours": W.FloatLogSlider(value=age_hours, min=-1, max=4, description="age (h)", **lay),
         "floor": slider("retrieval floor", 0.0, 0.5, 0.01, floor),
     }
 
