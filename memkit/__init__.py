@@ -49,6 +49,7 @@ from .errors import (
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from .portable import adapters, cogx  # mk.adapters, mk.cogx: where they always were
 from .schema import Memory
+from .settings import Settings, load_settings, save_settings
 from .store import MemoryStore
 from .store import migrations as _store_migrations
 
@@ -87,6 +88,7 @@ __all__ = [
     "MemoryStore",
     "MissingDependency",
     "NotFound",
+    "Settings",
     "StoreLocked",
     "ValidationError",
     "Weights",
@@ -106,7 +108,9 @@ __all__ = [
     "evaluate",
     "forget",
     "guard",
+    "load_settings",
     "portable",
+    "save_settings",
     "scoring",
     "text",
     "views",

@@ -1,0 +1,225 @@
+"""memkit.settings: the parameters file (TOML and JSON), strict loading and atomic saving."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import memkit as mk
+from memkit.params import NEVER_REMEMBER
+from memkit.settings import FORMAT_VERSION, Settings, load_settings, save_settings
+
+# every section away from its defaults; floats that need all 17 digits to read back bit-equal
+TUNED = Settings(
+    weights=mk.Weights(
+        similarity=0.1 + 0.2, importance=0.05, recency=1 / 3, keyword=0.6, neighbour=0.0, tie=0.0
+    ),
+    decay=mk.DecayParams(time_scale_hours=72.5, min_strength=0.1, reinforce_step=1e-05),
+    keyword=mk.KeywordParams(k1=1.2, b=0.75),
+    guard=mk.GuardParams(
+        learned=True,
+        redact_pii=False,
+        injection_threshold=0.7,
+        strict_sources=("tool",),
+        min_hits=5,
+        pii=("email", "card"),
+        never_remember=(*NEVER_REMEMBER, '引号"与\\反斜杠', "tab\tand\x7fdel"),
+        extra_secret_patterns=(r"sk-[A-Za-z0-9]{20,}\b", r"\d{4}-\d{4}"),
+        reviewers=("审核员", "o'brien"),
+    ),
+    forget=mk.ForgetParams(capacity=120, drop_expired=False, cost_access=2.5),
+    merge_threshold=0.875,
+    conflict_policy="supersede",
+)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_round_trip_keeps_every_value_exactly(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"memkit{suffix}"
+    save_settings(path, TUNED)
+    loaded = load_settings(path)
+    assert loaded == TUNED
+    assert loaded.weights.similarity == 0.30000000000000004  # repr keeps the last bit
+    assert loaded.weights.recency == 1 / 3
+    assert loaded.guard.never_remember[-2:] == ('引号"与\\反斜杠', "tab\tand\x7fdel")
+    assert isinstance(loaded.guard.min_hits, int) and isinstance(loaded.forget.capacity, int)
+    assert "密码" in path.read_text(encoding="utf-8")  # Chinese is written as itself, not escaped
+
+
+def test_default_toml_is_the_documented_file(tmp_path: Path) -> None:
+    """The TOML for the defaults: version and scalars first, one table per section, tuples as lists."""
+    path = tmp_path / "memkit.toml"
+    save_settings(path, Settings())
+    text = path.read_text(encoding="utf-8")
+    head = 'memkit_settings = 1\nmerge_threshold = 0.85\nconflict_policy = "flag"\n\n[weights]\n'
+    assert text.startswith(head)
+    assert 'strict_sources = ["tool", "import"]\n' in text and "never_remember = []\n" in text
+    assert tomllib.loads(text) == Settings().to_dict()
+    assert load_settings(path) == Settings()
+
+
+def test_json_file_is_the_same_dict(tmp_path: Path) -> None:
+    path = tmp_path / "memkit.json"
+    save_settings(path, TUNED)
+    assert json.loads(path.read_text(encoding="utf-8")) == TUNED.to_dict()
+    assert Settings.from_dict(TUNED.to_dict()) == TUNED
+
+
+def test_defaults_are_the_librarys() -> None:
+    s = Settings()
+    assert (s.weights, s.decay, s.keyword, s.forget) == (
+        mk.Weights(),
+        mk.DecayParams(),
+        mk.KeywordParams(),
+        mk.ForgetParams(),
+    )
+    assert s.guard == mk.GuardParams()
+    assert s.merge_threshold == mk.MergeParams().threshold == 0.85
+    assert s.conflict_policy == "flag"
+
+
+def test_a_file_with_only_weights_takes_defaults_elsewhere(tmp_path: Path) -> None:
+    path = tmp_path / "memkit.toml"
+    path.write_text("[weights]\nkeyword = 0.5\n", encoding="utf-8")
+    assert load_settings(path) == Settings(weights=mk.Weights(keyword=0.5))
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"weights": {"keywrod": 0.5}}, "weights.keywrod"),
+        ({"wieghts": {"keyword": 0.5}}, "wieghts"),
+        ({"guard": {"judge": "llm"}}, "guard.judge"),
+        ({"guard": {"detectors": []}}, "guard.detectors"),
+    ],
+)
+def test_unknown_section_or_field_is_named(data: dict, field: str) -> None:
+    with pytest.raises(mk.ValidationError, match=f"^{field}: ") as e:
+        Settings.from_dict(data)
+    assert e.value.field == field
+
+
+def test_unknown_field_in_a_toml_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "memkit.toml"
+    path.write_text("[decay]\nhalf_life = 3.0\n", encoding="utf-8")
+    with pytest.raises(mk.ValidationError, match="^decay.half_life: unknown field; known: time_scale_hours"):
+        load_settings(path)
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"decay": {"min_strength": 2}}, "decay.min_strength"),
+        ({"weights": {"keyword": "0.7"}}, "weights.keyword"),
+        ({"weights": {"similarity": 0, "keyword": 0}}, "weights"),
+        ({"forget": {"drop_expired": "yes"}}, "forget.drop_expired"),
+        ({"forget": {"capacity": 10.5}}, "forget.capacity"),
+        ({"guard": {"never_remember": "密码"}}, "guard.never_remember"),
+        ({"guard": {"strict_sources": ["email"]}}, "guard.strict_sources"),
+        ({"guard": {"extra_secret_patterns": ["(unclosed"]}}, "guard.extra_secret_patterns"),
+        ({"keyword": 0.3}, "keyword"),
+        ({"merge_threshold": 0.4}, "merge_threshold"),
+        ({"merge_threshold": True}, "merge_threshold"),
+        ({"conflict_policy": "overwrite"}, "conflict_policy"),
+        ([1, 2], "settings"),
+    ],
+)
+def test_bad_value_is_named_section_dot_field(data: object, field: str) -> None:
+    with pytest.raises(mk.ValidationError) as e:
+        Settings.from_dict(data)
+    assert e.value.field == field
+    assert str(e.value).startswith(f"{field}: ")
+
+
+def test_constructor_checks_types_too() -> None:
+    with pytest.raises(mk.ValidationError, match="^weights: must be a memkit.Weights, got dict"):
+        Settings(weights={"keyword": 1.0})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", [2, FORMAT_VERSION + 10])
+def test_a_newer_format_version_is_refused(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "memkit.toml"
+    path.write_text(f"memkit_settings = {version}\n", encoding="utf-8")
+    with pytest.raises(mk.ValidationError, match=f"^memkit_settings: the file is settings format {version}"):
+        load_settings(path)
+
+
+@pytest.mark.parametrize("version", [0, "1", True])
+def test_a_bad_format_version_is_refused(version: object) -> None:
+    with pytest.raises(mk.ValidationError, match="^memkit_settings: must be a format version"):
+        Settings.from_dict({"memkit_settings": version})
+
+
+@pytest.mark.parametrize("name", ["memkit.yaml", "memkit", "memkit.toml.bak"])
+def test_bad_suffix_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(mk.ValidationError, match="^path: must end in .toml or .json"):
+        save_settings(tmp_path / name, Settings())
+    with pytest.raises(mk.ValidationError, match="^path: "):
+        load_settings(tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_suffix_is_case_insensitive(tmp_path: Path) -> None:
+    save_settings(tmp_path / "MEMKIT.TOML", TUNED)
+    assert load_settings(tmp_path / "MEMKIT.TOML") == TUNED
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_text_that_is_not_the_format_is_a_format_error(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"memkit{suffix}"
+    path.write_text("[weights\nkeyword = ", encoding="utf-8")
+    with pytest.raises(mk.FormatError, match=f"is not valid {suffix[1:].upper()}"):
+        load_settings(path)
+
+
+def test_a_repeated_json_key_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "memkit.json"
+    path.write_text('{"weights": {"keyword": 0.5, "keyword": 0.6}}', encoding="utf-8")
+    with pytest.raises(mk.ValidationError, match="^keyword: appears twice"):
+        load_settings(path)
+
+
+@pytest.mark.parametrize("fail", ["fsync", "replace"])
+def test_a_failed_save_leaves_the_old_file_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: str
+) -> None:
+    """The failure strikes after the new text went to the temporary file (fsync) or at the rename."""
+    path = tmp_path / "memkit.toml"
+    save_settings(path, Settings())
+    before = path.read_bytes()
+
+    def boom(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, fail, boom)
+    with pytest.raises(OSError, match="disk full"):
+        save_settings(path, TUNED)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["memkit.toml"]  # no temporary file left behind
+    assert load_settings(path) == Settings()
+
+
+def test_callables_in_the_guard_are_not_saved(tmp_path: Path) -> None:
+    guarded = Settings(guard=mk.GuardParams(judge=lambda query, contents: [False] * len(contents)))
+    with pytest.raises(mk.ValidationError, match="^guard.judge: callables cannot be saved"):
+        save_settings(tmp_path / "memkit.toml", guarded)
+    assert list(tmp_path.iterdir()) == []
+    plain = dataclasses.replace(guarded, guard=dataclasses.replace(guarded.guard, judge=None))
+    save_settings(tmp_path / "memkit.toml", plain)
+    assert load_settings(tmp_path / "memkit.toml") == Settings()
+
+
+def test_toml_strings_round_trip_through_tomllib() -> None:
+    """json.dumps gives a TOML basic string, once DEL is escaped (TOML refuses it raw)."""
+    from memkit.settings import _toml_value
+
+    for text in ["密码", 'a"b', "c:\\x\\", "\x7f", "\x00\x1f\t\n\r\b\f", "😀", "\u2028", "\x85"]:
+        assert tomllib.loads(f"x = {_toml_value(text)}")["x"] == text
+    for number in [0.1, 1e-05, 1e16, 5e-324, 100.0, 0.30000000000000004]:
+        assert tomllib.loads(f"x = {_toml_value(number)}")["x"] == number
