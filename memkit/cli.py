@@ -9,16 +9,15 @@ export      write a namespace (or everything) to a portable JSONL file (:mod:`me
 import      load a portable JSONL file (``--from`` mem0 / cogx / chat for other frameworks' data)
 analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`)
 reembed     migrate a file written by another (or an older) embedder to the default one
-mcp         serve one namespace to an LLM client as MCP memory tools over stdio
-            (:mod:`memkit.integrations.mcp`; needs ``pip install 'memkit[mcp]'``)
+mcp         serve one namespace as MCP memory tools over stdio (extra ``memkit[mcp]``)
 data        ``data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached; :func:`fetch_locomo`)
+copy, pg    a whole store into a new one; a local PostgreSQL server (:mod:`memkit.operate`)
 ==========  ======================================================================================
 
 The CLI never creates a database by accident: every command but ``demo`` needs an existing file
 (``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
-and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction: one
-bad record commits nothing.
+and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction.
 
 A session, from the demo to another framework's data and back to an agent::
 
@@ -26,7 +25,6 @@ A session, from the demo to another framework's data and back to an agent::
     $ memkit analyze --db demo.duckdb --namespace user_87   # the findings table (MK001 ...)
     $ memkit export alice.jsonl --db demo.duckdb --namespace alice --events
     $ memkit import alice.jsonl --db copy.duckdb --create --namespace-map alice=alice2
-    $ memkit import dump.json --db copy.duckdb --from mem0 --namespace u1
     $ memkit mcp --db copy.duckdb --namespace alice2        # memory tools for an MCP client
     $ memkit data locomo                                    # LoCoMo for lesson 09, cached
 
@@ -50,6 +48,8 @@ import polars as pl
 from .demo import run_demo
 from .errors import MemkitError, ValidationError
 from .evaluate import LOCOMO, fetch_locomo
+from .operate import COMMANDS as OPERATOR_COMMANDS
+from .operate import add_commands as add_operator_commands
 from .portable import adapters, cogx
 from .store import MemoryStore
 
@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     """
     parser = argparse.ArgumentParser(prog="memkit", description="memkit: the memory layer of LLM agents")
     sub = parser.add_subparsers(dest="command", required=True)
-    adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp, _add_data)
+    adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp,
+              _add_data, add_operator_commands)  # fmt: skip
     for add in adders:
         add(sub)
     return parser
@@ -322,7 +323,7 @@ def _data(args: argparse.Namespace) -> None:
 
 # the commands that open the database themselves (or none), and those that share one opened store
 _NO_STORE: dict[str, Callable[[argparse.Namespace], None]] = {
-    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp, "data": _data,
+    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp, "data": _data, **OPERATOR_COMMANDS,
 }  # fmt: skip
 _WITH_STORE: dict[str, Callable[[MemoryStore, argparse.Namespace], None]] = {
     "export": _export, "import": _import, "analyze": _analyze,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,6 +14,7 @@ import polars as pl
 import pytest
 
 import memkit as mk
+from memkit.store import pg_server
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -25,6 +29,74 @@ def now() -> datetime:
 def later(now: datetime):
     """``later(hours)`` -> now + hours."""
     return lambda hours: now + timedelta(hours=hours)
+
+
+# ------------------------------------------------------------------------------- the two backends
+# The store's contract modules run twice: on DuckDB (":memory:") and on PostgreSQL, where every
+# MemoryStore() the test opens gets a fresh schema of one local server (memkit.store.pg_server).
+# A test of something only DuckDB has (files, locks, compaction) is marked duckdb_only.
+CONTRACT = {
+    "test_store.py", "test_store_validation.py", "test_store_guard.py", "test_store_consolidate.py",
+    "test_forget.py", "test_write_pipeline.py", "test_read_gate.py", "test_import_pipeline.py",
+    "test_conflicts.py", "test_ranking_defaults.py", "test_state_machine.py", "test_portable.py",
+    "test_hardening.py", "test_erasure.py", "test_agent_trust.py", "test_analyze.py",
+}  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "duckdb_only(reason): a contract test that PostgreSQL skips")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames and Path(str(metafunc.module.__file__)).name in CONTRACT:
+        metafunc.parametrize("backend", ["duckdb", "postgres"], indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend of this test run: "duckdb", or "postgres" for the contract modules' second run."""
+    return getattr(request, "param", "duckdb")
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One local PostgreSQL server for the session (skipped, saying why, without the extra)."""
+    try:
+        return pg_server.local_server(tmp_path_factory.mktemp("pg"))
+    except mk.MemkitError as e:
+        pytest.skip(f"PostgreSQL backend not tested: {e}")
+
+
+@pytest.fixture(autouse=True)
+def _on_backend(backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On "postgres", MemoryStore() and MemoryStore(":memory:") open a fresh schema of the server."""
+    if backend != "postgres":
+        return
+    marker = request.node.get_closest_marker("duckdb_only")
+    if marker is not None:
+        pytest.skip(f"DuckDB only: {marker.args[0] if marker.args else ''}")
+    url = request.getfixturevalue("pg_url")
+    init = mk.MemoryStore.__init__
+
+    def fresh(self: mk.MemoryStore, path: str = ":memory:", **kw: Any) -> None:
+        if path == ":memory:":
+            path = pg_server.schema_url(url, _fresh_schema(url))
+        init(self, path, **kw)
+
+    monkeypatch.setattr(mk.MemoryStore, "__init__", fresh)
+
+
+_SCHEMAS = itertools.count()
+
+
+def _fresh_schema(url: str) -> str:
+    """A new empty schema on the server (the name is unique within the session)."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{next(_SCHEMAS)}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {name}")
+    return name
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ def test_connection_refuses_external_access_and_setting_changes(sql: str, tmp_pa
         assert s.count() == 1  # and the connection still works
 
 
+@pytest.mark.duckdb_only("DuckDB's own settings; a server's are its operator's")
 def test_connection_settings_are_the_hardened_ones(store: mk.MemoryStore) -> None:
     settings = dict(
         store._run(
@@ -95,7 +96,7 @@ def test_timestamps_are_utc_whatever_the_process_time_zone(tmp_path: Path) -> No
 # constant tuples, and column names read from the table's own schema
 _ALLOWED_IN_SQL = {
     "COLUMNS", "MASKED_COLUMNS", "_LESSON_COLUMNS", "cols", "int(dim)", "names", "where", "gate", "mine",
-    "table", "column",
+    "table", "column", "INDEX_COLUMNS", "order",
 }  # fmt: skip
 
 
@@ -129,7 +130,12 @@ def test_sql_text_only_formats_constants(name: str) -> None:
     parts = _formatted_sql_parts(module)
     bad = [(line, expr) for line, expr in parts if expr not in _ALLOWED_IN_SQL]
     assert not bad, f"values formatted into SQL instead of bound as parameters in {name}: {bad}"
-    for const in ("COLUMNS", "MASKED_COLUMNS", "_LESSON_COLUMNS"):  # allowed names are constant text
+    for const in (
+        "COLUMNS",
+        "MASKED_COLUMNS",
+        "_LESSON_COLUMNS",
+        "INDEX_COLUMNS",
+    ):  # allowed names are constant text
         if hasattr(module, const):
             assert isinstance(getattr(module, const), str) and "?" not in getattr(module, const).replace(
                 "<= ?", ""

@@ -94,6 +94,7 @@ def test_header_and_line_format(filled: mk.MemoryStore, tmp_path: Path) -> None:
     assert json.loads(filled.audit(op="export")["detail"][0])["memories"] == filled.count("u")
 
 
+@pytest.mark.duckdb_only("the test adds a column with DuckDB's SQL")
 def test_new_columns_travel(tmp_path: Path) -> None:
     """Fields come from the table, not a list in the code: an added column round-trips."""
     src = mk.MemoryStore()

@@ -108,8 +108,8 @@ class MemoryAgent:
 
     ``store`` is a :class:`MemoryStore`; ``llm`` any callable ``str -> str``; every memory is read
     and written in ``namespace`` as ``requester``. ``k`` memories are recalled per turn with
-    ``weights`` (default ``Weights()``), kept within ``budget_chars`` of prompt; ``window`` recent
-    exchanges are replayed; ``now`` is a datetime, a clock callable, or None (wall clock);
+    ``weights`` (default: the store's, ``store.weights``), kept within ``budget_chars`` of prompt;
+    ``window`` recent exchanges are replayed; ``now`` is a datetime, a clock callable, or None (wall clock);
     ``forget_threshold`` is the match score a memory needs for a forget command to erase it.
     """
 
@@ -140,7 +140,7 @@ class MemoryAgent:
         self.k = _int("k", k, 1, 100)
         if weights is not None and not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
-        self.weights = weights or Weights()
+        self.weights = weights or store.weights  # the store's own (Weights(), or settings=)
         self.window = _int("window", window, 1, 1000)
         self.budget_chars = _int("budget_chars", budget_chars, 1, 1_000_000)
         self.clock = clock(now)

@@ -128,7 +128,7 @@ class AuditMixin(StoreCore):
             return
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-            " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[])",
+            " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
             [ts, list(namespaces), op, list(ids), requester, [_json(d) for d in details]],
         )
 
@@ -156,7 +156,7 @@ class AuditMixin(StoreCore):
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-            " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+            " unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::JSON[])",
             [ts, spaces, ops, ids, reqs, details],
         )
 

@@ -12,6 +12,8 @@ attribute           what it is
 ``decay``           :class:`~memkit.params.DecayParams`: recency scale, floor, reinforcement
 ``keyword``         :class:`~memkit.params.KeywordParams`: BM25 constants
 ``guard``           :class:`~memkit.params.GuardParams`: the write-time guard
+``weights``...      defaults of search, forget, consolidate (``weights``, ``forget_policy``,
+                    ``merge_threshold``): :class:`memkit.Settings` sets them all
 ``read_only``       opened read-only: reads work, writes raise
 ``_index``          the derived :class:`~memkit.store.index.SearchIndex` (numpy), see vectors.py
 ``_stale``          ``(name, dim)`` of the embedder the file was written with, when it is not
@@ -28,6 +30,7 @@ on a rollback. So the index never shows a row DuckDB does not have.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -41,9 +44,10 @@ import polars as pl
 from ..embed import Embedder
 from ..errors import MemkitError, ValidationError
 from ..guard import holds_secret, identity
-from ..params import DecayParams, GuardParams, KeywordParams
+from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
 from .index import SearchIndex
+from .postgres import PgConnection
 
 __all__ = ["StoreCore", "utcnow"]
 
@@ -64,9 +68,14 @@ class StoreCore:
     decay: DecayParams
     keyword: KeywordParams
     guard: GuardParams
+    weights: Weights  # search's default weights (memkit.settings)
+    forget_policy: ForgetParams  # forget's default policy
+    merge_threshold: float  # consolidate's default threshold
     read_only: bool
     compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.files)
-    _con: duckdb.DuckDBPyConnection | None  # None once closed
+    _con: duckdb.DuckDBPyConnection | PgConnection | None  # None once closed
+    _pg: PgConnection | None  # the PostgreSQL backend's connection (memkit.store.postgres), else None
+    _seen_xid: str  # on a server: changes by transactions from this id on are not yet in the index
     _file: str | None  # resolved path of a file store (None for ":memory:")
     _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
     _index: SearchIndex
@@ -85,7 +94,7 @@ class StoreCore:
 
     # ---------------------------------------------------------------------------------- statements
     @property
-    def _db(self) -> duckdb.DuckDBPyConnection:
+    def _db(self) -> Any:
         """The open connection, or MemkitError once the store is closed (not DuckDB's own error)."""
         if self._con is None:
             raise MemkitError(f"the store {self.path!r} is closed")
@@ -143,22 +152,39 @@ class StoreCore:
         with self._lock:
             if self._depth:  # inside transaction(): its commit or rollback decides
                 return fn()
+            if self._pg is not None:  # serializable transactions fail more often than DuckDB's
+                retries = max(retries, 12)
             for attempt in range(retries):
                 self._begin()
                 try:
                     out = fn()
-                except duckdb.TransactionException as e:
+                except BaseException as e:
                     self._rollback()
-                    if "conflict" not in str(e).lower() or attempt == retries - 1:
+                    if not self._retryable(e, attempt, retries):
                         raise
-                    time.sleep(0.01 * 2**attempt)  # subtle: only real lock contention sleeps
                     continue
-                except BaseException:
-                    self._rollback()
-                    raise
-                self._commit()
+                try:
+                    self._commit()  # PostgreSQL may refuse a serializable transaction only here
+                except Exception as e:
+                    if not self._retryable(e, attempt, retries):
+                        raise
+                    continue
                 return out
         raise AssertionError("unreachable")
+
+    def _retryable(self, error: BaseException, attempt: int, retries: int) -> bool:
+        """Whether a failed transaction is run again: a write-write conflict (DuckDB's "Conflict on
+        update", PostgreSQL's serialization failure or deadlock), with attempts left. Waits first,
+        longer each time, with jitter so that writers in lockstep spread out."""
+        if attempt >= retries - 1:
+            return False
+        if self._pg is not None:
+            conflict = self._pg.is_conflict(error)
+        else:
+            conflict = isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
+        if conflict:  # subtle: only real contention sleeps
+            time.sleep(0.005 * 2 ** min(attempt, 6) * (0.5 + random.random()))
+        return conflict
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:

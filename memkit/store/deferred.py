@@ -21,7 +21,8 @@ truncation. A half-written last line (the process died inside ``write``) was nev
 the caller — the call returns after the write — and is skipped.
 
 A store in memory has no journal (a crash loses the whole store anyway); a read-only store writes
-nothing, as before.
+nothing, as before. A PostgreSQL store has no journal either: it writes each read at once, in its own
+transaction, so nothing waits in one process that the others (or a crash) would miss.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             os.write(self._journal, (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode())
         self._pending.append(entry)
         reinforce_index()
-        if len(self._pending) >= FLUSH_AT:
+        if len(self._pending) >= FLUSH_AT or self._pg is not None:  # a server has no journal: at once
             self.flush()
 
     def _log(

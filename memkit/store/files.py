@@ -31,6 +31,8 @@ from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
 from ..schema import check_name
 from .core import StoreCore
 from .migrations import MIGRATIONS
+from .pg_schema import prepare_server
+from .postgres import PgConnection, is_url, redact_url
 
 __all__ = ["FilesMixin", "check_embedder"]
 
@@ -104,6 +106,28 @@ class FilesMixin(StoreCore):
         """Connect, migrate, load the index; on any failure close again and raise."""
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
+        self._pg, self._seen_xid = None, "0"  # the PostgreSQL backend (postgres.py, sync.py)
+        if is_url(self.path):  # a server: no file, no lock; many processes may share it
+            self._file, url = None, self.path
+            self.path = redact_url(url)  # what reprs and errors show: never the password
+            self._con = self._pg = PgConnection(url, self.read_only)
+        else:
+            self._open_file(create)
+        try:
+            self._migrate(create)
+            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
+            self._open_journal()  # replays the reads a crash left unwritten, before the index loads
+            self._load_index()
+        except duckdb.Error as e:  # e.g. a truncated file whose header is intact
+            self.close()
+            raise ValidationError("path", f"{self.path} is not a readable memkit database ({e})") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_file(self, create: bool) -> None:
+        """Connect to a DuckDB file (or memory): refused when missing without ``create``, or when
+        this process already holds it."""
         self._file = None if self.path == ":memory:" else str(Path(self.path).resolve())
         if self._file and not create and not Path(self._file).is_file():
             raise NotFound(
@@ -117,17 +141,6 @@ class FilesMixin(StoreCore):
             self._con = _connect(self.path, self.read_only)
             if self._file:
                 _OPEN_FILES.add(self._file)
-        try:
-            self._migrate(create)
-            self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
-            self._open_journal()  # replays the reads a crash left unwritten, before the index loads
-            self._load_index()
-        except duckdb.Error as e:  # e.g. a truncated file whose header is intact
-            self.close()
-            raise ValidationError("path", f"{self.path} is not a readable memkit database ({e})") from None
-        except BaseException:
-            self.close()
-            raise
 
     def _migrate(self, create: bool) -> None:
         """Bring the file to the newest schema: run :data:`~memkit.store.migrations.MIGRATIONS`
@@ -135,10 +148,20 @@ class FilesMixin(StoreCore):
         and the embedder with it. Also decides whether the file is *stale* (written by another
         embedder). A read-only or stale file cannot be upgraded: it must already be current.
         """
-        has_meta = self._run("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0][0]
+        if self._pg is not None:  # one process migrates a server at a time; the others wait here
+            with prepare_server(self._pg, self.read_only):
+                return self._migrate_schema(create)
+        return self._migrate_schema(create)
+
+    def _migrate_schema(self, create: bool) -> None:
+        """:meth:`_migrate` itself (on a server, under its migration lock)."""
+        has_meta = self._run(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+            " AND table_schema = current_schema()"
+        )[0][0]
         meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
-        if version == 0 and not create and self._file:  # an existing DuckDB file that is not a store
+        if version == 0 and not create and (self._file or self._pg):  # an existing database, not a store
             raise ValidationError("path", f"{self.path} is not a memkit database (create=True makes it one)")
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
             self._stale = (meta["embedder"], int(meta["dim"]))
@@ -268,6 +291,13 @@ class FilesMixin(StoreCore):
         """Called by every erasure once it is written: compact after the commit (once per transaction)."""
         if self.compact_on_erase and self._file and self.compact not in self._after:
             self._on_commit(self.compact)
+        elif self._pg is not None and self._vacuum not in self._after:
+            self._on_commit(self._vacuum)
+
+    def _vacuum(self) -> None:
+        """On a server, an erasure is followed by VACUUM: the erased rows' space is reclaimed and no
+        query can reach them. The server's write-ahead log and backups are the operator's to expire."""
+        self._run("VACUUM memories, embed_cache, lessons")
 
     # ---------------------------------------------------------------------------------- lifecycle
     def close(self) -> None:

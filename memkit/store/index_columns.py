@@ -207,6 +207,18 @@ class IndexColumns:
         if self.keyword is not None:
             self.keyword.drop_rows(rows)
 
+    def update(self, rows: np.ndarray, cols: dict[str, Any]) -> None:
+        """Set the columns a memory's later writes change (status, access, layer, kind, importance,
+        half-life, times, count) of ``rows`` from ``cols`` (as :meth:`append` takes them). Text,
+        tags, names and vectors stay: a change of those is an erase and an append."""
+        self.status[rows] = _enum(cols["status"], STATUSES)
+        self.access[rows] = _enum(cols["access"], ACCESS)
+        self.layer[rows] = _enum(cols["layer"], LAYERS)
+        self.kind[rows] = _enum(cols["kind"], KINDS)
+        for c in ("importance", "half_life_h", "access_count", *self.TIMES):
+            getattr(self, c)[rows] = cols[c]
+        self._expire(rows)
+
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
         self.last_access_us[rows] = np.maximum(self.last_access_us[rows], now_us)  # never backwards

@@ -171,7 +171,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         namespace: str | None = None,
         *,
         now: datetime | None = None,
-        policy: ForgetParams = ForgetParams(),
+        policy: ForgetParams | None = None,
         dry_run: bool = False,
         requester: str | None = None,
     ) -> pl.DataFrame:
@@ -186,6 +186,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         """
         namespace = check_name("namespace", namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
+        policy = self.forget_policy if policy is None else policy  # the store's (settings=), by default
         if not isinstance(policy, ForgetParams):
             raise ValidationError("policy", f"must be a memkit.ForgetParams, got {type(policy).__name__}")
         self._check_dry_run(dry_run)

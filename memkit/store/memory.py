@@ -34,13 +34,17 @@ part                what it does
 
 from __future__ import annotations
 
+import os
 import threading
 
 from ..conflicts import POLICIES
+from ..consolidate import MergeParams
 from ..embed import Embedder, HashEmbedder
 from ..errors import ValidationError
-from ..params import DecayParams, GuardParams, KeywordParams
+from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_choice
+from ..settings import Settings, load_settings
+from .copy import CopyMixin
 from .files import check_embedder
 from .maintain import MaintainMixin
 from .portable import PortableMixin
@@ -51,8 +55,10 @@ from .write import WriteMixin
 
 __all__ = ["MemoryStore"]
 
+_DEFAULTS = (DecayParams(), KeywordParams(), GuardParams())
 
-class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin):
+
+class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin):
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 
     Parameters
@@ -89,6 +95,15 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         ``"int8"`` keeps int8 codes (0.26x the memory), scans them faster than the float32 floor
         and rescores its best candidates exactly from the stored float32 rows, so scores are the
         same (:mod:`memkit.store.quantized`; needs the extra ``memkit[int8]``, numba).
+    settings : Settings or path, optional
+        Everything tuned in a notebook as one value (:class:`memkit.Settings`, or a ``.toml`` /
+        ``.json`` file saved by :func:`memkit.save_settings`): the store's policy, decay, keyword
+        and guard parameters, and the defaults of ``search`` (weights), ``consolidate`` (threshold)
+        and ``forget`` (policy). Not together with ``conflict_policy``, ``decay``, ``keyword`` or
+        ``guard``. ``store.settings`` returns them.
+
+    ``path`` may also be a PostgreSQL URL (``postgresql://user@host/db``): the same store on a server
+    that many processes share (:mod:`memkit.store.postgres`; the extra ``memkit[postgres]``).
     """
 
     def __init__(
@@ -104,6 +119,7 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         create: bool = True,
         compact_on_erase: bool = True,
         index: str = "exact",
+        settings: Settings | str | os.PathLike[str] | None = None,
     ) -> None:
         """Check every argument (nothing is opened before they pass), then open the file: lock,
         hardening, migrations, the embedder check and the index (:mod:`memkit.store.files`)."""
@@ -127,5 +143,37 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
             if not isinstance(value, kind):
                 raise ValidationError(name, f"must be a memkit.{kind.__name__}, got {type(value).__name__}")
         self.decay, self.keyword, self.guard = decay, keyword, guard
+        self.weights, self.forget_policy, self.merge_threshold = (
+            Weights(),
+            ForgetParams(),
+            MergeParams().threshold,
+        )
+        if settings is not None:
+            self._apply_settings(settings, conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS)
         self._lock = threading.RLock()
         self._open(create=create)
+
+    def _apply_settings(self, settings: object, also_given: bool) -> None:
+        """``settings=`` (a :class:`~memkit.settings.Settings` or a file that :func:`~memkit.load_settings`
+        reads): the store's parameters and the defaults of ``search``, ``consolidate`` and ``forget``."""
+        if also_given:
+            raise ValidationError(
+                "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
+            )
+        if isinstance(settings, (str, os.PathLike)):
+            settings = load_settings(settings)
+        if not isinstance(settings, Settings):
+            raise ValidationError(
+                "settings", f"must be a memkit.Settings or a file path, got {type(settings).__name__}"
+            )
+        self.decay, self.keyword, self.guard = settings.decay, settings.keyword, settings.guard
+        self.conflict_policy, self.weights = settings.conflict_policy, settings.weights
+        self.forget_policy, self.merge_threshold = settings.forget, settings.merge_threshold
+
+    @property
+    def settings(self) -> Settings:
+        """The store's parameters as one :class:`~memkit.settings.Settings`: save them with
+        :func:`memkit.save_settings`, open another store (DuckDB or PostgreSQL) with them."""
+        return Settings(weights=self.weights, decay=self.decay, keyword=self.keyword, guard=self.guard,
+                        forget=self.forget_policy, merge_threshold=self.merge_threshold,
+                        conflict_policy=self.conflict_policy)  # fmt: skip

@@ -108,7 +108,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         self,
         namespace: str | None = None,
         *,
-        threshold: float = 0.85,
+        threshold: float | None = None,
         now: datetime | None = None,
         dry_run: bool = False,
         params: MergeParams | None = None,
@@ -126,6 +126,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         """
         namespace = check_name("namespace", namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
+        threshold = self.merge_threshold if threshold is None else threshold  # the store's (settings=)
         params = MergeParams(threshold=threshold) if params is None else params
         if not isinstance(params, MergeParams):
             raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")

@@ -31,7 +31,7 @@ import numpy as np
 from ..embed import content_hash
 from ..guard import identity
 from .guard import GuardMixin
-from .versions import VersionsMixin
+from .versions import VersionPlan, VersionsMixin
 
 __all__ = ["PipelineMixin"]
 
@@ -83,23 +83,34 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 emb = emb.copy()
                 emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
         self._near_lessons(cols, emb)
-        plan = self._plan_versions(
-            cols,
-            now,
-            policy,
-            requester,
-            exclude=(replaced or []) + (exclude or []),
-            keep_consistent=keep_consistent,
-        )
-        extra = details or [{} for _ in range(n)]
-        row_details = [  # (a quarantined row's key may be the injection: the log does not repeat it)
-            {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
-            for s, k, v, d in zip(cols["status"], cols["key"], cols["version"], extra, strict=True)
-        ]
+        given = {c: list(cols[c]) for c in ("status", "version", "supersedes")}  # what the plan decides
+
+        def decide() -> tuple[VersionPlan, list[dict[str, Any]]]:
+            """Stage 4, the version plan, and each row's event detail (from the rows as given)."""
+            for c, values in given.items():
+                cols[c] = list(values)
+            plan = self._plan_versions(
+                cols,
+                now,
+                policy,
+                requester,
+                exclude=(replaced or []) + (exclude or []),
+                keep_consistent=keep_consistent,
+            )
+            extra = details or [{} for _ in range(n)]
+            return plan, [  # (a quarantined row's key may be the injection: the log does not repeat it)
+                {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
+                for s, k, v, d in zip(cols["status"], cols["key"], cols["version"], extra, strict=True)
+            ]
+
+        plan, row_details = decide()
         quarantined = [i for i, st in enumerate(cols["status"]) if st == "quarantined"]
 
         def write() -> None:
             """Stage 5: everything the write changes in DuckDB, in one transaction."""
+            nonlocal plan, row_details
+            if self._pg is not None:  # other processes may have written these keys since: decide
+                plan, row_details = decide()  # again inside the (serializable) transaction
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
             self._insert(cols, emb, hashes, new_cache, columns)

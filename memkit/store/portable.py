@@ -64,7 +64,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
         """
         rows = self._run(
             "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns"
-            " WHERE table_name = 'memories' AND column_name <> 'embedding' ORDER BY ordinal_position"
+            " WHERE table_name = 'memories' AND table_schema = current_schema()"
+            " AND column_name <> 'embedding' ORDER BY ordinal_position"
         )
         return [Column(*r) for r in rows]
 

@@ -150,15 +150,16 @@ class ReadMixin(GateMixin, VectorsMixin):
                 return self._sql(f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, id", params)
             # every write logs the status it sets, so the last such event by `t` is the status then,
             # and a memory with no event by `t` had not been written yet
-            return self._sql(
-                f"""SELECT * REPLACE (s.status_then AS status) FROM
+            frame = self._sql(
+                f"""SELECT m.*, s.status_then FROM
                     (SELECT {cols} FROM memories WHERE {where}) m
-                    JOIN (SELECT memory_id, arg_max(detail->>'status', seq) AS status_then
+                    JOIN (SELECT DISTINCT ON (memory_id) memory_id, detail->>'status' AS status_then
                           FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
-                          GROUP BY memory_id) s ON s.memory_id = m.id
+                          ORDER BY memory_id, seq DESC) s ON s.memory_id = m.id
                     ORDER BY created_at, id""",
                 [*params, as_of],
-            ).drop("memory_id", "status_then", strict=False)
+            )
+            return frame.with_columns(status=pl.col("status_then")).drop("status_then")
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""

@@ -28,6 +28,7 @@ from .audit import digest
 from .deferred import DeferredMixin
 from .guard import GuardMixin
 from .read import ReadMixin
+from .sync import SyncMixin
 from .vectors import epoch_us
 
 __all__ = ["SearchMixin"]
@@ -61,7 +62,7 @@ def _names(
     return [check_choice(field, v, choices) for v in values]
 
 
-class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
+class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
     """Hybrid search over the index, with reinforcement and the read-time guard."""
 
     def search(
@@ -71,7 +72,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         namespace: str,
         requester: str | None = None,
         k: int = 5,
-        weights: Weights = Weights(),
+        weights: Weights | None = None,
         now: datetime | None = None,
         min_strength: float | None = None,
         layer: str | Sequence[str] | None = None,
@@ -90,6 +91,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         kind, tags, created_at, last_access_at, access_count, pending`` (``pending``: the text of the
         hit's key's pending ``conflict`` versions, so a prompt can show that the value is disputed).
 
+        ``weights`` defaults to the store's (``Weights()``, or what ``settings=`` gave it).
         Returned memories are reinforced (:meth:`reinforce`) in one batched statement, unless
         ``reinforce=False``. ``guard=True`` is the read-time defence (:func:`memkit.guard.consistency`):
         hits within ``GuardParams.lesson_similarity`` of a lesson are dropped (so fewer than ``k``
@@ -101,6 +103,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         namespace = check_name("namespace", namespace)
         requester = self._who(requester)
         now = self._now(now)
+        weights = self.weights if weights is None else weights  # the store's (settings=), by default
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
         for name, flag in (("reinforce", reinforce), ("guard", guard)):
@@ -121,7 +124,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate
         q = self._embed_query(query)  # (dim,)
         with self._lock:
-            ix = self._index
+            ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             rows, comp = ix.rank(
                 q, query, gate, epoch_us(now), floor=floor, weights=weights, k=int(k), decay=self.decay,
                 keyword=self.keyword, layer=layers, kind=kinds, tags=tag_list,
@@ -166,7 +169,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin):
         ids = [check_name("ids", i) for i in ids]
         gate = self._gate(namespace, self._who(requester))
         with self._lock:
-            ix = self._index
+            ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             prev, nxt = ix.adjacency()
             seen = ix.mask(gate, 0, floor=False)  # namespace and access only (no validity at 0)
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few

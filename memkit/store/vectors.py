@@ -20,7 +20,6 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -29,6 +28,7 @@ from ..errors import ValidationError
 from ..portable.columns import arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
+from .pg_schema import SNAPSHOT_XMIN
 from .quantized import new_index
 
 __all__ = ["VectorsMixin", "epoch_us"]
@@ -78,6 +78,28 @@ def epoch_us(t: datetime) -> int:
     1000000
     """
     return (t - _EPOCH) // _US
+
+
+INDEX_COLUMNS = (
+    "id, namespace, key, content, tags, owner, created_by, status, access, layer, kind, importance,"
+    " half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
+    " epoch_us(last_access_at) AS last_access_us, epoch_us(valid_from) AS valid_from_us,"
+    " epoch_us(valid_until) AS valid_until_us, embedding"
+)
+"""What the search index holds of a memory, as :func:`index_rows` reads it."""
+
+
+def index_rows(table: Any, dim: int) -> tuple[dict[str, Any], np.ndarray]:
+    """An Arrow table of :data:`INDEX_COLUMNS` -> ``(cols, emb)`` for :meth:`SearchIndex.append`:
+    texts as Python lists (object columns), numbers as numpy arrays (no per-row Python objects),
+    open validity bounds as the int64 extremes, embeddings ``(n, dim)`` flattened from Arrow."""
+    emb = table.column("embedding").combine_chunks().flatten().to_numpy()
+    df = pl.from_arrow(table.drop(["embedding"])).with_columns(
+        pl.col("valid_from_us").fill_null(OPEN_START), pl.col("valid_until_us").fill_null(OPEN_END)
+    )
+    cols = {c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
+            for c in df.columns}  # fmt: skip
+    return cols, emb.reshape(table.num_rows, dim)
 
 
 class VectorsMixin(StoreCore):
@@ -193,7 +215,7 @@ class VectorsMixin(StoreCore):
         try:
             self._run(statement)
         finally:
-            with suppress(duckdb.Error):  # an aborted transaction refuses this; the real error propagates
+            with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
                 self._db.unregister("_view")
 
     # -------------------------------------------------------------------------------------- index
@@ -203,22 +225,13 @@ class VectorsMixin(StoreCore):
         # subtle: the raw connection, not self._db, which would first flush deferred reads: an int8
         # index reads stored vectors in the middle of a ranking, which must not write anything
         index = new_index(self.index, self.embedder.dim, self.decay.min_strength, lambda: self._con)
-        table = self._db.sql(
-            "SELECT id, namespace, key, content, tags, owner, created_by, status, access, layer, kind,"
-            " importance, half_life_hours AS half_life_h, access_count, epoch_us(created_at) AS created_us,"
-            " epoch_us(last_access_at) AS last_access_us, epoch_us(valid_from) AS valid_from_us,"
-            " epoch_us(valid_until) AS valid_until_us, embedding FROM memories"
-        ).to_arrow_table()
+        # on a server, the changes from here on are applied by memkit.store.sync before a search
+        seen = self._run(SNAPSHOT_XMIN)[0][0] if self._pg is not None else "0"
+        order = " ORDER BY rowid" if self._pg is not None else ""  # DuckDB scans in write order anyway
+        table = self._db.sql(f"SELECT {INDEX_COLUMNS} FROM memories{order}").to_arrow_table()
         if table.num_rows and self._stale is None:  # a stale file's vectors are not searchable: empty
-            emb = table.column("embedding").combine_chunks().flatten().to_numpy()
-            df = pl.from_arrow(table.drop(["embedding"])).with_columns(
-                pl.col("valid_from_us").fill_null(OPEN_START), pl.col("valid_until_us").fill_null(OPEN_END)
-            )
-            # texts as Python lists (object columns), numbers as numpy arrays (no per-row Python objects)
-            cols = {c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
-                    for c in df.columns}  # fmt: skip
-            index.append(cols, emb.reshape(table.num_rows, self.embedder.dim))
-        self._index = index
+            index.append(*index_rows(table, self.embedder.dim))
+        self._index, self._seen_xid = index, seen
 
     def _mirror(self, fn: Any) -> None:
         """Apply a committed change to the index after the commit; if that fails, rebuild it from

@@ -240,19 +240,30 @@ class VersionsMixin(GateMixin, VectorsMixin):
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
-            live = self._sql(
-                f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
-                " AND status IN ('active', 'conflict')",
-                [namespace, key],
-            ).to_dicts()
+
+            def live_now() -> list[dict[str, Any]]:
+                """The live versions of the key (active or conflict), oldest first."""
+                return self._sql(
+                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
+                    " AND status IN ('active', 'conflict')",
+                    [namespace, key],
+                ).to_dicts()
+
+            live = live_now()
             winner = next((r for r in live if r["id"] == keep), None)
             if winner is None:
                 raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
-            self._check_modify(winner, requester, now, "resolve")
+            self._check_modify(winner, requester, now, "resolve")  # a refusal is logged, outside the write
             losers = [r["id"] for r in live if r["id"] != keep]
 
             def write() -> None:
                 """Winner, losers and their events, in one transaction."""
+                nonlocal losers
+                if self._pg is not None:  # another process may have written the key since: read again
+                    again = live_now()  # inside the serializable transaction
+                    if keep not in {r["id"] for r in again}:
+                        raise NotFound(f"{keep!r} is no longer a live version of key {key!r}")
+                    losers = [r["id"] for r in again if r["id"] != keep]
                 self._set_status([keep], "active", now)
                 self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)
                 if losers:

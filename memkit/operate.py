@@ -1,0 +1,68 @@
+"""The operator's commands of the CLI: ``memkit copy`` and ``memkit pg`` (prototype to production).
+
+==========  ======================================================================================
+command     what it does
+==========  ======================================================================================
+copy        ``memkit copy SRC DST``: every table of one store into a new one, DuckDB file or
+            PostgreSQL URL either way (:meth:`memkit.store.MemoryStore.copy_to`)
+pg          ``memkit pg [--dir .pg]``: start a local PostgreSQL 18 + pgvector server (the extra
+            ``memkit[postgres]``), print its URL, serve until interrupted (``make pg``)
+==========  ======================================================================================
+
+A prototype's way to production, in three commands::
+
+    $ memkit pg --dir .pg &                                # prints postgresql://postgres:@/postgres?host=...
+    $ memkit copy demo.duckdb "postgresql://postgres:@/postgres?host=$PWD/.pg"
+    $ python -c "import memkit as mk; print(mk.MemoryStore('postgresql://...', settings='memkit.toml'))"
+
+:mod:`memkit.cli` adds these sub-commands with :func:`add_commands` and dispatches to :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+from .store import MemoryStore
+from .store.pg_server import local_server
+from .store.postgres import redact_url
+
+__all__ = ["COMMANDS", "add_commands"]
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Add ``copy`` and ``pg`` to the ``memkit`` parser."""
+    cp = sub.add_parser("copy", help="copy a whole store into a new one (DuckDB file or PostgreSQL URL)")
+    cp.add_argument("source", help="the store to copy: a database file or a postgresql:// URL")
+    cp.add_argument("target", help="a new store: a file path or a postgresql:// URL of an empty database")
+    pg = sub.add_parser(
+        "pg", help="run a local PostgreSQL + pgvector server, print its URL (extra: postgres)"
+    )
+    pg.add_argument("--dir", default=".pg", help="its data directory (created on first use; default .pg)")
+    pg.add_argument("--once", action="store_true", help="print the URL and stop the server again (a check)")
+
+
+def _copy(args: argparse.Namespace) -> None:
+    """Copy SRC into DST (created) and print what was copied."""
+    with MemoryStore(args.source, create=False) as source:
+        counts = source.copy_to(args.target)
+        where = source.path  # as reprs show it: a URL without its password
+    print(f"copied {where} -> {redact_url(args.target)}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+
+
+def _pg(args: argparse.Namespace) -> None:
+    """Start the server, print its URL, and keep it until Ctrl-C (or at once with ``--once``)."""
+    url = local_server(args.dir)
+    print(url, flush=True)
+    if args.once:
+        return
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"copy": _copy, "pg": _pg}
+"""The runner of each command this module adds."""

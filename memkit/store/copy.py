@@ -1,0 +1,93 @@
+"""Carry a store over whole: its tables copied into another store, DuckDB or PostgreSQL, either way.
+
+:meth:`CopyMixin.copy_to` (and ``memkit copy SRC DST``) is the operator's move from a prototype to
+production: every memory in every status with its version chain, the audit log with its sequence
+numbers, the lessons and the embedding cache are copied as they are, through Arrow, in one
+transaction of the target. Nothing passes the write pipeline again (an ``import`` would: new ids are
+not made, the guard does not re-screen, no ``import`` events are added), so the target answers the
+same searches with the same scores. The tuned parameters travel as their own file
+(:func:`memkit.save_settings`): both stores open with ``settings=``.
+
+The target must be empty (a new file, a new database or schema), and written with the source's
+embedder: the vectors are copied, not recomputed. The source's deferred reads are flushed first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MemkitError, ValidationError
+from .core import StoreCore
+
+__all__ = ["COPIED", "CopyMixin"]
+
+COPIED = ("memories", "events", "lessons", "embed_cache")
+"""The tables a copy carries (``meta`` is the target's own: its schema version and embedder)."""
+_ORDER = {"memories": "rowid", "events": "seq", "lessons": "id", "embed_cache": "content_hash"}
+_COLUMNS = (
+    "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+    " AND table_schema = current_schema() ORDER BY ordinal_position"
+)
+
+
+class CopyMixin(StoreCore):
+    """``copy_to``: this store's tables into an empty store (see the module docstring)."""
+
+    def copy_to(self, target: Any) -> dict[str, int]:
+        """Copy everything this store holds into ``target`` -> rows copied per table.
+
+        ``target`` is an empty :class:`~memkit.store.MemoryStore` or a path or URL, opened (and
+        created) with this store's embedder and closed again. MemkitError if it is not empty, or if
+        this store's vectors are stale (another embedder's); nothing is written then, nor on any
+        error during the copy (one transaction).
+        """
+        if self._stale is not None:
+            raise MemkitError(f"{self.path} holds another embedder's vectors: reembed it before copying")
+        opened = isinstance(target, str)
+        if not opened and not isinstance(target, type(self)):
+            got = type(target).__name__
+            raise ValidationError("target", f"must be a MemoryStore, a path or a URL, got {got}")
+        dst = type(self)(target, embedder=self.embedder) if opened else target
+        try:
+            if dst.embedder.name != self.embedder.name or dst.embedder.dim != self.embedder.dim:
+                raise ValidationError("target", f"uses {dst.embedder.name}, not {self.embedder.name}")
+            if any(dst._run(f"SELECT count(*) FROM {table}")[0][0] for table in COPIED):
+                raise MemkitError(f"{dst.path} is not empty: a copy goes into a new store only")
+            with self._lock:
+                self.flush()
+                frames = {table: self._table(table) for table in COPIED}
+            counts = dst._receive(frames)
+        finally:
+            if opened:
+                dst.close()
+        return counts
+
+    def _table(self, table: str) -> Any:
+        """One table as Arrow, in its write order, by the column names it has here."""
+        columns = [r[0] for r in self._run(_COLUMNS, [table]) if r[0] != "rowid"]
+        names = ", ".join(f'"{c}"' for c in columns)
+        order = _ORDER[table]
+        return self._db.sql(f"SELECT {names} FROM {table} ORDER BY {order}").to_arrow_table()
+
+    def _receive(self, frames: dict[str, Any]) -> dict[str, int]:
+        """Insert the copied tables in one transaction, carry the event numbering on, reload the index."""
+
+        def write() -> None:
+            """Every table, then the event sequence (the next event continues after the copied ones)."""
+            for table, data in frames.items():
+                if not data.num_rows:
+                    continue
+                names = ", ".join(f'"{c}"' for c in data.column_names)
+                self._db.register("_copy", data)
+                try:
+                    self._run(f"INSERT INTO {table} ({names}) SELECT {names} FROM _copy")
+                finally:
+                    self._db.unregister("_copy")
+            last = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
+            if last:
+                self._run("SELECT setval('event_seq', ?)", [last])
+
+        with self._lock:
+            self._tx(write)
+            self._load_index()
+        return {table: data.num_rows for table, data in frames.items()}

