@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -17,3 +19,14 @@ def test_search_benchmark_runs() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "median ms" in proc.stdout and "x matvec" in proc.stdout and "method" in proc.stdout
     assert "memkit search (reinforce=False)" in proc.stdout
+
+
+def test_postgres_benchmark_runs() -> None:
+    pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "postgres.py"), "--size", "1500", "--queries", "5",
+         "--no-locomo"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "HNSW ef_search 100" in proc.stdout and "keys with exactly 1 active': 5" in proc.stdout

@@ -30,6 +30,7 @@ from ..embed import Embedder
 from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
 from ..schema import check_name
 from .core import StoreCore
+from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS
 from .pg_schema import prepare_server
 from .postgres import PgConnection, is_url, redact_url
@@ -115,6 +116,8 @@ class FilesMixin(StoreCore):
             self._open_file(create)
         try:
             self._migrate(create)
+            if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once
+                self._run(HNSW_INDEX)
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
             self._open_journal()  # replays the reads a crash left unwritten, before the index loads
             self._load_index()

@@ -48,6 +48,7 @@ from .copy import CopyMixin
 from .files import check_embedder
 from .maintain import MaintainMixin
 from .portable import PortableMixin
+from .postgres import is_url
 from .quantized import INDEXES
 from .review import ReviewMixin
 from .search import SearchMixin
@@ -90,11 +91,13 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
     compact_on_erase : bool
         Rewrite the file after every erasure so that nothing erased survives in its free blocks
         (default; see :mod:`memkit.store.files`). ``False`` defers it to :meth:`compact`.
-    index : {"exact", "int8"}
+    index : {"exact", "int8", "hnsw"}
         The in-memory search index. ``"exact"`` (default) keeps the float32 embedding matrix;
         ``"int8"`` keeps int8 codes (0.26x the memory), scans them faster than the float32 floor
         and rescores its best candidates exactly from the stored float32 rows, so scores are the
-        same (:mod:`memkit.store.quantized`; needs the extra ``memkit[int8]``, numba).
+        same (:mod:`memkit.store.quantized`; needs the extra ``memkit[int8]``, numba). ``"hnsw"``
+        (PostgreSQL only) holds no vectors: pgvector's HNSW index gives the first pass's candidates,
+        the shortlist is scored exactly from the table (:mod:`memkit.store.hnsw`).
     settings : Settings or path, optional
         Everything tuned in a notebook as one value (:class:`memkit.Settings`, or a ``.toml`` /
         ``.json`` file saved by :func:`memkit.save_settings`): the store's policy, decay, keyword
@@ -138,6 +141,8 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         self.embedder = check_embedder(embedder if embedder is not None else HashEmbedder())
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
         self.index = check_choice("index", index, INDEXES)  # which SearchIndex _load_index builds
+        if self.index == "hnsw" and not is_url(path):
+            raise ValidationError("index", "hnsw is pgvector's index: it needs a postgresql:// store")
         for name, value, kind in (("decay", decay, DecayParams), ("keyword", keyword, KeywordParams),
                                   ("guard", guard, GuardParams)):  # fmt: skip
             if not isinstance(value, kind):

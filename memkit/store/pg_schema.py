@@ -8,6 +8,8 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
 - **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the order rows were
   written in, which orders exports, the index, and so the ties of neighbour expansion (turns of one
   session often share a timestamp). It is not a field: exports and imports never see it.
+- **indexes** on what the store's statements filter by: ``(namespace, key)`` (the version plan),
+  ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of).
 - **a change log**, ``memkit_changes (id, xid)``: statement-level triggers on ``memories`` record, for
   every memory a transaction inserts, updates or deletes, that transaction's id (``xid8``). Each
   process keeps its own numpy search index; before a search it reads the log from the oldest
@@ -23,7 +25,11 @@ from contextlib import contextmanager
 
 from .postgres import PgConnection
 
-__all__ = ["CHANGES", "SNAPSHOT_XMIN", "prepare_server"]
+__all__ = ["CHANGES", "PG_SCHEMA", "SNAPSHOT_XMIN", "prepare_server"]
+
+PG_SCHEMA = 1
+"""Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
+:data:`CHANGES` again (every statement of it is idempotent), so a later memkit can add to it."""
 
 SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
 """The oldest transaction still running: every change below it is committed (or never will be)."""
@@ -31,6 +37,9 @@ SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
 _LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
 CHANGES = """
 ALTER TABLE memories ADD COLUMN IF NOT EXISTS rowid BIGINT GENERATED ALWAYS AS IDENTITY;
+CREATE INDEX IF NOT EXISTS memories_namespace_key ON memories (namespace, key);
+CREATE INDEX IF NOT EXISTS memories_namespace_status ON memories (namespace, status);
+CREATE INDEX IF NOT EXISTS events_memory_id ON events (memory_id);
 CREATE TABLE IF NOT EXISTS memkit_changes (id VARCHAR PRIMARY KEY, xid xid8 NOT NULL);
 CREATE INDEX IF NOT EXISTS memkit_changes_xid ON memkit_changes (xid);
 CREATE OR REPLACE FUNCTION memkit_log_changes() RETURNS trigger LANGUAGE plpgsql AS $body$
@@ -51,7 +60,8 @@ CREATE OR REPLACE TRIGGER memkit_changes_update AFTER UPDATE ON memories
 CREATE OR REPLACE TRIGGER memkit_changes_delete AFTER DELETE ON memories
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
 """
-"""The change log and its triggers (idempotent: run on every writable open)."""
+"""Row order, indexes, the change log and its triggers (idempotent; run while ``meta.pg_schema`` is
+below :data:`PG_SCHEMA`)."""
 
 
 @contextmanager
@@ -64,20 +74,15 @@ def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
     pg.con.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
     try:
         yield
-        have = pg.con.execute(
-            "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'memkit_changes_%%'"
-            " AND tgrelid = to_regclass('memories')"
-        ).fetchone()
-        if have is None or have[0] < 3 or not _has_rowid(pg):  # a fresh (or older) database
-            pg.con.execute(CHANGES)
+        row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
+        if row is None or int(row[0]) < PG_SCHEMA:  # a fresh database (or one of an older memkit)
+            with pg.con.transaction():
+                pg.con.execute(CHANGES)
+                pg.con.execute(
+                    "INSERT INTO meta VALUES ('pg_schema', %s)"
+                    " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+                    [str(PG_SCHEMA)],
+                )
     finally:
         pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
 
-
-def _has_rowid(pg: PgConnection) -> bool:
-    """Whether ``memories`` has the row-order column yet."""
-    row = pg.con.execute(
-        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()"
-        " AND table_name = 'memories' AND column_name = 'rowid'"
-    ).fetchone()
-    return bool(row and row[0])

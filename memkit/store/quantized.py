@@ -46,7 +46,8 @@ from .index import SearchIndex
 
 __all__ = ["INDEXES", "QuantizedIndex", "fetch_vectors", "jit_seconds", "new_index", "quantize"]
 
-INDEXES = ("exact", "int8")  # MemoryStore(index=...): the float32 matrix, or int8 codes + exact rescoring
+# MemoryStore(index=...): the float32 matrix; int8 codes + exact rescoring; pgvector's HNSW (hnsw.py)
+INDEXES = ("exact", "int8", "hnsw")
 _KERNELS: dict[str, Any] = {}  # "dense", "sparse" -> compiled kernels; "seconds" -> compile time
 # below this many bytes of codes to scan, waking the other threads costs more than the scan (and on
 # a busy machine one may wait ms for a core): the kernel then runs on the calling thread alone

@@ -28,6 +28,7 @@ from ..errors import ValidationError
 from ..portable.columns import arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
+from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT_XMIN
 from .quantized import new_index
 
@@ -224,7 +225,10 @@ class VectorsMixin(StoreCore):
         index replaces the old one only once it is complete."""
         # subtle: the raw connection, not self._db, which would first flush deferred reads: an int8
         # index reads stored vectors in the middle of a ranking, which must not write anything
-        index = new_index(self.index, self.embedder.dim, self.decay.min_strength, lambda: self._con)
+        if self.index == "hnsw":  # no vectors in memory: the server's HNSW index, exact rows from the table
+            index: Any = HnswIndex(self.embedder.dim, self.decay.min_strength, lambda: self._con)
+        else:
+            index = new_index(self.index, self.embedder.dim, self.decay.min_strength, lambda: self._con)
         # on a server, the changes from here on are applied by memkit.store.sync before a search
         seen = self._run(SNAPSHOT_XMIN)[0][0] if self._pg is not None else "0"
         order = " ORDER BY rowid" if self._pg is not None else ""  # DuckDB scans in write order anyway

@@ -10,6 +10,7 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 
+import polars as pl
 import pytest
 
 import memkit as mk
@@ -140,3 +141,20 @@ def test_unreachable_server_is_a_validation_error_on_path() -> None:
     with pytest.raises(mk.ValidationError, match="path") as err:
         mk.MemoryStore("postgresql://nobody:pw@/nodb?host=/nonexistent-socket-dir")
     assert "pw@" not in str(err.value)
+
+
+def test_hnsw_index_holds_no_vectors_and_returns_exact_scores(url: str) -> None:
+    """index="hnsw": pgvector's HNSW picks the first pass, the shortlist is scored exactly, so the
+    hits it returns carry the exact index's scores (here: the same hits, on 300 memories)."""
+    texts = [f"memory {i}: the user mentioned topic {i % 37} and place {i % 11}" for i in range(300)]
+    with mk.MemoryStore(url) as exact:
+        exact.add_many(pl.DataFrame({"content": texts}), namespace="u", now=NOW)
+        with mk.MemoryStore(url, index="hnsw") as hnsw:
+            assert hnsw._index.nbytes() == 0 and exact._index.nbytes() > 0
+            for q in ("topic 5 and place 3", "place 7", "memory 120"):
+                a = exact.search(q, namespace="u", k=5, now=NOW, reinforce=False)
+                b = hnsw.search(q, namespace="u", k=5, now=NOW, reinforce=False)
+                assert b["id"].to_list() == a["id"].to_list()
+                assert b["score"].to_list() == pytest.approx(a["score"].to_list(), abs=1e-12)
+    with pytest.raises(mk.ValidationError, match="index"):
+        mk.MemoryStore(index="hnsw")  # a DuckDB store has no HNSW index
