@@ -157,7 +157,7 @@ BAD_SEARCH = [
     ({"k": 10_001}, "k"),
     ({"weights": {"similarity": 1.0}}, "weights"),
     ({"weights": (0.6, 0.3, 0.1)}, "weights"),
-    ({"weights": None}, "weights"),
+    ({"weights": "default"}, "weights"),  # None is the store's own weights (settings=)
     ({"min_strength": float("nan")}, "min_strength"),
     ({"min_strength": 1.5}, "min_strength"),
     ({"min_strength": -0.1}, "min_strength"),

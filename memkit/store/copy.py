@@ -8,18 +8,19 @@ not made, the guard does not re-screen, no ``import`` events are added), so the 
 same searches with the same scores. The tuned parameters travel as their own file
 (:func:`memkit.save_settings`): both stores open with ``settings=``.
 
-The target must be empty (a new file, a new database or schema), and written with the source's
-embedder: the vectors are copied, not recomputed. The source's deferred reads are flushed first.
+The target must be empty (a new file, a new database or schema); it records the embedder that wrote
+the source's vectors, which are copied, not recomputed. The source's deferred reads are flushed first.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from ..errors import MemkitError, ValidationError
 from .core import StoreCore
 
-__all__ = ["COPIED", "CopyMixin"]
+__all__ = ["COPIED", "CopyMixin", "Recorded"]
 
 COPIED = ("memories", "events", "lessons", "embed_cache")
 """The tables a copy carries (``meta`` is the target's own: its schema version and embedder)."""
@@ -30,6 +31,18 @@ _COLUMNS = (
 )
 
 
+class Recorded:
+    """The embedder a store's vectors were written with, known by its name and dimension only: a
+    copy's target records it, and anything that would embed a text says which model to load."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def embed(self, texts: Any) -> Any:
+        """Refused: the model itself is not loaded in this process."""
+        raise MemkitError(f"the vectors are {self.name}'s: open the store with that embedder to write")
+
+
 class CopyMixin(StoreCore):
     """``copy_to``: this store's tables into an empty store (see the module docstring)."""
 
@@ -37,20 +50,21 @@ class CopyMixin(StoreCore):
         """Copy everything this store holds into ``target`` -> rows copied per table.
 
         ``target`` is an empty :class:`~memkit.store.MemoryStore` or a path or URL, opened (and
-        created) with this store's embedder and closed again. MemkitError if it is not empty, or if
-        this store's vectors are stale (another embedder's); nothing is written then, nor on any
-        error during the copy (one transaction).
+        created) for the embedder that wrote this store's vectors (which need not be loaded: the
+        vectors are copied, not recomputed) and closed again. MemkitError if it is not empty;
+        nothing is written then, nor on any error during the copy (one transaction).
         """
-        if self._stale is not None:
-            raise MemkitError(f"{self.path} holds another embedder's vectors: reembed it before copying")
+        # the vectors travel as they are: the target records the embedder that wrote them, which
+        # need not be loaded here (`memkit copy` opens every store with the default embedder)
+        embedder = self.embedder if self._stale is None else Recorded(*self._stale)
         opened = isinstance(target, str)
         if not opened and not isinstance(target, type(self)):
             got = type(target).__name__
             raise ValidationError("target", f"must be a MemoryStore, a path or a URL, got {got}")
-        dst = type(self)(target, embedder=self.embedder) if opened else target
+        dst = type(self)(target, embedder=embedder) if opened else target
         try:
-            if dst.embedder.name != self.embedder.name or dst.embedder.dim != self.embedder.dim:
-                raise ValidationError("target", f"uses {dst.embedder.name}, not {self.embedder.name}")
+            if (dst.embedder.name, dst.embedder.dim) != (embedder.name, embedder.dim):
+                raise ValidationError("target", f"uses {dst.embedder.name}, not {embedder.name}")
             if any(dst._run(f"SELECT count(*) FROM {table}")[0][0] for table in COPIED):
                 raise MemkitError(f"{dst.path} is not empty: a copy goes into a new store only")
             with self._lock:
@@ -81,8 +95,9 @@ class CopyMixin(StoreCore):
                 self._db.register("_copy", data)
                 try:
                     self._run(f"INSERT INTO {table} ({names}) SELECT {names} FROM _copy")
-                finally:
-                    self._db.unregister("_copy")
+                finally:  # an aborted transaction refuses this: the real error propagates
+                    with suppress(Exception):
+                        self._db.unregister("_copy")
             last = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
             if last:
                 self._run("SELECT setval('event_seq', ?)", [last])

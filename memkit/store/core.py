@@ -75,7 +75,7 @@ class StoreCore:
     compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.files)
     _con: duckdb.DuckDBPyConnection | PgConnection | None  # None once closed
     _pg: PgConnection | None  # the PostgreSQL backend's connection (memkit.store.postgres), else None
-    _seen_xid: str  # on a server: changes by transactions from this id on are not yet in the index
+    _seen_xid: str  # on a server: the snapshot of the last look (changes it did not see are not applied)
     _file: str | None  # resolved path of a file store (None for ":memory:")
     _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
     _index: SearchIndex
@@ -90,6 +90,10 @@ class StoreCore:
 
     def _flush_pending(self) -> None:
         """Write the deferred reads before a statement runs (implemented in memkit.store.deferred)."""
+        raise NotImplementedError
+
+    def _check_embedder(self) -> None:
+        """On a server, MemkitError if another process re-embedded the store (memkit.store.sync)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------------------------- statements

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .audit import AuditMixin
-from .vectors import VectorsMixin, epoch_us
+from .vectors import REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["FLUSH_AT", "DeferredMixin"]
 
@@ -137,11 +137,15 @@ class DeferredMixin(AuditMixin, VectorsMixin):
              for e in entries]
         )  # fmt: skip
         touched = [(e["touch"], datetime.fromisoformat(e["ts"]), e["step"]) for e in entries if e["touch"]]
-        if touched:
+        if len(touched) == 1:  # one read (always, on a server): one UPDATE, no read before it
+            ids, ts, step = touched[0]
+            self._run(REINFORCE, [ts, step, list(dict.fromkeys(ids))])
+        elif touched:
             self._reinforce_rows(touched)
-        self._run(
-            "INSERT OR REPLACE INTO meta (name, value) VALUES ('journal_seq', ?)", [str(entries[-1]["n"])]
-        )
+        if self._journal_path() is not None:  # the journal's watermark (a server or memory has no
+            self._run(  # journal, and one row every read writes would make all readers conflict)
+                "INSERT OR REPLACE INTO meta (name, value) VALUES ('journal_seq', ?)", [str(entries[-1]["n"])]
+            )
 
     def _reinforce_rows(self, touched: list[tuple[list[str], datetime, float]]) -> None:
         """Reinforcement of several reads in one UPDATE: per memory, last access = the latest read

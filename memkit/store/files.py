@@ -107,7 +107,7 @@ class FilesMixin(StoreCore):
         """Connect, migrate, load the index; on any failure close again and raise."""
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
-        self._pg, self._seen_xid = None, "0"  # the PostgreSQL backend (postgres.py, sync.py)
+        self._pg, self._seen_xid = None, ""  # the PostgreSQL backend (postgres.py, sync.py)
         if is_url(self.path):  # a server: no file, no lock; many processes may share it
             self._file, url = None, self.path
             self.path = redact_url(url)  # what reprs and errors show: never the password
@@ -116,8 +116,9 @@ class FilesMixin(StoreCore):
             self._open_file(create)
         try:
             self._migrate(create)
-            if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once
-                self._run(HNSW_INDEX)
+            if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once;
+                self._run("SET maintenance_work_mem = '1GB'")  # its build is ~10x slower when the
+                self._run(HNSW_INDEX)  # graph does not fit (pgvector's advice; this session only)
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
             self._open_journal()  # replays the reads a crash left unwritten, before the index loads
             self._load_index()

@@ -138,7 +138,8 @@ class GuardMixin(AuditMixin, VectorsMixin):
 
         Lessons are per namespace: one tenant's reviewer never changes what another tenant may store.
         """
-        if namespace not in self._lesson_cache:
+        if namespace not in self._lesson_cache or self._pg is not None:  # a server: another process
+            # may have learned a lesson since, so the lessons are read for every write and guarded search
             t = self._sql("SELECT embedding FROM lessons WHERE namespace = ?", [namespace])
             self._lesson_cache[namespace] = (
                 np.stack(t["embedding"].to_numpy()).astype(np.float32) if t.height

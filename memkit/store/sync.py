@@ -10,8 +10,9 @@ keep (:mod:`memkit.store.pg_schema`) from the last bound on, and applies each ch
   updated in place (:meth:`~memkit.store.index_columns.IndexColumns.update`);
 - any other (new, or rewritten by a merge) is erased and appended again.
 
-The bound is the oldest transaction still running at the previous look, so a transaction that
-commits late is still seen; a change seen twice is applied twice, with the same result. The cost is
+The bound is the previous look's snapshot: the changes of transactions it did not see are read, so
+a transaction that commits late is still seen, and one left open elsewhere costs nothing until it
+commits; a change seen twice is applied twice, with the same result. The cost is
 one query per search, plus the rows that changed. The store's own commits reach its index the same
 way (:meth:`SyncMixin._mirror`). Inside a transaction the index is left as it was
 (searches there see the index as of the transaction's start, as on DuckDB).
@@ -24,8 +25,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ..errors import MemkitError
 from .index import SearchIndex
-from .pg_schema import SNAPSHOT_XMIN
+from .pg_schema import EMBEDDER, SNAPSHOT
 from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
 
 __all__ = ["SyncMixin"]
@@ -33,7 +35,8 @@ __all__ = ["SyncMixin"]
 _CHANGED = (
     f"SELECT c.id AS changed_id, m.* FROM memkit_changes c LEFT JOIN (SELECT {INDEX_COLUMNS}, rowid"
     " FROM memories) m"
-    " ON m.id = c.id WHERE c.xid >= CAST(? AS xid8) ORDER BY m.rowid"
+    " ON m.id = c.id WHERE c.xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))"
+    " AND NOT pg_visible_in_snapshot(c.xid, CAST(? AS pg_snapshot)) ORDER BY m.rowid"
 )
 _SAME = ("content", "key", "namespace", "owner", "created_by")  # with tags: what an in-place update keeps
 _CODED = {"namespace": "ns", "owner": "owner", "created_by": "creator"}  # the index's coded name columns
@@ -43,15 +46,31 @@ class SyncMixin(VectorsMixin):
     """The index kept in step with a shared server (see the module docstring)."""
 
     def _synced(self) -> SearchIndex:
-        """The search index, with every change other processes committed applied (a no-op on DuckDB)."""
+        """The search index, with every change other processes committed applied (a no-op on DuckDB).
+        MemkitError if another process has re-embedded the store since it was opened."""
         if self._pg is None or self._depth or self._stale is not None:
             return self._index
-        seen = self._run(SNAPSHOT_XMIN)[0][0]  # first: what commits after this is seen next time
-        table = self._db.sql(_CHANGED, [self._seen_xid]).to_arrow_table()
+        seen = self._run(SNAPSHOT)[0][0]  # first: what commits after this is seen next time
+        self._check_embedder()
+        table = self._db.sql(_CHANGED, [self._seen_xid, self._seen_xid]).to_arrow_table()
         if table.num_rows:
             self._apply_changes(table)
         self._seen_xid = seen
         return self._index
+
+    def _check_embedder(self) -> None:
+        """On a server: the vectors are still this embedder's (another process may have run
+        ``reembed``). If not, the store turns stale, as a file of another embedder opens, and
+        MemkitError says what to do; nothing is written with the old model's vectors."""
+        meta = dict(self._run(EMBEDDER))
+        recorded = (meta.get("embedder"), int(meta.get("dim", 0)))
+        if "embedder" in meta and recorded != (self.embedder.name, self.embedder.dim):
+            self._stale = (meta["embedder"], int(meta["dim"]))
+            self._load_index()  # a stale store's index is empty: it is not searchable
+            raise MemkitError(
+                f"{self.path} was re-embedded with {meta['embedder']} (dim {meta['dim']}) by another"
+                f" process: reopen it with that embedder (this store has {self.embedder.name})"
+            )
 
     def _mirror(self, fn: Any) -> None:
         """On a server, a commit's changes reach the index through the change log like everyone

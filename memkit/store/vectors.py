@@ -29,7 +29,7 @@ from ..portable.columns import arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
 from .hnsw import HnswIndex
-from .pg_schema import SNAPSHOT_XMIN
+from .pg_schema import SNAPSHOT
 from .quantized import new_index
 
 __all__ = ["VectorsMixin", "epoch_us"]
@@ -80,6 +80,12 @@ def epoch_us(t: datetime) -> int:
     """
     return (t - _EPOCH) // _US
 
+
+REINFORCE = (
+    "UPDATE memories SET last_access_at = greatest(last_access_at, ?), access_count = access_count + 1,"
+    " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+)
+"""One read's reinforcement of ``ids`` (``now``, ``step``, ``ids``): as the index adds it, one step."""
 
 INDEX_COLUMNS = (
     "id, namespace, key, content, tags, owner, created_by, status, access, layer, kind, importance,"
@@ -230,7 +236,7 @@ class VectorsMixin(StoreCore):
         else:
             index = new_index(self.index, self.embedder.dim, self.decay.min_strength, lambda: self._con)
         # on a server, the changes from here on are applied by memkit.store.sync before a search
-        seen = self._run(SNAPSHOT_XMIN)[0][0] if self._pg is not None else "0"
+        seen = self._run(SNAPSHOT)[0][0] if self._pg is not None else ""
         order = " ORDER BY rowid" if self._pg is not None else ""  # DuckDB scans in write order anyway
         table = self._db.sql(f"SELECT {INDEX_COLUMNS} FROM memories{order}").to_arrow_table()
         if table.num_rows and self._stale is None:  # a stale file's vectors are not searchable: empty
