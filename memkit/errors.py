@@ -59,7 +59,9 @@ class NotFound(MemkitError, KeyError):
 
 
 class ConflictError(MemkitError):
-    """A keyed write with a different value under ``conflict_policy="strict"``."""
+    """A keyed write with a different value under ``conflict_policy="strict"``; or, on PostgreSQL, a
+    ``store.transaction()`` another process's concurrent write made impossible to serialize (rolled
+    back: run it again)."""
 
 
 class WriteRefused(MemkitError):

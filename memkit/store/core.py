@@ -42,7 +42,7 @@ import duckdb
 import polars as pl
 
 from ..embed import Embedder
-from ..errors import MemkitError, ValidationError
+from ..errors import ConflictError, MemkitError, ValidationError
 from ..guard import holds_secret, identity
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
@@ -208,7 +208,9 @@ class StoreCore:
         0
 
         Searches inside see the index as it was before the transaction (rows join it at commit).
-        Other threads wait until it ends. Nested ``transaction()`` blocks join the outer one.
+        Other threads wait until it ends. Nested ``transaction()`` blocks join the outer one. On
+        PostgreSQL the block is one SERIALIZABLE transaction: if another process's write makes it
+        impossible to serialize, it is rolled back and ConflictError raised (run it again).
         """
         self._check_writable()
         with self._lock:
@@ -218,10 +220,24 @@ class StoreCore:
             self._begin()
             try:
                 yield self
-            except BaseException:
+            except BaseException as e:
                 self._rollback()
+                self._raise_conflict(e)
                 raise
-            self._commit()
+            try:
+                self._commit()
+            except Exception as e:
+                self._raise_conflict(e)
+                raise
+
+    def _raise_conflict(self, error: BaseException) -> None:
+        """On a server, a serialization failure inside :meth:`transaction` (another process wrote
+        what it read) is a ConflictError: everything in the block was rolled back; run it again."""
+        if self._pg is not None and self._pg.is_conflict(error):
+            raise ConflictError(
+                "another process wrote concurrently what this transaction read: it was rolled back"
+                " (nothing of it is stored); run it again"
+            ) from error
 
     def _begin(self) -> None:
         """Open the outer transaction; :meth:`_on_commit` work collects from here."""

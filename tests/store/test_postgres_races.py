@@ -382,3 +382,25 @@ def test_a_password_libpq_cannot_parse_never_shows(pg_url: str, password: str) -
     except mk.MemkitError as e:
         shown = str(e)
     assert "zq9" not in shown, shown
+
+
+def test_a_transaction_a_concurrent_writer_breaks_is_a_conflict_error(url: str) -> None:
+    """store.transaction() on a server: a serialization failure is a ConflictError, nothing stored."""
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        a.add("v0", namespace="u", key="k", now=NOW)
+        keyed = dict(namespace="u", key="k", conflict_policy="supersede")
+        with pytest.raises(mk.ConflictError, match="run it again"):
+            with a.transaction():
+                a.versions("k", namespace="u")  # read the key's versions in the transaction
+                a.add(
+                    "v1", namespace="u", key="k", conflict_policy="supersede", now=NOW + timedelta(minutes=1)
+                )
+                b.add(
+                    "v2", namespace="u", key="k", conflict_policy="supersede", now=NOW + timedelta(minutes=2)
+                )
+        statuses = b.versions("k", namespace="u").select("content", "status").rows()
+        assert ("v1", "active") not in statuses and ("v2", "active") in statuses
+    finally:
+        a.close()
+        b.close()
