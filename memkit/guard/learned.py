@@ -10,10 +10,18 @@ licences). Its features, for a text folded and lower-cased:
 - the **rule findings** of the text, one indicator per (code, severity): the rules are evidence too.
 
 Every n-gram is hashed (a fixed polynomial hash of its code points, mixed with splitmix64: the same
-index in every process and every version of numpy) into ``2**bits`` buckets, and a text's vector is its
-bucket counts divided by sqrt(number of n-grams). The score is
+index in every process and every version of numpy) into ``2**bits`` buckets. A text is cut into
+half-overlapping **windows** of ``window`` characters (a short text is one window); a window's vector
+is its bucket counts divided by (its number of n-grams) ** ``power``, and the text scores as its
+worst window:
 
-    p = sigmoid(b + w · x + v · r)        # x: (2**bits,) hashed counts, r: (n_rules,) indicators
+    p = sigmoid(b + max_k w · x_k + v · r)   # x_k: (2**bits,) window k's counts, r: (n_rules,) indicators
+
+so an instruction buried in a long e-mail is judged by the window that holds it, and a long benign text
+is no more suspect than its worst paragraph. (The first model scored the whole text at once: every
+common n-gram added up, and long texts scored like the long jailbreaks it was trained on.) The shipped
+``power`` is 0.5; 1 (the mean, length-neutral even inside a window) cut false positives on questions
+out of set but left short texts undecided (benchmarks/guard.py, README).
 
 ``p`` is the injection probability under the training prior (attacks and benign texts weighed
 equally), so 0.5 means "as likely one as the other". Featurizing a batch is a handful of numpy
@@ -34,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -41,7 +50,7 @@ import polars as pl
 from ..errors import MemkitError, ValidationError
 from ..text import INVISIBLE
 
-__all__ = ["LearnedModel", "featurize", "load_model", "rule_matrix", "WEIGHTS_FILE"]
+__all__ = ["Features", "LearnedModel", "featurize", "load_model", "rule_matrix", "window_max", "WEIGHTS_FILE"]
 
 WEIGHTS_FILE = "injection_model.npz"  # package data beside this module
 _SEP = 0  # code point that separates texts in the concatenated batch (NUL never survives folding)
@@ -85,22 +94,24 @@ def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return codes, doc
 
 
-def _char_ngrams(codes: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Hashes of every character n-gram that lies inside one text -> (hash (k,), doc (k,))."""
+def _char_ngrams(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every character n-gram that lies inside one text -> (hash (k,), start (k,), end (k,)), the
+    start and end as positions in the concatenated batch."""
     m = len(codes) - n + 1
     if m <= 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     h = np.zeros(m, np.uint64)
     ok = np.ones(m, bool)
     for k in range(n):  # h = sum_k c[i+k] * MUL**(n-1-k), wrapping mod 2**64
         part = codes[k : k + m]
         h = h * _MUL + part
         ok &= part != _SEP
-    return _mix(h[ok] ^ _SALT[n]), doc[:m][ok]
+    start = np.flatnonzero(ok)
+    return _mix(h[ok] ^ _SALT[n]), start, start + n
 
 
-def _words(codes: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Hashes of word unigrams and bigrams -> (hash (k,), doc (k,)). A word is a run of ASCII or
+def _words(codes: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Word unigrams and bigrams -> (hash (k,), start (k,), end (k,)). A word is a run of ASCII or
     Latin-1/Latin-Extended letters and digits; each CJK character is a word of its own."""
     c = codes
     latin = ((c >= 48) & (c <= 57)) | ((c >= 97) & (c <= 122)) | ((c >= 0xDF) & (c <= 0x24F) & (c != 0xF7))
@@ -109,7 +120,7 @@ def _words(codes: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     start = cjk | (latin & ~prev_latin)  # (m,) a word starts here
     inword = latin | cjk
     if not start.any():
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     wid = np.cumsum(start) - 1  # (m,) word index of each code point (valid where inword)
     pos = np.flatnonzero(inword)
     starts = np.flatnonzero(start)
@@ -119,10 +130,11 @@ def _words(codes: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     contrib = c[pos] * powers[offset]
     first = np.searchsorted(pos, starts)  # each word's first code point within pos
     uni = _mix(np.add.reduceat(contrib, first) ^ _SALT[5])  # (w,) one hash per word
-    wdoc = doc[starts]
-    same = wdoc[1:] == wdoc[:-1]  # consecutive words of the same text make a bigram
+    ends = starts + np.bincount(wid[pos], minlength=len(starts))  # (w,) one past each word
+    same = doc[starts][1:] == doc[starts][:-1]  # consecutive words of the same text make a bigram
     bi = _mix((uni[:-1] * _MUL + uni[1:])[same] ^ _SALT[6])
-    return np.concatenate([uni, bi]), np.concatenate([wdoc, wdoc[:-1][same]])
+    return (np.concatenate([uni, bi]), np.concatenate([starts, starts[:-1][same]]),
+            np.concatenate([ends, ends[1:][same]]))  # fmt: skip
 
 
 @lru_cache(maxsize=4)
@@ -133,27 +145,76 @@ def _powers(n: int) -> np.ndarray:
     return np.cumprod(out)  # array arithmetic wraps mod 2**64 silently (numpy scalars would warn)
 
 
-def featurize(texts: Sequence[str], bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Hashed n-gram features of a batch as sparse triples -> ``(doc, index, value)``, each ``(k,)``:
-    text ``doc[j]`` has value ``value[j]`` in bucket ``index[j]`` (duplicates add up).
+class Features(NamedTuple):
+    """A batch's hashed n-grams, window by window: text ``owner[i]`` holds window ``i`` (a text's
+    windows are consecutive, at least one per text), and window ``doc[j]`` has ``value[j]`` in bucket
+    ``index[j]`` (duplicates add up)."""
 
-    >>> doc, idx, val = featurize(["ab", "ab"], bits=10)  # each: the bigram "ab" and the word "ab"
-    >>> doc.tolist(), idx.tolist(), val.round(3).tolist()
-    ([0, 1, 0, 1], [880, 880, 685, 685], [0.707, 0.707, 0.707, 0.707])
+    owner: np.ndarray  # (n_windows,) int64
+    doc: np.ndarray  # (k,) int64
+    index: np.ndarray  # (k,) int64
+    value: np.ndarray  # (k,) float64
+
+
+def _windows(lengths: np.ndarray, window: int) -> np.ndarray:
+    """How many windows each text gets -> ``(n,)``: one up to ``window`` characters, then one more per
+    ``window // 2`` (windows overlap by half; the last one runs to the text's end, so it is never
+    shorter than half a window).
+
+    >>> _windows(np.array([0, 256, 257, 384, 385, 2049]), 256).tolist()
+    [1, 1, 2, 2, 3, 16]
+    """
+    if window <= 0:
+        return np.ones(len(lengths), np.int64)
+    return np.maximum(1, -(-(lengths - window) // (window // 2)) + 1)
+
+
+def featurize(texts: Sequence[str], bits: int, window: int = 0, power: float = 0.5) -> Features:
+    """Hashed n-gram features of a batch, cut into overlapping windows of ``window`` characters
+    (``0``: a text is one window) -> :class:`Features`. An n-gram belongs to every window that holds
+    all of it (one longer than half a window, to the window it starts in). A window's vector is its
+    bucket counts divided by ``N ** power``, ``N`` its number of n-grams: ``power = 1`` makes ``w·x``
+    the *mean* weight of the window's n-grams, the same for a sentence and for that sentence's
+    paragraph (no length bias); ``0.5`` lets it grow as sqrt(N) when the n-grams share a sign.
+
+    >>> f = featurize(["ab", "ab"], bits=10)  # each: the bigram "ab" and the word "ab"
+    >>> f.owner.tolist(), f.doc.tolist(), f.index.tolist(), f.value.round(3).tolist()
+    ([0, 1], [0, 1, 0, 1], [880, 880, 685, 685], [0.707, 0.707, 0.707, 0.707])
+    >>> featurize(["x" * 300], bits=10, window=256).owner.tolist()  # [0, 256) and [128, 300)
+    [0, 0]
     """
     if not 8 <= bits <= 24:
         raise ValidationError("bits", f"must be in 8..24, got {bits}")
+    if window and not 16 <= window <= 4096:
+        raise ValidationError("window", f"must be 0 or in 16..4096, got {window}")
+    if not 0.0 <= power <= 1.0:
+        raise ValidationError("power", f"must be in [0, 1], got {power}")
     prepared = _prepare(texts)
     if not prepared:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+        return Features(*(np.zeros(0, np.int64),) * 3, np.zeros(0, np.float64))
     codes, doc = _codepoints(prepared)
-    parts = [_char_ngrams(codes, doc, n) for n in _CHAR_N] + [_words(codes, doc)]
+    lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
+    base = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)  # (n,) first code point
+    count = _windows(lengths, window)  # (n,) windows per text
+    first = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)  # (n,) first window
+    owner = np.repeat(np.arange(len(prepared), dtype=np.int64), count)
+    parts = [_char_ngrams(codes, n) for n in _CHAR_N] + [_words(codes, doc)]
     h = np.concatenate([p[0] for p in parts])
-    d = np.concatenate([p[1] for p in parts])
+    start = np.concatenate([p[1] for p in parts])
+    end = np.concatenate([p[2] for p in parts])
+    t = doc[start]  # (k,) the text of each n-gram
+    if window > 0:  # the window that starts at or before the n-gram, and the one before it
+        half = window // 2
+        p, e = start - base[t], end - base[t]  # positions inside the text
+        k0 = np.minimum(p // half, count[t] - 1)
+        also = (k0 >= 1) & (e <= (k0 - 1) * half + window)  # (k,) the earlier window holds it too
+        h = np.concatenate([h, h[also]])
+        win = np.concatenate([first[t] + k0, (first[t] + k0 - 1)[also]])
+    else:
+        win = t
     idx = (h >> np.uint64(64 - bits)).astype(np.int64)  # the top bits: the bucket
-    count = np.bincount(d, minlength=len(prepared)).astype(np.float64)  # (n,) n-grams per text
-    val = 1.0 / np.sqrt(np.maximum(count, 1.0))[d]
-    return d, idx, val
+    per = np.bincount(win, minlength=len(owner)).astype(np.float64)  # (n_windows,) n-grams per window
+    return Features(owner, win, idx, np.maximum(per, 1.0)[win] ** -power)
 
 
 def rule_matrix(codes: Sequence[Sequence[str]], names: Sequence[str]) -> np.ndarray:
@@ -168,11 +229,27 @@ def rule_matrix(codes: Sequence[Sequence[str]], names: Sequence[str]) -> np.ndar
     return out
 
 
+def window_max(z: np.ndarray, owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's highest window score and which window gave it (the first on a tie) ->
+    ``(max (n,), window (n,))``; ``owner`` as in :class:`Features` (consecutive, one or more each).
+
+    >>> window_max(np.array([0.5, 2.0, -1.0]), np.array([0, 0, 1]), 2)
+    (array([ 2., -1.]), array([1, 2]))
+    """
+    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])  # (n,) each text's first window
+    top = np.maximum.reduceat(z, first) if len(z) else np.zeros(0)
+    hit = np.flatnonzero(z == top[owner])  # windows reaching their text's max, in text order
+    o = owner[hit]
+    assert len(top) == n  # subtle: every text has a window, so reduceat lines up with the texts
+    return top, hit[np.r_[True, o[1:] != o[:-1]]]  # the first of each text
+
+
 @dataclass(frozen=True, eq=False)
 class LearnedModel:
     """A trained detector: ``bits`` of hashing, n-gram weights ``w`` ``(2**bits,)``, rule-signal
-    weights ``v`` ``(len(rules),)`` over ``rules`` names, and the bias ``b``; ``info`` says how it
-    was trained (sets, seed, date of the data)."""
+    weights ``v`` ``(len(rules),)`` over ``rules`` names, the bias ``b``, the ``window`` (in
+    characters; 0 = the whole text) whose highest score is the text's and the count normalization
+    ``power`` (see :func:`featurize`); ``info`` says how it was trained."""
 
     bits: int
     w: np.ndarray
@@ -180,11 +257,17 @@ class LearnedModel:
     b: float
     rules: tuple[str, ...]
     info: str = ""
+    window: int = 0
+    power: float = 0.5
 
     def logit(self, texts: Sequence[str], rule_codes: Sequence[Sequence[str]] | None = None) -> np.ndarray:
-        """``b + w·x + v·r`` per text -> ``(n,)`` (``rule_codes`` as in :func:`rule_matrix`)."""
-        doc, idx, val = featurize(texts, self.bits)
-        z = np.bincount(doc, weights=self.w[idx] * val, minlength=len(texts))  # (n,)
+        """``b + max_k w·x_k + v·r`` per text -> ``(n,)``: ``x_k`` the text's windows, so an
+        instruction buried in a long e-mail is scored by the window that holds it, and a long
+        benign text is no likelier to be flagged than its worst paragraph (``rule_codes`` as in
+        :func:`rule_matrix`)."""
+        f = featurize(texts, self.bits, self.window, self.power)
+        zw = np.bincount(f.doc, weights=self.w[f.index] * f.value, minlength=len(f.owner))  # (windows,)
+        z = window_max(zw, f.owner, len(texts))[0]  # (n,)
         if rule_codes is not None:
             z = z + rule_matrix(rule_codes, self.rules) @ self.v  # (n, r) @ (r,) -> (n,)
         return z + self.b
@@ -203,13 +286,14 @@ class LearnedModel:
         np.savez_compressed(
             path, bits=np.int64(self.bits), w=q, scale=np.float64(scale), v=self.v.astype(np.float64),
             b=np.float64(self.b), rules=np.array(self.rules, dtype=str), info=np.array(self.info),
+            window=np.int64(self.window), power=np.float64(self.power),
         )  # fmt: skip
 
     def quantized(self) -> LearnedModel:
         """This model with its weights as :meth:`save` stores them (what a loaded model scores)."""
         scale = float(np.abs(self.w).max() / 127) or 1.0
         w = np.round(self.w / scale).astype(np.int8).astype(np.float64) * scale
-        return LearnedModel(self.bits, w, self.v, self.b, self.rules, self.info)
+        return LearnedModel(self.bits, w, self.v, self.b, self.rules, self.info, self.window, self.power)
 
 
 def read_model(path) -> LearnedModel:  # noqa: ANN001 - a path or a file object
@@ -219,6 +303,8 @@ def read_model(path) -> LearnedModel:  # noqa: ANN001 - a path or a file object
         return LearnedModel(
             int(z["bits"]), w, z["v"].astype(np.float64), float(z["b"]),
             tuple(str(r) for r in z["rules"]), str(z["info"]),
+            int(z["window"]) if "window" in z.files else 0,  # files from before windows
+            float(z["power"]) if "power" in z.files else 0.5,
         )  # fmt: skip
 
 
