@@ -393,12 +393,8 @@ def test_a_transaction_a_concurrent_writer_breaks_is_a_conflict_error(url: str) 
         with pytest.raises(mk.ConflictError, match="run it again"):
             with a.transaction():
                 a.versions("k", namespace="u")  # read the key's versions in the transaction
-                a.add(
-                    "v1", namespace="u", key="k", conflict_policy="supersede", now=NOW + timedelta(minutes=1)
-                )
-                b.add(
-                    "v2", namespace="u", key="k", conflict_policy="supersede", now=NOW + timedelta(minutes=2)
-                )
+                a.add("v1", **keyed, now=NOW + timedelta(minutes=1))
+                b.add("v2", **keyed, now=NOW + timedelta(minutes=2))  # another process, committed
         statuses = b.versions("k", namespace="u").select("content", "status").rows()
         assert ("v1", "active") not in statuses and ("v2", "active") in statuses
     finally:
