@@ -62,9 +62,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """One local PostgreSQL server for the session (skipped, saying why, without the extra)."""
     try:
-        return pg_server.local_server(tmp_path_factory.mktemp("pg"))
+        url = pg_server.local_server(tmp_path_factory.mktemp("pg"))
     except mk.MemkitError as e:
         pytest.skip(f"PostgreSQL backend not tested: {e}")
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:  # a test that deadlocks itself (two stores in
+        con.execute("ALTER DATABASE postgres SET lock_timeout = '60s'")  # one thread) fails, not hangs
+    return url
 
 
 @pytest.fixture(autouse=True)

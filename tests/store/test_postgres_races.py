@@ -389,14 +389,16 @@ def test_a_transaction_a_concurrent_writer_breaks_is_a_conflict_error(url: str) 
     a, b = mk.MemoryStore(url), mk.MemoryStore(url)
     try:
         a.add("v0", namespace="u", key="k", now=NOW)
-        keyed = dict(namespace="u", key="k", conflict_policy="supersede")
+        keyed = dict(namespace="u", key="k")
         with pytest.raises(mk.ConflictError, match="run it again"):
             with a.transaction():
                 a.versions("k", namespace="u")  # read the key's versions in the transaction
-                a.add("v1", **keyed, now=NOW + timedelta(minutes=1))
-                b.add("v2", **keyed, now=NOW + timedelta(minutes=2))  # another process, committed
-        statuses = b.versions("k", namespace="u").select("content", "status").rows()
-        assert ("v1", "active") not in statuses and ("v2", "active") in statuses
+                a.add("v1", **keyed, conflict_policy="supersede", now=NOW + timedelta(minutes=1))
+                # another process writes the key too, and commits; "flag" only inserts, so it never
+                # waits for a row a holds (this test runs both in one thread)
+                b.add("v2", **keyed, conflict_policy="flag", now=NOW + timedelta(minutes=2))
+        statuses = dict(b.versions("k", namespace="u").select("content", "status").rows())
+        assert "v1" not in statuses and statuses["v0"] == "active"  # a's block left nothing
     finally:
         a.close()
         b.close()
