@@ -32,6 +32,7 @@ Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` ar
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -283,7 +284,7 @@ class PgConnection:
         json_columns = {r[0] for r in self.con.execute(_JSON_COLUMNS).fetchall()}  # the tables' own
         cols = ", ".join(f'"{f.name}" {_pg_type(f.name, f.type, json_columns)}' for f in data.schema)
         self.con.execute(f"CREATE TEMP TABLE {table} ({cols})")
-        values = [c.to_pylist() for c in data.columns]
+        values = [_copy_column(c) for c in data.columns]
         with self.con.cursor().copy(f"COPY {table} FROM STDIN") as copy:
             for row in zip(*values, strict=True):
                 copy.write_row(row)
@@ -325,6 +326,29 @@ def _vector_loader(psycopg: Any) -> type:
             return np.array(bytes(data)[1:-1].split(b","), dtype=np.float32)
 
     return VectorLoader
+
+
+def _copy_column(column: Any) -> list[Any]:
+    """A column of a registered view as ``COPY`` values. Vectors (float lists) are formatted here,
+    in one numpy pass, as array literals ``{0.1,...}`` (psycopg's list dumper costs ~0.8 ms a row at
+    dim 384: 70% of an ingestion); ``%.9g`` round-trips every float32 exactly."""
+    kind = column.type
+    if not (pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind)) or not pa.types.is_floating(
+        kind.value_type
+    ):
+        return column.to_pylist()
+    rows = column.to_pylist() if not pa.types.is_fixed_size_list(kind) else None
+    if rows is not None:  # variable-length lists: rare (not the store's own vectors)
+        return [None if r is None else "{" + ",".join(f"{x:.9g}" for x in r) + "}" for r in rows]
+    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    size = kind.list_size
+    matrix = flat.flatten().to_numpy(zero_copy_only=False).reshape(-1, size) if size else None
+    buf = io.StringIO()
+    if matrix is not None and len(matrix):
+        np.savetxt(buf, matrix, fmt="%.9g", delimiter=",")
+    text = iter(buf.getvalue().splitlines())
+    valid = flat.is_valid().to_numpy(zero_copy_only=False)
+    return ["{" + next(text) + "}" if ok else None for ok in valid]
 
 
 def _plain(value: Any) -> Any:
