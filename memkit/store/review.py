@@ -178,6 +178,12 @@ class ReviewMixin(PipelineMixin):
 
             def write() -> None:
                 """The lesson, its event and (for an active memory) the quarantine, together."""
+                nonlocal retire
+                if self._pg is not None:  # another process may have erased or re-statused it since
+                    now_row = self._run("SELECT status FROM memories WHERE id = ?", [memory_id])
+                    if not now_row:  # a lesson must not keep the text of a memory erased meanwhile
+                        raise NotFound(f"memory {memory_id!r} was erased meanwhile")
+                    retire = now_row[0][0] == "active"
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [lid, ns, memory_id, row["content"], reason, requester, now, emb.tolist()],

@@ -39,6 +39,7 @@ _CHANGED = (
     " AND NOT pg_visible_in_snapshot(c.xid, CAST(? AS pg_snapshot)) ORDER BY m.rowid"
 )
 _SAME = ("content", "key", "namespace", "owner", "created_by")  # with tags: what an in-place update keeps
+_RELOAD_AT = 10_000  # dead index rows below which a rebuild is not worth it
 _CODED = {"namespace": "ns", "owner": "owner", "created_by": "creator"}  # the index's coded name columns
 
 
@@ -56,6 +57,9 @@ class SyncMixin(VectorsMixin):
         if table.num_rows:
             self._apply_changes(table)
         self._seen_xid = seen
+        dead = self._index.n - len(self._index.row)  # rows of rewritten or erased memories
+        if dead > max(_RELOAD_AT, len(self._index.row)):  # more dead rows than live ones: rebuild
+            self._load_index()  # (a worker that merges or re-imports often would grow without end)
         return self._index
 
     def _check_embedder(self) -> None:

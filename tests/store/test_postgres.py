@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import memkit as mk
-from memkit.store import pg_server
+from memkit.store import pg_server, sync
 from memkit.store.postgres import redact_url, translate
 
 psycopg = pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
@@ -158,3 +158,21 @@ def test_hnsw_index_holds_no_vectors_and_returns_exact_scores(url: str) -> None:
                 assert b["score"].to_list() == pytest.approx(a["score"].to_list(), abs=1e-12)
     with pytest.raises(mk.ValidationError, match="index"):
         mk.MemoryStore(index="hnsw")  # a DuckDB store has no HNSW index
+
+
+def test_an_index_with_more_dead_rows_than_live_ones_is_rebuilt(url: str, monkeypatch) -> None:
+    """Rows of memories erased or rewritten elsewhere stay in a process's index as dead rows; once
+    they outnumber the live ones (and a floor), the next look rebuilds it from the table."""
+    monkeypatch.setattr(sync, "_RELOAD_AT", 0)
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        ids = [a.add(f"note {i} about the garden", namespace="u", now=NOW).id for i in range(3)]
+        b.search("garden", namespace="u", now=NOW)
+        assert b._index.n == 3
+        for i in ids[:2]:
+            a.delete(i, now=NOW + timedelta(minutes=1))
+        hits = b.search("garden", namespace="u", now=NOW + timedelta(minutes=2), reinforce=False)
+        assert hits["id"].to_list() == [ids[2]] and b._index.n == 1  # rebuilt: no dead rows left
+    finally:
+        a.close()
+        b.close()

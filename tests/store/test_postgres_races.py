@@ -402,3 +402,26 @@ def test_a_transaction_a_concurrent_writer_breaks_is_a_conflict_error(url: str) 
     finally:
         a.close()
         b.close()
+
+
+def test_a_lesson_is_not_learned_from_a_memory_erased_meanwhile(url: str) -> None:
+    """learn_lesson reads the memory before its transaction: if another process erases it in
+    between, the lesson (which keeps the text) would outlive the erasure."""
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        m = a.add("call me at the office about the Berlin offsite", namespace="u", now=NOW)
+        vector = a._embedding_matrix
+
+        def race(*args, **kw):  # b erases the memory once a has read its vector
+            out = vector(*args, **kw)
+            if not a._depth:
+                b.delete(m.id, now=NOW + timedelta(minutes=1))
+            return out
+
+        a._embedding_matrix = race  # type: ignore[method-assign]
+        with pytest.raises(mk.NotFound, match="erased meanwhile"):
+            a.learn_lesson(m.id, reason="spam", now=NOW + timedelta(minutes=2))
+        assert b.lessons().height == 0
+    finally:
+        a.close()
+        b.close()
