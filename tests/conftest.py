@@ -85,13 +85,24 @@ def _on_backend(backend: str, request: pytest.FixtureRequest, monkeypatch: pytes
 
     def fresh(self: mk.MemoryStore, path: str = ":memory:", **kw: Any) -> None:
         if path == ":memory:":
-            path = pg_server.schema_url(url, _fresh_schema(url))
+            path = pg_store_url(url)
         init(self, path, **kw)
 
     monkeypatch.setattr(mk.MemoryStore, "__init__", fresh)
 
 
 _SCHEMAS = itertools.count()
+
+
+def pg_store_url(url: str) -> str:
+    """A store URL of a fresh, empty schema of the server at ``url`` (one store per schema)."""
+    return pg_server.schema_url(url, _fresh_schema(url))
+
+
+@pytest.fixture
+def url(pg_url: str) -> str:
+    """A fresh schema of the session's server, as a store URL (the PostgreSQL-only tests)."""
+    return pg_store_url(pg_url)
 
 
 def _fresh_schema(url: str) -> str:

@@ -3,7 +3,6 @@ and ``settings=``: what was tuned, opened by any store."""
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,11 +10,9 @@ import pytest
 
 import memkit as mk
 from memkit import cli
-from memkit.store import pg_server
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 QUERIES = ("where does the user live", "上海", "tea", "Alice")
-_N = itertools.count()
 
 
 def _fill(store: mk.MemoryStore) -> None:
@@ -76,13 +73,7 @@ def test_copy_needs_the_same_embedder(tmp_path: Path) -> None:
         assert b.count() == 0
 
 
-def test_duckdb_to_postgres_and_back_is_the_same_store(tmp_path: Path, pg_url: str) -> None:
-    psycopg = pytest.importorskip("psycopg")
-    name = f"copy_{next(_N)}"
-    with psycopg.connect(pg_url, autocommit=True) as con:
-        con.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-        con.execute(f"CREATE SCHEMA {name}")
-    url = pg_server.schema_url(pg_url, name)
+def test_duckdb_to_postgres_and_back_is_the_same_store(tmp_path: Path, url: str) -> None:
     with mk.MemoryStore(str(tmp_path / "proto.duckdb")) as proto:
         _fill(proto)
     assert cli.main(["copy", str(tmp_path / "proto.duckdb"), url]) == 0

@@ -4,7 +4,6 @@ runs on both backends through tests/conftest.py."""
 
 from __future__ import annotations
 
-import itertools
 import subprocess
 import sys
 import textwrap
@@ -14,23 +13,12 @@ import polars as pl
 import pytest
 
 import memkit as mk
-from memkit.store import pg_server, sync
+from memkit.store import sync
 from memkit.store.postgres import redact_url, translate
 
 psycopg = pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-_N = itertools.count()
-
-
-@pytest.fixture
-def url(pg_url: str) -> str:
-    """A fresh schema of the session's server, as a store URL."""
-    name = f"pgtest_{next(_N)}"
-    with psycopg.connect(pg_url, autocommit=True) as con:
-        con.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-        con.execute(f"CREATE SCHEMA {name}")
-    return pg_server.schema_url(pg_url, name)
 
 
 @pytest.mark.parametrize(
