@@ -12,7 +12,7 @@ import pytest
 from conftest import NOW
 
 import memkit as mk
-from memkit.context import build_context
+from memkit.agent.context import build_context
 from memkit.scoring import neighbour_score
 
 M, H = timedelta(minutes=1), timedelta(hours=1)
@@ -202,3 +202,17 @@ def test_the_read_time_guard_also_screens_a_disputed_value(store: mk.MemoryStore
     kw = dict(namespace="n", requester="u", k=5, now=NOW + H, reinforce=False)
     assert store.search("wifi password", **kw)["pending"][0].to_list() == [bad]  # shown without the guard
     assert store.search("wifi password", guard=True, **kw)["pending"][0].to_list() == []  # withheld with it
+
+
+def test_the_reranker_reports_the_neighbour_component_as_search_does(store: mk.MemoryStore) -> None:
+    """A weights panel's bars must sum to the score it ranked by: the re-ranker's hits carry the
+    neighbour boost (λ · the neighbours' score) as ``search`` does, so ``contributions`` adds it."""
+    texts = ["we planned the trip to Kyoto", "she booked the ryokan near the station", "the tea was green"]
+    for i, t in enumerate(texts):
+        store.add(t, namespace="n", now=NOW + i * M)
+    q, w = "trip to Kyoto", mk.Weights(recency=0.15)
+    hits = store.search(q, namespace="n", k=3, weights=w, now=NOW + H, reinforce=False)
+    rr = mk.views.Reranker.from_store(store, [q], namespace="n", now=NOW + H).rank(q, w, 3)
+    assert rr["neighbour"].to_list() == pytest.approx(hits["neighbour"].to_list())
+    total = mk.views.contributions(rr, w).group_by("rank").agg(pl.col("contribution").sum()).sort("rank")
+    assert total["contribution"].to_list() == pytest.approx(rr["score"].to_list())

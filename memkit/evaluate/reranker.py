@@ -14,6 +14,7 @@ notebooks draw a metric over two weights as a heatmap.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import SimpleNamespace
@@ -122,6 +123,9 @@ class Reranker:
         f = self.frames[query][best].with_columns(
             rank=pl.int_range(1, len(best) + 1, dtype=pl.Int32), score=pl.Series(scores[best])
         )
+        if weights.neighbour > 0:  # λ·(neighbours' score), as search() returns it: a chart's bars then
+            boost = scores - self.scores(query, dataclasses.replace(weights, neighbour=0.0))  # sum to score
+            f = f.with_columns(neighbour=pl.Series(boost[best]))
         first = ["rank", "id", "content", "score", *COMPONENTS]
         return f.select(first + [c for c in f.columns if c not in first])
 
