@@ -318,8 +318,15 @@ class StoreMachine(RuleBasedStateMachine):
         row.status = status
         for cid in changes:
             self.rows[cid].status = "superseded"
+        self.__dict__.setdefault("approved", set()).add(mid)
 
-    @precondition(lambda self: self.store is not None and hasattr(self.store, "import_"))
+    # Known gap (stop 24): an import re-screens every row, so a memory a reviewer approved comes back
+    # quarantined (a file cannot vouch for an approval); the round trip is checked only for stores
+    # that hold no approved memory, until the export carries approvals the import can trust.
+    @precondition(
+        lambda self: self.store is not None and hasattr(self.store, "import_")
+        and not self.__dict__.get("approved")
+    )  # fmt: skip
     @rule(ns=st.sampled_from([0, 1, None]))
     def export_import_roundtrip(self, ns) -> None:
         """Export (with embeddings), import into a fresh file, compare, and carry on with the copy:
