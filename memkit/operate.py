@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
 from .store import MemoryStore
 from .store.pg_server import local_server
@@ -57,11 +58,9 @@ def _pg(args: argparse.Namespace) -> None:
     print(url, flush=True)
     if args.once:
         return
-    try:
+    with suppress(KeyboardInterrupt):  # Ctrl-C is how it ends; the server stops with the process
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"copy": _copy, "pg": _pg}

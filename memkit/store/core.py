@@ -92,7 +92,7 @@ class StoreCore:
         """Write the deferred reads before a statement runs (implemented in memkit.store.deferred)."""
         raise NotImplementedError
 
-    def _check_embedder(self) -> None:
+    def _check_embedder(self, meta: dict[str, str] | None = None) -> None:
         """On a server, MemkitError if another process re-embedded the store (memkit.store.sync)."""
         raise NotImplementedError
 

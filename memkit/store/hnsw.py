@@ -45,6 +45,7 @@ class HnswIndex(SearchIndex):
 
     def __init__(self, dim: int, floor: float, con: Callable[[], Any], ef_search: int = 100) -> None:
         self.con, self.ef_search, self._set_ef = con, ef_search, None
+        self._names: dict[int, str | None] = {}  # the inverse of the names table (namespaces' codes)
         super().__init__(dim, floor)
 
     def _alloc_vectors(self, grow: Callable[..., np.ndarray], old: Callable[[str], Any]) -> None:
@@ -72,8 +73,9 @@ class HnswIndex(SearchIndex):
             con.execute("SET hnsw.ef_search = ?", [int(self.ef_search)])  # bound client-side
             con.execute("SET hnsw.iterative_scan = relaxed_order")
             self._set_ef = self.ef_search
-        codes = np.unique(self.ns[: self.n][mask[: self.n]])
-        spaces = [name for name, code in self.names.code.items() if code in set(codes.tolist())]
+        if len(self._names) != len(self.names.code):  # code -> name, refreshed when a name is added
+            self._names = {code: name for name, code in self.names.code.items()}
+        spaces = [self._names[c] for c in np.unique(self.ns[: self.n][mask[: self.n]]).tolist()]
         vec = "[" + ",".join(f"{x:.8g}" for x in np.asarray(q, np.float32)) + "]"
         found = con.execute(_NEAREST, [vec, spaces, vec, int(self.ef_search)]).fetchall()
         out = np.zeros(self.n if rows is None else len(rows), np.float32)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 
 from .postgres import PgConnection
 
-__all__ = ["CHANGES", "EMBEDDER", "PG_SCHEMA", "SNAPSHOT", "prepare_server"]
+__all__ = ["CHANGES", "EMBEDDER", "PG_SCHEMA", "SNAPSHOT", "STATE", "prepare_server"]
 
 PG_SCHEMA = 1
 """Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
@@ -37,6 +37,11 @@ SNAPSHOT = "SELECT pg_current_snapshot()::text"
 the change log has not yet seen are those of transactions this snapshot does not see."""
 EMBEDDER = "SELECT name, value FROM meta WHERE name IN ('embedder', 'dim')"
 """What the database records about its vectors: another process's ``reembed`` changes it."""
+STATE = (
+    "SELECT pg_current_snapshot()::text, (SELECT value FROM meta WHERE name = 'embedder'),"
+    " (SELECT value FROM meta WHERE name = 'dim')"
+)
+""":data:`SNAPSHOT` and :data:`EMBEDDER` in one round trip: what a search's look at the server reads."""
 
 _LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
 CHANGES = """

@@ -27,7 +27,7 @@ import polars as pl
 
 from ..errors import MemkitError
 from .index import SearchIndex
-from .pg_schema import EMBEDDER, SNAPSHOT
+from .pg_schema import EMBEDDER, STATE
 from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
 
 __all__ = ["SyncMixin"]
@@ -51,8 +51,9 @@ class SyncMixin(VectorsMixin):
         MemkitError if another process has re-embedded the store since it was opened."""
         if self._pg is None or self._depth or self._stale is not None:
             return self._index
-        seen = self._run(SNAPSHOT)[0][0]  # first: what commits after this is seen next time
-        self._check_embedder()
+        # first: what commits after this snapshot is seen next time; and the recorded embedder
+        seen, name, dim = self._run(STATE)[0]
+        self._check_embedder({} if name is None else {"embedder": name, "dim": dim})
         table = self._db.sql(_CHANGED, [self._seen_xid, self._seen_xid]).to_arrow_table()
         if table.num_rows:
             self._apply_changes(table)
@@ -62,11 +63,12 @@ class SyncMixin(VectorsMixin):
             self._load_index()  # (a worker that merges or re-imports often would grow without end)
         return self._index
 
-    def _check_embedder(self) -> None:
+    def _check_embedder(self, meta: dict[str, str] | None = None) -> None:
         """On a server: the vectors are still this embedder's (another process may have run
         ``reembed``). If not, the store turns stale, as a file of another embedder opens, and
-        MemkitError says what to do; nothing is written with the old model's vectors."""
-        meta = dict(self._run(EMBEDDER))
+        MemkitError says what to do; nothing is written with the old model's vectors. ``meta``:
+        the recorded ``embedder`` and ``dim`` when the caller has read them already."""
+        meta = dict(self._run(EMBEDDER)) if meta is None else meta
         recorded = (meta.get("embedder"), int(meta.get("dim", 0)))
         if "embedder" in meta and recorded != (self.embedder.name, self.embedder.dim):
             self._stale = (meta["embedder"], int(meta["dim"]))
