@@ -14,7 +14,7 @@ model2vec model via ``memkit[model2vec]`` and ``--model2vec DIR``) with and with
 weight/half-life sweep (timed) and its best point, flagged as selected on the test questions, plus
 a 2-fold cross-validation over conversations (weights chosen on one half, scored on the other).
 
-    python benchmarks/locomo.py [--data ../shared/data/locomo] [--model2vec /work/models/m2v-minilm-256]
+    python benchmarks/locomo.py [--data ../shared/data/locomo] [--model2vec models/m2v-minilm-256]
 """
 
 from __future__ import annotations
@@ -94,7 +94,9 @@ def _cross_validated(prep: ev.Prepared) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with locomo10.json")
-    p.add_argument("--model2vec", default="/work/models/m2v-minilm-256", help="a model2vec model directory")
+    p.add_argument(
+        "--model2vec", default=str(ROOT / "models" / "m2v-minilm-256"), help="a model2vec model directory"
+    )
     p.add_argument("--no-models", action="store_true", help="only the offline configurations")
     p.add_argument("--audit", action="store_true", help="use the audit's corrected evidence ids")
     p.add_argument(

@@ -419,6 +419,15 @@ class StoreMachine(RuleBasedStateMachine):
                                             "importance": [r.importance for r in left],
                                             "created_at": [r.created_at for r in left]})  # fmt: skip
                     p.content = mk.consolidate.remerge(members)[1]
+                    # every merged field follows from what is left (a protected member erased takes
+                    # its protection with it; counts, importance, validity likewise)
+                    p.protected = any(r.protected for r in left)
+                    p.importance = max(r.importance for r in left)
+                    p.half_life = max(r.half_life for r in left)
+                    p.created_at = min(r.created_at for r in left)
+                    p.access_count = sum(r.access_count for r in left)
+                    p.valid_until = _union([r.valid_until for r in left], max)
+                    p.valid_from = _union([r.valid_from for r in left], min)
                     STATS["merge_rederived"] = STATS.get("merge_rederived", 0) + 1
                 else:
                     del self.rows[p.id]
@@ -778,3 +787,17 @@ def test_consolidation_prints_no_polars_deprecation(capfd) -> None:
         s.add("I live in Hangzhou", namespace="u", importance=0.9, now=NOW)
         assert s.consolidate("u", now=NOW).height == 1
     assert "Deprecation" not in capfd.readouterr().err
+
+
+def test_erasing_a_protected_member_takes_its_protection_from_the_merge(tmp_path: Path) -> None:
+    """CI's random run: the model re-derived only a merge's text after an erasure, while the store
+    re-derives every merged field; a merge that was protected only through the erased member is not
+    protected any more, and its importance is what the remaining member brings."""
+    with mk.MemoryStore(str(tmp_path / "m.duckdb")) as s:
+        plain = s.add("I live in Hangzhou", namespace="u", importance=0.4, now=NOW)
+        guarded = s.add("I live in Hangzhou", namespace="u", importance=0.8, protected=True, now=NOW)
+        merged = s.consolidate("u", now=NOW)["merged_id"].item()
+        assert (s.get(merged).protected, s.get(merged).importance) == (True, 0.8)
+        s.delete(guarded.id, now=NOW)
+        again = s.get(merged)
+        assert (again.content, again.protected, again.importance) == (plain.content, False, 0.4)
