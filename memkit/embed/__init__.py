@@ -5,7 +5,9 @@
   :func:`content_hash` (the embedding cache's key);
 - :mod:`~memkit.embed.models` — model embedders behind extras (:class:`SentenceTransformerEmbedder`,
   :class:`Model2VecEmbedder`); their libraries load on first use, so ``import memkit`` never pulls
-  in torch.
+  in torch;
+- :mod:`~memkit.embed.fusion` — :class:`FusedEmbedder`, several embedders blended into one vector
+  (a model's meaning and the hash embedder's wording in one cosine).
 
 >>> HashEmbedder(dim=8).embed(["我住在杭州"]).shape
 (1, 8)
@@ -13,12 +15,14 @@
 
 from __future__ import annotations
 
+from .fusion import FusedEmbedder
 from .hashing import Embedder, HashEmbedder, content_hash, l2_normalize
 from .models import MINILM, Model2VecEmbedder, SentenceTransformerEmbedder, distill_model2vec
 
 __all__ = [
     "MINILM",
     "Embedder",
+    "FusedEmbedder",
     "HashEmbedder",
     "Model2VecEmbedder",
     "SentenceTransformerEmbedder",

@@ -37,7 +37,8 @@ __all__ = ["Embedder", "HashEmbedder", "content_hash", "l2_normalize"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What the store needs from an embedding model."""
+    """What the store needs from an embedding model. An optional ``cache`` attribute (default True)
+    says whether the store keeps its vectors by text (the ``embed_cache`` table)."""
 
     name: str
     dim: int
@@ -55,7 +56,8 @@ def content_hash(text: str) -> str:
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0)."""
     norms = np.linalg.norm(x, axis=-1, keepdims=True)  # (n, 1)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    norms[norms == 0] = 1.0  # a zero row divided by 1 stays zero (one pass, no masked divide)
+    return x / norms
 
 
 @lru_cache(maxsize=1 << 18)
@@ -78,6 +80,10 @@ class HashEmbedder:
     Similar wording gives similar vectors; meaning without shared characters does not (``"home"`` and
     ``"住址"`` are unrelated to it). That is the honest floor a model embedder must beat.
     """
+
+    cache = False
+    """The store does not cache these vectors: computing one (~50 µs) costs less than looking it up
+    and storing it. Embedders without this attribute (models) are cached by text."""
 
     def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
         """``dim`` buckets; ``trigram_weight``: weight of Latin words' character trigrams vs whole tokens."""

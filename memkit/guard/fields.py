@@ -115,49 +115,46 @@ class _Doc:
 def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = GuardParams()) -> FieldScreening:
     """Screen the ``value`` (JSON text or None), name fields and ``tags`` of a batch -> the verdict.
 
-    ``columns`` maps field names to one entry per row; absent fields are not screened.
+    ``columns`` maps field names to one entry per row; absent fields are not screened. Each distinct
+    name is screened once (a bulk write repeats its owner in every row), and only the rows holding a
+    name the guard acted on are visited one by one.
     """
     n = len(next(iter(columns.values()))) if columns else 0
-    names, keys, leaves = _Texts(), _Texts(), _Texts()
-    docs: list[_Doc | None] = []
-    for i, v in enumerate(columns.get("value") or []):  # per row: values are small JSON documents
-        docs.append(None if v is None else _Doc(v, i, keys, leaves))
-    slots: dict[str, list[Any]] = {}
-    for field in (*NAME_FIELDS, "tags"):
-        if field not in columns:
-            continue
-        if field == "tags":
-            slots[field] = [
-                [names.add(t, i, "tags") for t in ts or ()] for i, ts in enumerate(columns[field])
-            ]
-        else:
-            slots[field] = [
-                None if x is None else names.add(x, i, field) for i, x in enumerate(columns[field])
-            ]
-    named = screen_many(names.texts + keys.texts, params, pseudonyms=True)
+    keys, leaves = _Texts(), _Texts()
+    docs = [None if v is None else _Doc(v, i, keys, leaves) for i, v in enumerate(columns.get("value") or [])]
+    fields = [f for f in (*NAME_FIELDS, "tags") if f in columns]
+    distinct: dict[str, None] = {}  # every name of every field, once, in order of appearance
+    for f in fields:
+        values = _each(columns[f], lambda ts: tuple(ts or ())) if f == "tags" else columns[f]
+        for x in dict.fromkeys(values):  # a tag list is a tuple here, so it can be a dict key
+            distinct.update(dict.fromkeys(x) if f == "tags" else {x: None} if x is not None else {})
+    names = list(distinct)
+    named = screen_many(names + keys.texts, params, pseudonyms=True)
     plain = screen_many(leaves.texts, params)
     actions = ["store"] * n
-    parts = []
-    for texts, s, offset in ((names, named, 0), (keys, named, len(names.texts)), (leaves, plain, 0)):
-        for j, row in enumerate(texts.rows):
-            actions[row] = strictest(actions[row], s.actions[j + offset])
-        if texts.rows and s.findings.height:  # only when something was found: polars costs per call
-            pos = pl.Series(range(offset, offset + len(texts.rows)), dtype=pl.Int32)
-            found = s.findings.filter(pl.col("row").is_in(pos.implode()))
-            parts.append(found.with_columns(
-                message=pl.lit("in ") + pl.col("row").replace_strict(
-                    pos, pl.Series(texts.where), return_dtype=pl.String) + pl.lit(": ") + pl.col("message"),
-                row=pl.col("row").replace_strict(pos, pl.Series(texts.rows, dtype=pl.Int32)),
-                start=pl.lit(None, pl.Int32), end=pl.lit(None, pl.Int32),
-            ))  # fmt: skip
+    parts: list[pl.DataFrame] = []
+    # the names: only rows holding a name the guard acted on or found something in, field by field
+    flagged = {i for i, a in enumerate(named.actions[: len(names)]) if a != "store"}
+    flagged |= set(named.findings.filter(pl.col("row") < len(names))["row"].to_list())
+    if flagged:
+        at, hits = {names[i]: i for i in flagged}, _Texts()  # hits: (index in names, row, field)
+        for f in fields:
+            for row, x in enumerate(columns[f]):
+                for name in (x or ()) if f == "tags" else (x,):
+                    if name in at:
+                        hits.add(at[name], row, f)  # type: ignore[arg-type]
+        _gather(hits.texts, hits.rows, hits.where, named, actions, parts)
+    _gather([len(names) + j for j in range(len(keys.texts))], keys.rows, keys.where, named, actions, parts)
+    _gather(list(range(len(leaves.texts))), leaves.rows, leaves.where, plain, actions, parts)
+    red = {x: y for x, y in zip(names, named.texts, strict=False)}  # each name as it is stored
     out: dict[str, list[Any]] = {}
-    name_texts, key_texts = named.texts[: len(names.texts)], named.texts[len(names.texts) :]
-    for field, sl in slots.items():
-        if field == "tags":
-            out[field] = [list(dict.fromkeys(name_texts[j] for j in ts)) for ts in sl]
+    for f in fields:
+        if f == "tags":  # redacted, and deduplicated again (two tags may redact alike)
+            out[f] = _each(columns[f], lambda ts: list(dict.fromkeys(red[t] for t in ts or ())))
         else:
-            out[field] = [None if j is None else name_texts[j] for j in sl]
+            out[f] = _each(columns[f], lambda x: None if x is None else red[x])
     if "value" in columns:
+        key_texts = named.texts[len(names) :]
         out["value"] = [
             None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
         ]
@@ -165,3 +162,31 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
         return FieldScreening(out, actions, NO_FINDINGS.clear())
     findings = pl.concat([p.cast(FINDING_SCHEMA) for p in parts])
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))
+
+
+def _each(column: Sequence[Any], fn: Any) -> list[Any]:
+    """``[fn(x) for x in column]``, computed once when every row holds the same value (a bulk
+    write's owner, its empty tag lists)."""
+    if isinstance(column, list) and column and column.count(column[0]) == len(column):
+        return [fn(column[0])] * len(column)
+    return [fn(x) for x in column]
+
+
+def _gather(
+    texts: Sequence[int], rows: list[int], where: list[str], s: Any, actions: list[str], parts: list[Any]
+) -> None:
+    """Fold the verdicts of screened texts into their rows: ``texts[j]`` is the index, in the
+    screening ``s``, of the text found in row ``rows[j]`` (field ``where[j]``). Each row's action
+    becomes its strictest; findings join ``parts`` with that row and ``in <field>:``."""
+    for j, row in enumerate(rows):
+        if s.actions[texts[j]] != "store":
+            actions[row] = strictest(actions[row], s.actions[texts[j]])
+    if not rows or not s.findings.height:  # only when something was found: polars costs per call
+        return
+    seen = pl.DataFrame({"row": pl.Series(texts, dtype=pl.Int32), "_row": pl.Series(rows, dtype=pl.Int32),
+                         "_where": where}).with_row_index("_j")  # fmt: skip
+    found = s.findings.with_row_index("_k").join(seen, on="row").sort("_j", "_k")  # occurrence order
+    parts.append(found.with_columns(
+        message=pl.lit("in ") + pl.col("_where") + pl.lit(": ") + pl.col("message"),
+        row=pl.col("_row"), start=pl.lit(None, pl.Int32), end=pl.lit(None, pl.Int32),
+    ).drop("_row", "_where", "_j", "_k"))  # fmt: skip

@@ -18,10 +18,13 @@ write pipeline (:mod:`memkit.store.pipeline`) may then change status, version an
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+import polars as pl
 
 from ..errors import ValidationError
 from ..guard import identity
@@ -31,6 +34,8 @@ from ..schema import (
     KINDS,
     LAYER_HALF_LIFE_HOURS,
     LAYERS,
+    MAX_CONTENT_CHARS,
+    MAX_NAME_CHARS,
     SOURCES,
     TABLE_FIELDS,
     WRITABLE_FIELDS,
@@ -45,9 +50,10 @@ from ..schema import (
     check_validity,
     check_value,
     default_layer,
+    layer_expr,
 )
 
-__all__ = ["WRITABLE", "build_rows", "new_id"]
+__all__ = ["WRITABLE", "build_frame", "build_rows", "new_id", "new_ids"]
 
 WRITABLE = WRITABLE_FIELDS
 """Fields a caller may set on a write (add keywords, add_many columns): schema's list, under its old name."""
@@ -56,6 +62,12 @@ WRITABLE = WRITABLE_FIELDS
 def new_id() -> str:
     """A short random id: 16 hex characters (64 bits; collisions are negligible below 10^8 memories)."""
     return secrets.token_hex(8)
+
+
+def new_ids(n: int) -> list[str]:
+    """``n`` ids as :func:`new_id` makes them, from one call to the OS's random source."""
+    h = os.urandom(8 * n).hex()
+    return [h[i : i + 16] for i in range(0, 16 * n, 16)]
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -164,3 +176,88 @@ def build_rows(
     if not rows:
         raise ValidationError("frame", "has no rows")
     return {c: [r[c] for r in rows] for c in TABLE_FIELDS}
+
+
+# ------------------------------------------------------------------------------- whole frames
+# A frame of only these columns, every value plainly valid, is checked column by column in polars
+# (build_frame); anything else -- another column, another dtype, one doubtful value -- goes through
+# build_rows, row by row, which decides and names the error. The checks below are sufficient
+# conditions for what the validators accept (never wider), so both paths accept the same frames.
+_FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected"}
+_CHOICES = {"kind": KINDS, "layer": LAYERS, "source": SOURCES, "access": ACCESS}
+_SOLID = r"[\p{L}\p{N}\p{P}\p{S}]"  # never whitespace, control or invisible (Python and Unicode agree)
+_PLAIN_NAME = rf"^{_SOLID}(?:[\p{{L}}\p{{N}}\p{{P}}\p{{S}}\p{{M}} ]*{_SOLID})?$"
+
+
+def _plainly_valid(frame: pl.DataFrame) -> bool:
+    """Every column of ``frame`` passes its validator, shown in polars (False: let the rows decide)."""
+    if set(frame.columns) - _FRAME_COLUMNS or "content" not in frame.columns:
+        return False
+    # a column of nulls only (dtype Null) is a column of defaults
+    dtypes = {c: t for c, t in frame.schema.items() if t != pl.Null or c == "content"}
+    strings = [c for c in ("content", "key", *_CHOICES) if c in dtypes]
+    if any(dtypes[c] != pl.String for c in strings) or dtypes.get("protected", pl.Boolean) != pl.Boolean:
+        return False
+    if "importance" in dtypes and not (dtypes["importance"].is_float() or dtypes["importance"].is_integer()):
+        return False
+    c, checks = pl.col("content"), []
+    checks += [c.is_not_null().all(), (c.str.len_chars() <= MAX_CONTENT_CHARS).all()]
+    checks += [c.str.contains(_SOLID).all(), c.str.contains("\x00", literal=True).not_().all()]
+    if "importance" in dtypes:
+        imp = pl.col("importance").cast(pl.Float64)
+        checks.append((imp.is_null() | (imp.is_finite() & (imp >= 0.0) & (imp <= 1.0))).all())
+    if "key" in dtypes:
+        k = pl.col("key")
+        checks.append(
+            (k.is_null() | ((k.str.len_chars() <= MAX_NAME_CHARS) & k.str.contains(_PLAIN_NAME))).all()
+        )
+    checks += [(pl.col(n).is_null() | pl.col(n).is_in(_CHOICES[n])).all() for n in _CHOICES if n in dtypes]
+    return all(frame.select(e.alias(f"_{i}") for i, e in enumerate(checks)).row(0))
+
+
+def build_frame(
+    frame: pl.DataFrame, namespace: str, requester: str | None, now: datetime
+) -> dict[str, list[Any]] | None:
+    """:func:`build_rows` for a whole frame at once -> the same columns, or None when the frame needs
+    the row path (a column or a value :func:`_plainly_valid` cannot vouch for).
+
+    Nothing here is per row in Python but the ids: defaults are filled by polars expressions and the
+    constant columns are lists of one repeated value.
+    """
+    n = frame.height
+    if n == 0 or not _plainly_valid(frame):
+        return None
+    has = {c for c, t in frame.schema.items() if t != pl.Null}  # a column of nulls: the defaults
+
+    def col(name: str, default: Any) -> pl.Expr:
+        return pl.col(name).fill_null(default) if name in has else pl.lit(default)
+
+    importance = col("importance", DEFAULT_IMPORTANCE).cast(pl.Float64)
+    kind = col("kind", "fact")
+    layer = layer_expr(importance, kind)
+    layer = pl.col("layer").fill_null(layer) if "layer" in has else layer
+    half_lives = pl.Series(list(LAYER_HALF_LIFE_HOURS.values()), dtype=pl.Float64)
+    built = frame.with_columns(
+        importance.alias("importance"),
+        kind.alias("kind"),
+        layer.alias("layer"),
+        layer.replace_strict(list(LAYER_HALF_LIFE_HOURS), half_lives).alias("half_life_hours"),
+        col("source", "user").alias("source"),
+        col("access", "public").alias("access"),
+        col("protected", False).alias("protected"),
+    )  # fmt: skip (with_columns: literals take the frame's height)
+    picked = ("importance", "kind", "layer", "half_life_hours", "source", "access", "protected")
+    out: dict[str, list[Any]] = {name: built[name].to_list() for name in picked}
+    at = now.astimezone(UTC)
+    out |= {
+        "id": new_ids(n), "namespace": [namespace] * n,
+        "key": frame["key"].to_list() if "key" in has else [None] * n,
+        "content": frame["content"].to_list(), "value": [None] * n,
+        "owner": [requester] * n, "created_by": [requester] * n,
+        "tags": [[]] * n, "status": ["active"] * n,  # one empty list, never changed in place
+        "valid_from": [None] * n, "valid_until": [None] * n,
+        "created_at": [at] * n, "updated_at": [at] * n, "last_access_at": [at] * n,
+        "access_count": [0] * n, "version": [1] * n, "supersedes": [None] * n,
+        "merged_from": [[]] * n, "findings": [None] * n,
+    }  # fmt: skip
+    return {c: out[c] for c in TABLE_FIELDS}

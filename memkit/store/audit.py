@@ -23,14 +23,19 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from ..guard import identity, scan
+from ..portable.columns import arrow_array
 from .core import StoreCore
 
 __all__ = ["AuditMixin", "digest", "scrub"]
 
+_BULK = 256  # batches of at least this many events go through an Arrow view
 # what caller detail keeps verbatim: ASCII tokens without spaces (ids, keys, codes, statuses) and the
 # reasons the context builder writes (memkit.agent.context); any other string is kept as its digest
 _TOKEN = re.compile(r"^[A-Za-z0-9_.:/@#\[\]\-]{1,128}$")
@@ -123,14 +128,35 @@ class AuditMixin(StoreCore):
         requester: str | None,
         details: Sequence[dict[str, Any] | None],
     ) -> None:
-        """One event per id, in one statement (a batch write logs thousands at once)."""
-        if not ids:
+        """One event per id, in one statement (a batch write logs thousands at once: an Arrow view,
+        with the detail JSON written once when every row's detail is the same)."""
+        n = len(ids)
+        if not n:
             return
-        self._run(
-            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-            " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
-            [ts, list(namespaces), op, list(ids), requester, [_json(d) for d in details]],
-        )
+        details = list(details)
+        same = n >= _BULK and details.count(details[0]) == n  # a bulk write's rows, alike
+        texts = [_json(details[0])] * n if same else [_json(d) for d in details]
+        if n < _BULK:
+            self._run(
+                "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
+                [ts, list(namespaces), op, list(ids), requester, texts],
+            )
+            return
+        batch = pa.table({  # a repeated namespace or detail is converted once (arrow_array)
+            c: arrow_array(v, pa.string()) for c, v in (("namespace", list(namespaces)),
+                                                        ("memory_id", list(ids)), ("detail", texts))
+        })  # fmt: skip
+        self._db.register("_events", batch)
+        try:
+            self._run(
+                "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+                " SELECT ?, namespace, ?, memory_id, ?, detail FROM _events",
+                [ts, op, requester],
+            )
+        finally:
+            with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
+                self._db.unregister("_events")
 
     def _history(
         self, events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]]

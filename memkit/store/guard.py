@@ -152,10 +152,14 @@ class GuardMixin(AuditMixin, VectorsMixin):
         namespace."""
         if not self.guard.enabled or not self.guard.screen_injection:
             return
+        spaces = list(dict.fromkeys(cols["namespace"]))  # a batch spans few namespaces
+        lessons = {ns: self._lesson_matrix(ns) for ns in spaces}
+        if not any(len(m) for m in lessons.values()):  # no lesson learned: nothing to compare
+            return
         namespaces = np.asarray(cols["namespace"], dtype=object)
-        for ns in dict.fromkeys(cols["namespace"]):  # a batch spans few namespaces
+        for ns in spaces:
             rows = np.flatnonzero(namespaces == ns)
-            sim = lesson_similarity(emb[rows], self._lesson_matrix(ns))
+            sim = lesson_similarity(emb[rows], lessons[ns])
             for i in rows[sim >= self.guard.lesson_similarity]:
                 code, kind, severity, message = LESSON
                 s = float(sim[np.searchsorted(rows, i)])  # i's position within `rows` (sorted)

@@ -25,7 +25,7 @@ import polars as pl
 
 from ..embed import Embedder, content_hash, l2_normalize
 from ..errors import ValidationError
-from ..portable.columns import arrow_batch
+from ..portable.columns import Column, arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
 from .hnsw import HnswIndex
@@ -37,14 +37,16 @@ __all__ = ["VectorsMixin", "epoch_us"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 OPEN_START, OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max  # an open validity bound, in µs
-# polars types of the columns of a row batch that may be null in every row (a batch without keys,
-# say): polars would infer such a column as type Null; these give it the column's real type
-_ROW_TYPES = {
-    "findings": pl.String, "tags": pl.List(pl.String), "merged_from": pl.List(pl.String),
-    "value": pl.String, "key": pl.String, "owner": pl.String, "created_by": pl.String,
-    "supersedes": pl.String, "valid_from": pl.Datetime("us", "UTC"), "valid_until": pl.Datetime("us", "UTC"),
-}  # fmt: skip
 COLUMNS = ", ".join(TABLE_FIELDS)
+_TS = "TIMESTAMP WITH TIME ZONE"
+_SQL_TYPES = {  # the memories table's type of each Memory field that is not VARCHAR (migrations.py)
+    "value": "JSON", "importance": "DOUBLE", "half_life_hours": "DOUBLE", "tags": "VARCHAR[]",
+    "protected": "BOOLEAN", "valid_from": _TS, "valid_until": _TS, "created_at": _TS, "updated_at": _TS,
+    "last_access_at": _TS, "access_count": "INTEGER", "version": "INTEGER", "merged_from": "VARCHAR[]",
+    "findings": "JSON",
+}  # fmt: skip
+_MEMORY_COLUMNS = [Column(c, _SQL_TYPES.get(c, "VARCHAR"), True) for c in (*TABLE_FIELDS, "content_hash")]
+"""A row batch's columns and their types (a column that is null in every row still has its type)."""
 _FIELDS = COLUMNS.split(", ")
 SMALL = 32
 """Batches up to this many rows take the bound-parameter paths (a single ``add``); larger ones go
@@ -58,6 +60,11 @@ _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
 _INSERT_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) SELECT * FROM _view"
 _VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUES "  # + (?, ...) per row
 _VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
+_CACHED = (
+    "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
+    " AND content_hash IN (SELECT unnest(?::VARCHAR[]))"
+)
+_CACHED_ONE = "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ? AND content_hash = ?"
 
 
 def _swap_embedding(table: str, dim: int) -> list[str]:
@@ -132,20 +139,14 @@ class VectorsMixin(StoreCore):
         """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.
 
         Cached vectors are reused; the rest are computed once per distinct text. Nothing is written
-        here: the caller inserts the new cache entries in its transaction.
+        here: the caller inserts the new cache entries in its transaction. An embedder whose
+        ``cache`` attribute is False (:class:`~memkit.embed.HashEmbedder`: recomputing costs less
+        than a lookup and an insert) is neither looked up nor stored.
         """
         hashes = [content_hash(t) for t in texts]
         distinct = list(dict.fromkeys(hashes))
-        lookup = (
-            "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
-            " AND content_hash IN (SELECT unnest(?::VARCHAR[]))"
-        )
-        if len(distinct) <= SMALL:  # a few rows: plain tuples cost less than an Arrow round trip
-            found = self._run(lookup, [self.embedder.name, distinct])
-            vectors = {h: np.asarray(e, dtype=np.float32) for h, e in found}
-        else:
-            cached = self._sql(lookup, [self.embedder.name, distinct])
-            vectors = dict(zip(cached["content_hash"].to_list(), cached["embedding"].to_numpy(), strict=True))
+        cached = getattr(self.embedder, "cache", True)
+        vectors = self._cached_vectors(distinct) if cached else {}
         missing = [h for h in distinct if h not in vectors]
         new: dict[str, np.ndarray] = {}
         if missing:
@@ -153,7 +154,19 @@ class VectorsMixin(StoreCore):
             made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))
             new = dict(zip(missing, made, strict=True))
             vectors.update(new)
-        return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new
+        return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new if cached else {}
+
+    def _cached_vectors(self, distinct: list[str]) -> dict[str, np.ndarray]:
+        """The embedding cache's vectors of the content hashes ``distinct`` (those it holds)."""
+        name = self.embedder.name
+        if len(distinct) == 1:  # one text (an add): a point lookup on the cache's key
+            found = self._run(_CACHED_ONE, [name, distinct[0]])
+        elif len(distinct) <= SMALL:  # a few rows: plain tuples cost less than an Arrow round trip
+            found = self._run(_CACHED, [name, distinct])
+        else:
+            table = self._sql(_CACHED, [name, distinct])
+            return dict(zip(table["content_hash"].to_list(), table["embedding"].to_numpy(), strict=True))
+        return {h: np.asarray(e, dtype=np.float32) for h, e in found}
 
     def _embed_query_uncached(self, text: str) -> np.ndarray:
         """A query's embedding ``(dim,)``, checked and normalized (``_embed_query`` caches it)."""
@@ -183,12 +196,8 @@ class VectorsMixin(StoreCore):
                 _VALUES_ROWS,
                 [[*(cols[c][i] for c in _FIELDS), hashes[i], emb[i].tolist()] for i in range(len(hashes))],
             )
-        elif columns is None:  # the Memory fields, in COLUMNS order; None-only columns typed by _ROW_TYPES
-            batch = pl.DataFrame(
-                {c: cols[c] for c in COLUMNS.split(", ")} | {"content_hash": hashes, "embedding": emb},
-                schema_overrides={**_ROW_TYPES, "embedding": pl.Array(pl.Float32, self.embedder.dim)},
-            ).to_arrow()
-            self._with_view(batch, _INSERT_ROWS)
+        elif columns is None:  # the Memory fields, typed as the table's columns
+            self._with_view(arrow_batch({**cols, "content_hash": hashes}, _MEMORY_COLUMNS, emb), _INSERT_ROWS)
         else:  # the file format's typing of every column
             batch = arrow_batch({**cols, "content_hash": hashes}, columns, emb)
             names = ", ".join(f'"{c}"' for c in batch.column_names)
@@ -263,7 +272,10 @@ class VectorsMixin(StoreCore):
 
         def us(column: str, missing: int = 0) -> list[int]:
             """A timestamp column -> epoch microseconds, ``missing`` for None (an open bound)."""
-            return [missing if t is None else epoch_us(t) for t in cols[column]]
+            values = cols[column]
+            if len(values) >= 64 and values.count(values[0]) == len(values):  # a batch's one time
+                return [missing if values[0] is None else epoch_us(values[0])] * len(values)
+            return [missing if t is None else epoch_us(t) for t in values]
 
         times = {  # the index's names and units for what DuckDB holds as timestamps and hours
             "created_us": us("created_at"),

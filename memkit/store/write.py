@@ -20,7 +20,7 @@ import polars as pl
 
 from ..conflicts import POLICIES
 from ..errors import ValidationError
-from ..portable.rows import build_rows
+from ..portable.rows import build_frame, build_rows
 from ..schema import Memory, check_choice, check_name
 from .pipeline import PipelineMixin
 
@@ -108,11 +108,13 @@ class WriteMixin(PipelineMixin):
         now = self._now(now)
         policy = self._policy(conflict_policy)
         given = frame["embedding"] if "embedding" in frame.columns else None
-        try:  # one dict per row: validation is per row anyway (build_rows)
-            records = frame.drop("embedding", strict=False).to_dicts()
-        except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
-            raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
-        cols = build_rows(records, namespace, requester, now)
+        cols = build_frame(frame.drop("embedding", strict=False), namespace, requester, now)
+        if cols is None:  # not plainly valid column by column: every row through the validators
+            try:
+                records = frame.drop("embedding", strict=False).to_dicts()
+            except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
+                raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
+            cols = build_rows(records, namespace, requester, now)
         emb = None
         if given is not None:
             if given.null_count():

@@ -1,0 +1,118 @@
+"""build_frame (a whole add_many frame validated column by column) accepts exactly what build_rows
+accepts, and builds the same rows; anything it cannot vouch for goes to the row path."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memkit as mk
+from memkit.portable.rows import build_frame, build_rows, new_ids
+
+NOW = datetime(2026, 1, 1, 9, tzinfo=timezone(timedelta(hours=8)))
+TEXTS = [
+    "I live in Hangzhou",
+    "我住在杭州",
+    " padded ",
+    "",
+    "   ",
+    "\u3000",
+    "a\x00b",
+    "\x1c",
+    "x" * 5,
+    "🙂",
+    "¿?",
+]
+NAMES = ["pref.tea", "k", " k", "k ", "", "a\u200bb", "a\nb", "键", "k" * 257, "a b", "\u0301a", "a\u0301"]
+NUMBERS = [0.0, 0.3, 0.5, 1.0, 1.5, -0.1, float("nan"), float("inf")]
+VALID = {  # values every validator accepts: most frames are made of these, so the frame path runs
+    "content": st.sampled_from([t for t in TEXTS if t.strip() and "\x00" not in t]),
+    "importance": st.sampled_from([None, 0.0, 0.3, 0.5, 1.0]),
+    "key": st.sampled_from([None, "pref.tea", "k", "键", "a b", "a\u0301"]),
+    "kind": st.sampled_from([None, "fact", "event", "preference"]),
+    "layer": st.sampled_from([None, "short_term", "episodic"]),
+    "source": st.sampled_from([None, "tool", "user"]),
+    "access": st.sampled_from([None, "public", "private"]),
+    "protected": st.sampled_from([None, True, False]),
+}
+COLUMNS = {
+    "content": st.sampled_from(TEXTS),
+    "importance": st.sampled_from([None, *NUMBERS]),
+    "key": st.sampled_from([None, *NAMES]),
+    "kind": st.sampled_from([None, "fact", "event", "preference", "nonsense"]),
+    "layer": st.sampled_from([None, "short_term", "episodic", "LONG"]),
+    "source": st.sampled_from([None, "tool", "user", "web"]),
+    "access": st.sampled_from([None, "public", "private", "secret"]),
+    "protected": st.sampled_from([None, True, False]),
+}
+
+
+def _rows_or_error(records: list[dict]) -> dict | type[Exception]:
+    try:
+        return build_rows(records, "u", "alice", NOW)
+    except mk.ValidationError:
+        return mk.ValidationError
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_frame_path_agrees_with_the_row_path(data) -> None:
+    names = ["content", *data.draw(st.lists(st.sampled_from(list(COLUMNS)[1:]), unique=True))]
+    n = data.draw(st.integers(1, 4))
+    doubtful = data.draw(st.sampled_from([None, *names]))  # at most one column may hold anything
+    pools = {c: COLUMNS[c] if c == doubtful else VALID[c] for c in names}
+    columns = {c: [data.draw(pools[c]) for _ in range(n)] for c in names}
+    frame = pl.DataFrame(columns, strict=False)
+    fast = build_frame(frame, "u", "alice", NOW)
+    slow = _rows_or_error(frame.to_dicts())
+    if fast is None:  # the row path decides (valid or not)
+        return
+    assert slow is not mk.ValidationError, ("the frame path accepted what the rows refuse", columns)
+    assert list(fast) == list(slow)
+    for c in fast:
+        if c != "id":
+            assert fast[c] == slow[c], (c, fast[c], slow[c])
+
+
+def test_plain_frames_take_the_frame_path_and_doubtful_ones_do_not() -> None:
+    plain = pl.DataFrame({"content": ["a", "我住在杭州"], "importance": [0.2, None], "key": [None, "k"]})
+    assert build_frame(plain, "u", None, NOW) is not None
+    for doubtful in (
+        plain.with_columns(pl.lit(["x", "y"]).alias("tags")),  # a column the frame path does not check
+        plain.with_columns(pl.Series("importance", [0.2, float("nan")])),
+        plain.with_columns(pl.Series("key", [" k", None])),
+        pl.DataFrame({"content": ["   ", "a"]}),
+        pl.DataFrame({"content": [1, 2]}),
+        pl.DataFrame({"content": ["a"], "importance": ["high"]}),
+    ):
+        assert build_frame(doubtful, "u", None, NOW) is None
+
+
+def test_rows_are_stored_in_utc_with_the_requester_as_author() -> None:
+    cols = build_frame(pl.DataFrame({"content": ["a"] * 3}), "u", "alice", NOW)
+    assert cols["created_at"] == [NOW.astimezone(UTC)] * 3 and cols["owner"] == ["alice"] * 3
+    assert cols["tags"] == [[], [], []] and cols["merged_from"] == [[], [], []]
+
+
+def test_new_ids_are_distinct_hex() -> None:
+    ids = new_ids(10_000)
+    assert len(set(ids)) == 10_000 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids[:50])
+
+
+@pytest.mark.parametrize(
+    ("frame", "field"),
+    [
+        (pl.DataFrame({"content": ["ok", "  "]}), r"content\[row 1\]"),
+        (pl.DataFrame({"content": ["ok", "ok"], "importance": [0.5, 2.0]}), r"importance\[row 1\]"),
+        (pl.DataFrame({"content": ["ok"], "kind": ["nonsense"]}), "kind"),
+    ],
+)
+def test_add_many_still_names_the_bad_row(frame, field) -> None:
+    with mk.MemoryStore() as s:
+        with pytest.raises(mk.ValidationError, match=field):
+            s.add_many(frame, namespace="u", now=NOW)
+        assert s.count() == 0
