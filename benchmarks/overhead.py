@@ -9,7 +9,10 @@ measured in the same run on the same machine:
 - ``search`` (top 5, default weights: similarity + BM25 keyword + neighbour expansion), with
   reinforcement (its event and reinforcement are deferred: journaled, written in batches) and
   without, against the bare numpy floor (``X @ q`` + ``argpartition`` top-5 over the same matrix);
-- searches per second on one store from 1 and 2 threads at 100k memories (``reinforce=False``).
+- searches per second on one store from 1 and 2 threads at 100k memories, without and with
+  reinforcement: rankings share the store's lock (``memkit/store/rwlock.py``), so two threads
+  should answer more than one; with reinforcement each search also takes the lock alone, briefly,
+  to journal its event.
 
 Run from the repository root::
 
@@ -123,7 +126,7 @@ def search_overhead(n: int, calls: int, folder: Path) -> list[dict[str, object]]
 
 
 def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, object]]:
-    """Searches per second on one store from 1 and from 2 threads (read-only: reinforce=False)."""
+    """Searches per second on one store from 1 and from 2 threads, with reinforce=False and True."""
     import threading
 
     rng = np.random.default_rng(1)
@@ -135,15 +138,17 @@ def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, obj
         store.add_many(frame, namespace="u", now=NOW)
         for q in queries:  # warm: query vectors cached, BM25 built
             store.search(q, namespace="u", now=NOW, reinforce=False)
-        for threads in (1, 2):
+        for reinforce, threads in ((False, 1), (False, 2), (True, 1), (True, 2)):
             done = [0] * threads
             stop = time.perf_counter() + seconds
 
-            def work(t: int, done: list[int] = done, stop: float = stop, step: int = threads) -> None:
+            def work(
+                t: int, done: list[int] = done, stop: float = stop, step: int = threads, r: bool = reinforce
+            ) -> None:
                 """Search until ``stop``, counting in ``done[t]``."""
                 i = t
                 while time.perf_counter() < stop:
-                    store.search(queries[i % 64], namespace="u", now=NOW, reinforce=False)
+                    store.search(queries[i % 64], namespace="u", now=NOW, reinforce=r)
                     done[t] += 1
                     i += step
 
@@ -152,7 +157,7 @@ def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, obj
                 th.start()
             for th in pool:
                 th.join()
-            rows.append({"threads": threads, "searches/s": sum(done) / seconds})
+            rows.append({"reinforce": reinforce, "threads": threads, "searches/s": sum(done) / seconds})
     return rows
 
 
@@ -170,7 +175,7 @@ def main() -> None:
     table = pl.DataFrame(rows).with_columns(pl.col("p50 ms", "baseline ms", "ratio").round(2))
     with pl.Config(tbl_rows=20, tbl_width_chars=120, fmt_str_lengths=40):
         print(table)
-        print(f"searches per second on one store at {n_threads:,} memories (reinforce=False):")
+        print(f"searches per second on one store at {n_threads:,} memories:")
         print(pl.DataFrame(scale).with_columns(pl.col("searches/s").round(0)))
 
 

@@ -26,12 +26,15 @@ retries DuckDB's "Conflict on update". Work that must follow a commit (mirroring
 index, compacting the file after an erasure) is handed to :meth:`_on_commit`: it runs right after the
 commit, or, inside :meth:`transaction` (several calls as one), after the outer commit, and is dropped
 on a rollback. So the index never shows a row DuckDB does not have.
+
+Threads. ``with self._lock:`` runs a call alone (every write, every statement: a DuckDB connection
+serves one thread at a time); a search's ranking holds ``self._lock.shared()`` instead, beside other
+rankings but never beside a write (:mod:`memkit.store.rwlock`).
 """
 
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -48,6 +51,7 @@ from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weig
 from ..schema import check_name, check_time
 from .index import SearchIndex
 from .postgres import PgConnection
+from .rwlock import StoreLock
 
 __all__ = ["StoreCore", "utcnow"]
 
@@ -77,7 +81,7 @@ class StoreCore:
     _pg: PgConnection | None  # the PostgreSQL backend's connection (memkit.store.postgres), else None
     _seen_xid: str  # on a server: the snapshot of the last look (changes it did not see are not applied)
     _file: str | None  # resolved path of a file store (None for ":memory:")
-    _lock: threading.RLock  # one call at a time per store; re-entrant for nested calls
+    _lock: StoreLock  # `with _lock:` one call at a time; `_lock.shared()` rankings side by side (rwlock.py)
     _index: SearchIndex
     index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore
     _stale: tuple[str, int] | None

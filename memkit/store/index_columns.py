@@ -25,11 +25,14 @@ column                    dtype      holds
 ========================  =========  =====================================================
 
 Every change here mirrors a committed DuckDB change (the store applies it after the commit), so the
-columns never show a row DuckDB does not have.
+columns never show a row DuckDB does not have. Changes run under the store's lock held exclusively;
+rankings read under it shared, several at once (:mod:`memkit.store.rwlock`), so the lazily built
+caches (neighbours, BM25 postings, tag pairs) are built by one reader at a time and published whole.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,6 +108,8 @@ class IndexColumns:
         self.tag_codes = _Codes()
         self.row: dict[str, int] = {}  # memory id -> row
         self.keyword: KeywordIndex | None = None  # built on first keyword query
+        self.version = 0  # + 1 on every change but reinforcement: a ranking knows if a write came between
+        self._serial = threading.Lock()  # readers rank side by side: one builds a cache (or reads SQL)
         # tags as (row, tag code) pairs, appended in chunks and concatenated on the next tag filter
         self._tag_rows: list[np.ndarray] = []
         self._tag_vals: list[np.ndarray] = []
@@ -189,15 +194,18 @@ class IndexColumns:
         if self.keyword is not None:  # once built, the BM25 postings follow every append
             self.keyword.add(list(cols["content"]), self.n)
         self.n += m
+        self.version += 1
 
     def set_status(self, ids: Sequence[str], status: str) -> None:
         """Set the status of ``ids`` (one of :data:`~memkit.schema.STATUSES`)."""
         self.status[self.rows(ids)] = STATUSES.index(status)
+        self.version += 1
 
     def erase(self, ids: Sequence[str]) -> None:
         """Forget deleted memories: the rows stay (rows never shift) but match nothing, and their
         BM25 postings are removed."""
         rows = self.rows(ids)
+        self.version += 1
         for i in ids:
             del self.row[i]
         self.status[rows] = DELETED
@@ -212,6 +220,7 @@ class IndexColumns:
         half-life, times, count) of ``rows`` from ``cols`` (as :meth:`append` takes them). Text,
         tags, names and vectors stay: a change of those is an erase and an append."""
         moved = not np.array_equal(self.created_us[rows], cols["created_us"])
+        self.version += 1
         self.status[rows] = _enum(cols["status"], STATUSES)
         self.access[rows] = _enum(cols["access"], ACCESS)
         self.layer[rows] = _enum(cols["layer"], LAYERS)
@@ -251,22 +260,27 @@ class IndexColumns:
         in (created_at, row) order, recomputed after rows were appended or erased (one sort of the
         namespace and time columns)."""
         stamp = (self.n, self.__dict__.get("_erasures", 0))
-        if self.__dict__.get("_adj_stamp") != stamp:  # erased rows are no one's neighbours (as on reload)
+        adj = self.__dict__.get("_adj")  # (stamp, prev, nxt): one attribute, published whole
+        if adj is None or adj[0] != stamp:  # erased rows are no one's neighbours (as on reload)
             live = np.flatnonzero(self.status[: self.n] != DELETED)
             window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
             p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
             prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
             prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
-            self._adj, self._adj_stamp = (prev, nxt), stamp
-        return self._adj
+            adj = self._adj = (stamp, prev, nxt)
+        return adj[1], adj[2]
 
     def keyword_index(self) -> KeywordIndex:
         """The BM25 postings, built from the stored contents on first use, then appended to."""
-        if self.keyword is None:
-            kw = KeywordIndex()
-            kw.add(list(self.content[: self.n]), 0)
-            self.keyword = kw
-        return self.keyword
+        with self._serial:
+            if self.keyword is None:
+                kw = KeywordIndex()
+                kw.add(list(self.content[: self.n]), 0)
+                self.keyword = kw
+            # subtle: postings appended since the last query are sorted here, by one reader, so that
+            # KeywordIndex.scores, called by readers side by side, only reads them
+            self.keyword._postings()
+            return self.keyword
 
     def mask(
         self,
@@ -321,12 +335,14 @@ class IndexColumns:
     def _has_any_tag(self, tags: Sequence[str]) -> np.ndarray:
         """Rows that carry at least one of ``tags`` -> a boolean mask ``(n,)``."""
         hit = np.zeros(self.n, dtype=bool)
-        if self._tag_rows:
+        with self._serial:
             if len(self._tag_rows) > 1:  # compact the appended chunks
                 self._tag_rows = [np.concatenate(self._tag_rows)]
                 self._tag_vals = [np.concatenate(self._tag_vals)]
+            pairs = (self._tag_rows[0], self._tag_vals[0]) if self._tag_rows else None
+        if pairs is not None:
             wanted = [self.tag_codes.lookup(t) for t in tags]
-            hit[self._tag_rows[0][np.isin(self._tag_vals[0], wanted)]] = True
+            hit[pairs[0][np.isin(pairs[1], wanted)]] = True
         return hit
 
 

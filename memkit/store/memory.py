@@ -35,7 +35,6 @@ part                what it does
 from __future__ import annotations
 
 import os
-import threading
 
 from ..conflicts import POLICIES
 from ..consolidate import MergeParams
@@ -51,6 +50,7 @@ from .portable import PortableMixin
 from .postgres import is_url
 from .quantized import INDEXES
 from .review import ReviewMixin
+from .rwlock import StoreLock
 from .search import SearchMixin
 from .write import WriteMixin
 
@@ -155,7 +155,7 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         )
         if settings is not None:
             self._apply_settings(settings, conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS)
-        self._lock = threading.RLock()
+        self._lock = StoreLock()  # searches rank under it shared, everything else exclusively
         self._open(create=create)
 
     def _apply_settings(self, settings: object, also_given: bool) -> None:

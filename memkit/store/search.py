@@ -6,9 +6,18 @@ already written at ``now``) — :meth:`~memkit.store.index.SearchIndex.mask` ren
 by the retrieval floor; :meth:`~memkit.store.index.SearchIndex.rank` scores them with
 :func:`memkit.scoring.hybrid`. The query is logged as a digest, never as text.
 
-A search is also a write: its hits are reinforced (last access, count, importance) in the same
-transaction as its ``search`` event, so what is recalled grows stronger. Times reach the index as
-microseconds since the epoch (:func:`epoch_us`).
+A search is also a write: its hits are reinforced (last access, count, importance) with its
+``search`` event (deferred: :mod:`memkit.store.deferred`), so what is recalled grows stronger. Times
+reach the index as microseconds since the epoch (:func:`epoch_us`).
+
+Threads. The ranking only reads the numpy index, so it holds the store's lock *shared*
+(:mod:`memkit.store.rwlock`): searches from several threads rank side by side (numpy's matrix
+product releases the GIL), and no write can change the index under them. The event and the
+reinforcement then take the lock alone, briefly; if a write came in between (the index's
+``version`` moved), the search ranks again there, so its event never names a ranking of an index that
+is gone. Concurrent searches may miss each other's reinforcement, as if they had run at the same
+instant. On a server, with ``guard=True`` and with the int8 index (each reads DuckDB inside the
+ranking, and a DuckDB connection serves one thread at a time) the whole search holds the lock alone.
 """
 
 from __future__ import annotations
@@ -26,7 +35,9 @@ from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
 from .deferred import DeferredMixin
+from .gate import Gate
 from .guard import GuardMixin
+from .index import SearchIndex
 from .read import ReadMixin
 from .sync import SyncMixin
 from .vectors import epoch_us
@@ -34,15 +45,20 @@ from .vectors import epoch_us
 __all__ = ["SearchMixin"]
 
 _MAX_K = 10_000  # a search returns a few memories for a prompt, not the store
-# column types of a search result, so that an empty result has the same schema as a full one
-_HIT_TYPES = {
-    "rank": pl.Int32, "id": pl.String, "content": pl.String, "score": pl.Float64,
-    "similarity": pl.Float64, "importance": pl.Float64, "strength": pl.Float64, "recency": pl.Float64,
-    "keyword": pl.Float64, "key": pl.String, "layer": pl.String, "kind": pl.String,
-    "tags": pl.List(pl.String), "created_at": pl.Datetime("us", "UTC"),
-    "last_access_at": pl.Datetime("us", "UTC"), "access_count": pl.Int64,
-}  # fmt: skip
 _UTC_US = pl.Datetime("us", "UTC")
+_NO_TEXTS = pl.Series([[]], dtype=pl.List(pl.String))  # one empty list of texts
+
+
+def _texts(name: str, values: list[list[str]]) -> pl.Series:
+    """A ``List(String)`` column; when every list is empty (most hits' tags and pending notes) it
+    repeats one empty list, a third of the time of building it from Python lists.
+
+    >>> _texts("tags", [[], []]).to_list(), _texts("tags", [["a"], []]).to_list()
+    ([[], []], [['a'], []])
+    """
+    if any(values):
+        return pl.Series(name, values, pl.List(pl.String))
+    return _NO_TEXTS.new_from_index(0, len(values)).alias(name)
 
 
 def _names(
@@ -97,8 +113,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         hits within ``GuardParams.lesson_similarity`` of a lesson are dropped (so fewer than ``k``
         may come back) and the rest gain ``lesson_similarity, consensus, consensus_z, outlier``.
         """
-        if self._con is None:  # the index outlives close(); a search of a closed store is refused
-            raise MemkitError(f"the store {self.path!r} is closed")
+        self._check_open()  # the index outlives close(); a search of a closed store is refused
         query = check_text("query", query)
         namespace = check_name("namespace", namespace)
         requester = self._who(requester)
@@ -123,43 +138,104 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
         gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate
         q = self._embed_query(query)  # (dim,)
-        with self._lock:
-            ix = self._synced()  # on a server, with the other processes' writes (sync.py)
-            rows, comp = ix.rank(
-                q, query, gate, epoch_us(now), floor=floor, weights=weights, k=int(k), decay=self.decay,
-                keyword=self.keyword, layer=layers, kind=kinds, tags=tag_list,
-            )  # fmt: skip
-            out = {"rank": np.arange(1, len(rows) + 1, dtype=np.int32), "id": ix.ids[rows].tolist(),
-                   "content": ix.content[rows].tolist(), **comp}  # fmt: skip
-            out.update(
-                key=ix.key[rows].tolist(),
-                layer=[LAYERS[i] for i in ix.layer[rows]],
-                kind=[KINDS[i] for i in ix.kind[rows]],
-                tags=[list(t) for t in ix.tags[rows]],
-                # microseconds -> UTC datetimes, as frame() returns them (a cast, not a query plan)
-                created_at=pl.Series(ix.created_us[rows]).cast(_UTC_US),
-                last_access_at=pl.Series(ix.last_access_us[rows]).cast(_UTC_US),
-                access_count=ix.access_count[rows],
-            )
-            hits = pl.DataFrame(out, schema_overrides={c: t for c, t in _HIT_TYPES.items() if c in out})
-            if guard:
-                hits, rows = self._guard_hits(hits, rows, namespace, query)
-            # the same gate for the hits' disputed versions: a requester sees only those it may read
-            disputed = self._gate(namespace, requester, statuses=("conflict",), valid_at=now)
-            pending = ix.pending(disputed, epoch_us(now), hits["key"].to_list())
-            texts = list(dict.fromkeys(t for p in pending for t in p))
-            if guard and texts:  # the read-time defence covers what the note would quote, too
-                s = self.screen(texts, namespace=namespace)
-                ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
-                pending = [[t for t in p if t in ok] for p in pending]
-            hits = hits.with_columns(pending=pl.Series(pending, dtype=pl.List(pl.String)))
-            ids = hits["id"].to_list()
-            if not self.read_only:  # the query is logged as a digest: the log keeps no text
-                # the event and the reinforcement are deferred together (memkit.store.deferred): the
-                # index is reinforced now, the file at the next flush, the journal before returning
-                detail = {"query": digest(query), "k": int(k), "ids": ids, "reinforce": reinforce}
-                self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
+        ask = {"q": q, "query": query, "gate": gate, "now": now, "floor": floor, "weights": weights,
+               "k": int(k), "layer": layers, "kind": kinds, "tags": tag_list, "guard": guard}  # fmt: skip
+        # alone, as every statement: a server syncs the index first, the guard reads lessons from
+        # DuckDB, and an int8 index reads its pool's exact rows from DuckDB inside the ranking
+        if self._pg is not None or guard or self.index != "exact":
+            with self._lock:
+                self._check_open()
+                hits, ids = self._hits(self._synced(), **ask)  # (sync.py: the other processes' writes)
+                self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
+            return hits
+        with self._lock.shared():  # rankings side by side: they only read the numpy index
+            self._check_open()  # close() may have come first
+            ix = self._index
+            seen = ix.version
+            hits, ids = self._hits(ix, **ask)
+        if self.read_only:
+            return hits
+        with self._lock:  # the search's event and reinforcement: alone
+            self._check_open()
+            # subtle: a write (not another search's reinforcement) between the ranking and here would
+            # make this event describe a ranking of an index that is gone: rank again, now alone
+            if self._index is not ix or ix.version != seen:
+                hits, ids = self._hits(self._index, **ask)
+            self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
         return hits
+
+    def _check_open(self) -> None:
+        """MemkitError once the store is closed (its index outlives close(), its connection not)."""
+        if self._con is None:
+            raise MemkitError(f"the store {self.path!r} is closed")
+
+    def _hits(
+        self,
+        ix: SearchIndex,
+        *,
+        q: np.ndarray,
+        query: str,
+        gate: Gate,
+        now: datetime,
+        floor: float,
+        weights: Weights,
+        k: int,
+        layer: list[str] | None,
+        kind: list[str] | None,
+        tags: list[str] | None,
+        guard: bool,
+    ) -> tuple[pl.DataFrame, list[str]]:
+        """Rank, then the result frame (one column per score component, ``pending``) and its ids.
+
+        Reads only the index (and, with ``guard``, the lessons): it runs under the store's lock,
+        shared unless ``guard`` or a server."""
+        rows, comp = ix.rank(
+            q, query, gate, epoch_us(now), floor=floor, weights=weights, k=k, decay=self.decay,
+            keyword=self.keyword, layer=layer, kind=kind, tags=tags,
+        )  # fmt: skip
+        ids, keys = ix.ids[rows].tolist(), ix.key[rows].tolist()
+        S = pl.Series  # each column built with its type: no inference (a search's fixed cost)
+        hits = pl.DataFrame([
+            S("rank", np.arange(1, len(rows) + 1, dtype=np.int32)), S("id", ids, pl.String),
+            S("content", ix.content[rows].tolist(), pl.String),
+            *(S(c, v, pl.Float64) for c, v in comp.items()),
+            S("key", keys, pl.String), S("layer", [LAYERS[i] for i in ix.layer[rows]], pl.String),
+            S("kind", [KINDS[i] for i in ix.kind[rows]], pl.String),
+            _texts("tags", [list(t) for t in ix.tags[rows]]),
+            # microseconds -> UTC datetimes, as frame() returns them (a cast, not a query plan)
+            S("created_at", ix.created_us[rows]).cast(_UTC_US),
+            S("last_access_at", ix.last_access_us[rows]).cast(_UTC_US),
+            S("access_count", ix.access_count[rows], pl.Int64),
+        ])  # fmt: skip
+        if guard:
+            hits, rows = self._guard_hits(hits, rows, gate.namespace, query)
+            ids, keys = hits["id"].to_list(), hits["key"].to_list()
+        # the same gate for the hits' disputed versions: a requester sees only those it may read
+        disputed = self._gate(gate.namespace, gate.requester, statuses=("conflict",), valid_at=now)
+        pending = ix.pending(disputed, epoch_us(now), keys)
+        texts = list(dict.fromkeys(t for p in pending for t in p))
+        if guard and texts:  # the read-time defence covers what the note would quote, too
+            s = self.screen(texts, namespace=gate.namespace)
+            ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
+            pending = [[t for t in p if t in ok] for p in pending]
+        return hits.hstack([_texts("pending", pending)]), ids
+
+    def _log_search(
+        self,
+        now: datetime,
+        namespace: str,
+        requester: str | None,
+        query: str,
+        k: int,
+        ids: list[str],
+        reinforce: bool,
+    ) -> None:
+        """The search's event (the query as a digest: the log keeps no text) and the reinforcement
+        of its hits, deferred together (memkit.store.deferred): the index is reinforced now, the
+        file at the next flush, the journal before returning. A read-only store logs nothing."""
+        if not self.read_only:
+            detail = {"query": digest(query), "k": k, "ids": ids, "reinforce": reinforce}
+            self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
 
     def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:
         """The neighbours neighbour expansion uses -> ``id, prev, next``: for each of ``ids`` (of

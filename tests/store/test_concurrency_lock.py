@@ -1,0 +1,223 @@
+"""memkit/store/rwlock.py and how search uses it: rankings share the store's lock, writes and close()
+take it alone. Deterministic: threads meet at barriers and events, and a helper waits (with a hang
+guard, never a timed assertion) until a writer is queued on the lock."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import memkit as mk
+from memkit.store.rwlock import StoreLock
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+HANG = 30.0  # seconds before a test that would hang fails instead (no timing is asserted)
+
+
+class Worker(threading.Thread):
+    """A thread that keeps its function's result or exception for the test to check."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__(daemon=True)
+        self.fn, self.result, self.error = fn, None, None
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self.result = self.fn()
+        except BaseException as e:  # re-raised by outcome()
+            self.error = e
+        finally:
+            self.done.set()
+
+    def outcome(self) -> Any:
+        self.join(HANG)
+        assert not self.is_alive(), "the thread hangs"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def wait_until(cond: Callable[[], bool]) -> None:
+    """Poll ``cond`` until it holds (the hang guard fails the test if it never does)."""
+    give_up = threading.Event()
+    timer = threading.Timer(HANG, give_up.set)
+    timer.start()
+    try:
+        while not cond():
+            assert not give_up.wait(0.001), "the condition never held"
+    finally:
+        timer.cancel()
+
+
+def _store(path: str = ":memory:", n: int = 200) -> mk.MemoryStore:
+    store = mk.MemoryStore(path)
+    texts = [f"note {i} about {'tea' if i % 2 else 'coffee'} and the river" for i in range(n)]
+    store.add_many(pl.DataFrame({"content": texts}), namespace="u", now=NOW)
+    return store
+
+
+def _park_rankings(store: mk.MemoryStore, parties: int) -> tuple[threading.Barrier, threading.Event]:
+    """Make the index's ranking stop inside: each ranking waits at ``barrier`` (which opens only
+    when ``parties`` rankings are inside at once), then until ``go`` is set."""
+    barrier, go = threading.Barrier(parties, timeout=HANG), threading.Event()
+    ix, rank = store._index, store._index.rank
+
+    def parked(*a: Any, **kw: Any) -> Any:
+        barrier.wait()
+        assert go.wait(HANG)
+        return rank(*a, **kw)
+
+    ix.rank = parked  # the instance's attribute: this index only
+    return barrier, go
+
+
+# ------------------------------------------------------------------------------------ the lock itself
+def test_readers_share_and_a_writer_waits_for_them() -> None:
+    lock = StoreLock()
+    inside, go = threading.Barrier(3, timeout=HANG), threading.Event()
+
+    def read() -> int:
+        with lock.shared():
+            inside.wait()  # both readers and the test meet here: two readers hold it at once
+            assert go.wait(HANG)
+            return 1
+
+    readers = [Worker(read) for _ in range(2)]
+    for r in readers:
+        r.start()
+    inside.wait()
+    assert lock.readers() == 2
+    writer = Worker(lambda: lock.__enter__() and lock.release())
+    writer.start()
+    wait_until(lambda: lock.waiting() == 1)
+    assert not writer.done.is_set()  # queued behind the readers
+    late = Worker(lambda: lock.shared().__enter__())  # a new reader queues behind the waiting writer
+    late.start()
+    go.set()
+    assert [r.outcome() for r in readers] == [1, 1]
+    writer.outcome()
+    late.outcome()
+
+
+def test_reentrant_and_no_upgrade() -> None:
+    lock = StoreLock()
+    with lock, lock, lock.shared():  # a writer nests, and reads inside its own hold
+        assert lock.readers() == 0
+    with lock.shared(), lock.shared():
+        assert lock.readers() == 1
+        with pytest.raises(RuntimeError, match="shared"):  # it would wait for itself
+            lock.acquire()
+    with lock:  # free again
+        pass
+    with pytest.raises(RuntimeError, match="does not hold"):
+        lock.release()
+
+
+# ------------------------------------------------------------------------------------ the store
+def test_two_searches_rank_at_once() -> None:
+    store = _store()
+    barrier, go = _park_rankings(store, parties=2)
+    go.set()  # the barrier alone proves it: it opens only with both rankings inside
+    search = lambda: store.search("tea", namespace="u", now=NOW, reinforce=False)
+    searches = [Worker(search) for _ in range(2)]
+    for s in searches:
+        s.start()
+    first, second = (s.outcome() for s in searches)
+    assert first.equals(second) and first.height == 5
+    store.close()
+
+
+def test_a_write_waits_for_the_ranking_and_is_not_half_seen() -> None:
+    store = _store()
+    barrier, go = _park_rankings(store, parties=1)
+    reader = Worker(lambda: store.search("tea", namespace="u", now=NOW, k=10))
+    reader.start()
+    wait_until(lambda: barrier.n_waiting == 0 and store._lock.readers() == 1)  # parked inside
+    writer = Worker(lambda: store.add("tea tea tea", namespace="u", now=NOW))
+    writer.start()
+    wait_until(lambda: store._lock.waiting() == 1)
+    assert not writer.done.is_set() and store._index.n == 200  # the index is untouched meanwhile
+    go.set()
+    hits = reader.outcome()
+    new = writer.outcome()
+    assert new.id not in hits["id"].to_list()  # ranked before the write, logged before it too
+    assert store.audit(op="search")["seq"].max() < store.audit(op="add")["seq"].max()
+    store.close()
+
+
+def test_a_write_between_ranking_and_logging_ranks_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store()
+    calls = {"n": 0}
+    check = store._check_open
+
+    def write_in_between() -> None:  # the third check opens the search's exclusive part
+        calls["n"] += 1
+        if calls["n"] == 3:
+            store.add("tea tea tea", namespace="u", now=NOW, importance=1.0)
+        check()
+
+    monkeypatch.setattr(store, "_check_open", write_in_between)
+    hits = store.search("tea tea tea", namespace="u", now=NOW)
+    assert calls["n"] == 3 and hits["content"][0] == "tea tea tea"  # the event names what is there
+    logged = json.loads(store.audit(op="search")["detail"][0])["ids"]
+    assert logged == hits["id"].to_list()
+    store.close()
+
+
+def test_close_waits_for_the_rankings_inside(tmp_path) -> None:
+    store = _store(str(tmp_path / "m.duckdb"))
+    barrier, go = _park_rankings(store, parties=1)
+    reader = Worker(lambda: store.search("coffee", namespace="u", now=NOW))
+    reader.start()
+    wait_until(lambda: store._lock.readers() == 1 and barrier.n_waiting == 0)
+    closer = Worker(store.close)
+    closer.start()
+    wait_until(lambda: store._lock.waiting() == 1)
+    assert store._con is not None  # still open while the search ranks
+    go.set()
+    assert reader.outcome().height == 5  # it finished, logged, and only then did the store close
+    closer.outcome()
+    with mk.MemoryStore(str(tmp_path / "m.duckdb")) as again:  # its event reached the file
+        assert again.audit(op="search").height == 1
+    with pytest.raises(mk.MemkitError, match="closed"):
+        store.search("coffee", namespace="u", now=NOW)
+
+
+def test_searches_beside_writes_match_serial_results(tmp_path) -> None:
+    """Two threads searching namespace "u" while a third writes to namespace "w" (a write that does
+    not change u's rankings, but changes the index under them): every search equals the serial
+    answer, and the index ends equal to one rebuilt from the file."""
+    store = _store(str(tmp_path / "m.duckdb"), n=300)
+    queries = ["tea river", "coffee", "note 7", "river"]
+    later = NOW + timedelta(hours=1)
+    serial = {q: store.search(q, namespace="u", now=later, reinforce=False) for q in queries}
+    out: list[pl.DataFrame] = []
+
+    def search(t: int) -> None:
+        for i in range(40):
+            out.append(store.search(queries[(i + t) % 4], namespace="u", now=later, reinforce=False))
+
+    def write() -> None:
+        for i in range(40):
+            store.add(f"tea and coffee {i}", namespace="w", now=NOW)
+
+    workers = [Worker(lambda t=t: search(t)) for t in range(2)] + [Worker(write)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.outcome()
+    assert len(out) == 80 and all(any(h.equals(s) for s in serial.values()) for h in out)
+    ix = store._index
+    before = (ix.ids[: ix.n].tolist(), ix.importance[: ix.n].copy())
+    store._load_index()
+    assert before[0] == store._index.ids[: store._index.n].tolist()
+    np.testing.assert_array_equal(before[1], store._index.importance[: store._index.n])
+    store.close()
