@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +31,16 @@ def test_postgres_benchmark_runs() -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "HNSW ef_search 100" in proc.stdout and "keys with exactly 1 active': 5" in proc.stdout
+
+
+def test_ingest_benchmark_runs(capsys) -> None:
+    spec = importlib.util.spec_from_file_location("ingest_bench", ROOT / "benchmarks" / "ingest.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--sizes", "300"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "floor: DuckDB inserts" in out
+        and "add_many, embeddings given" in out
+        and "HashEmbedder embeds" in out
+    )

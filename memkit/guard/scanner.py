@@ -206,6 +206,22 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+_WORD_BOUNDARY = re.compile(r"(?<!\\)((?:\\\\)*)\\b")  # a \b that is not an escaped backslash + b
+
+
+@lru_cache(maxsize=1024)
+def _relaxed(pattern: str) -> str:
+    r"""``pattern`` without its word boundaries ``\b``: it matches wherever the pattern does (and
+    more), so it may stand in for it in a pre-filter, whose hits the exact pattern re-checks. Rust's
+    regex engine cannot run a Unicode ``\b`` in its fast automaton on non-ASCII text (one Chinese
+    character is enough): with them the costliest rules took ~15 µs per text, without ~1 µs.
+
+    >>> print(_relaxed(r"(?i)\bignore\b and a\\b"))
+    (?i)ignore and a\\b
+    """
+    return _WORD_BOUNDARY.sub(r"\1", pattern)
+
+
 def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
     """Which rule may match which text: ``(n texts, n rules)`` booleans. One polars
     ``str.contains`` per rule over the batch (parallel, in Rust); for a handful of texts the fixed
@@ -224,7 +240,7 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
     )
     clean = src.str.replace_all(f"[{INVISIBLE}]", "")
     mask = pl.DataFrame({"t": clean, "raw": src}).select(
-        (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(r.pattern).alias(f"r{i}")
+        (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(_relaxed(r.pattern)).alias(f"r{i}")
         for i, r in enumerate(rules)
     )  # computed in parallel by polars
     return mask.to_numpy()  # (n texts, n rules) booleans, one column per rule
