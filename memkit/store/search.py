@@ -195,7 +195,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         )  # fmt: skip
         ids, keys = ix.ids[rows].tolist(), ix.key[rows].tolist()
         S = pl.Series  # each column built with its type: no inference (a search's fixed cost)
-        hits = pl.DataFrame([
+        cols = [
             S("rank", np.arange(1, len(rows) + 1, dtype=np.int32)), S("id", ids, pl.String),
             S("content", ix.content[rows].tolist(), pl.String),
             *(S(c, v, pl.Float64) for c, v in comp.items()),
@@ -206,10 +206,10 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             S("created_at", ix.created_us[rows]).cast(_UTC_US),
             S("last_access_at", ix.last_access_us[rows]).cast(_UTC_US),
             S("access_count", ix.access_count[rows], pl.Int64),
-        ])  # fmt: skip
-        if guard:
-            hits, rows = self._guard_hits(hits, rows, gate.namespace, query)
-            ids, keys = hits["id"].to_list(), hits["key"].to_list()
+        ]  # fmt: skip
+        if guard:  # drops hits near a lesson, adds the consistency columns
+            hits, rows = self._guard_hits(pl.DataFrame(cols), rows, gate.namespace, query)
+            ids, keys, cols = hits["id"].to_list(), hits["key"].to_list(), hits.get_columns()
         # the same gate for the hits' disputed versions: a requester sees only those it may read
         disputed = self._gate(gate.namespace, gate.requester, statuses=("conflict",), valid_at=now)
         pending = ix.pending(disputed, epoch_us(now), keys)
@@ -218,7 +218,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             s = self.screen(texts, namespace=gate.namespace)
             ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
             pending = [[t for t in p if t in ok] for p in pending]
-        return hits.hstack([_texts("pending", pending)]), ids
+        return pl.DataFrame([*cols, _texts("pending", pending)]), ids  # one frame, built once
 
     def _log_search(
         self,
