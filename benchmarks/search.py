@@ -53,6 +53,8 @@ import duckdb  # noqa: E402
 import memkit  # noqa: E402
 from memkit.params import DecayParams, Weights  # noqa: E402
 from memkit.store import quantized  # noqa: E402
+from memkit.store.gate import Gate  # noqa: E402
+from memkit.store.int8_kernels import SCORE  # noqa: E402
 
 DIM = 384
 K = 10
@@ -293,11 +295,16 @@ def rank_fn(
 SCAN = "int8 scan + top-64 + exact rescoring (no masks)"
 
 
+_EVERY: dict[int, np.ndarray] = {}  # N -> an all-True mask of N rows, allocated once
+
+
 def int8_scan(ix: quantized.QuantizedIndex, q: np.ndarray) -> np.ndarray:
-    """The int8 index's similarity search alone, like the floor: the kernel over every row, the
-    best 64 by approximate cosine, their float32 rows from DuckDB, the exact top 10 of those."""
-    approx = ix._similarity32(q, None, np.ones(ix.n, bool))  # (n,)
-    pool = np.argpartition(-approx, 63)[:64]
+    """The int8 index's similarity search alone, like the floor: the compiled scan over every row
+    (no gate, similarity only), the best 64 by approximate cosine (the kernels' heap), their float32
+    rows from DuckDB, the exact top 10 of those."""
+    every = _EVERY.setdefault(ix.n, np.ones(ix.n, bool))  # no gate: every row
+    score, _ = ix._scan(SCORE, Gate(None, None), q, every, None, SIM_ONLY, DecayParams(), 0)  # (n,)
+    pool = ix._pool(score, (None, None), 0.0, 0, 0.0, 64)  # (64,) rows
     exact = ix.vectors(pool) @ q  # (64, dim) @ (dim,) -> (64,)
     return pool[np.argsort(-exact)[:K]]
 

@@ -1,31 +1,28 @@
 """The int8 search index (``MemoryStore(path, index="int8")``): a quarter of the memory of the float32
-matrix, and a scan faster than the float32 floor, with the same hits and scores as the exact index.
+matrix, and a ranking faster than the float32 floor, with the same hits and scores as the exact index.
 
 How it works. Each embedding row ``x`` (unit length, ``dim`` floats) is kept as ``dim`` int8 codes and
 one float32 scale (:func:`quantize`)::
 
     scale = max|x| / 127,   code = round(x / scale)  in [-127, 127],   x ≈ scale · code
 
-so the index holds ``dim + 4`` bytes per row instead of ``4 · dim`` (0.26x at dim 384). A search
-scans every candidate row with a compiled kernel (numba: int8 codes times the float32 query, summed
-in float32, times the row's scale), whose error per row is at most ``scale / 2 · ‖q‖₁`` and in
-practice about 4e-4 in cosine. The approximate scores go through the same first pass as the exact
-index (:meth:`~memkit.store.index.SearchIndex.rank`: hybrid score, neighbour expansion, tie order)
-and pick a *pool* of ``max(pool_per_k · k, min_pool)`` candidates; the exact float32 rows of the pool
-(and of its neighbours) are then read from DuckDB, the source of truth, and scored exactly in float64
-like the exact index's shortlist. So the returned scores are the exact ones, and the hits are the
-exact index's whenever its top k is inside the pool (recall@10 1.0 on random unit vectors and on
-LoCoMo turns here, ``benchmarks/search.py``).
+so the index holds ``dim + 4`` bytes per row instead of ``4 · dim`` (0.26x at dim 384). A search runs
+the exact index's two stages (:meth:`~memkit.store.index.SearchIndex.rank`) with a compiled first
+pass (:mod:`memkit.store.int8_kernels`): the read gate as one loop, then one loop that scores every
+row the gate lets through — int8 codes times an int16 query, plus the other terms of the hybrid
+score — into a float32 array, neighbour expansion over it, and per-thread heaps that give the
+threshold of the *pool*, the best ``max(pool_per_k · k, min_pool)`` candidates under the final tie
+rule. The error of an approximate cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
+The pool's exact float32 rows (and its neighbours') are then read from DuckDB, the source of truth,
+and scored exactly in float64 as the exact index scores its shortlist: the returned scores are the
+exact ones, and the hits are the exact index's whenever its top k is inside the pool (recall@10 1.0
+on random unit vectors and on LoCoMo turns here, ``benchmarks/search.py``).
 
-Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts to float64 and runs 5x slower than
-the float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
-one on this 2-core machine (../shared/FIELD-NOTES.md). A 10-line numba loop reads a byte per
-dimension and widens it in registers, on every core: 0.5-0.85x the time of numpy's float32 scan at
-1M x 384 here (the lower end when the machine is busy, where numpy's memory-bound scan suffers
-more; the loop is compute-bound, as numba emits no VNNI dot-product instructions). numba is the
-optional extra ``memkit[int8]``, imported only when an int8 index is built; the kernels compile on
-first use (about a second, reported by :func:`jit_seconds`) and are cached on disk where numba can
-write its cache. Small scans (under 4 MiB of codes) run on the calling thread alone.
+Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts and runs 5x slower than the
+float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
+one on this 2-core machine (../shared/FIELD-NOTES.md). numba is the optional extra ``memkit[int8]``,
+imported only when an int8 index is built; the kernels compile on first use (reported by
+:func:`jit_seconds`). Scans under 32 MiB of codes run on the calling thread alone.
 
 Threads. numba's default threading layer runs one parallel kernel at a time per process, so the
 kernels are called under a process-wide lock (a store already ranks one query at a time).
@@ -33,25 +30,31 @@ kernels are called under a process-wide lock (a store already ranks one query at
 
 from __future__ import annotations
 
+import contextlib
 import threading
-import time
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import MemkitError, MissingDependency, ValidationError
+from ..decay import recency, strength
+from ..errors import MemkitError, ValidationError
+from ..params import DecayParams, KeywordParams, Weights
+from ..schema import ACCESS, STATUSES
+from ..scoring import hybrid, neighbour_score, top_k
+from . import int8_kernels as kern
 from .index import SearchIndex
+from .index_columns import US_PER_HOUR
 
 __all__ = ["INDEXES", "QuantizedIndex", "fetch_vectors", "jit_seconds", "new_index", "quantize"]
 
 # MemoryStore(index=...): the float32 matrix; int8 codes + exact rescoring; pgvector's HNSW (hnsw.py)
 INDEXES = ("exact", "int8", "hnsw")
-_KERNELS: dict[str, Any] = {}  # "dense", "sparse" -> compiled kernels; "seconds" -> compile time
-# below this many bytes of codes to scan, waking the other threads costs more than the scan (and on
-# a busy machine one may wait ms for a core): the kernel then runs on the calling thread alone
-_PARALLEL_BYTES = 1 << 22  # 4 MiB: ~11k rows at dim 384
+jit_seconds = kern.jit_seconds  # seconds the kernels took to compile in this process (None before)
+# below this many bytes of codes to scan, waking the other threads costs more than the scan: on this
+# busy machine (load 6-11 on 2 cores) a parallel kernel waited a median 10-12 ms for its second
+# thread at 20k rows (0.3-3 ms at best), while one thread scans 20k rows in ~2 ms
+_PARALLEL_BYTES = 1 << 25  # 32 MiB: ~87k rows at dim 384
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue threading layer: one parallel kernel at a time
 
 
@@ -71,70 +74,6 @@ def quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     safe = np.where(scale > 0, scale, 1.0)[:, None]
     codes = np.clip(np.rint(x / safe), -127, 127).astype(np.int8)  # (m, dim)
     return codes, scale
-
-
-def _numba() -> Any:
-    """The numba module, or MissingDependency naming the extra to install."""
-    try:
-        import numba  # optional: only an int8 index needs it
-    except ImportError as e:
-        raise MissingDependency(
-            f"index='int8' needs numba ({e}); install the extra: pip install 'memkit[int8]'"
-        ) from None
-    return numba
-
-
-def _compile() -> dict[str, Any]:
-    """Compile (or load from numba's cache) the two scan kernels, once per process."""
-    if _KERNELS:
-        return _KERNELS
-    numba = _numba()
-    from numba import prange  # the parallel loop of the kernels
-
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        # numba warns (NumbaWarning) when it cannot write its cache, e.g. a read-only install:
-        # then the kernels are simply compiled in each process, which is no reason to fail a caller
-        warnings.simplefilter("ignore", numba.NumbaWarning)
-
-        def jit(fn: Callable[..., None]) -> Any:
-            """``fn`` compiled parallel, cached on disk where numba can write, else not cached."""
-            try:
-                return numba.njit(parallel=True, fastmath=True, cache=True)(fn)
-            except RuntimeError:  # "cannot cache ... no locator available": nowhere writable
-                return numba.njit(parallel=True, fastmath=True)(fn)
-
-        def dense(codes: Any, scale: Any, q: Any, mask: Any, out: Any) -> None:
-            """``out[i] = scale[i] · (codes[i] · q)`` for every row with ``mask[i]``, else 0."""
-            for i in prange(out.shape[0]):
-                acc = np.float32(0.0)
-                if mask[i]:
-                    for j in range(q.shape[0]):
-                        acc += np.float32(codes[i, j]) * q[j]
-                out[i] = acc * scale[i]
-
-        def sparse(codes: Any, scale: Any, q: Any, rows: Any, out: Any) -> None:
-            """``out[r] = scale[rows[r]] · (codes[rows[r]] · q)``: the candidates only, no copy."""
-            for r in prange(rows.shape[0]):
-                i = rows[r]
-                acc = np.float32(0.0)
-                for j in range(q.shape[0]):
-                    acc += np.float32(codes[i, j]) * q[j]
-                out[r] = acc * scale[i]
-
-        kernels: dict[str, Any] = {"dense": jit(dense), "sparse": jit(sparse), "numba": numba}
-        # compile now, on a tiny input of the real types, so the first search pays nothing more
-        c, s, q1 = np.zeros((1, 1), np.int8), np.zeros(1, np.float32), np.zeros(1, np.float32)
-        kernels["dense"](c, s, q1, np.ones(1, bool), np.empty(1, np.float32))
-        kernels["sparse"](c, s, q1, np.zeros(1, np.int64), np.empty(1, np.float32))
-    kernels["seconds"] = time.perf_counter() - t0
-    _KERNELS.update(kernels)
-    return _KERNELS
-
-
-def jit_seconds() -> float | None:
-    """Seconds the kernels took to compile (or load from cache) in this process; None before."""
-    return _KERNELS.get("seconds")
 
 
 def new_index(kind: str, dim: int, floor: float, con: Callable[[], Any]) -> SearchIndex:
@@ -170,7 +109,8 @@ def fetch_vectors(con: Any, ids: Sequence[str], dim: int) -> np.ndarray:
 
 class QuantizedIndex(SearchIndex):
     """A :class:`~memkit.store.index.SearchIndex` whose embeddings are int8 codes ``(cap, dim)`` and
-    per-row scales ``(cap,)`` (see the module doc); exact float32 rows come from ``source``.
+    per-row scales ``(cap,)`` (see the module doc), ranked by compiled kernels; exact float32 rows
+    come from ``source``.
 
     Parameters
     ----------
@@ -198,7 +138,7 @@ class QuantizedIndex(SearchIndex):
         for name, value in (("pool_per_k", pool_per_k), ("min_pool", min_pool)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValidationError(name, f"must be an int >= 1, got {value!r}")
-        self._kernels = _compile()
+        self._kernels = kern.compile_kernels()
         self.source, self.pool_per_k, self.min_pool = source, pool_per_k, min_pool
         super().__init__(dim, floor)
 
@@ -222,20 +162,157 @@ class QuantizedIndex(SearchIndex):
         return self.n * (self.dim * self.codes.itemsize + self.scale.itemsize)
 
     # ------------------------------------------------------------------------------------- ranking
-    def _first_pass_size(self, k: int, shortlist: int) -> int:
-        """The pool: ``max(pool_per_k · k, min_pool, shortlist)`` candidates go to exact rescoring."""
-        return max(self.pool_per_k * k, self.min_pool, shortlist)
+    def rank(
+        self,
+        q: np.ndarray,
+        query: str,
+        gate: Any,
+        now_us: int,
+        *,
+        floor: float,
+        weights: Weights,
+        k: int,
+        decay: DecayParams,
+        keyword: KeywordParams,
+        layer: Sequence[str] | None = None,
+        kind: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """:meth:`SearchIndex.rank <memkit.store.index.SearchIndex.rank>` (same arguments, result,
+        masks, formula and tie rule) with the compiled first pass of the module doc."""
+        n, default_floor = self.n, floor == self.floor
+        mask = np.empty(n, dtype=bool)  # (n,): the rows the gate and the filters let through
+        kw_all = prev = nxt = None
+        lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
+        fused = layer is None and kind is None and tags is None and default_floor  # the gate in the scan
+        if not fused:  # filters or another floor (rarer, often few rows): the exact index's numpy mask
+            mask[:] = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
+            if not default_floor:  # strength computed for the candidates only, as the exact index does
+                cand = np.flatnonzero(mask)
+                age_h = (now_us - self.created_us[cand]) / US_PER_HOUR
+                mask[cand[strength(self.importance[cand], age_h, self.half_life_h[cand]) < floor]] = False
+        if weights.keyword:  # BM25's corpus is the candidates: the mask first, then the scores
+            if fused:
+                self._scan(kern.GATE, gate, q, mask, None, weights, decay, now_us)
+                fused = False
+            kw_all = self.keyword_index().scores(query, mask, keyword)  # (n,)
+        if lam > 0:
+            prev, nxt = self.adjacency()
+        mode = kern.GATE_SCORE if fused else kern.SCORE
+        score, count = self._scan(mode, gate, q, mask, kw_all, weights, decay, now_us)
+        cand = self._pool(score, (prev, nxt), lam, now_us, float(weights.tie), size) if count > size else None
+        cand = np.flatnonzero(mask) if cand is None else cand
+        return self._rescore(q, cand, mask, kw_all, (prev, nxt), now_us, weights, decay, k)
 
-    def _similarity32(self, q: np.ndarray, rows: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
-        """Approximate cosines: every row (``rows=None``; 0 where ``mask`` is False) or ``rows``."""
-        q = np.ascontiguousarray(q, dtype=np.float32)
-        m = self.n if rows is None else len(rows)  # rows scanned
-        numba, threads = self._kernels["numba"], self._kernels["numba"].config.NUMBA_NUM_THREADS
-        out = np.empty(m, np.float32)  # (m,)
+    def _gate_args(self, gate: Any, now_us: int) -> tuple[Any, ...]:
+        """The gate's arguments of :func:`~memkit.store.int8_kernels.scan` -> ``(columns, status_ok,
+        p)``: the rules of :meth:`~memkit.store.index_columns.IndexColumns.mask` with ``floor=True``."""
+        ok = np.zeros(len(STATUSES) + 1, dtype=bool)  # ok[status + 1]; ok[0]: erased rows, never
+        ok[[STATUSES.index(s) + 1 for s in (STATUSES if gate.statuses is None else gate.statuses)]] = True
+        p = np.zeros(9, dtype=np.int64)
+        p[kern.P_NS] = -1 if gate.namespace is None else self.names.lookup(gate.namespace)
+        if gate.requester is not None:
+            p[kern.P_ACCESS], p[kern.P_REQ] = 1, self.names.lookup(gate.requester)
+            p[[kern.P_PUBLIC, kern.P_PROTECTED, kern.P_PRIVATE]] = [ACCESS.index(a) for a in ACCESS]
+        p[kern.P_VALID], p[kern.P_FLOOR], p[kern.P_NOW] = gate.valid_at is not None, 1, now_us
+        cols = (self.ns, self.status, self.access, self.owner, self.creator, self.valid_from_us,
+                self.valid_until_us, self.created_us, self.expire_us)  # fmt: skip
+        return cols, ok, p
+
+    @contextlib.contextmanager
+    def _threads(self, n: int) -> Iterator[int]:
+        """Hold the kernel lock with numba's threads set for a scan of ``n`` rows -> how many."""
+        numba = self._kernels["numba"]
+        threads = numba.config.NUMBA_NUM_THREADS if n * self.dim >= _PARALLEL_BYTES else 1
         with _KERNEL_LOCK:
-            numba.set_num_threads(threads if m * self.dim >= _PARALLEL_BYTES else 1)
-            if rows is None:
-                self._kernels["dense"](self.codes, self.scale, q, mask, out)
-            else:
-                self._kernels["sparse"](self.codes, self.scale, q, rows.astype(np.int64, copy=False), out)
-        return out
+            numba.set_num_threads(threads)
+            yield threads
+
+    def _scan(
+        self, mode: int, gate: Any, q: np.ndarray, mask: np.ndarray,
+        kw_all: np.ndarray | None, weights: Weights, decay: DecayParams, now_us: int,
+    ) -> tuple[np.ndarray, int]:  # fmt: skip
+        """:func:`~memkit.store.int8_kernels.scan` in ``mode`` over the live rows -> ``(score (n,)
+        float32, -inf off the mask; how many rows the mask lets through)``."""
+        n = self.n
+        qc, qscale = kern.quantize_query(np.asarray(q, dtype=np.float32), self.dim)
+        wk = float(weights.keyword) if kw_all is not None else 0.0
+        w = np.array([weights.similarity, weights.importance, weights.recency, wk, decay.time_scale_hours])
+        cols, ok, p = self._gate_args(gate, now_us)  # mode SCORE reads `mask` instead
+        score = np.empty(n if mode != kern.GATE else 0, dtype=np.float32)
+        kw = np.zeros(0) if kw_all is None else kw_all
+        with self._threads(n):
+            count = self._kernels["scan"](
+                mode, cols, ok, p, self.codes, self.scale, qc, qscale, self.importance, self.last_access_us,
+                kw, w, n, mask, score,
+            )  # fmt: skip
+        return score, count
+
+    def _pool(
+        self, score: np.ndarray, adj: tuple[Any, Any], lam: float, now_us: int, tie: float, size: int
+    ) -> np.ndarray:
+        """The rest of the first pass -> the rows (ascending) of the ``size`` best approximate
+        scores (plus ``lam`` times the better neighbour's) under the final rule
+        (:func:`memkit.scoring.top_k`: near ties newest first)."""
+        n, kr = self.n, self._kernels
+        if lam > 0:  # neighbour expansion needs every row's score first: a second pass
+            base, score = score, np.empty(n, dtype=np.float32)
+            with self._threads(n):
+                kr["neighbours"](base, adj[0], adj[1], lam, n, score)
+        heap = np.full(size, -np.inf, dtype=np.float32)  # (size,): the best scores
+        kr["top_values"](score, n, heap)  # all `size` finite: there are more candidates
+        best, kth = float(heap.max()), float(heap[0])
+        width = tie * abs(best)
+        low = kth  # tie 0: every row scoring at least the size-th best (exact ties included)
+        if width > 0:  # every row whose tie step is at most the size-th best's (a margin of 0.1%)
+            low = best - (np.floor((best - kth) / width) + 1.001) * width
+        sub = np.flatnonzero(score >= low)  # (s,): a few hundred rows, a superset of top_k's
+        age = (now_us - self.created_us[sub]) / US_PER_HOUR
+        return np.sort(sub[top_k(score[sub], size, age=age, tie=tie)])
+
+    def _rescore(
+        self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
+        adj: tuple[Any, Any], now_us: int, weights: Weights, decay: DecayParams, k: int,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+        """The exact index's second stage, line for line (:meth:`SearchIndex.rank
+        <memkit.store.index.SearchIndex.rank>`): float64 scores of ``cand`` (and of its neighbours,
+        for neighbour expansion) from their exact float32 rows, then the top ``k``."""
+        lam, (prev, nxt), n = float(weights.neighbour), adj, self.n
+        if lam > 0:
+            around = np.concatenate([prev[cand], nxt[cand]])
+            around = np.setdiff1d(around[(around >= 0) & mask[np.maximum(around, 0)]], cand)
+            rows_u = np.concatenate([cand, around])
+        else:
+            rows_u = cand
+        vec = self.vectors(rows_u).astype(np.float64)  # (s, dim): exact float32 rows from the store
+        sim = vec @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
+        imp = self.importance[rows_u]
+        rec = recency((now_us - self.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
+        kw = kw_all[rows_u] if kw_all is not None else None
+        base = hybrid(sim, imp, rec, weights, kw)
+        near = None
+        if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
+            local = np.full(n, -1, np.int64)
+            local[rows_u] = np.arange(len(rows_u))
+            p_, q_ = prev[cand], nxt[cand]  # -1 (no neighbour) must stay -1, not wrap to the last row
+            near = lam * neighbour_score(
+                base, np.where(p_ >= 0, local[p_], -1), np.where(q_ >= 0, local[q_], -1)
+            )
+        s_ = len(cand)  # rows_u = the pool, then its neighbours: keep the pool's part
+        sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
+        score = base[:s_] if near is None else base[:s_] + near
+        written_h = (now_us - self.created_us[cand]) / US_PER_HOUR  # newest first on near ties
+        best = top_k(score, k, age=written_h, tie=float(weights.tie))
+        rows = cand[best]
+        comp = {  # one column per score component, as search() returns them
+            "score": score[best],
+            "similarity": sim[best],
+            "importance": imp[best],
+            "strength": strength(imp[best], written_h[best], self.half_life_h[rows]),
+            "recency": rec[best],
+        }
+        if kw_all is not None:
+            comp["keyword"] = kw_all[rows]
+        if near is not None:
+            comp["neighbour"] = near[best]
+        return rows, comp

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import memkit as mk
-from memkit.store import quantized
+from memkit.store import int8_kernels
 from memkit.store.quantized import QuantizedIndex, quantize
 
 pytest.importorskip("numba")  # the extra memkit[int8]; `make test` installs it with [dev]
@@ -170,7 +170,7 @@ def test_a_bad_index_names_the_field(bad: object) -> None:
 
 
 def test_without_numba_int8_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(quantized, "_KERNELS", {})
+    monkeypatch.setattr(int8_kernels, "_KERNELS", {})
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
     with pytest.raises(mk.MissingDependency, match=r"memkit\[int8\]"):
         mk.MemoryStore(index="int8")
@@ -178,11 +178,11 @@ def test_without_numba_int8_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_compiling_lets_no_warning_escape(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(quantized, "_KERNELS", {})
+    monkeypatch.setattr(int8_kernels, "_KERNELS", {})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        kernels = quantized._compile()
-    assert quantized.jit_seconds() == kernels["seconds"] >= 0
+        kernels = int8_kernels.compile_kernels()
+    assert int8_kernels.jit_seconds() == kernels["seconds"] >= 0
 
 
 def test_search_guard_true_on_an_int8_store_reads_the_hits_vectors() -> None:
