@@ -22,7 +22,7 @@ demo: setup
 	$(PY) -m memkit demo --db demo.duckdb
 
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/

@@ -1,8 +1,7 @@
 """Vectors: the embedding cache, row inserts, and the numpy search index kept in step with DuckDB.
 
-- :meth:`VectorsMixin._embed` embeds texts through a cache keyed by (embedder name, content hash), so
-  a text is embedded once per store; it writes nothing (the new cache entries are inserted by the
-  write's own transaction).
+- :meth:`VectorsMixin._embed` embeds texts through a cache keyed by (embedder name, content hash)
+  (a model's text is embedded once per store); it writes nothing (the write's transaction does).
 - :meth:`VectorsMixin._insert` writes rows (and new cache entries) as one Arrow batch.
 - The index (:class:`~memkit.store.index.SearchIndex`) is derived: loaded from DuckDB on open
   (:meth:`_load_index`) and changed only after a commit (:meth:`_mirror`, :meth:`_index_append`). If
@@ -38,6 +37,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 OPEN_START, OPEN_END = np.iinfo(np.int64).min, np.iinfo(np.int64).max  # an open validity bound, in µs
 COLUMNS = ", ".join(TABLE_FIELDS)
+"""The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``),
+as SQL text in table order: ``id, namespace, key, content, ...`` (:data:`memkit.schema.TABLE_FIELDS`)."""
+_FIELDS = COLUMNS.split(", ")
 _TS = "TIMESTAMP WITH TIME ZONE"
 _SQL_TYPES = {  # the memories table's type of each Memory field that is not VARCHAR (migrations.py)
     "value": "JSON", "importance": "DOUBLE", "half_life_hours": "DOUBLE", "tags": "VARCHAR[]",
@@ -45,14 +47,11 @@ _SQL_TYPES = {  # the memories table's type of each Memory field that is not VAR
     "last_access_at": _TS, "access_count": "INTEGER", "version": "INTEGER", "merged_from": "VARCHAR[]",
     "findings": "JSON",
 }  # fmt: skip
+# a row batch's columns and their types (a column that is null in every row still has its type)
 _MEMORY_COLUMNS = [Column(c, _SQL_TYPES.get(c, "VARCHAR"), True) for c in (*TABLE_FIELDS, "content_hash")]
-"""A row batch's columns and their types (a column that is null in every row still has its type)."""
-_FIELDS = COLUMNS.split(", ")
 SMALL = 32
 """Batches up to this many rows take the bound-parameter paths (a single ``add``); larger ones go
 through Arrow (``add_many``, imports)."""
-"""The ``memories`` columns a Memory is built from (everything but ``content_hash`` and ``embedding``),
-as SQL text in table order: ``id, namespace, key, content, ...`` (:data:`memkit.schema.TABLE_FIELDS`)."""
 _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
     f"INSERT INTO memories ({COLUMNS}, content_hash, embedding)"
     f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
@@ -60,11 +59,8 @@ _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
 _INSERT_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) SELECT * FROM _view"
 _VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUES "  # + (?, ...) per row
 _VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
-_CACHED = (
-    "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ?"
-    " AND content_hash IN (SELECT unnest(?::VARCHAR[]))"
-)
 _CACHED_ONE = "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ? AND content_hash = ?"
+_CACHED = _CACHED_ONE.replace("content_hash = ?", "content_hash IN (SELECT unnest(?::VARCHAR[]))")
 
 
 def _swap_embedding(table: str, dim: int) -> list[str]:
@@ -158,14 +154,13 @@ class VectorsMixin(StoreCore):
 
     def _cached_vectors(self, distinct: list[str]) -> dict[str, np.ndarray]:
         """The embedding cache's vectors of the content hashes ``distinct`` (those it holds)."""
-        name = self.embedder.name
-        if len(distinct) == 1:  # one text (an add): a point lookup on the cache's key
-            found = self._run(_CACHED_ONE, [name, distinct[0]])
-        elif len(distinct) <= SMALL:  # a few rows: plain tuples cost less than an Arrow round trip
-            found = self._run(_CACHED, [name, distinct])
-        else:
-            table = self._sql(_CACHED, [name, distinct])
+        if len(distinct) > SMALL:  # many rows: one Arrow round trip
+            table = self._sql(_CACHED, [self.embedder.name, distinct])
             return dict(zip(table["content_hash"].to_list(), table["embedding"].to_numpy(), strict=True))
+        one = len(distinct) == 1  # one text (an add): a point lookup on the cache's key
+        found = self._run(
+            _CACHED_ONE if one else _CACHED, [self.embedder.name, distinct[0] if one else distinct]
+        )
         return {h: np.asarray(e, dtype=np.float32) for h, e in found}
 
     def _embed_query_uncached(self, text: str) -> np.ndarray:
