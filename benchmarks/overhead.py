@@ -125,10 +125,33 @@ def search_overhead(n: int, calls: int, folder: Path) -> list[dict[str, object]]
     return rows
 
 
-def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, object]]:
-    """Searches per second on one store from 1 and from 2 threads, with reinforce=False and True."""
+def rate(fn: Callable[[int], object], threads: int, seconds: float) -> float:
+    """Calls per second of ``fn(i)`` from ``threads`` threads together, over ``seconds``."""
     import threading
 
+    done = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def work(t: int) -> None:
+        """Call until ``stop``, counting in ``done[t]`` (thread t takes calls t, t + threads, ...)."""
+        i = t
+        while time.perf_counter() < stop:
+            fn(i)
+            done[t] += 1
+            i += threads
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    return sum(done) / seconds
+
+
+def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, object]]:
+    """Searches per second on one store from 1 and from 2 threads, with reinforce=False and True,
+    beside the bare numpy matvec's from 1 and 2 threads in the same run: what the machine lets
+    two threads do at that moment (a busy shared machine may give them no second core)."""
     rng = np.random.default_rng(1)
     frame = pl.DataFrame({"content": [text(i) for i in range(n)],
                           "importance": rng.uniform(0.3, 0.9, n)})  # fmt: skip
@@ -138,26 +161,16 @@ def throughput(n: int, folder: Path, seconds: float = 3.0) -> list[dict[str, obj
         store.add_many(frame, namespace="u", now=NOW)
         for q in queries:  # warm: query vectors cached, BM25 built
             store.search(q, namespace="u", now=NOW, reinforce=False)
-        for reinforce, threads in ((False, 1), (False, 2), (True, 1), (True, 2)):
-            done = [0] * threads
-            stop = time.perf_counter() + seconds
-
-            def work(
-                t: int, done: list[int] = done, stop: float = stop, step: int = threads, r: bool = reinforce
-            ) -> None:
-                """Search until ``stop``, counting in ``done[t]``."""
-                i = t
-                while time.perf_counter() < stop:
-                    store.search(queries[i % 64], namespace="u", now=NOW, reinforce=r)
-                    done[t] += 1
-                    i += step
-
-            pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-            for th in pool:
-                th.start()
-            for th in pool:
-                th.join()
-            rows.append({"reinforce": reinforce, "threads": threads, "searches/s": sum(done) / seconds})
+        matrix = store._index.emb[: store._index.n].copy()
+        vecs = [store._embed_query(q) for q in queries]
+        for reinforce in (False, True, None):  # None: the bare matvec
+            if reinforce is None:
+                call, fn = "numpy X @ q", lambda i: matrix @ vecs[i % 64]
+            else:
+                call = f"search (reinforce={reinforce})"
+                fn = lambda i, r=reinforce: store.search(queries[i % 64], namespace="u", now=NOW, reinforce=r)
+            one, two = rate(fn, 1, seconds), rate(fn, 2, seconds)
+            rows.append({"call": call, "1 thread /s": one, "2 threads /s": two, "x": two / one})
     return rows
 
 
@@ -167,8 +180,9 @@ def main() -> None:
     args = ap.parse_args()
     n, calls = (2_000, 40) if args.quick else (10_000, 300)
     n_threads = 2_000 if args.quick else 100_000
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")  # numpy's BLAS threads: they matter (README)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},"
-          f" duckdb {duckdb.__version__}, numpy {np.__version__}")  # fmt: skip
+          f" duckdb {duckdb.__version__}, numpy {np.__version__}, OPENBLAS_NUM_THREADS={blas}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         rows = add_overhead(calls, Path(tmp)) + search_overhead(n, calls, Path(tmp))
         scale = throughput(n_threads, Path(tmp), seconds=1.0 if args.quick else 3.0)
@@ -176,7 +190,8 @@ def main() -> None:
     with pl.Config(tbl_rows=20, tbl_width_chars=120, fmt_str_lengths=40):
         print(table)
         print(f"searches per second on one store at {n_threads:,} memories:")
-        print(pl.DataFrame(scale).with_columns(pl.col("searches/s").round(0)))
+        per_s = pl.col("1 thread /s", "2 threads /s")
+        print(pl.DataFrame(scale).with_columns(per_s.round(0), pl.col("x").round(2)))
 
 
 if __name__ == "__main__":
