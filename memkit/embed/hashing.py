@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from ..errors import ValidationError
 from ..params import check_number
 from ..text import tokenize
 
-__all__ = ["Embedder", "HashEmbedder", "content_hash", "l2_normalize"]
+__all__ = ["Embedder", "HashEmbedder", "check_embeddings", "content_hash", "l2_normalize"]
 
 
 @runtime_checkable
@@ -53,11 +53,35 @@ def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0)."""
+def l2_normalize(x: np.ndarray, *, inplace: bool = False) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0).
+    ``inplace=True`` divides ``x`` itself (a float array the caller owns) instead of a copy."""
     norms = np.linalg.norm(x, axis=-1, keepdims=True)  # (n, 1)
     norms[norms == 0] = 1.0  # a zero row divided by 1 stays zero (one pass, no masked divide)
+    if inplace:
+        x /= norms
+        return x
     return x / norms
+
+
+def check_embeddings(x: Any, n: int, dim: int, field: str = "embedding") -> np.ndarray:
+    """An embedder's (or a caller's) vectors -> validated, L2-normalized ``(n, dim)`` float32, or
+    ValidationError naming ``field``: a wrong shape or a NaN would poison every later search.
+
+    >>> check_embeddings([[3, 4]], 1, 2).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValidationError(field, "must be an (n, dim) array of numbers") from None
+    if arr.shape != (n, dim):
+        raise ValidationError(field, f"expected shape ({n}, {dim}), got {arr.shape}")
+    # a NaN or an infinity makes its row's sum non-finite; only then (or on an overflowing sum of huge
+    # values) is every element looked at, so a million rows need no (n, dim) mask
+    if not np.isfinite(np.add.reduce(arr, axis=-1)).all() and not np.isfinite(arr).all():
+        raise ValidationError(field, "contains NaN or infinite values")
+    return l2_normalize(arr)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -117,7 +141,7 @@ class HashEmbedder:
                 vals.append(s * w)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
-        return l2_normalize(out)
+        return l2_normalize(out, inplace=True)
 
     def __repr__(self) -> str:
         """The constructor call that rebuilds this embedder."""

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..embed import Embedder, content_hash, l2_normalize
+from ..embed import Embedder, check_embeddings, content_hash
 from ..errors import ValidationError
 from ..portable.columns import Column, arrow_batch
 from ..schema import TABLE_FIELDS
@@ -117,19 +117,9 @@ class VectorsMixin(StoreCore):
 
     # ------------------------------------------------------------------------------ embeddings
     def _check_embeddings(self, x: Any, n: int, field: str = "embedding") -> np.ndarray:
-        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32.
-
-        The store never trusts an embedder: a wrong shape or a NaN would poison every later search.
-        """
-        try:
-            arr = np.asarray(x, dtype=np.float32)
-        except (TypeError, ValueError):
-            raise ValidationError(field, "must be an (n, dim) array of numbers") from None
-        if arr.shape != (n, self.embedder.dim):
-            raise ValidationError(field, f"expected shape ({n}, {self.embedder.dim}), got {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValidationError(field, "contains NaN or infinite values")
-        return l2_normalize(arr)
+        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32
+        (:func:`memkit.embed.check_embeddings`): the store never trusts an embedder."""
+        return check_embeddings(x, n, self.embedder.dim, field)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.
@@ -150,7 +140,13 @@ class VectorsMixin(StoreCore):
             made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))
             new = dict(zip(missing, made, strict=True))
             vectors.update(new)
-        return np.stack([vectors[h] for h in hashes]).astype(np.float32), hashes, new if cached else {}
+        if len(missing) == len(hashes):  # every text new and distinct (a bulk write): already in order
+            return made, hashes, new if cached else {}
+        return (
+            np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False),
+            hashes,
+            new if cached else {},
+        )
 
     def _cached_vectors(self, distinct: list[str]) -> dict[str, np.ndarray]:
         """The embedding cache's vectors of the content hashes ``distinct`` (those it holds)."""
