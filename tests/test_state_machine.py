@@ -318,25 +318,23 @@ class StoreMachine(RuleBasedStateMachine):
         row.status = status
         for cid in changes:
             self.rows[cid].status = "superseded"
-        self.__dict__.setdefault("approved", set()).add(mid)
 
-    # Known gap (stop 24): an import re-screens every row, so a memory a reviewer approved comes back
-    # quarantined (a file cannot vouch for an approval); the round trip is checked only for stores
-    # that hold no approved memory, until the export carries approvals the import can trust.
-    @precondition(
-        lambda self: self.store is not None and hasattr(self.store, "import_")
-        and not self.__dict__.get("approved")
-    )  # fmt: skip
+    # an import re-screens every row; the approvals in the file's history (include_events) let the
+    # operator's import keep a reviewer's decision instead of quarantining the memory again
+    @precondition(lambda self: self.store is not None and hasattr(self.store, "import_"))
     @rule(ns=st.sampled_from([0, 1, None]))
     def export_import_roundtrip(self, ns) -> None:
-        """Export (with embeddings), import into a fresh file, compare, and carry on with the copy:
-        every later step then checks the imported store against the same model."""
+        """Export (with embeddings and history), import into a fresh file as the operator, compare,
+        and carry on with the copy: every later step then checks the imported store against the
+        same model."""
         self._count("export_import")
         before = self.store.frame(include_embedding=True)
         tmp = Path(self._tmp.name)
         if ns is not None:  # one namespace travels alone (into a scratch store), the other stays home
             part = str(tmp / f"part{self.ops}.jsonl")
-            self.store.export(part, self.namespaces[ns], include_embeddings=True, now=self.now)
+            self.store.export(
+                part, self.namespaces[ns], include_embeddings=True, include_events=True, now=self.now
+            )
             with mk.MemoryStore(
                 embedder=mk.HashEmbedder(dim=64), decay=mk.DecayParams(min_strength=FLOOR)
             ) as scratch:
@@ -344,7 +342,7 @@ class StoreMachine(RuleBasedStateMachine):
                 want = before.filter(pl.col("namespace") == self.namespaces[ns])
                 assert _comparable(scratch.frame(include_embedding=True)).equals(_comparable(want))
         dump = str(tmp / f"dump{self.ops}.jsonl")
-        self.store.export(dump, include_embeddings=True, now=self.now)
+        self.store.export(dump, include_embeddings=True, include_events=True, now=self.now)
         self.store.close()
         self.path = str(tmp / f"m{self.ops}.duckdb")
         self.store = self._open()

@@ -21,7 +21,7 @@ Each row ends with one action, the strictest any of its texts earned
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -66,12 +66,14 @@ class GuardMixin(AuditMixin, VectorsMixin):
         op: str = "add",
         where: Callable[[int], str] = lambda i: f"row {i}",
         refuse: bool = True,
+        released: Sequence[int] = (),
     ) -> list[int]:
         """Screen ``cols`` in place (see the module docstring) -> the rows whose text was redacted.
 
         Raises WriteRefused (after a ``deny`` event) when a row holds a secret; ``where(i)`` names
         row ``i`` in its message (``row 3``, ``line 7``). ``refuse=False`` marks such rows with status
-        ``refused`` instead (a caller that drops them: consolidation).
+        ``refused`` instead (a caller that drops them: consolidation). ``released`` rows keep their status
+        where the guard would quarantine them (a reviewer's approval an operator's import carries).
         """
         n = len(cols["content"])
         cols.setdefault("findings", [None] * n)  # an imported row may already carry findings
@@ -103,8 +105,10 @@ class GuardMixin(AuditMixin, VectorsMixin):
         redacted = [i for i, (a, b) in enumerate(zip(cols["content"], text.texts, strict=True)) if a != b]
         cols["content"] = text.texts
         cols.update(fields.columns)
+        kept = set(released)  # a reviewer released these: their findings are kept, not their quarantine
         cols["status"] = [
-            "quarantined" if a == "quarantine" else st for a, st in zip(actions, cols["status"], strict=True)
+            "quarantined" if a == "quarantine" and i not in kept else st
+            for i, (a, st) in enumerate(zip(actions, cols["status"], strict=True))
         ]
         for (row,), part in found.group_by("row") if found.height else ():  # only rows with findings
             cols["findings"][row] = merge_findings(cols["findings"][row], part.drop("row").to_dicts())

@@ -22,7 +22,7 @@ stage by stage:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +56,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         exclude: list[str] | None = None,
         keep_consistent: bool = False,
         where: Callable[[int], str] = lambda i: f"row {i}",
+        released: Sequence[int] = (),
     ) -> dict[str, list[Any]]:
         """Write complete rows ``cols`` -> ``cols`` as stored (redacted, with status and version).
 
@@ -65,7 +66,9 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         ``cols`` carries (an import), not only the Memory fields;
         ``replaced`` ids are deleted in the same transaction (an import's overwrite) and, with
         ``exclude`` (a merge's members), left out of the version plan; ``before`` and ``also`` run
-        inside the transaction before the rows' events and after everything else.
+        inside the transaction before the rows' events and after everything else; ``released`` rows
+        (an operator's import of memories a reviewer approved) keep their status where the guard
+        would quarantine them.
         """
         self._check_writable()
         n = len(cols["id"])
@@ -75,7 +78,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             # (identity() of an identity is itself, so rows from build_rows pass unchanged)
             names = {x: identity(x) for x in set(cols[field]) if x is not None}  # a batch has few authors
             cols[field] = [None if x is None else names[x] for x in cols[field]]
-        redacted = self._screen(cols, requester, now, op=op, where=where)
+        redacted = self._screen(cols, requester, now, op=op, where=where, released=released)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])
         else:

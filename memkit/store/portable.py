@@ -231,5 +231,15 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,
                 before=file_events, replaced=replaced, keep_consistent=True, columns=columns,
                 where=lambda i: f"line {lines[i]}",
+                # a reviewer's approval in the file's history stands in the operator's import
+                released=_approved(data.events) if requester is None else (),
             )  # fmt: skip
         return report
+
+
+def _approved(events: list[tuple[Any, ...]]) -> list[int]:
+    """Rows whose history (oldest first) ends its review with ``approve``: a reviewer released them
+    after the guard held them, so the guard's quarantine verdict on import does not hold them again
+    (its findings are still recorded; a secret is still refused)."""
+    last = {r: op for r, _ts, op, _who, _detail in events if op in ("approve", "quarantine")}
+    return sorted(r for r, op in last.items() if op == "approve")
