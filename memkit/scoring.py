@@ -277,8 +277,11 @@ class KeywordIndex:
         if not q_tokens or n_docs == 0:
             return out
         terms, rows, tfs = self._postings()
+        # the postings' own dtype: searchsorted would otherwise convert the whole term array per call
+        qt = np.asarray([self.vocab.get(t, -1) for t in q_tokens], dtype=terms.dtype)  # -1: unseen
+        if not (qt >= 0).any():  # no query term occurs anywhere
+            return out
         avg_len = float(self.doc_len[candidates].mean())
-        qt = np.asarray([self.vocab.get(t, -1) for t in q_tokens], dtype=np.int64)  # -1: unseen
         lo = np.searchsorted(terms, qt, side="left")  # (q,) start of each query term's postings
         hi = np.where(qt >= 0, np.searchsorted(terms, qt, side="right"), lo)
         sel = _ranges(lo, hi)  # indices of all postings of the query terms
