@@ -8,10 +8,8 @@ grow by doubling, so appending one memory is amortized O(dim); only ``[:n]`` is 
 ========================  =========  =====================================================
 column                    dtype      holds
 ========================  =========  =====================================================
-``emb``                   float32    ``(cap, dim)``, L2-normalized embeddings (an int8
-                                     index keeps ``codes`` and ``scale`` instead:
-                                     :mod:`memkit.store.quantized`); read rows with
-                                     :meth:`IndexColumns.vectors`
+``emb``                   float32    ``(cap, dim)`` L2-normalized (:meth:`IndexColumns.vectors`;
+                                     int8: ``codes``, ``scale``, :mod:`memkit.store.quantized`)
 ``ids content key tags``  object     the texts (``tags`` as tuples)
 ``ns owner creator``      int32      name codes (:class:`_Codes`: namespaces, owners and
                                      creators share one table, so access compares codes)
@@ -19,15 +17,13 @@ column                    dtype      holds
 ``layer kind``                       ``ACCESS`` / ``LAYERS`` / ``KINDS``; :data:`DELETED` = -1
 ``importance``            float64    in [0, 1], raised by reinforcement
 ``half_life_h``           float64    hours
-``access_count``          int64
-``*_us``                  int64      instants in microseconds since the Unix epoch (exact)
+``access_count *_us``    int64      counts; instants in µs since the Unix epoch (exact)
 ``expire_us``             int64      when strength falls below the default floor
 ========================  =========  =====================================================
 
-Every change here mirrors a committed DuckDB change (the store applies it after the commit), so the
-columns never show a row DuckDB does not have. Changes run under the store's lock held exclusively;
-rankings read under it shared, several at once (:mod:`memkit.store.rwlock`), so the lazily built
-caches (neighbours, BM25 postings, tag pairs) are built by one reader at a time and published whole.
+Every change mirrors a committed DuckDB change (applied after the commit), under the store's lock held
+alone; rankings read under it shared (:mod:`memkit.store.rwlock`), so the lazy caches (neighbours, BM25
+postings, tag pairs) are built by one reader at a time and published whole.
 """
 
 from __future__ import annotations
@@ -146,8 +142,13 @@ class IndexColumns:
         self.emb = grow(old("emb"), np.float32, (self.dim,))
 
     def _set_vectors(self, rows: slice | np.ndarray, emb: np.ndarray) -> None:
-        """Store embeddings ``(m, dim)`` float32 (normalized) at ``rows``."""
-        self.emb[rows] = emb
+        """Store embeddings ``(m, dim)`` float32 (normalized) at ``rows``; a batch filling an empty
+        index, in an array of its own (no view), becomes the matrix: a bulk load writes no copy."""
+        if (isinstance(rows, slice) and rows.start == 0 and emb.shape == self.emb.shape and emb.base is None
+                and emb.dtype == np.float32 and emb.flags.c_contiguous and emb.flags.writeable):  # fmt: skip
+            self.emb = emb
+        else:
+            self.emb[rows] = emb
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         """The float32 embeddings of ``rows`` -> ``(len(rows), dim)`` (a copy)."""
