@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 import polars as pl
 
@@ -192,6 +193,7 @@ def s_stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of one word; a corpus repeats its words
 def light_stem(word: str) -> str:
     """A light English stemmer: the S stemmer, ``-ing`` / ``-ed`` (Porter's step 1b), ``-ly``, final ``e``.
 

@@ -84,6 +84,16 @@ def check_embeddings(x: Any, n: int, dim: int, field: str = "embedding") -> np.n
     return l2_normalize(arr)
 
 
+@lru_cache(maxsize=1 << 16)
+def _trigrams(token: str, weight: float) -> tuple[tuple[str, float], ...]:
+    """The weighted character trigrams of one Latin token (``<`` and ``>`` mark its ends); none for
+    short or non-ASCII tokens. Cached: a corpus repeats its words."""
+    if not token.isascii() or len(token) <= 2:
+        return ()
+    padded = f"<{token}>"
+    return tuple(("t:" + padded[i : i + 3], weight) for i in range(len(padded) - 2))
+
+
 @lru_cache(maxsize=1 << 18)
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
     """Feature -> (bucket in [0, dim), sign ±1) from 8 bytes of blake2b."""
@@ -123,9 +133,7 @@ class HashEmbedder:
         out = [("w:" + t, 1.0) for t in tokens]
         if self.trigram_weight:
             for t in tokens:
-                if t.isascii() and len(t) > 2:
-                    padded = f"<{t}>"
-                    out += [("t:" + padded[i : i + 3], self.trigram_weight) for i in range(len(padded) - 2)]
+                out += _trigrams(t, self.trigram_weight)
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
