@@ -161,16 +161,18 @@ def top_k(
         return part[order][:k]
     # every row that could rank above the k-th under tie_order: same or better step (tie > 0), or a
     # score equal to the k-th's (tie 0: exact ties go to the newer row, never to argpartition's pick)
-    finite = np.isfinite(scores)
     best, kth = scores[part].max(), scores[part].min()
     width = tie * abs(best)
     if width > 0:
+        last = np.floor((best - kth) / width)  # the k-th's step: rows of a later step cannot rank above it
+        # one comparison over all rows, with a margin wider than float32 rounding (a superset), then
+        # the exact step on the few left
+        b, reach = float(best), float((last + 1.0) * width)
+        part = np.flatnonzero(scores >= b - reach * (1.0 + 1e-4) - 1e-6 * abs(b) - 1e-30)
         with np.errstate(invalid="ignore"):
-            step = np.floor((best - scores) / width)
-        keep = finite & (step <= np.floor((best - kth) / width))
+            part = part[np.isfinite(scores[part]) & (np.floor((best - scores[part]) / width) <= last)]
     else:
-        keep = finite & (scores >= kth)
-    part = np.flatnonzero(keep)
+        part = np.flatnonzero(np.isfinite(scores) & (scores >= kth))
     return part[tie_order(scores[part], age[part], tie)][:k]
 
 

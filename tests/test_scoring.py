@@ -117,3 +117,37 @@ def test_keyword_params_change_scores() -> None:
     flat = ix.scores("tea", cand, KeywordParams(k1=1.5, b=0.0))
     norm = ix.scores("tea", cand, KeywordParams(k1=1.5, b=1.0))
     assert not np.allclose(flat, norm)
+
+
+def _top_k_reference(scores: np.ndarray, k: int, age: np.ndarray, tie: float) -> np.ndarray:
+    """top_k with age as it was before its threshold pre-filter: the exact step over every row."""
+    finite = np.isfinite(scores)
+    k = min(k, int(finite.sum()))
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    best, kth = scores[part].max(), scores[part].min()
+    width = tie * abs(best)
+    if width > 0:
+        with np.errstate(invalid="ignore"):
+            keep = finite & (np.floor((best - scores) / width) <= np.floor((best - kth) / width))
+    else:
+        keep = finite & (scores >= kth)
+    rows = np.flatnonzero(keep)
+    return rows[scoring.tie_order(scores[rows], age[rows], tie)][:k]
+
+
+def test_top_k_prefilter_changes_no_ranking() -> None:
+    """top_k narrows the rows with one comparison before computing tie steps; on float32 and
+    float64 scores, near ties, rounded scores and -inf it returns what the exact step returns."""
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        n = int(rng.integers(1, 300))
+        scores = [rng.random(n), np.round(rng.random(n), 2), -rng.random(n), rng.random(n) * 1e-6][
+            int(rng.integers(0, 4))
+        ].astype([np.float32, np.float64][int(rng.integers(0, 2))])
+        scores[rng.random(n) < 0.2] = -np.inf
+        age, k = rng.random(n) * 10, int(rng.integers(1, 12))
+        tie = float(rng.choice([0.0, 0.01, 0.1, 0.5]))
+        got = scoring.top_k(scores, k, age=age, tie=tie)
+        assert np.array_equal(got, _top_k_reference(scores, k, age, tie)), (scores, k, tie)
