@@ -114,6 +114,16 @@ class SearchIndex(IndexColumns):
             short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)
             cand = short if dense else cand[short]
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
+        return self._rescore(q, cand, mask, kw_all, (prev, nxt), now_us, weights, decay, k)
+
+    def _rescore(
+        self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
+        adj: tuple[Any, Any], now_us: int, weights: Weights, decay: DecayParams, k: int,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+        """The second stage of :meth:`rank`, shared by every index kind: float64 scores of ``cand``
+        (and of its neighbours, for neighbour expansion) from their exact float32 rows
+        (:meth:`vectors`), then the top ``k`` and their score components."""
+        ix, lam, (prev, nxt) = self, float(weights.neighbour), adj
         if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
             around = np.concatenate([prev[cand], nxt[cand]])  # them, in a tenth of its time)
             seen = set(around[(around >= 0) & mask[np.maximum(around, 0)]].tolist())

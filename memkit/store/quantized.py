@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from ..decay import recency, strength
+from ..decay import strength
 from ..errors import MemkitError, ValidationError
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import ACCESS, STATUSES
-from ..scoring import hybrid, neighbour_score, top_k
+from ..scoring import top_k
 from . import int8_kernels as kern
 from .index import SearchIndex
 from .index_columns import US_PER_HOUR
@@ -269,50 +269,3 @@ class QuantizedIndex(SearchIndex):
         sub = np.flatnonzero(score >= low)  # (s,): a few hundred rows, a superset of top_k's
         age = (now_us - self.created_us[sub]) / US_PER_HOUR
         return np.sort(sub[top_k(score[sub], size, age=age, tie=tie)])
-
-    def _rescore(
-        self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
-        adj: tuple[Any, Any], now_us: int, weights: Weights, decay: DecayParams, k: int,
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
-        """The exact index's second stage, line for line (:meth:`SearchIndex.rank
-        <memkit.store.index.SearchIndex.rank>`): float64 scores of ``cand`` (and of its neighbours,
-        for neighbour expansion) from their exact float32 rows, then the top ``k``."""
-        lam, (prev, nxt), n = float(weights.neighbour), adj, self.n
-        if lam > 0:
-            around = np.concatenate([prev[cand], nxt[cand]])
-            around = np.setdiff1d(around[(around >= 0) & mask[np.maximum(around, 0)]], cand)
-            rows_u = np.concatenate([cand, around])
-        else:
-            rows_u = cand
-        vec = self.vectors(rows_u).astype(np.float64)  # (s, dim): exact float32 rows from the store
-        sim = vec @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
-        imp = self.importance[rows_u]
-        rec = recency((now_us - self.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
-        kw = kw_all[rows_u] if kw_all is not None else None
-        base = hybrid(sim, imp, rec, weights, kw)
-        near = None
-        if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
-            local = np.full(n, -1, np.int64)
-            local[rows_u] = np.arange(len(rows_u))
-            p_, q_ = prev[cand], nxt[cand]  # -1 (no neighbour) must stay -1, not wrap to the last row
-            near = lam * neighbour_score(
-                base, np.where(p_ >= 0, local[p_], -1), np.where(q_ >= 0, local[q_], -1)
-            )
-        s_ = len(cand)  # rows_u = the pool, then its neighbours: keep the pool's part
-        sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
-        score = base[:s_] if near is None else base[:s_] + near
-        written_h = (now_us - self.created_us[cand]) / US_PER_HOUR  # newest first on near ties
-        best = top_k(score, k, age=written_h, tie=float(weights.tie))
-        rows = cand[best]
-        comp = {  # one column per score component, as search() returns them
-            "score": score[best],
-            "similarity": sim[best],
-            "importance": imp[best],
-            "strength": strength(imp[best], written_h[best], self.half_life_h[rows]),
-            "recency": rec[best],
-        }
-        if kw_all is not None:
-            comp["keyword"] = kw_all[rows]
-        if near is not None:
-            comp["neighbour"] = near[best]
-        return rows, comp
