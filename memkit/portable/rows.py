@@ -19,7 +19,6 @@ write pipeline (:mod:`memkit.store.pipeline`) may then change status, version an
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -59,15 +58,16 @@ WRITABLE = WRITABLE_FIELDS
 """Fields a caller may set on a write (add keywords, add_many columns): schema's list, under its old name."""
 
 
-def new_id() -> str:
-    """A short random id: 16 hex characters (64 bits; collisions are negligible below 10^8 memories)."""
-    return secrets.token_hex(8)
-
-
 def new_ids(n: int) -> list[str]:
-    """``n`` ids as :func:`new_id` makes them, from one call to the OS's random source."""
+    """``n`` short random ids, 16 hex characters each (64 bits; collisions are negligible below 10^8
+    memories), from one call to the OS's random source."""
     h = os.urandom(8 * n).hex()
     return [h[i : i + 16] for i in range(0, 16 * n, 16)]
+
+
+def new_id() -> str:
+    """One id of :func:`new_ids`."""
+    return new_ids(1)[0]
 
 
 def _or(value: Any, default: Any) -> Any:
