@@ -20,6 +20,7 @@ a 2-fold cross-validation over conversations (weights chosen on one half, scored
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import sys
 import time
@@ -44,8 +45,14 @@ GRID = {
     "importance": [0.0],
 }
 # fusion across embedders, chosen on conversations 1-5 (model share of the cosine, then the weights):
-# a sweep of share 0-1, similarity 0.2-0.6 (keyword the rest), neighbours 0.3-1.0 and ties 0-0.1
-FUSION = (0.7, mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.6, tie=0.05))
+# a sweep of share 0-1, similarity 0.2-0.6 (keyword the rest), neighbours 0.3-1.0 and ties 0-0.1, then
+# the second neighbours' sweep of _second() (the same grid as for the offline row)
+FUSION = (0.7, mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.5,
+                          tie=0.05, neighbour2=0.8))  # fmt: skip
+# second neighbours with the offline embedder, chosen on conversations 1-5 by _second()
+SECOND = mk.Weights(similarity=0.4, importance=0.0, recency=0.0, keyword=0.6, neighbour=0.6, tie=0.05,
+                    neighbour2=0.8)  # fmt: skip
+SECOND_GRID = {"neighbour": [0.4, 0.5, 0.6, 0.7, 0.8], "neighbour2": [0.6, 0.8, 1.0], "tie": [0.05, 0.1]}
 TUNE = ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"]  # the first five, as locomo_defaults.py
 DECAY_GRID = {  # the store's strength floor (0.1) with one half-life for every memory, and recency
     "similarity": [0.5], "keyword": [0.5], "importance": [0.0], "recency": [0.0, 0.1],
@@ -110,6 +117,28 @@ def _cross_validated(prep: ev.Prepared) -> str:
     return f"R@5 {100 * s['recall@5'][0]:.1f} / R@10 {100 * s['recall@10'][0]:.1f}"
 
 
+def _halves(prep: ev.Prepared, w: mk.Weights) -> str:
+    """R@5 of ``w`` on the tuning half (conversations 1-5) and on the held-out half (6-10)."""
+    held = [g.name for g in prep.groups if g.name not in TUNE]
+    r = [ev.evaluate(prep.subset(c), weights=w).filter(pl.col("category") == "all")["recall@5"][0]
+         for c in (TUNE, held)]  # fmt: skip
+    return f"tuning half {100 * r[0]:.1f}, held out {100 * r[1]:.1f}"
+
+
+def _second(prep: ev.Prepared, similarity: list[float]) -> mk.Weights:
+    """Second neighbours: the best point of similarity (keyword the rest) x SECOND_GRID on the
+    tuning half only (ties within 0.2 points go to the smaller neighbour + neighbour2)."""
+    grid = [{"similarity": s, "keyword": 1.0 - s, **p} for s in similarity
+            for p in ev.retrieval._grid_points(SECOND_GRID)]  # fmt: skip
+    base = mk.Weights(importance=0.0, recency=0.0)
+    s = ev.sweep(prep.subset(TUNE), grid=grid, k=5, base=base).filter(pl.col("category") == "all")
+    top = s["recall@5"].max()
+    s = s.filter(pl.col("recall@5") >= top - 0.002).sort(pl.col("neighbour") + pl.col("neighbour2"))
+    b = s.row(0, named=True)
+    return mk.Weights(**{f: b[f] for f in ("similarity", "keyword", "neighbour", "neighbour2", "tie")},
+                      importance=0.0, recency=0.0)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with locomo10.json")
@@ -147,9 +176,16 @@ def main(argv: list[str] | None = None) -> int:
         ("HashEmbedder + keyword 0.5/0.5 (one pass)", EQUAL),
         ("HashEmbedder alone", mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)),
         ("the articles' formula, Weights.articles()", mk.Weights.articles()),
+        ("default Weights() + second neighbours 0.8 (neighbour2)", mk.Weights(neighbour2=0.8)),
+        ("second neighbours, tuned on 1-5: sim 0.4 + kw 0.6, neighbours 0.6 / 0.8, ties 0.05", SECOND),
     ):
         t = time.perf_counter()
         rows.append(_row(label, ev.evaluate(hash_prep, weights=w), time.perf_counter() - t))
+    t = time.perf_counter()
+    chosen = _second(hash_prep, [0.2, 0.3, 0.4])
+    print(f"second neighbours, offline: chosen on conversations 1-5 in {time.perf_counter() - t:.1f} s: "
+          f"{chosen} ({'= SECOND' if chosen == SECOND else 'differs from SECOND'}); "
+          f"{_halves(hash_prep, chosen)}; default Weights(): {_halves(hash_prep, mk.Weights())}")  # fmt: skip
     preps = {"HashEmbedder": hash_prep}
     for name, make in [] if args.no_models else _embedders(args):
         t = time.perf_counter()
@@ -163,11 +199,14 @@ def main(argv: list[str] | None = None) -> int:
         fprep = ev.prepare(memories, queries, embedder=fused)  # the model's vectors are memoized
         rows.append(_row(f"{name} fused with HashEmbedder {FUSION[0]}/{1 - FUSION[0]:.1f} (tuned on 1-5)",
                          ev.evaluate(fprep, weights=FUSION[1]), 0.0))  # fmt: skip
-        for half, convs in (("1-5 (tuning)", TUNE), ("6-10 (held out)", None)):
-            names = [g.name for g in fprep.groups]
-            part = fprep.subset(convs if convs else [c for c in names if c not in TUNE])
-            s = ev.evaluate(part, weights=FUSION[1]).filter(pl.col("category") == "all")
-            print(f"  {name} fused, conversations {half}: R@5 {100 * s['recall@5'][0]:.1f}")
+        print(f"  {name} fused: {_halves(fprep, FUSION[1])}")
+        without = dataclasses.replace(FUSION[1], neighbour=0.6, neighbour2=0.0)  # the previous choice
+        rows.append(_row(f"{name} fused, first neighbours only (neighbour 0.6)",
+                         ev.evaluate(fprep, weights=without), 0.0))  # fmt: skip
+        print(f"  {name} fused, first neighbours only: {_halves(fprep, without)}")
+        chosen = _second(fprep, [0.4, 0.5, 0.6])
+        print(f"  {name} fused, second neighbours chosen on 1-5: {chosen} "
+              f"({'= FUSION' if chosen == FUSION[1] else 'differs from FUSION'})")  # fmt: skip
         alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)
         rows.append(_row(f"{name} alone", ev.evaluate(prep, weights=alone), 0.0))
     table = pl.DataFrame(rows)

@@ -26,7 +26,7 @@ from .text import tokenize
 __all__ = [
     "similar_pairs",
     "NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "neighbour_score",
-    "scale_unit", "tie_order", "top_k",
+    "scale_unit", "second_neighbours", "tie_order", "top_k",
 ]  # fmt: skip
 
 
@@ -94,19 +94,32 @@ def adjacent(group: np.ndarray, written: np.ndarray, window: float) -> tuple[np.
     return prev, nxt
 
 
-def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray, second: float = 0.0,
+                    far: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
     """The better base score of each memory's two neighbours (``prev``/``next`` index the last axis
-    of ``base``; ``-1``, a non-candidate ``-inf`` and a negative score count 0).
+    of ``base``; ``-1``, a non-candidate ``-inf`` and a negative score count 0), plus ``second`` ×
+    the better of the two memories two places away (``far``; default :func:`second_neighbours`).
 
-    Neighbour expansion adds ``weights.neighbour ·`` this to the hybrid score: a turn next to a
+    Neighbour expansion adds ``weights.neighbour ·`` this to the hybrid score: a turn near a
     strong hit (the answer after the question, the detail after the topic) rises with it.
 
     >>> neighbour_score(np.array([0.9, 0.1, -np.inf]), np.array([-1, 0, 1]), np.array([1, 2, -1])).tolist()
     [0.1, 0.9, 0.1]
+    >>> neighbour_score(np.array([0.9, 0.1, 0.0]), np.array([-1, 0, 1]), np.array([1, 2, -1]), 0.5).tolist()
+    [0.1, 0.9, 0.55]
     """
     s0 = np.concatenate([np.maximum(np.where(np.isfinite(base), base, 0.0), 0.0),
                          np.zeros((*base.shape[:-1], 1), base.dtype)], axis=-1)  # fmt: skip
-    return np.maximum(s0[..., prev], s0[..., nxt])  # -1 reads the appended 0
+    near = np.maximum(s0[..., prev], s0[..., nxt])  # -1 reads the appended 0
+    if not np.any(second):
+        return near
+    p2, n2 = far if far is not None else second_neighbours(prev, nxt)
+    return near + second * np.maximum(s0[..., p2], s0[..., n2])
+
+
+def second_neighbours(prev: np.ndarray, nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The memories two places away -> ``(prev[prev], next[next])``, ``-1`` where there is none."""
+    return tuple(np.where(a >= 0, a[np.maximum(a, 0)], -1) for a in (prev, nxt))  # type: ignore[return-value]
 
 
 def tie_order(scores: np.ndarray, age: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
@@ -176,14 +189,8 @@ def top_k(
     return part[tie_order(scores[part], age[part], tie)][:k]
 
 
-def bm25(
-    tf: np.ndarray,
-    doc_len: np.ndarray,
-    df: np.ndarray,
-    n_docs: int,
-    avg_len: float,
-    params: KeywordParams = KeywordParams(),
-) -> np.ndarray:
+def bm25(tf: np.ndarray, doc_len: np.ndarray, df: np.ndarray, n_docs: int, avg_len: float,
+         params: KeywordParams = KeywordParams()) -> np.ndarray:  # fmt: skip
     """Okapi BM25 contribution of each posting: ``idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg))``.
 
     All array arguments are aligned per posting (``df`` is the document frequency of the posting's

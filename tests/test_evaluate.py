@@ -192,12 +192,14 @@ def test_sweep_half_life_floor_drops_old_memories(tiny) -> None:
     assert a["recall@5"][0] < a["recall@5"][1]
 
 
-def test_evaluate_store_matches_store_search(tiny, now) -> None:
+@pytest.mark.parametrize("nb", [(0.0, 0.0), (0.6, 0.8)])  # (neighbour, neighbour2)
+def test_evaluate_store_matches_store_search(tiny, now, nb) -> None:
     mem, qs = tiny
     store = mk.MemoryStore()
     for (conv,), part in mem.group_by("conversation", maintain_order=True):
         store.add_many(part.select("content", "created_at", key="id"), namespace=conv, now=now)
-    w = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
+    w = mk.Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=nb[0], tie=0.0,
+                   neighbour2=nb[1])  # fmt: skip
     pq = ev.evaluate(store, qs, weights=w, k=3, per_query=True, now=now)
     for row in pq.to_dicts():
         hits = store.search(row["question"], namespace=row["conversation"], k=3, weights=w, now=now,

@@ -16,13 +16,14 @@ BAD_NUMBERS = [float("nan"), float("inf"), -float("inf"), -0.1, True, False, "0.
 
 def test_defaults_are_the_tested_best_and_the_articles_a_preset() -> None:
     w = Weights()  # chosen on LoCoMo 1-5, checked on 6-10 (benchmarks/locomo_defaults.py); a test pins them
-    assert (w.similarity, w.importance, w.recency, w.keyword, w.neighbour, w.tie) == (
+    assert (w.similarity, w.importance, w.recency, w.keyword, w.neighbour, w.tie, w.neighbour2) == (
         0.3,
         0.0,
         0.0,
         0.7,
         0.8,
         0.1,
+        0.0,  # second neighbours: off by default (the README's LoCoMo section says why)
     )
     a = Weights.articles()
     assert (a.similarity, a.importance, a.recency, a.keyword, a.neighbour, a.tie) == (
@@ -142,7 +143,7 @@ def test_check_number() -> None:
 
 def test_slider_ranges() -> None:
     r = slider_ranges(Weights)
-    assert set(r) == {"similarity", "importance", "recency", "keyword", "neighbour", "tie"}
+    assert set(r) == {"similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2"}
     assert r["similarity"] == (0.0, 1.0, 0.05)
     for lo, hi, step in list(r.values()) + list(slider_ranges(DecayParams).values()):
         assert lo < hi and 0 < step <= hi - lo

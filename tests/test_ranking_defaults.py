@@ -56,24 +56,57 @@ def test_the_neighbour_term_is_lambda_times_the_better_neighbour(store: mk.Memor
         assert row["score"] == pytest.approx(base[row["id"]] + row["neighbour"], abs=1e-12)
 
 
+def test_second_neighbours_reach_two_turns_and_can_lift_a_wedged_memory(store: mk.MemoryStore) -> None:
+    """``neighbour2`` lends a memory the score of those two places away: the answer two turns after
+    a question rises; and a fact written between two hits can overtake the better one, which is why
+    it is off by default (Weights' docstring, README)."""
+    chat = ["what is the name of your dog?", "hmm, let me think", "It's Biscuit", "the weather is nice",
+            "we went hiking", "my sister lives in Lyon"]  # fmt: skip
+    m = [store.add(t, namespace="c", now=NOW + i * M) for i, t in enumerate(chat)]
+    kw = dict(namespace="c", k=3, now=NOW + H, reinforce=False)
+    one = store.search("name of your dog", weights=mk.Weights(), **kw)["id"].to_list()
+    two = store.search("name of your dog", weights=mk.Weights(neighbour2=0.8), **kw)["id"].to_list()
+    assert m[2].id not in one and two == [m[0].id, m[1].id, m[2].id]  # the answer, two turns on
+    for t in (
+        "I like oolong tea in the morning",
+        "I like black coffee",
+        "my cat is called Tom",
+        "went to a tea party",
+    ):  # facts written together, so each is the next one's neighbour
+        store.add(t, namespace="f", now=NOW)  # fmt: skip
+    kw = dict(namespace="f", k=4, now=NOW + H, reinforce=False)
+    top = {w: store.search("what tea do I like", weights=mk.Weights(neighbour2=w), **kw)["content"][0]
+           for w in (0.0, 0.8)}  # fmt: skip
+    assert top == {0.0: "I like oolong tea in the morning", 0.8: "I like black coffee"}
+
+
 def test_neighbours_stay_in_their_namespace_their_day_and_their_life(store: mk.MemoryStore) -> None:
     a = store.add("what is the name of your dog?", namespace="a", now=NOW)
     other = store.add("It's Biscuit", namespace="b", now=NOW + M)  # written next, but elsewhere
     later = store.add("It's Biscuit", namespace="a", now=NOW + timedelta(hours=25))  # over a day later
     n = store.neighbours([a.id, later.id, other.id], namespace="a")
-    assert n.rows() == [(a.id, None, None), (later.id, None, None), (other.id, None, None)]
+    assert n.columns == ["id", "prev", "next", "prev2", "next2"]
+    assert n.rows() == [(i, None, None, None, None) for i in (a.id, later.id, other.id)]
     mid = store.add("It's Biscuit", namespace="a", now=NOW + M)
     last = store.add("a beagle", namespace="a", now=NOW + 2 * M)
-    assert store.neighbours([mid.id], namespace="a").rows() == [(mid.id, a.id, last.id)]
+    assert store.neighbours([mid.id], namespace="a").rows() == [(mid.id, a.id, last.id, None, None)]
+    assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, mid.id, None, last.id)]
     store.delete(mid.id, namespace="a", now=NOW + H)  # an erased memory is no one's neighbour
-    assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, last.id)]
+    assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, last.id, None, None)]
     private = store.add("secret", namespace="a", access="private", requester="carol", now=NOW + 3 * M)
-    assert store.neighbours([last.id], namespace="a", requester="dave").rows() == [(last.id, a.id, None)]
-    assert store.neighbours([last.id], namespace="a").rows() == [(last.id, a.id, private.id)]
+    assert store.neighbours([last.id], namespace="a", requester="dave").rows() == [
+        (last.id, a.id, None, None, None)
+    ]
+    assert store.neighbours([last.id], namespace="a").rows() == [(last.id, a.id, private.id, None, None)]
+    assert store.neighbours([a.id], namespace="a", requester="dave").rows() == [
+        (a.id, None, last.id, None, None)
+    ]
+    assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, last.id, None, private.id)]
 
 
+@pytest.mark.parametrize("lam2", [0.0, 0.8])
 @pytest.mark.parametrize("small", [0, 150])
-def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int) -> None:
+def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int, lam2: float) -> None:
     rng = np.random.default_rng(3)
     store = mk.MemoryStore(embedder=mk.HashEmbedder(dim=32))
 
@@ -88,7 +121,7 @@ def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int) -> None
     store.add_many(frame(900), namespace="big", now=NOW)
     if small:
         store.add_many(frame(small), namespace="small", now=NOW)
-    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.7, tie=0.0)
+    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.7, tie=0.0, neighbour2=lam2)
     base_w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.0)
     for ns in ["big", "small"] if small else ["big"]:
         f = store.frame(ns).sort("created_at")  # no ties in created_at here: time order is the order
@@ -96,9 +129,8 @@ def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int) -> None
         base = every.select("id", "score").join(f.select("id", "created_at"), on="id").sort("created_at")
         s = base["score"].to_numpy()
         idx = np.arange(len(s))
-        want = s + 0.7 * neighbour_score(
-            s, np.where(idx > 0, idx - 1, -1), np.where(idx < len(s) - 1, idx + 1, -1)
-        )
+        at = [np.where((idx + d >= 0) & (idx + d < len(s)), idx + d, -1) for d in (-1, 1, -2, 2)]
+        want = s + 0.7 * neighbour_score(s, at[0], at[1], lam2, (at[2], at[3]))
         expected = base["id"].to_numpy()[np.argsort(-want, kind="stable")[:10]].tolist()
         hits = store.search("memory 3", namespace=ns, k=10, weights=w, now=NOW, reinforce=False)
         assert hits["id"].to_list() == expected
@@ -204,15 +236,21 @@ def test_the_read_time_guard_also_screens_a_disputed_value(store: mk.MemoryStore
     assert store.search("wifi password", guard=True, **kw)["pending"][0].to_list() == []  # withheld with it
 
 
-def test_the_reranker_reports_the_neighbour_component_as_search_does(store: mk.MemoryStore) -> None:
+@pytest.mark.parametrize("lam2", [0.0, 0.8])
+def test_the_reranker_reports_the_neighbour_component_as_search_does(
+    store: mk.MemoryStore, lam2: float
+) -> None:
     """A weights panel's bars must sum to the score it ranked by: the re-ranker's hits carry the
     neighbour boost (λ · the neighbours' score) as ``search`` does, so ``contributions`` adds it."""
-    texts = ["we planned the trip to Kyoto", "she booked the ryokan near the station", "the tea was green"]
+    texts = ["we planned the trip to Kyoto", "she booked the ryokan near the station", "the tea was green",
+             "a trip by train"]  # fmt: skip
     for i, t in enumerate(texts):
         store.add(t, namespace="n", now=NOW + i * M)
-    q, w = "trip to Kyoto", mk.Weights(recency=0.15)
+    q, w = "trip to Kyoto", mk.Weights(recency=0.15, neighbour2=lam2)
     hits = store.search(q, namespace="n", k=3, weights=w, now=NOW + H, reinforce=False)
     rr = mk.views.Reranker.from_store(store, [q], namespace="n", now=NOW + H).rank(q, w, 3)
+    assert rr["id"].to_list() == hits["id"].to_list()
     assert rr["neighbour"].to_list() == pytest.approx(hits["neighbour"].to_list())
+    assert rr["score"].to_list() == pytest.approx(hits["score"].to_list())
     total = mk.views.contributions(rr, w).group_by("rank").agg(pl.col("contribution").sum()).sort("rank")
     assert total["contribution"].to_list() == pytest.approx(rr["score"].to_list())

@@ -31,18 +31,26 @@ from ..views import COMPONENTS, check_frame
 __all__ = ["Reranker"]
 
 
-def _positions(ids: pl.Series, links: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in ``ids`` of each id's ``prev`` and ``next`` (``links``: ``id, prev, next``), -1
-    where there is none or it is not among ``ids`` (a neighbour that is not a candidate counts 0)."""
-    if links is None:
-        return np.full(len(ids), -1, np.int64), np.full(len(ids), -1, np.int64)
+_SIDES = ("prev", "next", "prev2", "next2")
+
+
+def _positions(ids: pl.Series, links: pl.DataFrame | None) -> tuple[np.ndarray, ...]:
+    """Positions in ``ids`` of each id's ``prev``, ``next``, ``prev2`` and ``next2`` (``links``:
+    ``id, prev, next[, prev2, next2]``, as ``store.neighbours`` gives), -1 where there is none or
+    it is not among ``ids`` (a neighbour that is not a candidate counts 0)."""
+    links = (
+        pl.DataFrame(schema={"id": pl.String, "prev": pl.String, "next": pl.String})
+        if links is None
+        else links
+    )
+    links = links.with_columns(pl.lit(None, pl.String).alias(c) for c in _SIDES if c not in links.columns)
     pos = ids.to_frame("id").with_row_index("pos")
-    out = ids.to_frame("id").join(links, on="id", how="left", maintain_order="left")
-    for side in ("prev", "next"):
+    out = ids.to_frame("id").join(links.select("id", *_SIDES), on="id", how="left", maintain_order="left")
+    for side in _SIDES:
         out = out.join(
             pos.rename({"id": side, "pos": f"{side}_pos"}), on=side, how="left", maintain_order="left"
         )
-    return tuple(out[f"{s}_pos"].fill_null(-1).cast(pl.Int64).to_numpy() for s in ("prev", "next"))  # type: ignore[return-value]
+    return tuple(out[f"{s}_pos"].fill_null(-1).cast(pl.Int64).to_numpy() for s in _SIDES)
 
 
 class Reranker:
@@ -57,12 +65,13 @@ class Reranker:
         self, candidates: Mapping[str, pl.DataFrame], neighbours: Mapping[str, pl.DataFrame] | None = None
     ) -> None:
         """``candidates`` maps each query to its frame of candidates (``id, content`` and the
-        components of :data:`COMPONENTS`; a missing ``keyword`` is 0). ``neighbours`` maps a query to
-        ``id, prev, next`` (``store.neighbours``), for neighbour expansion; without it, none."""
+        components of :data:`COMPONENTS`; a missing ``keyword`` is 0). ``neighbours`` maps a query
+        to ``id, prev, next[, prev2, next2]`` (``store.neighbours``), for neighbour expansion;
+        without it, none."""
         self.frames: dict[str, pl.DataFrame] = {}
         self.matrix: dict[str, np.ndarray] = {}
         self.age: dict[str, np.ndarray] = {}
-        self.adjacent: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.adjacent: dict[str, tuple[np.ndarray, ...]] = {}
         for q, f in candidates.items():
             check_frame(f, f"candidates[{q!r}]", ("id", "content", "similarity", "importance", "recency"))
             f = f if "keyword" in f.columns else f.with_columns(keyword=pl.lit(0.0))
@@ -110,8 +119,10 @@ class Reranker:
         lam = getattr(weights, "neighbour", 0.0)
         if not np.any(lam):
             return base
-        prev, nxt = self.adjacent[query]  # neighbour expansion, as the store's search does it
-        return base + lam * neighbour_score(base, prev, nxt)
+        prev, nxt, prev2, nxt2 = self.adjacent[query]  # neighbour expansion, as the store's search
+        return base + lam * neighbour_score(
+            base, prev, nxt, getattr(weights, "neighbour2", 0.0), (prev2, nxt2)
+        )
 
     def rank(self, query: str, weights: Weights, k: int = 5) -> pl.DataFrame:
         """The top ``k`` of ``query`` under ``weights``: the cached frame's rows with a new ``rank``
@@ -143,7 +154,8 @@ class Reranker:
         per_query: bool = False,
     ) -> pl.DataFrame:
         """Mean ``recall`` at ``k`` and ``mrr`` over the labelled queries for every row of ``grid``
-        (columns: any of the weight names and ``tie``; missing ones are 0) -> ``grid`` plus
+        (columns: any of the weight names, ``neighbour``, ``neighbour2`` and ``tie``; missing ones
+        are 0) -> ``grid`` plus
         ``recall, mrr``.
 
         All grid rows are scored at once per query, ``(g, 4) @ (4, c) -> (g, c)``, then a row-wise
@@ -158,15 +170,15 @@ class Reranker:
                 for c in COMPONENTS
             ]
         )  # (g, 4)
-        tie = grid["tie"].to_numpy().astype(np.float64) if "tie" in grid.columns else np.zeros(grid.height)
-        lam = (
-            grid["neighbour"].to_numpy().astype(np.float64)
-            if "neighbour" in grid.columns
-            else np.zeros(grid.height)
+        tie, lam, lam2 = (
+            grid[c].to_numpy().astype(np.float64) if c in grid.columns else np.zeros(grid.height)
+            for c in ("tie", "neighbour", "neighbour2")
         )
         rows = []
         grid_weights = SimpleNamespace(
-            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)}, neighbour=lam[:, None]
+            **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)},
+            neighbour=lam[:, None],
+            neighbour2=lam2[:, None],
         )  # (g, 1) each
         for q, ids in relevant.items():  # a loop over queries, not memories
             scores = self.scores(q, grid_weights)  # (g, c)

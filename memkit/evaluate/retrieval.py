@@ -39,7 +39,7 @@ from .metrics import (
 __all__ = ["Prepared", "evaluate", "prepare", "rank", "sweep"]
 
 _US_PER_HOUR = 3.6e9
-_WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie")
+_WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
 SWEEP_KEYS = (*_WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 
 
@@ -193,7 +193,8 @@ def rank(
             score[:, weak] = -np.inf
         if np.any(weights.neighbour):  # neighbour expansion, as the store's search does it
             prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)
-            score = score + np.float32(weights.neighbour) * neighbour_score(score, prev, nxt)
+            near = neighbour_score(score, prev, nxt, float(weights.neighbour2))
+            score = score + np.float32(weights.neighbour) * near
         kk = min(k, score.shape[1])
         wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, chosen by the final rule:
         if weights.tie > 0:  # the best tie steps first, newest first within a step (as tie_order)
@@ -308,7 +309,7 @@ def sweep(
     """Evaluate every point of ``grid`` -> a tidy frame: the point's parameters, ``by``, metrics.
 
     ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
-    ``similarity, importance, recency, keyword, neighbour, tie`` (unset ones come from ``base``),
+    ``similarity, importance, recency, keyword, neighbour, tie, neighbour2`` (unset ones come from ``base``),
     ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
     Embeddings and BM25 are computed once; points whose weights are all zero are skipped.
     """

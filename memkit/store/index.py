@@ -14,7 +14,8 @@ with the one formula of :mod:`memkit.scoring`:
 
 where ``similarity`` is the cosine of unit vectors (a dot product), ``recency`` decays with the time
 since the last access, and the optional neighbour term lends a hit some of the score of the memories
-written just before and after it in its namespace (``Weights.neighbour`` = λ).
+written just before and after it in its namespace (``Weights.neighbour`` = λ; those two places away
+count ``Weights.neighbour2`` times as much).
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ class SearchIndex(IndexColumns):
             cand = cand[~weak]
         kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None  # (n,)
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
-        prev, nxt = ix.adjacency() if lam > 0 else (None, None)
+        adj = ix.adjacency() if lam > 0 else (None,) * 4  # prev, next, and two places away
+        lam2 = float(weights.neighbour2)
         shortlist = max(4 * k, 64)
         size = self._first_pass_size(k, shortlist)  # the exact index: the shortlist; int8: its pool
         # stage 1 (only when there are more candidates than that): float32 scores of all
@@ -107,25 +109,27 @@ class SearchIndex(IndexColumns):
                 full = score if dense else np.full(n, -np.inf, np.float32)
                 if not dense:
                     full[cand] = score
-                boost = lam * neighbour_score(full, prev, nxt)
+                boost = lam * neighbour_score(full, adj[0], adj[1], lam2, adj[2:])
                 score = score + (boost if dense else boost[cand])
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), (now_us - ix.created_us[sel]) / US_PER_HOUR
             short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)
             cand = short if dense else cand[short]
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
-        return self._rescore(q, cand, mask, kw_all, (prev, nxt), now_us, weights, decay, k)
+        return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
 
     def _rescore(
         self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
-        adj: tuple[Any, Any], now_us: int, weights: Weights, decay: DecayParams, k: int,
+        adj: tuple[Any, ...], now_us: int, weights: Weights, decay: DecayParams, k: int,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
         """The second stage of :meth:`rank`, shared by every index kind: float64 scores of ``cand``
         (and of its neighbours, for neighbour expansion) from their exact float32 rows
         (:meth:`vectors`), then the top ``k`` and their score components."""
-        ix, lam, (prev, nxt) = self, float(weights.neighbour), adj
+        ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
+        lam2 = float(weights.neighbour2)
         if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
-            around = np.concatenate([prev[cand], nxt[cand]])  # them, in a tenth of its time)
+            reach = (prev, nxt, prev2, nxt2) if lam2 else (prev, nxt)  # them, in a tenth of its time)
+            around = np.concatenate([a[cand] for a in reach])
             seen = set(around[(around >= 0) & mask[np.maximum(around, 0)]].tolist())
             seen.difference_update(cand.tolist())
             rows_u = np.concatenate([cand, np.array(sorted(seen), dtype=np.int64)])
@@ -142,7 +146,8 @@ class SearchIndex(IndexColumns):
         base = hybrid(sim, imp, rec, weights, kw)
         near = None
         if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
-            near = lam * neighbour_score(base, _position(rows_u, prev[cand]), _position(rows_u, nxt[cand]))
+            at = [_position(rows_u, a[cand]) for a in (prev, nxt, prev2, nxt2)]
+            near = lam * neighbour_score(base, at[0], at[1], lam2, (at[2], at[3]))
         s_ = len(cand)  # rows_u = the shortlist, then its neighbours: keep the shortlist's part
         sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
         score = base[:s_] if near is None else base[:s_] + near

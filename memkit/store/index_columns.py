@@ -37,7 +37,7 @@ import numpy as np
 from ..access import readable_mask
 from ..decay import hours_until
 from ..schema import ACCESS, KINDS, LAYERS, STATUSES
-from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent
+from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
 
 __all__ = ["DELETED", "US_PER_HOUR", "IndexColumns"]
 
@@ -256,20 +256,20 @@ class IndexColumns:
         return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
 
     # ----------------------------------------------------------------------------------------- reads
-    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
-        in (created_at, row) order, recomputed after rows were appended or erased (one sort of the
-        namespace and time columns)."""
+        in (created_at, row) order, and those two places away (``prev[prev], next[next]``),
+        recomputed after rows were appended or erased (one sort of the namespace and time columns)."""
         stamp = (self.n, self.__dict__.get("_erasures", 0))
-        adj = self.__dict__.get("_adj")  # (stamp, prev, nxt): one attribute, published whole
+        adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): one attribute, published whole
         if adj is None or adj[0] != stamp:  # erased rows are no one's neighbours (as on reload)
             live = np.flatnonzero(self.status[: self.n] != DELETED)
             window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
             p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
             prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
             prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
-            adj = self._adj = (stamp, prev, nxt)
-        return adj[1], adj[2]
+            adj = self._adj = (stamp, prev, nxt, *second_neighbours(prev, nxt))
+        return adj[1:]
 
     def keyword_index(self) -> KeywordIndex:
         """The BM25 postings, built from the stored contents on first use, then appended to."""

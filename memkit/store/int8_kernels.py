@@ -5,7 +5,8 @@
   the int8 dot product and the hybrid score: for every row the gate lets through,
   ``ws · cos + wi · importance + wr · recency + wk · keyword`` in float32, ``-inf`` elsewhere — one
   loop instead of a dozen numpy passes over a million rows and their temporaries;
-- :func:`neighbours` — neighbour expansion over those scores (``+ λ · max(prev, next, 0)``);
+- :func:`neighbours` — neighbour expansion over those scores (``+ λ · max(prev, next, 0)``, and
+  two places away);
 - :func:`top_values` — the ``m`` best scores in a min-heap, which give the pool's threshold
   without sorting a million floats.
 
@@ -126,9 +127,10 @@ def scan(mode, gate_cols, status_ok, p, codes, scale, q, qscale, importance, las
     return count
 
 
-def neighbours(base, prev, nxt, lam, n, out):
-    """``out[i] = base[i] + lam · max(base[prev[i]], base[nxt[i]], 0)`` where ``base[i]`` is finite
-    (:func:`memkit.scoring.neighbour_score`: a missing neighbour, -1, and ``-inf`` count 0)."""
+def neighbours(base, prev, nxt, prev2, nxt2, lam, lam2, n, out):
+    """``out[i] = base[i] + lam · (max(base[prev[i]], base[nxt[i]], 0) + lam2 · max(base[prev2[i]],
+    base[nxt2[i]], 0))`` where ``base[i]`` is finite (:func:`memkit.scoring.neighbour_score`: a
+    missing neighbour, -1, and ``-inf`` count 0)."""
     for i in prange(n):
         b = base[i]
         if b == -np.inf:
@@ -139,7 +141,13 @@ def neighbours(base, prev, nxt, lam, n, out):
             best = base[prev[i]]
         if nxt[i] >= 0 and base[nxt[i]] > best:
             best = base[nxt[i]]
-        out[i] = b + lam * best
+        far = 0.0
+        if lam2 != 0.0:
+            if prev2[i] >= 0 and base[prev2[i]] > far:
+                far = base[prev2[i]]
+            if nxt2[i] >= 0 and base[nxt2[i]] > far:
+                far = base[nxt2[i]]
+        out[i] = b + lam * (best + lam2 * far)
 
 
 def top_values(score, n, heap):
@@ -203,7 +211,7 @@ def compile_kernels() -> dict[str, Any]:
         cols = (i32, i8, i8, i32, i32, i64, i64, i64, i64)
         k["scan"](GATE, cols, ok, np.zeros(9, np.int64), np.zeros((1, 1), np.int8), f32,
                   np.zeros(1, np.int16), 1.0, f64, i64, f64, np.zeros(5), 1, ok, f32)  # fmt: skip
-        k["neighbours"](f32, i64, i64, 1.0, 1, f32.copy())
+        k["neighbours"](f32, i64, i64, i64, i64, 1.0, 1.0, 1, f32.copy())
         k["top_values"](f32, 1, np.full(1, -np.inf, np.float32))
     k["seconds"], k["numba"] = time.perf_counter() - t0, numba
     _KERNELS.update(k)

@@ -182,7 +182,7 @@ class QuantizedIndex(SearchIndex):
         masks, formula and tie rule) with the compiled first pass of the module doc."""
         n, default_floor = self.n, floor == self.floor
         mask = np.empty(n, dtype=bool)  # (n,): the rows the gate and the filters let through
-        kw_all = prev = nxt = None
+        kw_all, adj = None, (None,) * 4
         lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
         fused = layer is None and kind is None and tags is None and default_floor  # the gate in the scan
         if not fused:  # filters or another floor (rarer, often few rows): the exact index's numpy mask
@@ -197,12 +197,13 @@ class QuantizedIndex(SearchIndex):
                 fused = False
             kw_all = self.keyword_index().scores(query, mask, keyword)  # (n,)
         if lam > 0:
-            prev, nxt = self.adjacency()
+            adj = self.adjacency()  # prev, next, and two places away
         mode = kern.GATE_SCORE if fused else kern.SCORE
         score, count = self._scan(mode, gate, q, mask, kw_all, weights, decay, now_us)
-        cand = self._pool(score, (prev, nxt), lam, now_us, float(weights.tie), size) if count > size else None
+        lams = (lam, float(weights.neighbour2))
+        cand = self._pool(score, adj, lams, now_us, float(weights.tie), size) if count > size else None
         cand = np.flatnonzero(mask) if cand is None else cand
-        return self._rescore(q, cand, mask, kw_all, (prev, nxt), now_us, weights, decay, k)
+        return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
 
     def _gate_args(self, gate: Any, now_us: int) -> tuple[Any, ...]:
         """The gate's arguments of :func:`~memkit.store.int8_kernels.scan` -> ``(columns, status_ok,
@@ -249,16 +250,17 @@ class QuantizedIndex(SearchIndex):
         return score, count
 
     def _pool(
-        self, score: np.ndarray, adj: tuple[Any, Any], lam: float, now_us: int, tie: float, size: int
-    ) -> np.ndarray:
+        self, score: np.ndarray, adj: tuple[Any, ...], lams: tuple[float, float], now_us: int,
+        tie: float, size: int,
+    ) -> np.ndarray:  # fmt: skip
         """The rest of the first pass -> the rows (ascending) of the ``size`` best approximate
-        scores (plus ``lam`` times the better neighbour's) under the final rule
-        (:func:`memkit.scoring.top_k`: near ties newest first)."""
+        scores (plus ``lams[0]`` times the neighbour term, ``lams[1]`` its share two places away)
+        under the final rule (:func:`memkit.scoring.top_k`: near ties newest first)."""
         n, kr = self.n, self._kernels
-        if lam > 0:  # neighbour expansion needs every row's score first: a second pass
+        if lams[0] > 0:  # neighbour expansion needs every row's score first: a second pass
             base, score = score, np.empty(n, dtype=np.float32)
             with self._threads(n):
-                kr["neighbours"](base, adj[0], adj[1], lam, n, score)
+                kr["neighbours"](base, *adj, *lams, n, score)
         heap = np.full(size, -np.inf, dtype=np.float32)  # (size,): the best scores
         kr["top_values"](score, n, heap)  # all `size` finite: there are more candidates
         best, kth = float(heap.max()), float(heap[0])

@@ -238,15 +238,16 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
 
     def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:
-        """The neighbours neighbour expansion uses -> ``id, prev, next``: for each of ``ids`` (of
-        ``namespace``), the memory of the namespace written just before and just after it (within
-        a day), or null. Only what ``requester`` may read is named; ids elsewhere get nulls."""
+        """The neighbours neighbour expansion uses -> ``id, prev, next, prev2, next2``: for each of
+        ``ids`` (of ``namespace``), the memory of the namespace written just before and just after
+        it (within a day), and two places before and after, or null. Only what ``requester`` may
+        read is named; ids elsewhere get nulls."""
         namespace = check_name("namespace", namespace)
         ids = [check_name("ids", i) for i in ids]
         gate = self._gate(namespace, self._who(requester))
         with self._lock:
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
-            prev, nxt = ix.adjacency()
+            adj = ix.adjacency()  # prev, next, prev2, next2
             seen = ix.mask(gate, 0, floor=False)  # namespace and access only (no validity at 0)
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
             ok = rows >= 0  # known, and (next line) visible to the requester
@@ -260,8 +261,11 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 keep = (nb >= 0) & seen[np.maximum(nb, 0)]
                 return [ix.ids[r] if k else None for r, k in zip(nb.tolist(), keep.tolist(), strict=True)]
 
-            return pl.DataFrame({"id": ids, "prev": name(prev), "next": name(nxt)},
-                                schema={"id": pl.String, "prev": pl.String, "next": pl.String})  # fmt: skip
+            cols = {
+                "id": ids,
+                **{c: name(a) for c, a in zip(("prev", "next", "prev2", "next2"), adj, strict=True)},
+            }
+            return pl.DataFrame(cols, schema=dict.fromkeys(cols, pl.String))
 
     def _guard_hits(
         self, hits: pl.DataFrame, rows: np.ndarray, namespace: str, query: str

@@ -67,6 +67,7 @@ WEIGHTS = [
     mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.0),
     mk.Weights(similarity=0.6, importance=0.3, recency=0.1, keyword=0.0, neighbour=0.0),
     mk.Weights(similarity=0.5, importance=0.2, keyword=0.3, neighbour=0.5, tie=0.0),
+    mk.Weights(similarity=0.5, importance=0.2, keyword=0.3, neighbour=0.5, tie=0.05, neighbour2=0.8),
 ]
 
 

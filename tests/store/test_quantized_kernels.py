@@ -121,13 +121,14 @@ def test_the_fused_scan_scores_every_term_with_its_weight(w: Weights) -> None:
     want = np.where(mask, hybrid(cos, int8.importance[:n], rec, w, kw), -np.inf)
     assert np.array_equal(np.isfinite(score), mask)
     assert np.allclose(score[mask], want[mask], atol=2e-5, rtol=1e-5)  # float32, int16 query
-    if w.neighbour:  # the second pass: + λ · the better neighbour (-inf and negatives count 0)
-        prev, nxt = int8.adjacency()
-        out = np.empty(n, np.float32)
-        int8._kernels["neighbours"](score, prev, nxt, w.neighbour, n, out)
-        ref = score + w.neighbour * neighbour_score(score, prev, nxt)
-        assert np.array_equal(np.isfinite(out), mask)
-        assert np.allclose(out[mask], ref[mask], atol=1e-6)
+    if w.neighbour:  # the second pass: + λ · the neighbour term (-inf and negatives count 0)
+        adj = int8.adjacency()
+        for lam2 in (0.0, w.neighbour2, 0.7):  # and the memories two places away
+            out = np.empty(n, np.float32)
+            int8._kernels["neighbours"](score, *adj, w.neighbour, lam2, n, out)
+            ref = score + w.neighbour * neighbour_score(score, adj[0], adj[1], lam2)
+            assert np.array_equal(np.isfinite(out), mask)
+            assert np.allclose(out[mask], ref[mask], atol=1e-6)
 
 
 @pytest.mark.parametrize("tie", [0.0, 0.05, 0.3])
@@ -138,7 +139,7 @@ def test_the_pool_is_top_k_under_the_tie_rule(tie: float) -> None:
     score[rng.random(int8.n) < 0.3] = -np.inf
     score[100:130] = score[100]  # exact ties at some rank
     for size in (10, 64, 200):
-        got = int8._pool(score, (None, None), 0.0, NOW_US, tie, size)
+        got = int8._pool(score, (None,) * 4, (0.0, 0.0), NOW_US, tie, size)
         age = (NOW_US - int8.created_us[: int8.n]) / HOUR
         want = np.sort(top_k(score, size, age=age, tie=tie))
         assert np.array_equal(got, want), size
