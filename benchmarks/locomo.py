@@ -10,11 +10,13 @@ Rows: BM25 alone (memkit's keyword score: the lexical reference, computed here),
 ``Weights()`` (chosen on conversations 1-5 by ``benchmarks/locomo_defaults.py``), HashEmbedder +
 keyword with equal weights fixed a priori, the HashEmbedder alone, the articles' formula, and each model
 embedder that is installed (sentence-transformers all-MiniLM-L6-v2 via ``memkit[minilm]``, a
-model2vec model via ``memkit[model2vec]`` and ``--model2vec DIR``) with and without keyword. Then a
+model2vec model via ``memkit[model2vec]`` and ``--model2vec DIR``) with and without keyword; second
+neighbours (``Weights.neighbour2``), chosen on conversations 1-5 offline and for the fused MiniLM
+configuration; ``--store`` runs the main ones through ``MemoryStore`` + ``store.search``. Then a
 weight/half-life sweep (timed) and its best point, flagged as selected on the test questions, plus
 a 2-fold cross-validation over conversations (weights chosen on one half, scored on the other).
 
-    python benchmarks/locomo.py [--data ../shared/data/locomo] [--model2vec models/m2v-minilm-256]
+    python benchmarks/locomo.py [--data ../shared/data/locomo] [--model2vec models/m2v-minilm-256] [--store]
 """
 
 from __future__ import annotations
@@ -139,6 +141,26 @@ def _second(prep: ev.Prepared, similarity: list[float]) -> mk.Weights:
                       importance=0.0, recency=0.0)  # fmt: skip
 
 
+def _store(memories: pl.DataFrame, queries: pl.DataFrame, embedder: object, w: mk.Weights) -> str:
+    """The same figure through the store, as a user would: a ``MemoryStore`` (no strength floor),
+    each conversation in one namespace via ``add_many``, ``store.search(k=5, now=last session)``."""
+    store = mk.MemoryStore(embedder=embedder, decay=mk.DecayParams(min_strength=0.0))
+    last, rows = {}, []
+    for (c,), m in memories.group_by("conversation", maintain_order=True):
+        last[c] = m["created_at"].max()  # not the wall clock
+        store.add_many(m.select("content", "created_at", pl.col("id").alias("key")), namespace=c, now=last[c])
+    for q in queries.filter(pl.col("relevant").list.len() > 0).iter_rows(named=True):
+        c = q["conversation"]
+        hits = store.search(q["question"], namespace=c, k=5, weights=w, now=last[c], reinforce=False)
+        rows += [(q["query_id"], i + 1, key) for i, key in enumerate(hits["key"].to_list())]
+    store.close()
+    schema = {"query_id": pl.String, "rank": pl.Int64, "id": pl.String}
+    pq = ev.score_rankings(pl.DataFrame(rows, schema=schema, orient="row"), queries, ks=(5,))
+    tune = pl.col("conversation").is_in(TUNE)
+    r = [100 * float(pq.filter(f)["recall@5"].mean()) for f in (pl.lit(True), tune, ~tune)]
+    return f"R@5 {r[0]:.1f} (tuning half {r[1]:.1f}, held out {r[2]:.1f})"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with locomo10.json")
@@ -147,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--no-models", action="store_true", help="only the offline configurations")
     p.add_argument("--audit", action="store_true", help="use the audit's corrected evidence ids")
+    p.add_argument("--store", action="store_true", help="also run the main rows through store.search")
     p.add_argument(
         "--captions", action="store_true", help="append image captions (not the reference protocol)"
     )
@@ -186,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"second neighbours, offline: chosen on conversations 1-5 in {time.perf_counter() - t:.1f} s: "
           f"{chosen} ({'= SECOND' if chosen == SECOND else 'differs from SECOND'}); "
           f"{_halves(hash_prep, chosen)}; default Weights(): {_halves(hash_prep, mk.Weights())}")  # fmt: skip
+    if args.store:
+        for label, w in (("default Weights()", mk.Weights()), ("second neighbours (SECOND)", SECOND)):
+            print(f"store.search, HashEmbedder, {label}: {_store(memories, queries, mk.HashEmbedder(), w)}")
     preps = {"HashEmbedder": hash_prep}
     for name, make in [] if args.no_models else _embedders(args):
         t = time.perf_counter()
@@ -200,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(_row(f"{name} fused with HashEmbedder {FUSION[0]}/{1 - FUSION[0]:.1f} (tuned on 1-5)",
                          ev.evaluate(fprep, weights=FUSION[1]), 0.0))  # fmt: skip
         print(f"  {name} fused: {_halves(fprep, FUSION[1])}")
+        if args.store:
+            print(f"  store.search, {name} fused: {_store(memories, queries, fused, FUSION[1])}")
         without = dataclasses.replace(FUSION[1], neighbour=0.6, neighbour2=0.0)  # the previous choice
         rows.append(_row(f"{name} fused, first neighbours only (neighbour 0.6)",
                          ev.evaluate(fprep, weights=without), 0.0))  # fmt: skip
