@@ -146,8 +146,8 @@ class SearchIndex(IndexColumns):
         base = hybrid(sim, imp, rec, weights, kw)
         near = None
         if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
-            at = [_position(rows_u, a[cand]) for a in (prev, nxt, prev2, nxt2)]
-            near = lam * neighbour_score(base, at[0], at[1], lam2, (at[2], at[3]))
+            at = [_position(rows_u, a[cand]) for a in reach]  # prev, next[, prev2, next2]
+            near = lam * neighbour_score(base, at[0], at[1], lam2, (at[2], at[3]) if lam2 else None)
         s_ = len(cand)  # rows_u = the shortlist, then its neighbours: keep the shortlist's part
         sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
         score = base[:s_] if near is None else base[:s_] + near
