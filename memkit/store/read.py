@@ -147,19 +147,21 @@ class ReadMixin(GateMixin, VectorsMixin):
         )
         with self._lock:
             if as_of is None:
-                return self._sql(f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, id", params)
+                # (created_at, write order): the index's order, so neighbour ties match search's
+                sql = f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, rowid"
+                return self._sql(sql, params)
             # every write logs the status it sets, so the last such event by `t` is the status then,
             # and a memory with no event by `t` had not been written yet
             frame = self._sql(
                 f"""SELECT m.*, s.status_then FROM
-                    (SELECT {cols} FROM memories WHERE {where}) m
+                    (SELECT {cols}, rowid AS _row FROM memories WHERE {where}) m
                     JOIN (SELECT DISTINCT ON (memory_id) memory_id, detail->>'status' AS status_then
                           FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
                           ORDER BY memory_id, seq DESC) s ON s.memory_id = m.id
-                    ORDER BY created_at, id""",
+                    ORDER BY created_at, _row""",
                 [*params, as_of],
             )
-            return frame.with_columns(status=pl.col("status_then")).drop("status_then")
+            return frame.with_columns(status=pl.col("status_then")).drop("status_then", "_row")
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""
