@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -130,8 +131,8 @@ def _halves(prep: ev.Prepared, w: mk.Weights) -> str:
 def _second(prep: ev.Prepared, similarity: list[float]) -> mk.Weights:
     """Second neighbours: the best point of similarity (keyword the rest) x SECOND_GRID on the
     tuning half only (ties within 0.2 points go to the smaller neighbour + neighbour2)."""
-    grid = [{"similarity": s, "keyword": 1.0 - s, **p} for s in similarity
-            for p in ev.retrieval._grid_points(SECOND_GRID)]  # fmt: skip
+    grid = [{"similarity": s, "keyword": 1.0 - s, **dict(zip(SECOND_GRID, p, strict=True))}
+            for s in similarity for p in itertools.product(*SECOND_GRID.values())]  # fmt: skip
     base = mk.Weights(importance=0.0, recency=0.0)
     s = ev.sweep(prep.subset(TUNE), grid=grid, k=5, base=base).filter(pl.col("category") == "all")
     top = s["recall@5"].max()

@@ -28,15 +28,7 @@ def chart_rows(panel: widgets.Panel, name: str | None = None) -> list[dict]:
 
 def test_tune_builds_sliders_from_field_ranges_and_rerenders() -> None:
     panel = widgets.tune(lambda w: mk.charts.score_breakdown(_fixed_hits(), w), mk.Weights())
-    assert set(panel.sliders) == {
-        "similarity",
-        "importance",
-        "recency",
-        "keyword",
-        "neighbour",
-        "tie",
-        "neighbour2",
-    }
+    assert set(panel.sliders) == set(mk.params.slider_ranges(mk.Weights))  # one slider per field
     s = panel.sliders["similarity"]
     assert (s.min, s.max, s.step, s.value) == (0.0, 1.0, 0.05, 0.3)
     before = chart_rows(panel)
