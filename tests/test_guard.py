@@ -8,10 +8,10 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from memkit.guard_rules import _ID_CHECK, _ID_WEIGHTS, id_checksum_ok, luhn_ok
 
 import memkit as mk
 from memkit.guard import Finding, consistency, decide, lesson_similarity, redact, scan, screen, screen_many
+from memkit.guard_rules import _ID_CHECK, _ID_WEIGHTS, id_checksum_ok, luhn_ok
 
 
 def with_check_digit(first17: str) -> str:

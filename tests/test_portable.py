@@ -421,9 +421,8 @@ def test_import_of_an_empty_export(tmp_path: Path) -> None:
 def test_demo_section_moves_the_conversation(tmp_path: Path) -> None:
     import io
 
-    from memkit.conversation import run_conversation
-
     from memkit.agent.tour import _portable_section
+    from memkit.conversation import run_conversation
 
     out = io.StringIO()
     with mk.MemoryStore() as s:
