@@ -138,16 +138,19 @@ class IndexColumns:
     # ``emb``; :class:`~memkit.store.quantized.QuantizedIndex` keeps int8 codes and reads exact rows
     # from DuckDB instead. Every other column, and every update of them, is shared.
     def _alloc_vectors(self, grow: Any, old: Any) -> None:
-        """Allocate the embeddings' storage for ``cap`` rows: ``grow(old(name), dtype, shape)``."""
-        self.emb = grow(old("emb"), np.float32, (self.dim,))
+        """Allocate the embeddings' storage for ``cap`` rows: ``grow(old(name), dtype, shape)``. An
+        empty index waits for its first batch (:meth:`_set_vectors`), which may become the matrix."""
+        empty = np.zeros((0, self.dim), np.float32)
+        self.emb = grow(old("emb"), np.float32, (self.dim,)) if self.n else empty
 
     def _set_vectors(self, rows: slice | np.ndarray, emb: np.ndarray) -> None:
         """Store embeddings ``(m, dim)`` float32 (normalized) at ``rows``; a batch filling an empty
-        index, in an array of its own (no view), becomes the matrix: a bulk load writes no copy."""
-        if (isinstance(rows, slice) and rows.start == 0 and emb.shape == self.emb.shape and emb.base is None
-                and emb.dtype == np.float32 and emb.flags.c_contiguous and emb.flags.writeable):  # fmt: skip
-            self.emb = emb
-        else:
+        index, in an array of its own (no view), becomes the matrix: a bulk load allocates no copy."""
+        if len(self.emb) < self.cap:  # the first batch: adopted when it fills the index, else copied
+            whole = (emb.shape == (self.cap, self.dim) and emb.base is None and emb.dtype == np.float32
+                     and emb.flags.c_contiguous and emb.flags.writeable)  # fmt: skip
+            self.emb = emb if whole else np.zeros((self.cap, self.dim), np.float32)
+        if self.emb is not emb:
             self.emb[rows] = emb
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
@@ -283,16 +286,8 @@ class IndexColumns:
             self.keyword._postings()
             return self.keyword
 
-    def mask(
-        self,
-        gate: Any,
-        now_us: int,
-        *,
-        floor: bool = True,
-        layer: Sequence[str] | None = None,
-        kind: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-    ) -> np.ndarray:
+    def mask(self, gate: Any, now_us: int, *, floor: bool = True, layer: Sequence[str] | None = None,
+             kind: Sequence[str] | None = None, tags: Sequence[str] | None = None) -> np.ndarray:  # fmt: skip
         """The read gate (:class:`~memkit.store.gate.Gate`: namespace, access, statuses; validity and
         write time at ``now_us``) over the index's codes, the filters, and (``floor=True``)
         strength at least :attr:`floor` -> a boolean mask ``(n,)``."""
