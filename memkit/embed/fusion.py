@@ -62,6 +62,7 @@ class FusedEmbedder:
         self.name = "fused(" + ",".join(f"{w:g}*{e.name}" for e, w in self.parts) + ")"
         self._scale = [np.float32(math.sqrt(w)) for _, w in self.parts]
         self.cache = any(getattr(e, "cache", True) for e, _ in self.parts)  # a model part is worth caching
+        self.fresh_output = True  # embed() returns a new array (the store normalizes it in place)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``n`` texts -> ``(n, dim)`` float32: each part's unit vectors times ``sqrt(weight)``,

@@ -53,10 +53,17 @@ def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+_ROWS = 8192  # rows per block of l2_normalize's norms
+
+
 def l2_normalize(x: np.ndarray, *, inplace: bool = False) -> np.ndarray:
     """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0).
     ``inplace=True`` divides ``x`` itself (a float array the caller owns) instead of a copy."""
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)  # (n, 1)
+    if x.ndim == 2 and len(x) > _ROWS:  # by blocks of rows: norm's squares would take a copy of x
+        norms = np.concatenate([np.linalg.norm(x[i : i + _ROWS], axis=-1, keepdims=True)
+                                for i in range(0, len(x), _ROWS)])  # fmt: skip
+    else:
+        norms = np.linalg.norm(x, axis=-1, keepdims=True)  # (n, 1)
     norms[norms == 0] = 1.0  # a zero row divided by 1 stays zero (one pass, no masked divide)
     if inplace:
         x /= norms
@@ -64,9 +71,13 @@ def l2_normalize(x: np.ndarray, *, inplace: bool = False) -> np.ndarray:
     return x / norms
 
 
-def check_embeddings(x: Any, n: int, dim: int, field: str = "embedding") -> np.ndarray:
+def check_embeddings(
+    x: Any, n: int, dim: int, field: str = "embedding", *, fresh: bool = False
+) -> np.ndarray:
     """An embedder's (or a caller's) vectors -> validated, L2-normalized ``(n, dim)`` float32, or
     ValidationError naming ``field``: a wrong shape or a NaN would poison every later search.
+    ``fresh=True``: nothing else holds ``x`` (an embedder's new output), so a float32 array is
+    normalized in place instead of copied.
 
     >>> check_embeddings([[3, 4]], 1, 2).tolist()
     [[0.6000000238418579, 0.800000011920929]]
@@ -81,7 +92,7 @@ def check_embeddings(x: Any, n: int, dim: int, field: str = "embedding") -> np.n
     # values) is every element looked at, so a million rows need no (n, dim) mask
     if not np.isfinite(np.add.reduce(arr, axis=-1)).all() and not np.isfinite(arr).all():
         raise ValidationError(field, "contains NaN or infinite values")
-    return l2_normalize(arr)
+    return l2_normalize(arr, inplace=fresh and arr is x and arr.flags.writeable)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -101,6 +112,10 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
     return h % dim, 1.0 if (h >> 63) & 1 else -1.0  # subtle: the sign bit is independent of the bucket
 
 
+_CHUNK = 1 << 16
+"""Features :meth:`HashEmbedder.embed` collects before adding them to the matrix."""
+
+
 class HashEmbedder:
     """Deterministic offline embedder: signed feature hashing of words, CJK n-grams and trigrams.
 
@@ -118,6 +133,8 @@ class HashEmbedder:
     cache = False
     """The store does not cache these vectors: computing one (~50 µs) costs less than looking it up
     and storing it. Embedders without this attribute (models) are cached by text."""
+    fresh_output = True
+    """:meth:`embed` returns a new array on every call: the store normalizes it in place (no copy)."""
 
     def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
         """``dim`` buckets; ``trigram_weight``: weight of Latin words' character trigrams vs whole tokens."""
@@ -138,6 +155,7 @@ class HashEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``n`` texts -> ``(n, dim)`` float32, each row L2-normalized (zero if no tokens)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
@@ -147,8 +165,10 @@ class HashEmbedder:
                 rows.append(i)
                 cols.append(b)
                 vals.append(s * w)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
+            # added in chunks: a million texts' feature lists at once took twice the matrix's memory
+            if len(rows) >= _CHUNK or i == len(texts) - 1:
+                np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
+                rows, cols, vals = [], [], []
         return l2_normalize(out, inplace=True)
 
     def __repr__(self) -> str:

@@ -77,6 +77,9 @@ class SentenceTransformerEmbedder:
         Torch device; ``"cpu"`` by default (the extra pins the CPU build).
     """
 
+    fresh_output = True
+    """:meth:`embed` returns a new array on every call: the store normalizes it in place."""
+
     def __init__(
         self, model_name_or_path: str = MINILM, *, batch_size: int = 64, device: str = "cpu"
     ) -> None:
@@ -121,6 +124,9 @@ class Model2VecEmbedder:
     path : str or Path
         The model directory (e.g. one made by :func:`distill_model2vec`).
     """
+
+    fresh_output = True
+    """:meth:`embed` returns a new array on every call: the store normalizes it in place."""
 
     def __init__(self, path: str | Path) -> None:
         """Load a model2vec static model from ``path``, a directory with its weights (no download)."""

@@ -116,10 +116,12 @@ class VectorsMixin(StoreCore):
     """Embeddings, row inserts and the derived search index."""
 
     # ------------------------------------------------------------------------------ embeddings
-    def _check_embeddings(self, x: Any, n: int, field: str = "embedding") -> np.ndarray:
+    def _check_embeddings(
+        self, x: Any, n: int, field: str = "embedding", *, fresh: bool = False
+    ) -> np.ndarray:
         """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32
         (:func:`memkit.embed.check_embeddings`): the store never trusts an embedder."""
-        return check_embeddings(x, n, self.embedder.dim, field)
+        return check_embeddings(x, n, self.embedder.dim, field, fresh=fresh)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.
@@ -137,7 +139,9 @@ class VectorsMixin(StoreCore):
         new: dict[str, np.ndarray] = {}
         if missing:
             first = {h: t for h, t in zip(reversed(hashes), reversed(texts), strict=True)}  # hash -> a text
-            made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing))
+            fresh = getattr(self.embedder, "fresh_output", False)  # a new array per call: normalized in place
+            made = self._check_embeddings(self.embedder.embed([first[h] for h in missing]), len(missing),
+                                          fresh=fresh)  # fmt: skip
             new = dict(zip(missing, made, strict=True))
             vectors.update(new)
         if len(missing) == len(hashes):  # every text new and distinct (a bulk write): already in order

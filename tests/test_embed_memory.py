@@ -1,0 +1,90 @@
+"""Embedding without extra copies: what bulk ingestion relies on to stay within 2x the matrix.
+
+HashEmbedder adds its features in chunks, l2_normalize takes its norms by blocks of rows, and the
+store normalizes an embedder's fresh output in place. Each must give exactly the numbers of the
+plain computation, and an array the store does not own must never change."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+import pytest
+
+import memkit as mk
+from memkit.embed import FusedEmbedder, HashEmbedder, l2_normalize
+from memkit.embed.hashing import _CHUNK, _ROWS, check_embeddings
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+WORDS = "tea coffee alice bob hangzhou deploy report 杭州 咖啡 会议 报告 I like black coffee".split()
+
+
+def test_hash_embedder_rows_do_not_depend_on_the_batch_they_are_embedded_in() -> None:
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(WORDS, int(rng.integers(0, 30)))) for _ in range(4000)] + ["", "!!"]
+    emb = HashEmbedder()
+    together = emb.embed(texts)
+    assert sum(len(emb.features(t)) for t in texts) > 2 * _CHUNK  # the batch spans several chunks
+    alone = np.vstack([emb.embed([t]) for t in texts])
+    np.testing.assert_array_equal(together, alone)  # bit for bit
+    assert not together[-2:].any()  # texts without features stay zero
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_l2_normalize_by_blocks_equals_the_plain_division(dtype: type) -> None:
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((2 * _ROWS + 5, 16)) * rng.uniform(0.1, 10, (2 * _ROWS + 5, 1))).astype(dtype)
+    x[3] = 0.0
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    expected = x / np.where(norms == 0, 1.0, norms)
+    np.testing.assert_array_equal(l2_normalize(x), expected)
+    y = x.copy()
+    assert l2_normalize(y, inplace=True) is y
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_check_embeddings_normalizes_in_place_only_an_array_it_may_change() -> None:
+    x = np.array([[3.0, 4.0], [0.0, 2.0]], np.float32)
+    out = check_embeddings(x, 2, 2, fresh=True)
+    assert out is x and x.tolist() == [[0.6000000238418579, 0.800000011920929], [0.0, 1.0]]
+    y = np.array([[3.0, 4.0]], np.float32)
+    assert check_embeddings(y, 1, 2) is not y and y.tolist() == [[3.0, 4.0]]  # not fresh: a copy
+    y.flags.writeable = False
+    assert check_embeddings(y, 1, 2, fresh=True) is not y  # read-only: a copy
+    z = np.array([[3.0, 4.0]])  # float64: converted, so the input is untouched anyway
+    assert check_embeddings(z, 1, 2, fresh=True) is not z and z.tolist() == [[3.0, 4.0]]
+
+
+class _TableEmbedder:
+    """An embedder that hands out rows of a table it keeps (not a fresh array, no ``fresh_output``)."""
+
+    dim, name = 4, "table-4"
+
+    def __init__(self) -> None:
+        self.table = np.arange(1.0, 4 * 64 + 1, dtype=np.float32).reshape(64, 4)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.table[: len(texts)] if len(texts) <= 64 else np.ones((len(texts), 4), np.float32)
+
+
+def test_the_store_never_changes_an_array_an_embedder_keeps() -> None:
+    emb = _TableEmbedder()
+    before = emb.table.copy()
+    with mk.MemoryStore(embedder=emb) as store:
+        store.add_many(pl.DataFrame({"content": [f"m{i}" for i in range(40)]}), namespace="u", now=NOW)
+        store.add("one more", namespace="u", now=NOW)
+        assert store.count() == 41
+    np.testing.assert_array_equal(emb.table, before)
+
+
+def test_fresh_embedders_say_so_and_a_bulk_load_keeps_their_vectors() -> None:
+    assert (
+        HashEmbedder.fresh_output and FusedEmbedder([(HashEmbedder(), 1), (HashEmbedder(64), 1)]).fresh_output
+    )
+    texts = [f"{WORDS[i % len(WORDS)]} {i}" for i in range(3000)]
+    with mk.MemoryStore() as store:
+        store.add_many(pl.DataFrame({"content": texts}), namespace="u", now=NOW)
+        ix = store._index
+        # the store checks and normalizes what the embedder returns (again): the same as on a copy
+        np.testing.assert_array_equal(ix.vectors(np.arange(3000)), l2_normalize(HashEmbedder().embed(texts)))
