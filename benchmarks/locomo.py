@@ -27,6 +27,7 @@ import importlib.util
 import itertools
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -142,14 +143,24 @@ def _second(prep: ev.Prepared, similarity: list[float]) -> mk.Weights:
                       importance=0.0, recency=0.0)  # fmt: skip
 
 
-def _store(memories: pl.DataFrame, queries: pl.DataFrame, embedder: object, w: mk.Weights) -> str:
-    """The same figure through the store, as a user would: a ``MemoryStore`` (no strength floor),
-    each conversation in one namespace via ``add_many``, ``store.search(k=5, now=last session)``."""
+def conversation_store(
+    memories: pl.DataFrame, embedder: object
+) -> tuple[mk.MemoryStore, dict[str, datetime]]:
+    """LoCoMo's turns in a ``MemoryStore`` (no strength floor), as a user would load them: each
+    conversation in one namespace via ``add_many``, keyed by the turn's id -> (store, the time of
+    each conversation's last session, the ``now`` of its questions)."""
     store = mk.MemoryStore(embedder=embedder, decay=mk.DecayParams(min_strength=0.0))
-    last, rows = {}, []
+    last = {}
     for (c,), m in memories.group_by("conversation", maintain_order=True):
         last[c] = m["created_at"].max()  # not the wall clock
         store.add_many(m.select("content", "created_at", pl.col("id").alias("key")), namespace=c, now=last[c])
+    return store, last
+
+
+def _store(memories: pl.DataFrame, queries: pl.DataFrame, embedder: object, w: mk.Weights) -> str:
+    """The same figure through the store, ``store.search(k=5, now=last session)`` per question."""
+    store, last = conversation_store(memories, embedder)
+    rows = []
     for q in queries.filter(pl.col("relevant").list.len() > 0).iter_rows(named=True):
         c = q["conversation"]
         hits = store.search(q["question"], namespace=c, k=5, weights=w, now=last[c], reinforce=False)

@@ -44,3 +44,51 @@ def test_ingest_benchmark_runs(capsys) -> None:
         and "add_many, embeddings given" in out
         and "HashEmbedder embeds" in out
     )
+
+
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo"
+
+
+def _locomo_changed():
+    spec = importlib.util.spec_from_file_location(
+        "locomo_changed_bench", ROOT / "benchmarks" / "locomo_changed.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_changed_answer_labels_name_real_turns_and_questions() -> None:
+    if not (LOCOMO / "locomo10.json").exists():
+        pytest.skip(f"LoCoMo not found at {LOCOMO} (see ../shared/data/README.md)")
+    bench = _locomo_changed()
+    _, items = bench.load(LOCOMO)  # raises on a label that names a missing turn or question
+    assert len(items) == 24 and sum(it["qa"] is not None for it in items) == 10
+    assert all(it["question"] and it["current_ids"] and it["stale_ids"] for it in items)
+
+
+def test_changed_answer_labels_are_checked(tmp_path: Path) -> None:
+    if not (LOCOMO / "locomo10.json").exists():
+        pytest.skip(f"LoCoMo not found at {LOCOMO} (see ../shared/data/README.md)")
+    bench = _locomo_changed()
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"conversation": "conv-26", "qa": null, "question": "q?", "current": ["D99:1"],'
+                   ' "stale": ["D1:1"], "why": "-"}]')  # fmt: skip
+    with pytest.raises(ValueError, match="D99:1"):
+        bench.load(LOCOMO, bad)
+    bad.write_text('[{"conversation": "conv-26", "qa": 0, "question": null, "current": ["D1:2"],'
+                   ' "stale": ["D1:2"], "why": "-"}]')  # fmt: skip
+    with pytest.raises(ValueError, match="bad turn labels"):  # current and stale overlap
+        bench.load(LOCOMO, bad)
+
+
+def test_changed_answer_benchmark_runs(capsys) -> None:
+    bench = _locomo_changed()
+    if not (LOCOMO / "locomo10.json").exists():
+        assert bench.main(["--no-models", "--data", str(LOCOMO)]) == 0
+        assert "skip: LoCoMo not found" in capsys.readouterr().out
+        pytest.skip(f"LoCoMo not found at {LOCOMO}: only the skip message was checked")
+    assert bench.main(["--no-models", "--data", str(LOCOMO)]) == 0
+    out = capsys.readouterr().out
+    assert "24 questions whose answer changed (10 LoCoMo's own, 14 written)" in out
+    assert "current@1" in out and "default Weights()" in out and "second neighbours (SECOND)" in out
