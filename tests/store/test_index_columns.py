@@ -15,14 +15,16 @@ T0 = 1_700_000_000_000_000  # µs since the epoch
 def _cols(start: int, m: int) -> dict[str, object]:
     """``append``'s columns for ``m`` plain memories numbered from ``start``."""
     return {
-        "id": [f"m{i}" for i in range(start, start + m)], "content": [f"text {i}" for i in range(start, start + m)],
+        "id": [f"m{i}" for i in range(start, start + m)],
+        "content": [f"text {i}" for i in range(start, start + m)],
         "key": [None] * m, "tags": [()] * m, "namespace": ["u"] * m, "owner": [None] * m,
         "created_by": [None] * m, "status": ["active"] * m, "access": ["public"] * m,
         "layer": ["long_term"] * m, "kind": ["fact"] * m, "importance": np.full(m, 0.5),
         "half_life_h": np.full(m, 2160.0), "access_count": np.zeros(m, np.int64),
         "created_us": T0 + np.arange(start, start + m, dtype=np.int64),
         "last_access_us": T0 + np.arange(start, start + m, dtype=np.int64),
-        "valid_from_us": np.full(m, np.iinfo(np.int64).min), "valid_until_us": np.full(m, np.iinfo(np.int64).max),
+        "valid_from_us": np.full(m, np.iinfo(np.int64).min),
+        "valid_until_us": np.full(m, np.iinfo(np.int64).max),
     }  # fmt: skip
 
 
