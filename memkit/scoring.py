@@ -108,8 +108,8 @@ def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray, second:
     >>> neighbour_score(np.array([0.9, 0.1, 0.0]), np.array([-1, 0, 1]), np.array([1, 2, -1]), 0.5).tolist()
     [0.1, 0.9, 0.55]
     """
-    s0 = np.concatenate([np.maximum(np.where(np.isfinite(base), base, 0.0), 0.0),
-                         np.zeros((*base.shape[:-1], 1), base.dtype)], axis=-1)  # fmt: skip
+    s0 = np.zeros((*base.shape[:-1], base.shape[-1] + 1), base.dtype)  # the last column: "no neighbour"
+    np.maximum(base, 0.0, out=s0[..., :-1])  # -inf (not a candidate) and negative scores count 0
     near = np.maximum(s0[..., prev], s0[..., nxt])  # -1 reads the appended 0
     if not np.any(second):
         return near
