@@ -38,7 +38,9 @@ __all__ = ["Embedder", "HashEmbedder", "check_embeddings", "content_hash", "l2_n
 @runtime_checkable
 class Embedder(Protocol):
     """What the store needs from an embedding model. An optional ``cache`` attribute (default True)
-    says whether the store keeps its vectors by text (the ``embed_cache`` table)."""
+    says whether the store keeps its vectors by text (the ``embed_cache`` table); an optional
+    ``fresh_output`` (default False) that ``embed`` returns a new array on every call, which the
+    store may then normalize in place instead of copying (a bulk load keeps one matrix, not two)."""
 
     name: str
     dim: int
