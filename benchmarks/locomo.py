@@ -144,12 +144,13 @@ def _second(prep: ev.Prepared, similarity: list[float]) -> mk.Weights:
 
 
 def conversation_store(
-    memories: pl.DataFrame, embedder: object
+    memories: pl.DataFrame, embedder: object = None, **options: object
 ) -> tuple[mk.MemoryStore, dict[str, datetime]]:
-    """LoCoMo's turns in a ``MemoryStore`` (no strength floor), as a user would load them: each
-    conversation in one namespace via ``add_many``, keyed by the turn's id -> (store, the time of
-    each conversation's last session, the ``now`` of its questions)."""
-    store = mk.MemoryStore(embedder=embedder, decay=mk.DecayParams(min_strength=0.0))
+    """LoCoMo's turns in a ``MemoryStore`` (no strength floor unless ``options`` give ``decay``), as
+    a user would load them: each conversation in one namespace via ``add_many``, keyed by the turn's
+    id -> (store, the time of each conversation's last session, the ``now`` of its questions)."""
+    options = {"decay": mk.DecayParams(min_strength=0.0), **options}
+    store = mk.MemoryStore(embedder=embedder, **options)
     last = {}
     for (c,), m in memories.group_by("conversation", maintain_order=True):
         last[c] = m["created_at"].max()  # not the wall clock

@@ -35,7 +35,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmark's store loop
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without install
+
+from locomo import conversation_store  # noqa: E402
 
 import memkit as mk  # noqa: E402
 from memkit import evaluate as ev  # noqa: E402
@@ -594,17 +597,14 @@ def stage_store(b: Bench, final: Config) -> list[dict]:
     out = []
     for label, w, floor, kp, reinforce in runs:
         t = time.perf_counter()
-        store = mk.MemoryStore(decay=mk.DecayParams(min_strength=floor), keyword=kp)
-        last = {}
-        for (c,), m in b.memories.group_by("conversation", maintain_order=True):
-            last[c] = m["created_at"].max()  # not the wall clock: 2023 data would all be below any floor
-            frame = m.select("content", "created_at", pl.col("id").alias("key"))
-            store.add_many(frame, namespace=c, now=last[c])
+        # now = each conversation's last session, not the wall clock: 2023 data would all be below any floor
+        store, last = conversation_store(b.memories, decay=mk.DecayParams(min_strength=floor), keyword=kp)
         rows = []
         for q in b.queries.filter(pl.col("relevant").list.len() > 0).iter_rows(named=True):
             c = q["conversation"]
             hits = store.search(q["question"], namespace=c, k=5, weights=w, now=last[c], reinforce=reinforce)
             rows += [(q["query_id"], i + 1, key) for i, key in enumerate(hits["key"].to_list())]
+        store.close()
         schema = {"query_id": pl.String, "rank": pl.Int64, "id": pl.String}
         pq = ev.score_rankings(pl.DataFrame(rows, schema=schema, orient="row"), b.queries, ks=(5,))
         r5 = {f"{h} R@5": round(100 * float(x["recall@5"].mean()), 1) for h, x in _parts(pq, b.tune).items()}
