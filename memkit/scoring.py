@@ -280,16 +280,15 @@ class KeywordIndex:
         hit would; short or repeated matches are clipped at 1.
         """
         n = len(self.doc_len)
-        out = np.zeros(n, dtype=np.float64)
         n_docs = int(candidates.sum())
         q_tokens = sorted(set(tokenize(query, keep_stopwords=False)))
         if not q_tokens or n_docs == 0:
-            return out
+            return np.zeros(n, dtype=np.float64)
         terms, rows, tfs = self._postings()
         # the postings' own dtype: searchsorted would otherwise convert the whole term array per call
         qt = np.asarray([self.vocab.get(t, -1) for t in q_tokens], dtype=terms.dtype)  # -1: unseen
         if not (qt >= 0).any():  # no query term occurs anywhere
-            return out
+            return np.zeros(n, dtype=np.float64)
         avg_len = float(self.doc_len[candidates].mean())
         lo = np.searchsorted(terms, qt, side="left")  # (q,) start of each query term's postings
         hi = np.where(qt >= 0, np.searchsorted(terms, qt, side="right"), lo)
@@ -304,7 +303,8 @@ class KeywordIndex:
         if not seen.any():
             return out
         ideal = float(np.log1p((n_docs - df[seen] + 0.5) / (df[seen] + 0.5)).sum())
-        return np.clip(out / ideal, 0.0, 1.0)
+        out /= ideal  # in place (a full-length array): contributions are >= 0, so only 1 clips
+        return np.minimum(out, 1.0, out=out)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
