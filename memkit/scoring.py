@@ -109,7 +109,8 @@ def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray, second:
     [0.1, 0.9, 0.55]
     """
     s0 = np.zeros((*base.shape[:-1], base.shape[-1] + 1), base.dtype)  # the last column: "no neighbour"
-    np.maximum(base, 0.0, out=s0[..., :-1])  # -inf (not a candidate) and negative scores count 0
+    np.copyto(s0[..., :-1], base, where=np.isfinite(base))  # -inf (not a candidate) and NaN count 0,
+    np.maximum(s0, 0, out=s0)  # and so do negative scores
     near = np.maximum(s0[..., prev], s0[..., nxt])  # -1 reads the appended 0
     if not np.any(second):
         return near
@@ -303,8 +304,7 @@ class KeywordIndex:
         if not seen.any():
             return out
         ideal = float(np.log1p((n_docs - df[seen] + 0.5) / (df[seen] + 0.5)).sum())
-        out /= ideal  # in place (a full-length array): contributions are >= 0, so only 1 clips
-        return np.minimum(out, 1.0, out=out)
+        return np.minimum(np.divide(out, ideal, out=out), 1.0, out=out)  # in place; only 1 clips (>= 0)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -80,7 +80,8 @@ def test_the_store_never_changes_an_array_an_embedder_keeps() -> None:
 
 def test_fresh_embedders_say_so_and_a_bulk_load_keeps_their_vectors() -> None:
     assert (
-        HashEmbedder.fresh_output and FusedEmbedder([(HashEmbedder(), 1), (HashEmbedder(64), 1)]).fresh_output
+        HashEmbedder().fresh_output
+        and FusedEmbedder([(HashEmbedder(), 1), (HashEmbedder(64), 1)]).fresh_output
     )
     texts = [f"{WORDS[i % len(WORDS)]} {i}" for i in range(3000)]
     with mk.MemoryStore() as store:
@@ -88,3 +89,39 @@ def test_fresh_embedders_say_so_and_a_bulk_load_keeps_their_vectors() -> None:
         ix = store._index
         # the store checks and normalizes what the embedder returns (again): the same as on a copy
         np.testing.assert_array_equal(ix.vectors(np.arange(3000)), l2_normalize(HashEmbedder().embed(texts)))
+
+
+class _Memo(HashEmbedder):
+    """A subclass that keeps what it returned (a memo): its arrays are not the store's to change."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.memo: dict[tuple[str, ...], np.ndarray] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        key = tuple(texts)
+        if key not in self.memo:
+            self.memo[key] = super().embed(texts)
+        return self.memo[key]
+
+
+def test_a_subclass_that_overrides_embed_is_not_taken_as_fresh() -> None:
+    memo = _Memo()
+    assert not memo.fresh_output  # it must say so itself; HashEmbedder's flag covers HashEmbedder.embed
+    texts = [f"memory number {i} about topic {i % 7}" for i in range(3000)]
+    with mk.MemoryStore(embedder=memo) as store:
+        store.add_many(pl.DataFrame({"content": texts}), namespace="a", now=NOW)
+        kept = memo.memo[tuple(texts)].copy()
+        assert store._index.emb is not memo.memo[tuple(texts)]  # the store holds its own copy
+        store.delete(store.frame("a")["id"][0], namespace="a", now=NOW)
+        np.testing.assert_array_equal(memo.memo[tuple(texts)], kept)  # erasure zeroed the store's row only
+        store.add_many(pl.DataFrame({"content": texts}), namespace="b", now=NOW)
+        assert np.all(np.linalg.norm(store._index.vectors(np.arange(3000, 6000)), axis=1) > 0.99)
+
+
+def test_a_converted_copy_is_normalized_in_place_and_the_input_kept() -> None:
+    x = np.array([[3.0, 4.0]])  # float64: converted to a new float32 array, which is the store's own
+    out = check_embeddings(x, 1, 2)
+    assert out.dtype == np.float32 and x.tolist() == [[3.0, 4.0]]
+    np.testing.assert_array_equal(out, l2_normalize(np.array([[3.0, 4.0]], np.float32)))
+    assert check_embeddings([[3, 4]], 1, 2).tolist() == out.tolist()  # a list: same numbers

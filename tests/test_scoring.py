@@ -151,3 +151,18 @@ def test_top_k_prefilter_changes_no_ranking() -> None:
         tie = float(rng.choice([0.0, 0.01, 0.1, 0.5]))
         got = scoring.top_k(scores, k, age=age, tie=tie)
         assert np.array_equal(got, _top_k_reference(scores, k, age, tie)), (scores, k, tie)
+
+
+def test_neighbour_score_counts_non_finite_and_negative_scores_as_zero() -> None:
+    """NaN (an undefined cosine), ±inf and negative scores lend their neighbours nothing, as -1 does;
+    integer scores work too."""
+    from memkit.scoring import neighbour_score
+
+    base = np.array([0.9, np.nan, -np.inf, np.inf, -0.5, 0.4])
+    prev, nxt = np.array([-1, 0, 1, 2, 3, 4]), np.array([1, 2, 3, 4, 5, -1])
+    assert neighbour_score(base, prev, nxt).tolist() == [0.0, 0.9, 0.0, 0.0, 0.4, 0.0]
+    assert neighbour_score(np.array([3, 1, 2]), np.array([-1, 0, 1]), np.array([1, 2, -1])).tolist() == [
+        1,
+        3,
+        1,
+    ]

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import ValidationError
-from .hashing import Embedder, l2_normalize
+from .hashing import Embedder, l2_normalize, own_embed
 
 __all__ = ["FusedEmbedder"]
 
@@ -43,6 +43,9 @@ class FusedEmbedder:
     ``name`` records every part's name and weight, so a store written with one blend refuses another
     (as it refuses any other embedder) until ``reembed``.
     """
+
+    fresh_output = property(lambda self: own_embed(self, FusedEmbedder))
+    """:meth:`embed` returns a new array on every call (False in a subclass that overrides it)."""
 
     def __init__(self, parts: Sequence[tuple[Embedder, float]]) -> None:
         """Check the parts and weights; the fused dimension is the sum of the parts'."""
@@ -62,7 +65,6 @@ class FusedEmbedder:
         self.name = "fused(" + ",".join(f"{w:g}*{e.name}" for e, w in self.parts) + ")"
         self._scale = [np.float32(math.sqrt(w)) for _, w in self.parts]
         self.cache = any(getattr(e, "cache", True) for e, _ in self.parts)  # a model part is worth caching
-        self.fresh_output = True  # embed() returns a new array (the store normalizes it in place)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``n`` texts -> ``(n, dim)`` float32: each part's unit vectors times ``sqrt(weight)``,

@@ -58,6 +58,11 @@ def content_hash(text: str) -> str:
 _ROWS = 8192  # rows per block of l2_normalize's norms
 
 
+def own_embed(embedder: Any, cls: type) -> bool:
+    """``embedder`` embeds with ``cls.embed`` itself (a subclass may not): its ``fresh_output``."""
+    return type(embedder).embed is cls.embed
+
+
 def l2_normalize(x: np.ndarray, *, inplace: bool = False) -> np.ndarray:
     """Rows scaled to unit length; all-zero rows stay zero (their cosine with anything is 0).
     ``inplace=True`` divides ``x`` itself (a float array the caller owns) instead of a copy."""
@@ -94,7 +99,9 @@ def check_embeddings(
     # values) is every element looked at, so a million rows need no (n, dim) mask
     if not np.isfinite(np.add.reduce(arr, axis=-1)).all() and not np.isfinite(arr).all():
         raise ValidationError(field, "contains NaN or infinite values")
-    return l2_normalize(arr, inplace=fresh and arr is x and arr.flags.writeable)
+    # in place when the array is the caller's to change (fresh) or a conversion made here
+    own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
+    return l2_normalize(arr, inplace=(own or (fresh and arr is x)) and arr.flags.writeable)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -135,8 +142,9 @@ class HashEmbedder:
     cache = False
     """The store does not cache these vectors: computing one (~50 µs) costs less than looking it up
     and storing it. Embedders without this attribute (models) are cached by text."""
-    fresh_output = True
-    """:meth:`embed` returns a new array on every call: the store normalizes it in place (no copy)."""
+    fresh_output = property(lambda self: own_embed(self, HashEmbedder))
+    """:meth:`embed` returns a new array on every call: the store normalizes it in place (no copy).
+    False in a subclass that overrides ``embed`` (it may return an array it keeps) unless it says so."""
 
     def __init__(self, dim: int = 384, trigram_weight: float = 0.5) -> None:
         """``dim`` buckets; ``trigram_weight``: weight of Latin words' character trigrams vs whole tokens."""

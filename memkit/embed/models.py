@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MissingDependency, ValidationError
-from .hashing import l2_normalize
+from .hashing import l2_normalize, own_embed
 
 __all__ = ["MINILM", "Model2VecEmbedder", "SentenceTransformerEmbedder", "distill_model2vec"]
 
@@ -77,8 +77,8 @@ class SentenceTransformerEmbedder:
         Torch device; ``"cpu"`` by default (the extra pins the CPU build).
     """
 
-    fresh_output = True
-    """:meth:`embed` returns a new array on every call: the store normalizes it in place."""
+    fresh_output = property(lambda self: own_embed(self, SentenceTransformerEmbedder))
+    """:meth:`embed` returns a new array on every call (False in a subclass that overrides it)."""
 
     def __init__(
         self, model_name_or_path: str = MINILM, *, batch_size: int = 64, device: str = "cpu"
@@ -125,8 +125,8 @@ class Model2VecEmbedder:
         The model directory (e.g. one made by :func:`distill_model2vec`).
     """
 
-    fresh_output = True
-    """:meth:`embed` returns a new array on every call: the store normalizes it in place."""
+    fresh_output = property(lambda self: own_embed(self, Model2VecEmbedder))
+    """:meth:`embed` returns a new array on every call (False in a subclass that overrides it)."""
 
     def __init__(self, path: str | Path) -> None:
         """Load a model2vec static model from ``path``, a directory with its weights (no download)."""

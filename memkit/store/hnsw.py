@@ -68,6 +68,9 @@ class HnswIndex(SearchIndex):
 
     def _similarity32(self, q: np.ndarray, rows: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
         """The HNSW neighbours' cosines, 0 for every other row (all rows, or ``rows``)."""
+        out = np.zeros(self.n if rows is None else len(rows), np.float32)
+        if not np.any(q):  # a query without tokens: cosine 0 with every row, as in the exact index
+            return out  # (pgvector's <=> with a zero vector is NaN, and its order arbitrary)
         con = self.con()
         if self._set_ef != self.ef_search:
             con.execute("SET hnsw.ef_search = ?", [int(self.ef_search)])  # bound client-side
@@ -78,7 +81,6 @@ class HnswIndex(SearchIndex):
         spaces = [self._names[c] for c in np.unique(self.ns[: self.n][mask[: self.n]]).tolist()]
         vec = "[" + ",".join(f"{x:.8g}" for x in np.asarray(q, np.float32)) + "]"
         found = con.execute(_NEAREST, [vec, spaces, vec, int(self.ef_search)]).fetchall()
-        out = np.zeros(self.n if rows is None else len(rows), np.float32)
         at = {r: i for i, r in enumerate(rows.tolist())} if rows is not None else None
         for memory_id, sim in found:
             row = self.row.get(memory_id)

@@ -147,7 +147,8 @@ class IndexColumns:
         """Store embeddings ``(m, dim)`` float32 (normalized) at ``rows``; a batch filling an empty
         index, in an array of its own (no view), becomes the matrix: a bulk load allocates no copy."""
         if len(self.emb) < self.cap:  # the first batch: adopted when it fills the index, else copied
-            whole = (emb.shape == (self.cap, self.dim) and emb.base is None and emb.dtype == np.float32
+            whole = (isinstance(rows, slice) and rows.start == 0 and rows.stop == self.cap
+                     and emb.shape == (self.cap, self.dim) and emb.base is None and emb.dtype == np.float32
                      and emb.flags.c_contiguous and emb.flags.writeable)  # fmt: skip
             self.emb = emb if whole else np.zeros((self.cap, self.dim), np.float32)
         if self.emb is not emb:

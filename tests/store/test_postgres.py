@@ -9,6 +9,7 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -146,6 +147,27 @@ def test_hnsw_index_holds_no_vectors_and_returns_exact_scores(url: str) -> None:
                 assert b["score"].to_list() == pytest.approx(a["score"].to_list(), abs=1e-12)
     with pytest.raises(mk.ValidationError, match="index"):
         mk.MemoryStore(index="hnsw")  # a DuckDB store has no HNSW index
+
+
+def test_hnsw_query_without_tokens_ranks_as_the_exact_index(url: str) -> None:
+    """A query with no tokens embeds to the zero vector: cosine 0 with every row in the exact index,
+    NaN from pgvector's <=> (which then spread through neighbour expansion). HNSW must rank the same."""
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({
+        "content": [f"note {i} on subject {i % 13}" for i in range(400)],
+        "importance": rng.uniform(0.1, 0.9, 400),
+        "created_at": [NOW - timedelta(minutes=int(m)) for m in rng.integers(0, 5000, 400)],
+    })  # fmt: skip
+    w = mk.Weights(
+        similarity=0.5, importance=0.5, recency=0.0, keyword=0.0, neighbour=0.5, neighbour2=0.5, tie=0.0
+    )
+    with mk.MemoryStore(url) as exact:
+        exact.add_many(frame, namespace="u", now=NOW)
+        with mk.MemoryStore(url, index="hnsw") as hnsw:
+            a = exact.search("?!", namespace="u", k=5, weights=w, now=NOW, reinforce=False)
+            b = hnsw.search("?!", namespace="u", k=5, weights=w, now=NOW, reinforce=False)
+            assert b["id"].to_list() == a["id"].to_list()
+            assert b["score"].to_list() == pytest.approx(a["score"].to_list(), abs=1e-12)
 
 
 def test_an_index_with_more_dead_rows_than_live_ones_is_rebuilt(url: str, monkeypatch) -> None:
