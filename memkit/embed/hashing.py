@@ -169,16 +169,22 @@ class HashEmbedder:
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
+
+        def add() -> None:
+            """Add the collected features to ``out``: in chunks, as a million texts' feature lists
+            at once took twice the matrix's memory."""
+            np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
+            del rows[:], cols[:], vals[:]
+
         for i, text in enumerate(texts):  # per text, not per memory in a search: runs at write time
             for feat, w in self.features(text):
                 b, s = _bucket(feat, self.dim)
                 rows.append(i)
                 cols.append(b)
                 vals.append(s * w)
-            # added in chunks: a million texts' feature lists at once took twice the matrix's memory
-            if len(rows) >= _CHUNK or i == len(texts) - 1:
-                np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), vals)
-                rows, cols, vals = [], [], []
+            if len(rows) >= _CHUNK:
+                add()
+        add()
         return l2_normalize(out, inplace=True)
 
     def __repr__(self) -> str:
