@@ -1,4 +1,4 @@
-"""The store's lock: many readers at once, or one writer.
+"""The store's lock: many readers at once, or one writer, writers served in order.
 
 A search's ranking only reads the numpy index, and numpy's matrix product releases the GIL, so two
 threads can rank at once on two cores. Everything else — every write, anything that changes the
@@ -12,8 +12,19 @@ must run alone. :class:`StoreLock` gives both:
   Re-entrant too. A thread holding it shared must not ask for it exclusively (it would wait for
   itself): that raises RuntimeError instead of hanging.
 
-Writers go first: once a writer waits, new readers wait behind it, so a stream of searches never
-starves a write (or ``close``, which takes the lock exclusively and so waits for the readers inside).
+Fair to writers. Exclusive requests are served in the order they came (each takes a ticket), so a
+thread that releases the lock and asks again at once — an int8 or guarded search in a loop, whose
+whole call holds the lock alone — queues behind the writers already waiting instead of taking it
+back before they wake. Once a writer waits, new readers wait behind it, so a stream of searches
+never starves a write (or ``close``, which takes the lock exclusively and so waits for the readers
+inside).
+
+A search ranks shared, then writes its event alone. ``lock.shared(reserve=True)`` takes its place
+in the writers' queue *as it enters*: a write that comes while it ranks is served after its event,
+so the event never waits behind (nor has to re-rank after) a write that arrived later, and a
+``close`` queued meanwhile closes after it. ``lock.turn(place)`` takes the lock alone at that place;
+``lock.cancel(place)`` gives it up (a place neither taken nor cancelled would hold every later
+writer back, so callers cancel in ``finally``; cancelling a taken place does nothing).
 
 >>> lock = StoreLock()
 >>> with lock.shared(), lock.shared():   # readers nest
@@ -22,10 +33,17 @@ starves a write (or ``close``, which takes the lock exclusively and so waits for
 >>> with lock, lock.shared():            # a writer reads inside its own hold
 ...     lock.readers()
 0
+>>> with lock.shared(reserve=True) as place:   # rank here ...
+...     pass
+>>> with lock.turn(place):                      # ... then write the event, before later writers
+...     lock.waiting()
+0
+>>> lock.cancel(place)                          # (after a taken turn: nothing to give up)
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +52,8 @@ __all__ = ["StoreLock"]
 
 
 class StoreLock:
-    """A re-entrant reader-writer lock, writer-preferring (see the module docstring)."""
+    """A re-entrant reader-writer lock, writer-preferring, writers first-come first-served (see the
+    module docstring)."""
 
     def __init__(self) -> None:
         """An unheld lock."""
@@ -43,22 +62,37 @@ class StoreLock:
         self._depth = 0  # the writer's re-entries (exclusive and shared alike)
         self._readers: dict[int, int] = {}  # thread ident -> shared re-entries
         self._waiting = 0  # writers waiting: new readers queue behind them
+        self._tickets = itertools.count()  # the writers' queue: served lowest ticket first
+        self._queued: dict[int, int] = {}  # tickets given and not yet served or cancelled -> thread
 
-    def acquire(self) -> bool:
-        """Take the lock exclusively (waits for every reader and any other writer) -> True."""
+    def acquire(self, place: int | None = None) -> bool:
+        """Take the lock exclusively (waits for every reader, and for the writers queued before
+        it) -> True. ``place``: a ticket from ``shared(reserve=True)``, else a new one."""
         me = threading.get_ident()
         with self._cond:
             if self._writer == me:
                 self._depth += 1
+                self._queued.pop(place, None)  # type: ignore[arg-type]
                 return True
             if me in self._readers:
                 raise RuntimeError("this thread holds the store's lock shared: it cannot take it exclusively")
+            if place not in self._queued:  # this thread's own reserved place, else the end of the queue
+                # (a thread that reserved and asks without its place would otherwise wait for itself)
+                place = min((t for t, who in self._queued.items() if who == me), default=None)
+                if place is None:
+                    place = next(self._tickets)
+                    self._queued[place] = me
             self._waiting += 1
             try:
-                while self._writer is not None or self._readers:
+                while self._writer is not None or self._readers or min(self._queued) != place:
                     self._cond.wait()
+            except BaseException:  # interrupted while queued: leave the queue, or it blocks everyone
+                self._queued.pop(place, None)
+                self._cond.notify_all()
+                raise
             finally:
                 self._waiting -= 1
+            self._queued.pop(place, None)
             self._writer, self._depth = me, 1
             return True
 
@@ -82,9 +116,29 @@ class StoreLock:
         self.release()
 
     @contextmanager
-    def shared(self) -> Iterator[None]:
-        """``with lock.shared():`` — shared with other readers, never with a writer."""
+    def turn(self, place: int | None) -> Iterator[None]:
+        """``with lock.turn(place):`` — exclusive, at the ``place`` a shared hold reserved."""
+        self.acquire(place)
+        try:
+            yield
+        finally:
+            self.release()
+
+    def cancel(self, place: int | None) -> None:
+        """Give up a reserved ``place`` (nothing if it was taken, cancelled, or None)."""
+        if place is None:
+            return
+        with self._cond:
+            if self._queued.pop(place, None) is not None:
+                self._cond.notify_all()
+
+    @contextmanager
+    def shared(self, reserve: bool = False) -> Iterator[int | None]:
+        """``with lock.shared():`` — shared with other readers, never with a writer. With
+        ``reserve``, yields a place in the writers' queue taken as the hold begins (None when
+        this thread already holds the lock: its writes need no place)."""
         me = threading.get_ident()
+        place = None
         with self._cond:
             if self._writer == me:  # inside its own write: already alone
                 self._depth += 1
@@ -94,8 +148,14 @@ class StoreLock:
                 while self._writer is not None or self._waiting:  # subtle: waiting writers go first
                     self._cond.wait()
                 self._readers[me] = 1
+                if reserve:  # no writer waits now: every later one queues behind this place
+                    place = next(self._tickets)
+                    self._queued[place] = me
         try:
-            yield
+            yield place
+        except BaseException:
+            self.cancel(place)
+            raise
         finally:
             if self._writer == me:
                 self.release()

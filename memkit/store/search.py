@@ -13,11 +13,13 @@ reach the index as microseconds since the epoch (:func:`epoch_us`).
 Threads. The ranking only reads the numpy index, so it holds the store's lock *shared*
 (:mod:`memkit.store.rwlock`): searches from several threads rank side by side (numpy's matrix
 product releases the GIL), and no write can change the index under them. The event and the
-reinforcement then take the lock alone, briefly; if a write came in between (the index's
-``version`` moved), the search ranks again there, so its event never names a ranking of an index that
-is gone. Concurrent searches may miss each other's reinforcement, as if they had run at the same
-instant. On a server, with ``guard=True`` and with the int8 index (each reads DuckDB inside the
-ranking, and a DuckDB connection serves one thread at a time) the whole search holds the lock alone.
+reinforcement then take the lock alone, briefly, at the place in the writers' queue the search took
+as its ranking began: a write or ``close`` that comes meanwhile waits for the event. Should a write
+have run in between all the same (the index's ``version`` moved), the search ranks again there, so
+its event never names a ranking of an index that is gone. Concurrent searches may miss each other's
+reinforcement, as if they had run at the same instant. On a server, with ``guard=True`` and with
+the int8 index (each reads DuckDB inside the ranking, and a DuckDB connection serves one thread at
+a time) the whole search holds the lock alone; writers are still served in the order they came.
 """
 
 from __future__ import annotations
@@ -148,21 +150,26 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 hits, ids = self._hits(self._synced(), **ask)  # (sync.py: the other processes' writes)
                 self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
             return hits
-        with self._lock.shared():  # rankings side by side: they only read the numpy index
-            self._check_open()  # close() may have come first
-            ix = self._index
-            seen = ix.version
-            hits, ids = self._hits(ix, **ask)
-        if self.read_only:
+        place = None  # the search's place in the writers' queue, taken as its ranking begins
+        try:
+            # rankings side by side: they only read the numpy index
+            with self._lock.shared(reserve=not self.read_only) as place:
+                self._check_open()  # close() may have come first
+                ix = self._index
+                seen = ix.version
+                hits, ids = self._hits(ix, **ask)
+            if self.read_only:
+                return hits
+            with self._lock.turn(place):  # the event and reinforcement: alone, before later writers
+                self._check_open()
+                # subtle: the queue keeps other threads' writes out until here; should one have run
+                # all the same, the event would describe a ranking of an index that is gone: rank again
+                if self._index is not ix or ix.version != seen:
+                    hits, ids = self._hits(self._index, **ask)
+                self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
             return hits
-        with self._lock:  # the search's event and reinforcement: alone
-            self._check_open()
-            # subtle: a write (not another search's reinforcement) between the ranking and here would
-            # make this event describe a ranking of an index that is gone: rank again, now alone
-            if self._index is not ix or ix.version != seen:
-                hits, ids = self._hits(self._index, **ask)
-            self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
-        return hits
+        finally:
+            self._lock.cancel(place)  # nothing once taken; a raise or a read-only store gives it up
 
     def _check_open(self) -> None:
         """MemkitError once the store is closed (its index outlives close(), its connection not)."""

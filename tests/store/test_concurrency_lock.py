@@ -121,6 +121,93 @@ def test_reentrant_and_no_upgrade() -> None:
         lock.release()
 
 
+def test_writers_are_served_in_the_order_they_came() -> None:
+    """A holder that releases and asks again at once queues behind the writers already waiting
+    (before: it took the lock back before they woke, and a loop of exclusive searches could keep
+    a write waiting for minutes)."""
+    lock, order = StoreLock(), []
+    lock.acquire()
+
+    def write(name: str) -> None:
+        with lock:
+            order.append(name)
+
+    first, second = Worker(lambda: write("first")), Worker(lambda: write("second"))
+    first.start()
+    wait_until(lambda: lock.waiting() == 1)
+    second.start()
+    wait_until(lambda: lock.waiting() == 2)
+    lock.release()
+    lock.acquire()  # asks again at once: served third
+    assert order == ["first", "second"]
+    lock.release()
+    first.outcome()
+    second.outcome()
+
+
+def test_a_loop_of_exclusive_holds_lets_a_waiting_writer_in_at_its_next_release() -> None:
+    lock, stop, turns = StoreLock(), threading.Event(), {"seen waiting": 0}
+
+    def loop() -> None:  # an int8 or guarded search in a loop: each call holds the lock alone
+        while not stop.is_set():
+            with lock:
+                turns["seen waiting"] += lock.waiting()
+
+    looper = Worker(loop)
+    looper.start()
+    writer = Worker(lambda: lock.__enter__() and lock.release())
+    writer.start()
+    writer.outcome()
+    stop.set()
+    looper.outcome()
+    assert turns["seen waiting"] <= 1  # at most the hold during which the writer came
+
+
+def test_a_reserved_place_is_served_before_later_writers_and_can_be_given_up() -> None:
+    lock, order = StoreLock(), []
+    ranked, go = threading.Event(), threading.Event()
+
+    def search(give_up: bool) -> None:
+        place = None
+        try:
+            with lock.shared(reserve=True) as place:
+                ranked.set()
+                assert go.wait(HANG)
+            if give_up:
+                return
+            with lock.turn(place):
+                order.append("search")
+        finally:
+            lock.cancel(place)
+
+    def write() -> None:
+        with lock:
+            order.append("write")
+
+    for give_up in (False, True):
+        order.clear(), ranked.clear(), go.clear()
+        reader = Worker(lambda g=give_up: search(g))
+        reader.start()
+        assert ranked.wait(HANG)
+        writer = Worker(write)
+        writer.start()
+        wait_until(lambda: lock.waiting() == 1)  # came while the search ranked
+        go.set()
+        reader.outcome()
+        writer.outcome()  # a place given up does not hold the writer back
+        assert order == (["write"] if give_up else ["search", "write"])
+    with lock.shared(reserve=True) as place:  # a thread asking without its place takes that place
+        pass
+    with lock:
+        assert lock.readers() == 0
+    lock.cancel(place)
+    with pytest.raises(RuntimeError), lock.shared(reserve=True):
+        raise RuntimeError("the ranking failed")  # the place is given up with the hold
+    writer = Worker(lambda: lock.__enter__() and lock.release())
+    writer.start()
+    writer.outcome()
+
+
 # ------------------------------------------------------------------------------------ the store
 def test_two_searches_rank_at_once() -> None:
     store = _store()
