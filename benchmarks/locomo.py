@@ -222,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"second neighbours, offline: chosen on conversations 1-5 in {time.perf_counter() - t:.1f} s: "
           f"{chosen} ({'= SECOND' if chosen == SECOND else 'differs from SECOND'}); "
           f"{_halves(hash_prep, chosen)}; default Weights(): {_halves(hash_prep, mk.Weights())}")  # fmt: skip
+    alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)
+    bm25 = mk.Weights(similarity=0.0, importance=0.0, recency=0.0, keyword=1.0, **PLAIN)
+    print(f"halves without any tuning (how far apart the two halves are by themselves): BM25 alone "
+          f"{_halves(hash_prep, bm25)}; HashEmbedder alone {_halves(hash_prep, alone)}")  # fmt: skip
     if args.store:
         for label, w in (("default Weights()", mk.Weights()), ("second neighbours (SECOND)", SECOND)):
             print(f"store.search, HashEmbedder, {label}: {_store(memories, queries, mk.HashEmbedder(), w)}")
@@ -245,10 +249,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(_row(f"{name} fused, first neighbours only (neighbour 0.6)",
                          ev.evaluate(fprep, weights=without), 0.0))  # fmt: skip
         print(f"  {name} fused, first neighbours only: {_halves(fprep, without)}")
+        print(f"  without any tuning: {name} alone {_halves(prep, alone)}; fused alone "
+              f"{_halves(fprep, alone)}; fused + default Weights(neighbour2=0.8) "
+              f"{_halves(fprep, mk.Weights(neighbour2=0.8))}")  # fmt: skip
         chosen = _second(fprep, [0.4, 0.5, 0.6])
         print(f"  {name} fused, second neighbours chosen on 1-5: {chosen} "
               f"({'= FUSION' if chosen == FUSION[1] else 'differs from FUSION'})")  # fmt: skip
-        alone = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, **PLAIN)
         rows.append(_row(f"{name} alone", ev.evaluate(prep, weights=alone), 0.0))
     table = pl.DataFrame(rows)
     with pl.Config(
