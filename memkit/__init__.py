@@ -38,6 +38,7 @@ from .embed import Embedder, HashEmbedder
 from .errors import (
     AccessDenied,
     ConflictError,
+    ConnectionLost,
     FormatError,
     MemkitError,
     MissingDependency,
@@ -74,6 +75,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "AccessDenied",
     "ConflictError",
+    "ConnectionLost",
     "DecayParams",
     "Embedder",
     "ForgetParams",

