@@ -33,6 +33,8 @@ pg: setup
 
 bench: setup
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/overhead.py
+	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/consolidate.py
 
 lint: setup
