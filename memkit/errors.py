@@ -86,11 +86,12 @@ class StoreLocked(MemkitError):
 class ConnectionLost(MemkitError, ConnectionError):
     """The connection to the PostgreSQL server was lost (a restart, a failover, an idle session
     ended). The store has connected again when it could; ``retryable`` says that what was cut short
-    was rolled back by the server and may simply run again (the store's own transactions do)."""
+    was rolled back by the server and may simply run again (the store's own transactions do);
+    ``uncertain`` that a write (a COMMIT) was sent and nobody can say whether it took effect."""
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(self, message: str, *, retryable: bool, uncertain: bool = False) -> None:
         super().__init__(message)
-        self.retryable = retryable
+        self.retryable, self.uncertain = retryable, uncertain
 
 
 class MissingDependency(MemkitError, ImportError):

@@ -172,11 +172,12 @@ class StoreCore:
                         raise
                     continue
                 try:
-                    self._commit()  # PostgreSQL may refuse a serializable transaction only here
+                    after = self._commit_only()  # PostgreSQL may refuse a serializable transaction here
                 except Exception as e:
                     if not self._retryable(e, attempt, retries):
                         raise
                     continue
+                self._run_after(after)  # committed: whatever fails now must not run `fn` again
                 return out
         raise AssertionError("unreachable")
 
@@ -260,12 +261,21 @@ class StoreCore:
     def _commit(self) -> None:
         """Commit, then run the waiting work in order (index mirroring, compaction). A failed COMMIT
         leaves nothing waiting: DuckDB has rolled back, so the index must not change either."""
+        self._run_after(self._commit_only())
+
+    def _commit_only(self) -> list[Callable[[], None]]:
+        """COMMIT -> the work waiting for it (see :meth:`_commit`), out of the transaction."""
         try:
             self._run("COMMIT")
         except BaseException:
             self._depth, self._after = 0, []
             raise
-        after, self._depth, self._after = self._after, 0, []  # out of the transaction before running it
+        after, self._depth, self._after = self._after, 0, []
+        return after
+
+    @staticmethod
+    def _run_after(after: list[Callable[[], None]]) -> None:
+        """The work a committed transaction left waiting, in order."""
         for fn in after:
             fn()
 

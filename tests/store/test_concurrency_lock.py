@@ -95,16 +95,29 @@ def test_readers_share_and_a_writer_waits_for_them() -> None:
         r.start()
     inside.wait()
     assert lock.readers() == 2
-    writer = Worker(lambda: lock.__enter__() and lock.release())
+    order: list[str] = []
+
+    def write() -> None:
+        with lock:
+            order.append("writer")
+
+    def late_read() -> None:
+        with lock.shared():
+            order.append("late reader")
+
+    writer = Worker(write)
     writer.start()
     wait_until(lambda: lock.waiting() == 1)
     assert not writer.done.is_set()  # queued behind the readers
-    late = Worker(lambda: lock.shared().__enter__())  # a new reader queues behind the waiting writer
+    late = Worker(late_read)  # a new reader queues behind the waiting writer
     late.start()
+    wait_until(lambda: len(lock._queued) == 2)
+    assert not late.done.is_set() and lock.readers() == 2
     go.set()
     assert [r.outcome() for r in readers] == [1, 1]
     writer.outcome()
     late.outcome()
+    assert order == ["writer", "late reader"] and lock.readers() == 0
 
 
 def test_reentrant_and_no_upgrade() -> None:
@@ -143,6 +156,31 @@ def test_writers_are_served_in_the_order_they_came() -> None:
     lock.release()
     first.outcome()
     second.outcome()
+
+
+def test_readers_and_writers_who_wait_are_served_in_the_order_they_came() -> None:
+    """Readers queue too: a reader that came between two writers enters after the first and before
+    the second (before: any waiting writer kept every reader out, so writers in a loop starved them)."""
+    lock, order = StoreLock(), []
+    lock.acquire()
+
+    def write(name: str) -> None:
+        with lock:
+            order.append(name)
+
+    def read(name: str) -> None:
+        with lock.shared():
+            order.append(name)
+
+    queue = [Worker(lambda: write("w1")), Worker(lambda: read("r1")), Worker(lambda: read("r2")),
+             Worker(lambda: write("w2")), Worker(lambda: read("r3"))]  # fmt: skip
+    for i, w in enumerate(queue, 1):
+        w.start()
+        wait_until(lambda i=i: len(lock._queued) == i)  # each queued before the next comes
+    lock.release()
+    for w in queue:
+        w.outcome()
+    assert order[0] == "w1" and sorted(order[1:3]) == ["r1", "r2"] and order[3:] == ["w2", "r3"]
 
 
 def test_a_loop_of_exclusive_holds_lets_a_waiting_writer_in_at_its_next_release() -> None:

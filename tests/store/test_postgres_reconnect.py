@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import memkit as mk
-from memkit.store import postgres
+from memkit.store import pg_session, postgres
 
 psycopg = pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
 
@@ -95,6 +95,48 @@ def test_a_callers_transaction_cut_short_is_a_conflict_error(url: str) -> None:
             store.add("first", namespace="u", now=NOW)
             store.add("second", namespace="u", now=NOW)
         assert store.count() == 2
+        # a caller that catches the loss inside its block and goes on commits nothing of the block
+        with pytest.raises(mk.ConflictError, match="connection to the server was lost"):
+            with store.transaction():
+                store.add("third", namespace="u", now=NOW)
+                end_session(store)
+                for text in ("fourth", "fifth"):
+                    with pytest.raises(mk.ConnectionLost, match="inside"):
+                        store.add(text, namespace="u", now=NOW)
+        assert store.count() == 2 and sorted(store.frame(namespace="u")["content"]) == ["first", "second"]
+        # the caller's own error survives a rollback whose connection is gone
+        with pytest.raises(ValueError, match="the caller's"):
+            with store.transaction():
+                store.add("sixth", namespace="u", now=NOW)
+                end_session(store)
+                raise ValueError("the caller's")
+        assert store.count() == 2
+
+
+def test_a_read_whose_commit_may_have_landed_is_not_written_twice(url: str) -> None:
+    """A search's event and reinforcement whose COMMIT landed but whose answer was lost: written
+    again, they would count twice (a server keeps no journal of reads)."""
+    with mk.MemoryStore(url) as store:
+        m = store.add("the user drinks oolong tea", namespace="u", now=NOW)
+        real = store._pg.con
+
+        class CommitThenDie:  # the COMMIT lands; the session ends before its answer comes back
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            def execute(self, q: str, *a: Any) -> Any:
+                out = real.execute(q, *a)
+                if q == "COMMIT":
+                    end_session(store)
+                    real.execute("SELECT 1")  # psycopg notices the loss here, as on a lost answer
+                return out
+
+        store._pg.con = CommitThenDie()
+        with pytest.raises(mk.ConnectionLost, match="while committing") as e:
+            store.search("oolong", namespace="u", now=NOW)
+        assert e.value.uncertain and store._pending == []
+        assert store.audit(op="search").height == 1  # once, not twice
+        assert store.get(m.id, namespace="u").access_count == 1
 
 
 def test_a_commit_cut_short_may_or_may_not_be_stored(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +164,7 @@ def test_a_server_that_does_not_come_back_is_a_clear_error(url: str, monkeypatch
         store.add("before", namespace="u", now=NOW)
         end_session(store)
         waits: list[float] = []
-        monkeypatch.setattr(postgres.time, "sleep", waits.append)  # no real waiting in a test
+        monkeypatch.setattr(pg_session.time, "sleep", waits.append)  # no real waiting in a test
 
         def refuse() -> Any:
             raise psycopg.OperationalError("connection refused")
