@@ -161,6 +161,9 @@ def _forget(
     doomed = doomed.filter(acl.readable_expr(requester))  # never report what the requester may not read
     allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
     doomed = doomed.with_columns(_ok=allowed)
+    # the reply quotes these rows: a quarantined version's text (key, value, tags) stays withheld
+    held = store.frame(namespace, withhold=True).select("id", "content", "key", "value", "tags")
+    doomed = doomed.drop("content", "key", "value", "tags").join(held, on="id", how="left")
     gone = doomed.filter("_ok")
     with store.transaction():  # all or nothing, and the file is compacted once
         for memory_id in gone["id"].to_list():  # one erasure per matched memory (a handful at most)
@@ -169,7 +172,10 @@ def _forget(
             except NotFound:  # went with a merge it belonged to
                 continue
     return pl.concat(
-        [_frame(gone.to_dicts(), "deleted"), _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept")]
+        [
+            _frame(doomed.filter("_ok").to_dicts(), "deleted"),
+            _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept"),
+        ]
     )
 
 

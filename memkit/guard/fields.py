@@ -4,11 +4,11 @@ A secret is no less a secret in ``value={"api_key": "sk-…"}``, a phone number 
 ``key="contact.13812345678"`` or ``tags=["alice@example.com"]``. :func:`screen_fields` screens, for a
 batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`):
 
-- **structured values**: every string in the JSON (object keys and leaves) and every integer leaf
-  (``{"phone": 13812345678}``) is screened. Leaves are redacted with the typed placeholders of the
-  text (``[PHONE]``); object *keys* with :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b3c4d]``) so that
-  two keys never collapse into one and silently drop a value; should two keys still meet (the same
-  number written twice), the later one gets a ``#2`` suffix.
+- **structured values**: every string in the JSON (object keys and leaves) and every whole-number
+  leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened. Leaves are redacted with the
+  typed placeholders of the text (``[PHONE]``); object *keys* with :func:`~memkit.guard.pseudonym`
+  (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one and silently drop a value; should
+  two keys still meet (the same number written twice), the later one gets a ``#2`` suffix.
 - **names** (``key``, ``owner``, ``created_by``, ``tags``): redacted with pseudonyms too, so that two
   different numbers stay two keys and an owner keeps reading what it owns.
 
@@ -70,7 +70,7 @@ class _Texts:
 
 
 class _Doc:
-    """A parsed JSON value and where its strings are: object keys and string/integer leaves.
+    """A parsed JSON value and where its strings are: object keys and string/whole-number leaves.
 
     Walked with an explicit stack, not recursion: a value may nest as deep as JSON allows.
     """
@@ -90,6 +90,8 @@ class _Doc:
                 stack.extend((node, i) for i in range(len(node)))
             elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
                 self.slots.append((parent, k, leaves.add(str(node), row, "value")))
+            elif isinstance(node, float) and node.is_integer() and abs(node) < 1e18:  # 13812345678.0
+                self.slots.append((parent, k, leaves.add(str(int(node)), row, "value")))
 
     def dumps(
         self, keys: list[str], leaves: list[str], before_keys: list[str], before_leaves: list[str]

@@ -197,7 +197,7 @@ class _MemoryTools:
     def list_conflicts(self) -> dict[str, Any]:
         """The keys whose value is disputed: the current (active) version and the pending ones
         (status conflict), oldest first. Settle one with resolve_conflict."""
-        shown = self.store.frame(self.namespace, requester=self.requester)
+        shown = self.store.frame(self.namespace, requester=self.requester, withhold=True)  # a model reads it
         disputed = shown.filter(pl.col("status") == "conflict")["key"].unique(maintain_order=True)
         live = shown.filter(
             pl.col("key").is_in(disputed.implode()) & pl.col("status").is_in(["active", "conflict"])
@@ -218,7 +218,7 @@ class _MemoryTools:
     def show_memories(self, limit: Limit = 20) -> dict[str, Any]:
         """What is stored here that you may read, newest first, in every status (active, superseded,
         conflict; quarantined text withheld). `total` counts them all."""
-        shown = self.store.frame(self.namespace, requester=self.requester)
+        shown = self.store.frame(self.namespace, requester=self.requester, withhold=True)  # a model reads it
         newest = shown.reverse().head(limit).select(_LISTED)  # frame() is oldest first
         return {"total": shown.height, "memories": rows(newest)}
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
+from ..guard import holds_secret
 from ..params import check_number
 from ..schema import (
     ACCESS,
@@ -307,6 +308,8 @@ def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, 
                 raise ValidationError("ts", "must not be null")
             op = check_choice("op", e["op"], OPS)
             requester = check_name("requester", e["requester"], optional=True)
+            if requester is not None and holds_secret(requester):  # the log keeps requesters as they are
+                raise ValidationError("requester", "holds something that looks like a secret (a password)")
             if e["detail"] is not None and not isinstance(e["detail"], dict):
                 raise ValidationError("detail", "must be an object or null")
             detail = check_value(e["detail"])

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import duckdb
@@ -56,6 +57,7 @@ from .rwlock import StoreLock
 __all__ = ["StoreCore", "utcnow"]
 
 T = TypeVar("T")
+_secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
 
 
 def utcnow() -> datetime:
@@ -127,6 +129,14 @@ class StoreCore:
         if requester is not None and holds_secret(requester):  # it would be written into the log
             raise ValidationError("requester", "holds something that looks like a secret (a key or password)")
         return None if requester is None else identity(requester)
+
+    @staticmethod
+    def _check_spaces(namespaces: Iterable[str | None]) -> None:
+        """ValidationError naming ``namespace`` if one holds a secret (a key, a password): a
+        namespace is stored with every row and every event, and is never redacted."""
+        for ns in set(namespaces):
+            if ns is not None and _secret_name(ns):
+                raise ValidationError("namespace", "holds something that looks like a secret (a password)")
 
     def _now(self, now: datetime | None) -> datetime:
         """``now=`` validated, or the wall clock when it is None."""

@@ -29,11 +29,11 @@ import numpy as np
 import polars as pl
 
 from ..errors import WriteRefused
-from ..guard import lesson_similarity, screen_many
+from ..guard import is_rule_message, lesson_similarity, screen_many
 from ..guard.fields import screen_fields, strictest
 from ..guard.rules import LESSON
 from ..schema import check_name, check_text
-from .audit import AuditMixin
+from .audit import AuditMixin, digest
 from .vectors import VectorsMixin
 
 __all__ = ["GuardMixin", "merge_findings"]
@@ -111,7 +111,11 @@ class GuardMixin(AuditMixin, VectorsMixin):
             for i, (a, st) in enumerate(zip(actions, cols["status"], strict=True))
         ]
         for (row,), part in found.group_by("row") if found.height else ():  # only rows with findings
-            cols["findings"][row] = merge_findings(cols["findings"][row], part.drop("row").to_dicts())
+            # a custom detector's message may quote the text (an LLM judge's "flagged: ..."): every
+            # reader sees findings, so what is not one of the guard's own messages is kept as a digest
+            kept = [{**f, "message": f["message"] if is_rule_message(f["message"]) else digest(f["message"])}
+                    for f in part.drop("row").to_dicts()]  # fmt: skip
+            cols["findings"][row] = merge_findings(cols["findings"][row], kept)
         return redacted
 
     def screen(self, texts: list[str], *, namespace: str) -> pl.DataFrame:

@@ -18,6 +18,7 @@ of ``analyze`` only on those valid at ``now``. With a ``requester``, only what i
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -28,9 +29,12 @@ from ..consolidate import MergeParams, plan_grouped, remerge
 from ..embed import content_hash
 from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
+from ..guard import screen_many
 from ..params import ForgetParams, check_number
 from ..schema import check_name, check_value
+from .audit import digest
 from .files import FilesMixin
+from .guard import merge_findings
 from .merge import MergeMixin, merged_record
 from .vectors import COLUMNS
 
@@ -54,7 +58,7 @@ _GROUP_MEMBERS = (
 _REDERIVE = (
     "UPDATE memories SET content = ?, content_hash = ?, value = ?, tags = ?, importance = ?,"
     " half_life_hours = ?, created_at = ?, last_access_at = ?, access_count = ?, protected = ?,"
-    " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?,"
+    " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?, status = ?, findings = ?,"
     " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?"
 )
 
@@ -70,7 +74,8 @@ class MaintainMixin(MergeMixin, FilesMixin):
         """Erase a memory (user-initiated) for good: its row, text and embedding (see the module
         docstring for what else goes). Only the operator, the owner or the creator may delete; a
         requester names the namespace, or reaches only memories it owns or created. The audit log
-        keeps a ``delete`` event with the id, key and version but never the content.
+        keeps a ``delete`` event with the id and version, never the content; the memory's key leaves
+        every event of it, and a search for its very text keeps no digest of it.
         """
         memory_id = check_name("memory_id", memory_id)
         namespace = check_name("namespace", namespace, optional=True)
@@ -79,7 +84,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
             row = self._locate(
                 memory_id, namespace=namespace, requester=requester, now=now, op="delete", modify=True
             )
-            detail = {"key": row["key"], "version": row["version"], "status_before": row["status"]}
+            # (a quarantined row's key may be the injection: the log does not repeat it, as for add)
+            key = None if row["status"] == "quarantined" else row["key"]
+            detail = {"key": key, "version": row["version"], "status_before": row["status"]}
             self._erase([memory_id], "delete", now, requester, [detail])
 
     def _erase(
@@ -99,8 +106,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
 
         def write() -> None:
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
-            where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
-            spaces = dict(self._run(where, [gone]))
+            where = "SELECT id, namespace, content FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+            found = self._run(where, [gone])
+            spaces = {i: ns for i, ns, _ in found}
             if op == "delete" and ids[0] not in spaces:  # another process erased it meanwhile
                 raise NotFound(f"memory {ids[0]!r} was erased meanwhile")
             # per attempt (a retried transaction starts again): what is still there, then what
@@ -117,6 +125,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
             self._run("DROP TABLE _gone")
             self._events(now, op, [spaces[i] for i in erased], erased, requester, details)
             rederived[:] = self._rederive(erased, op, now, requester)
+            self._forget_in_log(erased, [digest(text) for _, _, text in found])
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._run(
                 "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -132,6 +141,32 @@ class MaintainMixin(MergeMixin, FilesMixin):
         self._on_commit(lambda: self._lesson_cache.clear())
         self._compact_after_erase()
         return done
+
+    def _forget_in_log(self, erased: list[str], digests: list[str]) -> None:
+        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...),
+        and a search whose query was an erased text (an agent asked to forget it searches for it
+        first) keeps no digest that would confirm a guess of it."""
+        rows = self._run(
+            "SELECT seq, detail FROM events WHERE (memory_id IN (SELECT unnest(?::VARCHAR[]))"
+            " AND detail->>'key' IS NOT NULL) OR (op = 'search' AND detail->>'query' IN"
+            " (SELECT unnest(?::VARCHAR[])))",
+            [erased, digests],
+        )
+        seqs, details = [], []
+        for seq, text in rows:  # a handful: the events of a few memories
+            detail = json.loads(text)
+            if detail.get("key") is not None:
+                detail["key"] = None
+            if detail.get("query") in digests:
+                detail["query"] = None
+            seqs.append(seq)
+            details.append(json.dumps(detail, ensure_ascii=False))
+        if seqs:
+            self._run(
+                "UPDATE events SET detail = u.d FROM"
+                " (SELECT unnest(?::BIGINT[]) AS s, unnest(?::JSON[]) AS d) u WHERE events.seq = u.s",
+                [seqs, details],
+            )
 
     def _rederive(
         self, erased: list[str], op: str, now: datetime, requester: str | None
@@ -159,14 +194,26 @@ class MaintainMixin(MergeMixin, FilesMixin):
                     survivor, content = remerge(pl.DataFrame(members))  # the merge rule, on what is left
                     rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
                     value = None if rec["value"] is None else check_value(rec["value"])
+                    # a new text passes the guard like any write: members that passed one by one may
+                    # add up to an injection once merged (redacted as written; held, not refused)
+                    s = screen_many([content], self.guard, sources=[p["source"]])
+                    content, status, findings = s.texts[0], p["status"], p["findings"]
+                    if s.findings.height:
+                        findings = merge_findings(findings, s.findings.drop("row").to_dicts())
+                    if s.actions[0] != "store" and status == "active":
+                        status = "quarantined"
                     self._run(_REDERIVE, [
                         content, content_hash(content), value, rec["tags"], rec["importance"],
                         rec["half_life_hours"], rec["created_at"], rec["last_access_at"], rec["access_count"],
-                        rec["protected"], rec["valid_from"], rec["valid_until"], survivor, now, survivor,
-                        p["id"],
+                        rec["protected"], rec["valid_from"], rec["valid_until"], survivor, now, status,
+                        findings, survivor, p["id"],
                     ])  # fmt: skip
                     self._event(now, "merge", p["namespace"], p["id"], requester, rederived=True,
-                                members=[m["id"] for m in members], status=p["status"])  # fmt: skip
+                                members=[m["id"] for m in members], status=status)  # fmt: skip
+                    if status != p["status"]:
+                        codes = list(dict.fromkeys(s.findings["code"].to_list()))
+                        ns = p["namespace"]
+                        self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)
                     changed[p["id"]] = None
                 frontier.append(p["id"])
         live = [i for i in changed if i not in erased]  # re-derived, and not erased since

@@ -71,6 +71,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         would quarantine them.
         """
         self._check_writable()
+        self._check_spaces(cols["namespace"])  # stored with every row and event: never a secret
         n = len(cols["id"])
         # stages 2-4 decide everything before the transaction, so a refusal or a conflict under
         # "strict" raises with nothing written; only stage 5 writes

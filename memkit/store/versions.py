@@ -231,8 +231,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``.
 
         ``keep`` may be the current version (the conflict is rejected) or a pending one (it wins).
-        Only the operator or the kept version's owner or creator may resolve; one ``resolve`` event
-        and a ``supersede`` event per loser record it.
+        Only the operator or the kept version's owner or creator may resolve, and only if it may read
+        that version; one ``resolve`` event and a ``supersede`` event per loser record it.
         """
         key = check_name("key", key)
         namespace = check_name("namespace", namespace)
@@ -253,7 +253,10 @@ class VersionsMixin(GateMixin, VectorsMixin):
             winner = next((r for r in live if r["id"] == keep), None)
             if winner is None:
                 raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
-            self._check_modify(winner, requester, now, "resolve")  # a refusal is logged, outside the write
+            # a refusal is logged, outside the write; the kept text is returned, so it must be readable
+            # too (an owner may change a memory whose creator made it private, but not read it)
+            self._check_modify(winner, requester, now, "resolve")
+            self._check_read(winner, requester, now, "resolve")
             losers = [r["id"] for r in live if r["id"] != keep]
 
             def write() -> None:
