@@ -114,7 +114,6 @@ class AuditMixin(StoreCore):
     ) -> None:
         """One event (inside a transaction). ``detail`` is the store's own (ids, keys, statuses,
         codes): callers pass caller-supplied text through :func:`scrub` first."""
-        self._check_spaces([namespace])
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [ts, namespace, op, memory_id, requester, _json(detail)],
@@ -134,7 +133,6 @@ class AuditMixin(StoreCore):
         n = len(ids)
         if not n:
             return
-        self._check_spaces(namespaces)
         details = list(details)
         same = n >= _BULK and details.count(details[0]) == n  # a bulk write's rows, alike
         texts = [_json(details[0])] * n if same else [_json(d) for d in details]
@@ -181,7 +179,6 @@ class AuditMixin(StoreCore):
         """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` as they are, in one
         statement: the store's own (deferred reads) or already made safe (:meth:`_history`)."""
         ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
-        self._check_spaces(spaces)
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"

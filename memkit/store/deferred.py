@@ -68,7 +68,6 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         DuckDB at the next flush. Inside an open transaction it is written at once instead, so the
         transaction's commit or rollback decides, as for any write."""
         step = self.decay.reinforce_step
-        self._check_spaces([namespace])  # before anything is journaled
 
         def reinforce_index() -> None:
             """The index's copy of the reinforcement: the next search sees it."""

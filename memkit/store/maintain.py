@@ -32,7 +32,6 @@ from ..forget import plan_forget
 from ..guard import screen_many
 from ..params import ForgetParams, check_number
 from ..schema import check_name, check_value
-from .audit import digest
 from .files import FilesMixin
 from .guard import merge_findings
 from .merge import MergeMixin, merged_record
@@ -75,7 +74,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         docstring for what else goes). Only the operator, the owner or the creator may delete; a
         requester names the namespace, or reaches only memories it owns or created. The audit log
         keeps a ``delete`` event with the id and version, never the content; the memory's key leaves
-        every event of it, and a search for its very text keeps no digest of it.
+        every event of it.
         """
         memory_id = check_name("memory_id", memory_id)
         namespace = check_name("namespace", namespace, optional=True)
@@ -106,9 +105,8 @@ class MaintainMixin(MergeMixin, FilesMixin):
 
         def write() -> None:
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
-            where = "SELECT id, namespace, content FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
-            found = self._run(where, [gone])
-            spaces = {i: ns for i, ns, _ in found}
+            where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+            spaces = dict(self._run(where, [gone]))
             if op == "delete" and ids[0] not in spaces:  # another process erased it meanwhile
                 raise NotFound(f"memory {ids[0]!r} was erased meanwhile")
             # per attempt (a retried transaction starts again): what is still there, then what
@@ -125,7 +123,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
             self._run("DROP TABLE _gone")
             self._events(now, op, [spaces[i] for i in erased], erased, requester, details)
             rederived[:] = self._rederive(erased, op, now, requester)
-            self._forget_in_log(erased, [digest(text) for _, _, text in found])
+            self._forget_in_log(erased)
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._run(
                 "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -142,23 +140,18 @@ class MaintainMixin(MergeMixin, FilesMixin):
         self._compact_after_erase()
         return done
 
-    def _forget_in_log(self, erased: list[str], digests: list[str]) -> None:
-        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...),
-        and a search whose query was an erased text (an agent asked to forget it searches for it
-        first) keeps no digest that would confirm a guess of it."""
+    def _forget_in_log(self, erased: list[str]) -> None:
+        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...);
+        selected by memory id, which both backends index."""
         rows = self._run(
-            "SELECT seq, detail FROM events WHERE (memory_id IN (SELECT unnest(?::VARCHAR[]))"
-            " AND detail->>'key' IS NOT NULL) OR (op = 'search' AND detail->>'query' IN"
-            " (SELECT unnest(?::VARCHAR[])))",
-            [erased, digests],
+            "SELECT seq, detail FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
+            " AND detail->>'key' IS NOT NULL",
+            [erased],
         )
         seqs, details = [], []
-        for seq, text in rows:  # a handful: the events of a few memories
+        for seq, text in rows:  # the events of the erased memories
             detail = json.loads(text)
-            if detail.get("key") is not None:
-                detail["key"] = None
-            if detail.get("query") in digests:
-                detail["query"] = None
+            detail["key"] = None
             seqs.append(seq)
             details.append(json.dumps(detail, ensure_ascii=False))
         if seqs:
@@ -200,6 +193,12 @@ class MaintainMixin(MergeMixin, FilesMixin):
                     content, status, findings = s.texts[0], p["status"], p["findings"]
                     if s.findings.height:
                         findings = merge_findings(findings, s.findings.drop("row").to_dicts())
+                    if s.actions[0] == "refuse":  # what is left holds a secret: the merge goes
+                        self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
+                        self._event(now, op, p["namespace"], p["id"], requester, cascade=True, reason="guard")
+                        erased.append(p["id"])
+                        frontier.append(p["id"])
+                        continue
                     if s.actions[0] != "store" and status == "active":
                         status = "quarantined"
                     self._run(_REDERIVE, [

@@ -135,9 +135,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         replayed from the audit log. Deleted memories are gone for good: erasure is not undone by
         time travel; access counts and importance are today's. With a ``requester`` (and its
         namespace) only what it may read, quarantined text withheld; without, the operator's view.
-        ``withhold`` overrides whether quarantined rows' text, key, value and tags are withheld
-        (``[quarantined: awaiting review]``): an operator's view that reaches a model or a user
-        (the MCP server, an agent's reply) passes True.
+        ``withhold=True`` withholds quarantined rows' text, key, value and tags
+        (``[quarantined: awaiting review]``) in the operator's view too, for what reaches a model or
+        a user (the MCP server, an agent's reply); a requester's view always withholds them.
         """
         namespace = check_name("namespace", namespace, optional=True)
         as_of = check_time("as_of", as_of, optional=True)
@@ -146,7 +146,7 @@ class ReadMixin(GateMixin, VectorsMixin):
             if not isinstance(flag, bool) and not (name == "withhold" and flag is None):
                 raise ValidationError(name, "must be a bool")
         where, params = self._gate(namespace, requester).where()  # no status or validity filter
-        masked = requester is not None if withhold is None else withhold  # a requester's view: withheld
+        masked = requester is not None or withhold is True  # a requester's view: withheld
         cols = (MASKED_COLUMNS if masked else COLUMNS) + (
             f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
         )
