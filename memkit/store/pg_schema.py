@@ -17,6 +17,20 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   the rows that changed (:mod:`memkit.store.sync`). A transaction that commits late was not visible
   then, so it is never skipped; one that another session keeps open costs nothing until it commits;
   one row per memory keeps the log as small as the table.
+- **a keyword column for SQL**, ``memories.terms``: a ``tsvector`` the server derives from ``content``
+  (generated, so no writer can forget it) with the ``simple`` configuration over the text with every
+  run of CJK characters spelled out as its characters and its bigrams (``用户住在`` -> ``用 用户 户 户住
+  住 住在 在``), as :func:`memkit.text.tokenize` does, and a GIN index on it. ``memkit_query(text)``
+  makes a query of the same terms, any of which may match, so a service or a report on the server
+  finds memories by keyword in SQL::
+
+      SELECT id, content FROM memories
+      WHERE terms @@ memkit_query('住在哪里') AND status = 'active'
+      ORDER BY ts_rank(terms, memkit_query('住在哪里')) DESC LIMIT 10
+
+  memkit's own ranking keeps its BM25 over the process's index (idf over the rows the read gate lets
+  through, the same numbers as on DuckDB); the column is derived, so an erased memory's terms go
+  with its row, and it is never exported or copied.
 """
 
 from __future__ import annotations
@@ -24,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ..text import CJK as _CJK
 from .postgres import PgConnection
 
 __all__ = ["CHANGES", "EMBEDDER", "PG_SCHEMA", "SNAPSHOT", "STATE", "prepare_server"]
 
-PG_SCHEMA = 1
+PG_SCHEMA = 2
 """Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
 :data:`CHANGES` again (every statement of it is idempotent), so a later memkit can add to it."""
 
@@ -68,9 +83,23 @@ CREATE OR REPLACE TRIGGER memkit_changes_update AFTER UPDATE ON memories
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
 CREATE OR REPLACE TRIGGER memkit_changes_delete AFTER DELETE ON memories
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
-"""
-"""Row order, indexes, the change log and its triggers (idempotent; run while ``meta.pg_schema`` is
-below :data:`PG_SCHEMA`)."""
+CREATE OR REPLACE FUNCTION memkit_terms_text(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $f$ SELECT coalesce(string_agg(CASE WHEN m[1] IS NULL THEN m[2] ELSE
+    (SELECT string_agg(substr(m[1], i, 1) || CASE WHEN i < char_length(m[1])
+       THEN ' ' || substr(m[1], i, 2) ELSE '' END, ' ' ORDER BY i)
+     FROM generate_series(1, char_length(m[1])) AS i) END, ' ' ORDER BY o), '')
+  FROM regexp_matches(coalesce(t, ''), '([CJK]+)|([^CJK]+)', 'g') WITH ORDINALITY AS r(m, o) $f$;
+CREATE OR REPLACE FUNCTION memkit_terms(t text) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $f$ SELECT to_tsvector('simple'::regconfig, memkit_terms_text(t)) $f$;
+CREATE OR REPLACE FUNCTION memkit_query(t text) RETURNS tsquery LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $f$ SELECT coalesce(string_agg(quote_literal(w), ' | ' ORDER BY w), '')::tsquery
+  FROM unnest(tsvector_to_array(memkit_terms(t))) AS w $f$;
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS terms tsvector
+  GENERATED ALWAYS AS (memkit_terms(content)) STORED;
+CREATE INDEX IF NOT EXISTS memories_terms ON memories USING gin (terms);
+""".replace("CJK", _CJK)
+"""Row order, indexes, the change log and its triggers, the keyword column (idempotent; run while
+``meta.pg_schema`` is below :data:`PG_SCHEMA`)."""
 
 
 @contextmanager

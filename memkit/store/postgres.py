@@ -23,8 +23,9 @@ serialization failure, with the version plan decided again inside them, so versi
 consistent under concurrent writers in many processes; a change log (``memkit_changes``, kept by
 triggers) through which every process's index follows the others' writes before each search
 (:mod:`memkit.store.sync`); and, with ``index="hnsw"``, pgvector's HNSW index as the first pass of a
-search (:mod:`memkit.store.hnsw`). The keyword score stays memkit's own BM25 over the index (the same
-numbers as on DuckDB); no ``tsvector`` index is built.
+search (:mod:`memkit.store.hnsw`); and a ``tsvector`` column with a GIN index, for keyword search in
+SQL by other services on the server. The keyword score of a memkit search stays memkit's own BM25
+over the index (the same numbers as on DuckDB).
 
 A lost connection (the server restarted, failed over, or ended an idle session) is opened again by
 the next statement; what was cut short runs again or raises, as :mod:`memkit.store.pg_session` says.
@@ -104,6 +105,7 @@ _DUCK_TYPES = (
     " WHEN 'int4' THEN 'INTEGER' WHEN 'int8' THEN 'BIGINT' WHEN 'bool' THEN 'BOOLEAN' WHEN 'json' THEN"
     " 'JSON' WHEN 'timestamptz' THEN 'TIMESTAMP WITH TIME ZONE' ELSE upper(data_type) END"
 )
+_FIELDS_ONLY = "WHERE column_name NOT IN ('rowid', 'terms') AND table_name = "  # the server's own columns
 _TOKENS = re.compile(r"'(?:[^']|'')*'|%|\?|\$(\w+)")  # a quoted literal is skipped whole
 
 
@@ -119,9 +121,9 @@ def translate(query: str) -> str:
     q = query.strip()
     for pattern, repl in _RULES:
         q = pattern.sub(repl, q)
-    if "information_schema.columns" in q:  # DuckDB's type names; rowid is not a column there
-        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)
-        q = re.sub(r"\bWHERE table_name = ", "WHERE column_name <> 'rowid' AND table_name = ", q, count=1)
+    if "information_schema.columns" in q:  # DuckDB's type names; rowid and terms (derived by the
+        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)  # server, pg_schema) are not fields
+        q = re.sub(r"\bWHERE table_name = ", _FIELDS_ONLY, q, count=1)
     if re.match(r"INSERT OR IGNORE INTO", q, re.IGNORECASE):
         q = "INSERT INTO" + q[len("INSERT OR IGNORE INTO") :] + " ON CONFLICT DO NOTHING"
     elif re.match(r"INSERT OR REPLACE INTO meta", q, re.IGNORECASE):

@@ -186,3 +186,47 @@ def test_an_index_with_more_dead_rows_than_live_ones_is_rebuilt(url: str, monkey
     finally:
         a.close()
         b.close()
+
+
+def test_the_server_finds_memories_by_keyword_in_sql_chinese_and_english(url: str, tmp_path) -> None:
+    """memories.terms (simple config + CJK characters and bigrams, GIN-indexed) and memkit_query()."""
+    with mk.MemoryStore(url) as store:
+        home = store.add("用户住在杭州滨江区", namespace="u", now=NOW)
+        tea = store.add("The user's favourite drink is Oolong tea!", namespace="u", now=NOW)
+        store.add("unrelated note about cars", namespace="u", now=NOW)
+        find = "SELECT id FROM memories WHERE terms @@ memkit_query(%s) ORDER BY id"
+        with psycopg.connect(url) as con:
+            assert con.execute(find, ["住在哪里"]).fetchall() == [(home.id,)]  # bigram 住在, no spaces
+            assert con.execute(find, ["OOLONG"]).fetchall() == [(tea.id,)]  # case folded
+            assert con.execute(find, ["杭州 oolong"]).fetchall() == sorted([(home.id,), (tea.id,)])
+            assert con.execute(find, ["？！"]).fetchall() == []  # no terms: matches nothing
+            assert (
+                con.execute("SELECT memkit_terms('杭州市')").fetchone()[0]
+                == "'州':3 '州市':4 '市':5 '杭':1 '杭州':2"
+            )
+            con.execute("SET enable_seqscan = off")
+            plan = " ".join(r[0] for r in con.execute("EXPLAIN " + find, ["oolong"]).fetchall())
+            assert "memories_terms" in plan  # the GIN index answers it
+        store.delete(tea.id, now=NOW)  # the column is derived: erased text leaves no terms behind
+        with psycopg.connect(url) as con:
+            assert con.execute(find, ["oolong"]).fetchall() == []
+        kept = store.frame(namespace="u")
+        assert "terms" not in kept.columns  # not a field: never exported
+        store.copy_to(str(tmp_path / "copy.duckdb"))  # nor copied (DuckDB has no such column)
+    with mk.MemoryStore(str(tmp_path / "copy.duckdb")) as copy:
+        assert copy.frame(namespace="u").equals(kept)
+
+
+def test_a_database_of_an_older_memkit_gets_the_keyword_column_on_open(url: str) -> None:
+    with mk.MemoryStore(url) as store:
+        m = store.add("用户住在杭州", namespace="u", now=NOW)
+    with psycopg.connect(url, autocommit=True) as con:  # as pg_schema 1 left it
+        con.execute("ALTER TABLE memories DROP COLUMN terms")
+        con.execute("UPDATE meta SET value = '1' WHERE name = 'pg_schema'")
+    with mk.MemoryStore(url) as store:
+        assert store.get(m.id).content == "用户住在杭州"
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT id FROM memories WHERE terms @@ memkit_query('杭州')").fetchall() == [
+            (m.id,)
+        ]
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("2",)
