@@ -186,7 +186,7 @@ def _delete_last(store: Any, namespace: str, requester: str | None, now: datetim
     # the audit log, not the frame: it knows who added what, across sessions and processes
     adds = store.audit(namespace, op="add")
     mine = adds.filter(pl.col("requester").eq_missing(requester)).sort("seq", descending=True)
-    frame = store.frame(namespace)
+    frame = store.frame(namespace, withhold=True)  # the reply quotes it: quarantined text stays withheld
     notable = frame.filter(_NOTABLE)
     alive = mine.join(
         notable.select("id"), left_on="memory_id", right_on="id", how="semi", maintain_order="left"

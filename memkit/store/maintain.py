@@ -22,6 +22,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..analyze import analyze as lint
@@ -29,11 +30,9 @@ from ..consolidate import MergeParams, plan_grouped, remerge
 from ..embed import content_hash
 from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
-from ..guard import screen_many
 from ..params import ForgetParams, check_number
 from ..schema import check_name, check_value
 from .files import FilesMixin
-from .guard import merge_findings
 from .merge import MergeMixin, merged_record
 from .vectors import COLUMNS
 
@@ -187,22 +186,21 @@ class MaintainMixin(MergeMixin, FilesMixin):
                     survivor, content = remerge(pl.DataFrame(members))  # the merge rule, on what is left
                     rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
                     value = None if rec["value"] is None else check_value(rec["value"])
-                    # a new text passes the guard like any write: members that passed one by one may
-                    # add up to an injection once merged (redacted as written; held, not refused)
-                    s = screen_many([content], self.guard, sources=[p["source"]])
-                    content, status, findings = s.texts[0], p["status"], p["findings"]
-                    if s.findings.height:
-                        findings = merge_findings(findings, s.findings.drop("row").to_dicts())
-                    if s.actions[0] == "refuse":  # what is left holds a secret: the merge goes
+                    cols = self._rescreen(
+                        p, {**rec, "content": content, "value": value}, survivor, requester, now, op
+                    )
+                    if cols["status"][0] == "refused":  # what is left holds a secret: the merge goes
                         self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
                         self._event(now, op, p["namespace"], p["id"], requester, cascade=True, reason="guard")
                         erased.append(p["id"])
                         frontier.append(p["id"])
                         continue
-                    if s.actions[0] != "store" and status == "active":
-                        status = "quarantined"
+                    content, value, tags = cols["content"][0], cols["value"][0], cols["tags"][0]
+                    findings = cols["findings"][0]
+                    # held for review, unless superseded: an older version is not served as current
+                    status = "superseded" if p["status"] == "superseded" else cols["status"][0]
                     self._run(_REDERIVE, [
-                        content, content_hash(content), value, rec["tags"], rec["importance"],
+                        content, content_hash(content), value, tags, rec["importance"],
                         rec["half_life_hours"], rec["created_at"], rec["last_access_at"], rec["access_count"],
                         rec["protected"], rec["valid_from"], rec["valid_until"], survivor, now, status,
                         findings, survivor, p["id"],
@@ -210,7 +208,9 @@ class MaintainMixin(MergeMixin, FilesMixin):
                     self._event(now, "merge", p["namespace"], p["id"], requester, rederived=True,
                                 members=[m["id"] for m in members], status=status)  # fmt: skip
                     if status != p["status"]:
-                        codes = list(dict.fromkeys(s.findings["code"].to_list()))
+                        before = json.loads(p["findings"] or "[]")  # the event names the new codes
+                        new = [f["code"] for f in json.loads(findings or "[]") if f not in before]
+                        codes = list(dict.fromkeys(new))
                         ns = p["namespace"]
                         self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)
                     changed[p["id"]] = None
@@ -219,6 +219,28 @@ class MaintainMixin(MergeMixin, FilesMixin):
         return self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [live]
         ).to_dicts()
+
+    def _rescreen(
+        self,
+        p: dict[str, Any],
+        rec: dict[str, Any],
+        survivor: str,
+        requester: str | None,
+        now: datetime,
+        op: str,
+    ) -> dict[str, list[Any]]:
+        """A re-derived merge's new text and fields (``rec``) through the write pipeline's guard stage
+        and lesson check, as any write -> its columns, one row, with status ``refused`` when what is
+        left holds a secret. Members that passed one by one may add up to an injection once merged."""
+        cols = {f: [rec[f]] for f in ("content", "value", "tags")}
+        cols.update(
+            {f: [p[f]] for f in ("key", "owner", "created_by", "source", "namespace", "status", "findings")}
+        )
+        self._screen(cols, requester, now, op=op, refuse=False)  # redacted as written; held, not refused
+        emb = self._run("SELECT embedding FROM memories WHERE id = ?", [survivor])[0][0]
+        if cols["status"][0] != "refused" and emb is not None:  # lessons compare embeddings
+            self._near_lessons(cols, np.asarray(emb, np.float32).reshape(1, -1))
+        return cols
 
     def forget(
         self,
