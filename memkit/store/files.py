@@ -32,7 +32,7 @@ from ..schema import check_name
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS
-from .pg_schema import prepare_server
+from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
 __all__ = ["FilesMixin", "check_embedder"]
@@ -119,6 +119,8 @@ class FilesMixin(StoreCore):
             if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once;
                 self._run("SET maintenance_work_mem = '1GB'")  # its build is ~10x slower when the
                 self._run(HNSW_INDEX)  # graph does not fit (pgvector's advice; this session only)
+                if self._run(NEVER_ANALYZED)[0][0]:  # e.g. a copy or a load just made: see _analyze
+                    self._analyze()
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
             self._open_journal()  # replays the reads a crash left unwritten, before the index loads
             self._load_index()
@@ -297,6 +299,12 @@ class FilesMixin(StoreCore):
             self._on_commit(self.compact)
         elif self._pg is not None and self._vacuum not in self._after:
             self._on_commit(self._vacuum)
+
+    def _analyze(self) -> None:
+        """On a server, statistics after a large write: with a bulk load's rows unknown to the planner
+        (autovacuum analyzes within a minute or so), it takes the ``(namespace, status)`` index for one
+        row and sorts the whole namespace instead of asking the HNSW index (120 ms instead of 17 at 100k)."""
+        self._run("ANALYZE memories")
 
     def _vacuum(self) -> None:
         """On a server, an erasure is followed by VACUUM: the erased rows' space is reclaimed and no

@@ -41,7 +41,16 @@ from contextlib import contextmanager
 from ..text import CJK as _CJK
 from .postgres import PgConnection
 
-__all__ = ["CHANGES", "EMBEDDER", "PG_SCHEMA", "SNAPSHOT", "STATE", "prepare_server"]
+__all__ = [
+    "ANALYZE_ROWS",
+    "CHANGES",
+    "EMBEDDER",
+    "NEVER_ANALYZED",
+    "PG_SCHEMA",
+    "SNAPSHOT",
+    "STATE",
+    "prepare_server",
+]
 
 PG_SCHEMA = 2
 """Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
@@ -57,6 +66,11 @@ STATE = (
     " (SELECT value FROM meta WHERE name = 'dim')"
 )
 """:data:`SNAPSHOT` and :data:`EMBEDDER` in one round trip: what a search's look at the server reads."""
+
+ANALYZE_ROWS = 1000
+"""A write of at least this many rows is followed by ``ANALYZE memories`` (the store's ``_analyze``)."""
+NEVER_ANALYZED = "SELECT reltuples < 0 FROM pg_class WHERE oid = CAST('memories' AS regclass)"
+"""Whether the planner has no statistics of ``memories`` yet (PostgreSQL 14+: ``reltuples`` is -1)."""
 
 _LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
 CHANGES = """

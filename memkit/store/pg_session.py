@@ -8,7 +8,8 @@ transaction committed), and then it depends on what was cut short:
 lost during                                 then
 ==========================================  ====================================================
 a statement on its own that reads, sets     it runs again on the new connection
-or purges (``SELECT``, ``SET``, ``VACUUM``)
+or purges (``SELECT``, ``SET``, ``VACUUM``,
+``ANALYZE``)
 any statement not yet sent                  it runs on the new connection
 a statement inside a transaction            ConnectionLost(retryable=True): the server rolled
                                             the transaction back; every later statement of it
@@ -38,7 +39,13 @@ from ..errors import ConnectionLost
 
 __all__ = ["SessionMixin"]
 
-_AGAIN = ("SELECT", "SET", "SHOW", "VACUUM")  # safe to run twice: reads, settings, an erasure's purge
+_AGAIN = (
+    "SELECT",
+    "SET",
+    "SHOW",
+    "VACUUM",
+    "ANALYZE",
+)  # safe to run twice: reads, settings, an erasure's purge
 _TRIES = (0.0, 0.2, 1.0)  # seconds before each try to connect again (a server that restarts)
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from ..embed import content_hash
 from ..guard import identity
 from .guard import GuardMixin
+from .pg_schema import ANALYZE_ROWS
 from .versions import VersionPlan, VersionsMixin
 
 __all__ = ["PipelineMixin"]
@@ -131,6 +132,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 also()
 
         self._tx(write)
+        if self._pg is not None and n >= ANALYZE_ROWS:  # the server's planner must know the table grew
+            self._on_commit(self._analyze)
         # stage 6: queued until the commit (an outer transaction() may still roll everything back)
         if replaced:
             self._mirror(lambda: self._index.erase(replaced))
