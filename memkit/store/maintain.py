@@ -59,6 +59,7 @@ _REDERIVE = (
     " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?, status = ?, findings = ?,"
     " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?"
 )
+_APPROVED = "SELECT 1 FROM events WHERE memory_id = ? AND op = 'approve' LIMIT 1"
 
 
 class MaintainMixin(MergeMixin, FilesMixin):
@@ -240,7 +241,15 @@ class MaintainMixin(MergeMixin, FilesMixin):
         emb = self._run("SELECT embedding FROM memories WHERE id = ?", [survivor])[0][0]
         if cols["status"][0] != "refused" and emb is not None:  # lessons compare embeddings
             self._near_lessons(cols, np.asarray(emb, np.float32).reshape(1, -1))
+        if cols["status"][0] == "quarantined" and p["status"] == "active" and self._approved(p["id"]):
+            seen = {f["code"] for f in json.loads(p["findings"] or "[]")}  # what the reviewer released
+            if {f["code"] for f in json.loads(cols["findings"][0] or "[]")} <= seen:
+                cols["status"] = [p["status"]]  # nothing new: the approval stands
         return cols
+
+    def _approved(self, memory_id: str) -> bool:
+        """Whether a reviewer released ``memory_id`` (an ``approve`` event)."""
+        return bool(self._run(_APPROVED, [memory_id]))
 
     def forget(
         self,
