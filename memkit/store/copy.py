@@ -78,7 +78,7 @@ class CopyMixin(StoreCore):
 
     def _table(self, table: str) -> Any:
         """One table as Arrow, in its write order, by the column names it has here."""
-        columns = [r[0] for r in self._run(_COLUMNS, [table]) if r[0] not in ("rowid", "terms")]
+        columns = [r[0] for r in self._run(_COLUMNS, [table])]  # fields (translate drops the server's own)
         names = ", ".join(f'"{c}"' for c in columns)
         order = _ORDER[table]
         return self._db.sql(f"SELECT {names} FROM {table} ORDER BY {order}").to_arrow_table()

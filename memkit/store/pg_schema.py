@@ -17,44 +17,55 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   the rows that changed (:mod:`memkit.store.sync`). A transaction that commits late was not visible
   then, so it is never skipped; one that another session keeps open costs nothing until it commits;
   one row per memory keeps the log as small as the table.
-- **a keyword column for SQL**, ``memories.terms``: a ``tsvector`` the server derives from ``content``
-  (generated, so no writer can forget it) with the ``simple`` configuration over the text with every
-  run of CJK characters spelled out as its characters and its bigrams (``用户住在`` -> ``用 用户 户 户住
-  住 住在 在``), as :func:`memkit.text.tokenize` does, and a GIN index on it. ``memkit_query(text)``
-  makes a query of the same terms, any of which may match, so a service or a report on the server
-  finds memories by keyword in SQL::
+- **keyword search in SQL**, for a service or a report on the server: ``memkit_terms(text)``, the
+  ``tsvector`` of a text (``simple`` configuration, after NFKC, lowercasing and punctuation, the same
+  whatever the database's locale; every run of CJK characters spelled out as its characters and
+  bigrams, ``用户住在`` -> ``用 用户 户 户住 住 住在 在``, as :func:`memkit.text.tokenize` does, without
+  stemming), a GIN index on ``memkit_terms(content)``, and ``memkit_query(text)``, a query any of whose
+  terms may match (bigrams for a CJK run, function words dropped; NULL, matching nothing, when no term
+  is left)::
 
       SELECT id, content FROM memories
-      WHERE terms @@ memkit_query('住在哪里') AND status = 'active'
-      ORDER BY ts_rank(terms, memkit_query('住在哪里')) DESC LIMIT 10
+      WHERE memkit_terms(content) @@ memkit_query('住在哪里') AND status = 'active'
+      ORDER BY ts_rank(memkit_terms(content), memkit_query('住在哪里')) DESC LIMIT 10
 
-  memkit's own ranking keeps its BM25 over the process's index (idf over the rows the read gate lets
-  through, the same numbers as on DuckDB); the column is derived, so an erased memory's terms go
-  with its row, and it is never exported or copied.
+  The terms of a text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB): a longer
+  memory is a document. An expression index, not a column: nothing in the table changes (older memkit
+  processes read it as before), an erased memory's terms go with its row, and nothing is exported or
+  copied. The functions' bodies are SQL-standard (``RETURN``), bound when created, so they work from
+  any ``search_path`` (a ``pg_dump`` restores them and the index). memkit's own ranking keeps its BM25
+  over the process's index (idf over the rows the read gate lets through, the same numbers as on
+  DuckDB).
+
+Each step of :data:`STEPS` runs once, in its own transaction, in order, and records its number in
+``meta.pg_schema``. A role that does not own the tables (it can read and write, not alter) opens a
+database an older memkit made with a warning, the optional steps left to the owner's next open.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..text import CJK as _CJK
+from ..text import CJK, INVISIBLE, STOPWORDS
 from .postgres import PgConnection
 
 __all__ = [
     "ANALYZE_ROWS",
-    "CHANGES",
     "EMBEDDER",
     "NEVER_ANALYZED",
     "PG_SCHEMA",
     "SNAPSHOT",
     "STATE",
+    "STEPS",
+    "TERMS_CHARS",
     "prepare_server",
 ]
 
-PG_SCHEMA = 2
-"""Version of what :data:`CHANGES` creates, kept in ``meta.pg_schema``: a database below it runs
-:data:`CHANGES` again (every statement of it is idempotent), so a later memkit can add to it."""
+PG_SCHEMA = 3
+"""Version of what :data:`STEPS` create, kept in ``meta.pg_schema``: a database below it runs the steps
+above its number when opened, so a later memkit can add to it."""
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
 """Which transactions have committed as of now (``xmin:xmax:running``): the changes a later look at
@@ -73,7 +84,7 @@ NEVER_ANALYZED = "SELECT reltuples < 0 FROM pg_class WHERE oid = CAST('memories'
 """Whether the planner has no statistics of ``memories`` yet (PostgreSQL 14+: ``reltuples`` is -1)."""
 
 _LOCK_KEY = 0x6D656D6B6974  # "memkit": the advisory lock of migrations
-CHANGES = """
+_CORE = """
 ALTER TABLE memories ADD COLUMN IF NOT EXISTS rowid BIGINT GENERATED ALWAYS AS IDENTITY;
 CREATE INDEX IF NOT EXISTS memories_namespace_key ON memories (namespace, key);
 CREATE INDEX IF NOT EXISTS memories_namespace_status ON memories (namespace, status);
@@ -97,23 +108,66 @@ CREATE OR REPLACE TRIGGER memkit_changes_update AFTER UPDATE ON memories
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
 CREATE OR REPLACE TRIGGER memkit_changes_delete AFTER DELETE ON memories
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memkit_log_changes();
-CREATE OR REPLACE FUNCTION memkit_terms_text(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $f$ SELECT coalesce(string_agg(CASE WHEN m[1] IS NULL THEN m[2] ELSE
-    (SELECT string_agg(substr(m[1], i, 1) || CASE WHEN i < char_length(m[1])
-       THEN ' ' || substr(m[1], i, 2) ELSE '' END, ' ' ORDER BY i)
-     FROM generate_series(1, char_length(m[1])) AS i) END, ' ' ORDER BY o), '')
-  FROM regexp_matches(coalesce(t, ''), '([CJK]+)|([^CJK]+)', 'g') WITH ORDINALITY AS r(m, o) $f$;
+"""
+
+TERMS_CHARS = 20_000
+"""``memkit_terms`` reads a text's first this many characters (after NFKC)."""
+
+
+def _escaped(chars: str) -> str:
+    """A regex class body in PostgreSQL's ASCII escapes (``\\u4e00``), whatever the client sends."""
+    return "".join(
+        c if c.isascii() else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in chars
+    )
+
+
+# separators whatever the locale (a C-locale parser takes every non-ASCII character for a letter):
+# ASCII punctuation, Latin-1's, general punctuation, arrows to dingbats, CJK punctuation, emoji
+_PUNCT = (
+    "!-/:-@\\[-`{-~\u00a1-\u00bf\u00d7\u00f7\u2000-\u206f\u2190-\u2bff\u2e00-\u2e7f\u3000-\u3004"
+    "\u3008-\u3020\u3030\u303d\ufe10-\ufe6f\U0001f000-\U0001faff"
+)
+_UPPER = "".join(
+    chr(c)
+    for c in (*range(0x41, 0x5B), *range(0xC0, 0x250), *range(0x370, 0x530))
+    if len(chr(c).lower()) == 1 and chr(c).lower() != chr(c)
+)  # Latin, Greek and Cyrillic capitals: lower() folds only ASCII in a C-locale database
+_KEYWORDS = (
+    r"""
+DROP INDEX IF EXISTS memories_terms;
+ALTER TABLE memories DROP COLUMN IF EXISTS terms;
+DROP FUNCTION IF EXISTS memkit_query(text), memkit_terms(text), memkit_terms_text(text);
+CREATE OR REPLACE FUNCTION memkit_terms_text(t text, q boolean DEFAULT false) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT coalesce(string_agg(CASE WHEN r.m[1] IS NULL THEN r.m[2] ELSE
+    (SELECT string_agg(CASE WHEN NOT q THEN s.c || coalesce(' ' || s.c || s.n, '')
+                            WHEN s.n IS NOT NULL THEN s.c || s.n WHEN s.i = 1 THEN s.c END, ' ' ORDER BY s.i)
+     FROM (SELECT u.c, u.i, lead(u.c) OVER (ORDER BY u.i) AS n
+           FROM unnest(string_to_array(r.m[1], NULL)) WITH ORDINALITY AS u(c, i)) AS s) END,
+    ' ' ORDER BY r.o), '')
+  FROM regexp_matches(
+    regexp_replace(regexp_replace(
+      translate(left(normalize(coalesce(t, ''), NFKC), @CHARS@), '@UPPER@', '@LOWER@'),
+      '[@INVISIBLE@]+', '', 'g'), '[@PUNCT@]+', ' ', 'g'),
+    '([@CJK@]+)|([^@CJK@]+)', 'g') WITH ORDINALITY AS r(m, o));
 CREATE OR REPLACE FUNCTION memkit_terms(t text) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $f$ SELECT to_tsvector('simple'::regconfig, memkit_terms_text(t)) $f$;
+RETURN to_tsvector('simple'::regconfig, memkit_terms_text(t));
 CREATE OR REPLACE FUNCTION memkit_query(t text) RETURNS tsquery LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $f$ SELECT coalesce(string_agg(quote_literal(w), ' | ' ORDER BY w), '')::tsquery
-  FROM unnest(tsvector_to_array(memkit_terms(t))) AS w $f$;
-ALTER TABLE memories ADD COLUMN IF NOT EXISTS terms tsvector
-  GENERATED ALWAYS AS (memkit_terms(content)) STORED;
-CREATE INDEX IF NOT EXISTS memories_terms ON memories USING gin (terms);
-""".replace("CJK", _CJK)
-"""Row order, indexes, the change log and its triggers, the keyword column (idempotent; run while
-``meta.pg_schema`` is below :data:`PG_SCHEMA`)."""
+RETURN (SELECT CAST(string_agg(quote_literal(w), ' | ' ORDER BY w) AS tsquery)
+  FROM unnest(tsvector_to_array(to_tsvector('simple'::regconfig, memkit_terms_text(t, true)))) AS w
+  WHERE w <> ALL (ARRAY[@STOP@]::text[]));
+CREATE INDEX IF NOT EXISTS memories_terms ON memories USING gin (memkit_terms(content));
+""".replace("@CHARS@", str(TERMS_CHARS))
+    .replace("@UPPER@", _UPPER)
+    .replace("@LOWER@", "".join(c.lower() for c in _UPPER))
+    .replace("@INVISIBLE@", _escaped(INVISIBLE))
+    .replace("@PUNCT@", _escaped(_PUNCT))
+    .replace("@CJK@", _escaped(CJK))
+    .replace("@STOP@", ", ".join(f"'{w}'" for w in sorted(STOPWORDS)))
+)
+STEPS = ((1, _CORE), (3, _KEYWORDS))
+"""``(number, statements)``: row order, indexes, the change log and its triggers (1, required); the
+keyword functions and their index (3; 2 was a generated column, which 3 drops). Each runs once."""
 
 
 @contextmanager
@@ -128,14 +182,34 @@ def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
         try:
             yield
             row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
-            if row is None or int(row[0]) < PG_SCHEMA:  # a fresh database (or one of an older memkit)
-                with pg.con.transaction():
-                    pg.con.execute(CHANGES)
-                    pg.con.execute(
-                        "INSERT INTO meta VALUES ('pg_schema', %s)"
-                        " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                        [str(PG_SCHEMA)],
-                    )
+            _upgrade(pg, 0 if row is None else int(row[0]))
         finally:
             if not pg.con.broken:  # a lost session released its lock with it
                 pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+
+
+def _upgrade(pg: PgConnection, at: int) -> None:
+    """Run the steps above ``at``, each in its own transaction; a role that may not alter the tables
+    skips the optional ones (anything above step 1) with a warning."""
+    for number, statements in STEPS:
+        if number <= at:
+            continue
+        try:
+            with pg.con.transaction():
+                pg.con.execute(statements)
+                pg.con.execute(
+                    "INSERT INTO meta VALUES ('pg_schema', %s)"
+                    " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+                    [str(number)],
+                )
+        except Exception as exc:
+            if number == 1 or getattr(exc, "sqlstate", None) != "42501":  # 42501: insufficient privilege
+                raise
+            warnings.warn(
+                f"memkit: this role may not alter the database's tables, so the keyword functions of"
+                f" pg_schema {number} (memkit_terms, memkit_query) wait for the owner's next open:"
+                f" {exc}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return

