@@ -173,15 +173,16 @@ def test_erasure_takes_the_key_out_of_every_event(backend: str) -> None:
 
 def test_a_rederived_merge_keeps_its_reviewers_approval_unless_something_new_is_found(backend: str) -> None:
     """The approval released the findings the reviewer saw; a re-derived text with only those stays
-    active, one with a new finding is held again."""
+    active, one with a new finding (a new code, or a known code at another severity) is held again."""
 
-    def judge(extra: bool):  # X1: beta+gamma without alpha; X2 (extra): epsilon+gamma without delta
+    def judge(extra: str | None):  # X1: beta+gamma without alpha; the extra one: epsilon+gamma without delta
         def detect(text: str) -> list[dict[str, str]]:
             found = []
             if "beta" in text and "gamma" in text and "alpha" not in text:
-                found.append({"code": "X1", "kind": "injection", "message": "b+g", "severity": "error"})
+                found.append({"code": "X1", "kind": "injection", "message": "b+g", "severity": "warning"})
             if extra and "epsilon" in text and "gamma" in text and "delta" not in text:
-                found.append({"code": "X2", "kind": "injection", "message": "e", "severity": "error"})
+                code, severity = extra.split(":")
+                found.append({"code": code, "kind": "injection", "message": "e", "severity": severity})
             return found
 
         return detect
@@ -189,14 +190,14 @@ def test_a_rederived_merge_keeps_its_reviewers_approval_unless_something_new_is_
     v = [1.0] + [0.0] * 383
     words = ["alpha", "beta", "gamma", "delta", "epsilon"]
     rows = pl.DataFrame({"content": [f"{w} note on tea" for w in words], "embedding": [v] * 5})
-    for extra, after in ((False, "active"), (True, "quarantined")):
+    for extra, after in ((None, "active"), ("X2:warning", "quarantined"), ("X1:error", "quarantined")):
         with mk.MemoryStore(guard=mk.GuardParams(detectors=(judge(extra),))) as s:
             ids = s.add_many(rows, namespace="u", now=NOW)["id"]
             merged = s.consolidate("u", now=NOW)["merged_id"][0]
             s.delete(ids[0], namespace="u", now=NOW)  # alpha goes: beta and gamma are held together
             assert s.get(merged, namespace="u").status == "quarantined"
-            s.approve(merged, namespace="u", now=NOW)  # a reviewer releases X1
-            s.delete(ids[3], namespace="u", now=NOW)  # delta goes: X1 again, and X2 when judged
+            s.approve(merged, namespace="u", now=NOW)  # a reviewer releases X1 (a warning)
+            s.delete(ids[3], namespace="u", now=NOW)  # delta goes: X1 again, and the extra finding
             m = s.get(merged, namespace="u")
-            assert "delta" not in m.content and m.status == after
-            assert ("X2" in [f.code for f in m.findings]) == extra
+            assert "delta" not in m.content and m.status == after, extra
+            assert len({(f.code, f.severity) for f in m.findings}) == (1 if extra is None else 2)

@@ -19,6 +19,7 @@ of ``analyze`` only on those valid at ``now``. With a ``requester``, only what i
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -59,7 +60,20 @@ _REDERIVE = (
     " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?, status = ?, findings = ?,"
     " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?"
 )
-_APPROVED = "SELECT 1 FROM events WHERE memory_id = ? AND op = 'approve' LIMIT 1"
+# the last review of a memory: approve (a reviewer released it) or quarantine (the guard held it since)
+_LAST_REVIEW = (
+    "SELECT op FROM events WHERE memory_id = ? AND op IN ('approve', 'quarantine') ORDER BY seq DESC LIMIT 1"
+)
+_COSINE = re.compile(r" \(cosine [0-9.]+\)$")  # a lesson finding's message ends with its similarity
+
+
+def _kinds(findings: str | None) -> set[tuple[str, str, str]]:
+    """A findings list's ``(code, severity, message)`` triples (a lesson's without its cosine): one rule
+    code covers findings of several severities ("new task:" is info, "ignore previous instructions" a
+    warning), so an approval releases the kinds it saw, not the code."""
+    return {
+        (f["code"], f["severity"], _COSINE.sub("", f["message"] or "")) for f in json.loads(findings or "[]")
+    }
 
 
 class MaintainMixin(MergeMixin, FilesMixin):
@@ -242,14 +256,13 @@ class MaintainMixin(MergeMixin, FilesMixin):
         if cols["status"][0] != "refused" and emb is not None:  # lessons compare embeddings
             self._near_lessons(cols, np.asarray(emb, np.float32).reshape(1, -1))
         if cols["status"][0] == "quarantined" and p["status"] == "active" and self._approved(p["id"]):
-            seen = {f["code"] for f in json.loads(p["findings"] or "[]")}  # what the reviewer released
-            if {f["code"] for f in json.loads(cols["findings"][0] or "[]")} <= seen:
-                cols["status"] = [p["status"]]  # nothing new: the approval stands
+            if _kinds(cols["findings"][0]) <= _kinds(p["findings"]):  # only what the reviewer released
+                cols["status"] = [p["status"]]  # the approval stands
         return cols
 
     def _approved(self, memory_id: str) -> bool:
-        """Whether a reviewer released ``memory_id`` (an ``approve`` event)."""
-        return bool(self._run(_APPROVED, [memory_id]))
+        """Whether a reviewer released ``memory_id`` and the guard has not held it since."""
+        return self._run(_LAST_REVIEW, [memory_id]) == [("approve",)]
 
     def forget(
         self,

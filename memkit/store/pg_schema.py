@@ -21,21 +21,25 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   ``tsvector`` of a text (``simple`` configuration, after NFKC, lowercasing and punctuation, the same
   whatever the database's locale; every run of CJK characters spelled out as its characters and
   bigrams, ``用户住在`` -> ``用 用户 户 户住 住 住在 在``, as :func:`memkit.text.tokenize` does, without
-  stemming), a GIN index on ``memkit_terms(content)``, and ``memkit_query(text)``, a query any of whose
-  terms may match (bigrams for a CJK run, function words dropped; NULL, matching nothing, when no term
-  is left)::
+  stemming), a GIN index ``memories_keywords`` on ``memkit_terms(content)``, and
+  ``memkit_query(text)``, a query any of whose terms may match (bigrams for a CJK run, function words
+  dropped; NULL, matching nothing, when no term is left)::
 
       SELECT id, content FROM memories
       WHERE memkit_terms(content) @@ memkit_query('住在哪里') AND status = 'active'
       ORDER BY ts_rank(memkit_terms(content), memkit_query('住在哪里')) DESC LIMIT 10
 
-  The terms of a text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB): a longer
-  memory is a document. An expression index, not a column: nothing in the table changes (older memkit
-  processes read it as before), an erased memory's terms go with its row, and nothing is exported or
-  copied. The functions' bodies are SQL-standard (``RETURN``), bound when created, so they work from
-  any ``search_path`` (a ``pg_dump`` restores them and the index). memkit's own ranking keeps its BM25
-  over the process's index (idf over the rows the read gate lets through, the same numbers as on
-  DuckDB).
+  The index finds the matches; ``ts_rank`` computes each match's terms again (~0.1 ms a row), so
+  rank a narrowed set (a namespace, a time range) when a term is common. The terms are those of a
+  text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB: a longer memory is a
+  document), a query's of its first :data:`QUERY_CHARS`. An expression index, not a column: nothing in
+  the table changes (older memkit processes read it as before), an erased memory's terms go with its
+  row, nothing is exported or copied, and ``ANALYZE`` keeps no statistics of it (they would compute
+  the terms of a 30,000-row sample after every bulk write). The functions' bodies are SQL-standard
+  (``RETURN``), bound when created, so they work from any ``search_path`` (a ``pg_dump`` restores them
+  and the index). Every step names only objects of the store's own schema: a store in schema ``a``
+  never touches ``public``'s. memkit's own ranking keeps its BM25 over the process's index (idf over
+  the rows the read gate lets through, the same numbers as on DuckDB).
 
 Each step of :data:`STEPS` runs once, in its own transaction, in order, and records its number in
 ``meta.pg_schema``. A role that does not own the tables (it can read and write, not alter) opens a
@@ -59,6 +63,7 @@ __all__ = [
     "SNAPSHOT",
     "STATE",
     "STEPS",
+    "QUERY_CHARS",
     "TERMS_CHARS",
     "prepare_server",
 ]
@@ -124,20 +129,25 @@ def _escaped(chars: str) -> str:
 # separators whatever the locale (a C-locale parser takes every non-ASCII character for a letter):
 # ASCII punctuation, Latin-1's, general punctuation, arrows to dingbats, CJK punctuation, emoji
 _PUNCT = (
-    "!-/:-@\\[-`{-~\u00a1-\u00bf\u00d7\u00f7\u2000-\u206f\u2190-\u2bff\u2e00-\u2e7f\u3000-\u3004"
-    "\u3008-\u3020\u3030\u303d\ufe10-\ufe6f\U0001f000-\U0001faff"
+    "!-/:-@\\[-`{-~\u00a1-\u00bf\u00d7\u00f7\u2000-\u206f\u20a0-\u20cf\u2190-\u2bff\u2e00-\u2e7f"
+    "\u3000-\u3004\u3008-\u3020\u3030\u303d\ufe10-\ufe6f\U0001f000-\U0001faff"
 )
-_UPPER = "".join(
-    chr(c)
-    for c in (*range(0x41, 0x5B), *range(0xC0, 0x250), *range(0x370, 0x530))
-    if len(chr(c).lower()) == 1 and chr(c).lower() != chr(c)
-)  # Latin, Greek and Cyrillic capitals: lower() folds only ASCII in a C-locale database
+# removed, joining nothing apart: invisible characters, variation selectors, combining marks for symbols
+_SILENT = INVISIBLE + "\ufe00-\ufe0f\u20d0-\u20ff"
+_UPPER = (
+    "".join(
+        chr(c)
+        for c in (*range(0x41, 0x5B), *range(0xC0, 0x250), *range(0x370, 0x530), *range(0x1E00, 0x1F00))
+        if len(chr(c).lower()) == 1 and chr(c).lower() != chr(c)
+    )
+    + "ς"
+)  # Latin, Greek, Cyrillic capitals (lower() folds only ASCII in a C locale); final sigma, as casefold
+QUERY_CHARS = 2000
+"""``memkit_query`` reads a query's first this many characters (each CJK one is a term: a query of
+~20,000 terms exhausts the server's stack)."""
 _KEYWORDS = (
     r"""
-DROP INDEX IF EXISTS memories_terms;
-ALTER TABLE memories DROP COLUMN IF EXISTS terms;
-DROP FUNCTION IF EXISTS memkit_query(text), memkit_terms(text), memkit_terms_text(text);
-CREATE OR REPLACE FUNCTION memkit_terms_text(t text, q boolean DEFAULT false) RETURNS text
+CREATE OR REPLACE FUNCTION memkit_terms_of(t text, q boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN (SELECT coalesce(string_agg(CASE WHEN r.m[1] IS NULL THEN r.m[2] ELSE
     (SELECT string_agg(CASE WHEN NOT q THEN s.c || coalesce(' ' || s.c || s.n, '')
@@ -146,28 +156,40 @@ RETURN (SELECT coalesce(string_agg(CASE WHEN r.m[1] IS NULL THEN r.m[2] ELSE
            FROM unnest(string_to_array(r.m[1], NULL)) WITH ORDINALITY AS u(c, i)) AS s) END,
     ' ' ORDER BY r.o), '')
   FROM regexp_matches(
-    regexp_replace(regexp_replace(
+    regexp_replace(regexp_replace(replace(replace(
       translate(left(normalize(coalesce(t, ''), NFKC), @CHARS@), '@UPPER@', '@LOWER@'),
-      '[@INVISIBLE@]+', '', 'g'), '[@PUNCT@]+', ' ', 'g'),
+      'ß', 'ss'), 'ẞ', 'ss'),
+      '[@SILENT@]+', '', 'g'), '[@PUNCT@]+', ' ', 'g'),
     '([@CJK@]+)|([^@CJK@]+)', 'g') WITH ORDINALITY AS r(m, o));
 CREATE OR REPLACE FUNCTION memkit_terms(t text) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN to_tsvector('simple'::regconfig, memkit_terms_text(t));
+RETURN to_tsvector('simple'::regconfig, memkit_terms_of(t, false));
 CREATE OR REPLACE FUNCTION memkit_query(t text) RETURNS tsquery LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN (SELECT CAST(string_agg(quote_literal(w), ' | ' ORDER BY w) AS tsquery)
-  FROM unnest(tsvector_to_array(to_tsvector('simple'::regconfig, memkit_terms_text(t, true)))) AS w
+  FROM unnest(tsvector_to_array(
+    to_tsvector('simple'::regconfig, memkit_terms_of(left(t, @QCHARS@), true)))) AS w
   WHERE w <> ALL (ARRAY[@STOP@]::text[]));
-CREATE INDEX IF NOT EXISTS memories_terms ON memories USING gin (memkit_terms(content));
+DO $do$ BEGIN  -- pg_schema 2's generated column and its helper, in this schema only (never public's)
+  EXECUTE format('ALTER TABLE %I.memories DROP COLUMN IF EXISTS terms', current_schema());
+  EXECUTE format('DROP FUNCTION IF EXISTS %I.memkit_terms_text(text)', current_schema());
+  EXECUTE format('DROP INDEX IF EXISTS %I.memories_terms', current_schema());
+EXCEPTION WHEN dependent_objects_still_exist THEN  -- a view of the user's reads it: it stays
+  RAISE WARNING 'memkit: memories.terms (pg_schema 2) is kept: other objects depend on it';
+END $do$;
+CREATE INDEX IF NOT EXISTS memories_keywords ON memories USING gin (memkit_terms(content));
+ALTER INDEX memories_keywords ALTER COLUMN 1 SET STATISTICS 0;
 """.replace("@CHARS@", str(TERMS_CHARS))
+    .replace("@QCHARS@", str(QUERY_CHARS))
     .replace("@UPPER@", _UPPER)
-    .replace("@LOWER@", "".join(c.lower() for c in _UPPER))
-    .replace("@INVISIBLE@", _escaped(INVISIBLE))
+    .replace("@LOWER@", "".join("σ" if c == "ς" else c.lower() for c in _UPPER))
+    .replace("@SILENT@", _escaped(_SILENT))
     .replace("@PUNCT@", _escaped(_PUNCT))
     .replace("@CJK@", _escaped(CJK))
     .replace("@STOP@", ", ".join(f"'{w}'" for w in sorted(STOPWORDS)))
 )
 STEPS = ((1, _CORE), (3, _KEYWORDS))
 """``(number, statements)``: row order, indexes, the change log and its triggers (1, required); the
-keyword functions and their index (3; 2 was a generated column, which 3 drops). Each runs once."""
+keyword functions and their index (3; 2 was a generated column, which 3 drops in this schema unless a
+view depends on it). Each runs once."""
 
 
 @contextmanager

@@ -9,10 +9,12 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import polars as pl
 import pytest
+from conftest import _fresh_schema
 
 import memkit as mk
 from memkit.store import sync
@@ -226,7 +228,7 @@ def test_the_server_finds_memories_by_keyword_in_sql_chinese_and_english(url: st
             )  # 哪里 is a function word
             con.execute("SET enable_seqscan = off")
             plan = " ".join(r[0] for r in con.execute("EXPLAIN " + FIND, ["oolong"]).fetchall())
-            assert "memories_terms" in plan  # the GIN index answers it
+            assert "memories_keywords" in plan  # the GIN index answers it
         store.delete(tea.id, now=NOW)  # derived from the row: erased text leaves no terms behind
         with psycopg.connect(url) as con:
             assert con.execute(FIND, ["oolong"]).fetchall() == []
@@ -240,9 +242,11 @@ def test_the_server_finds_memories_by_keyword_in_sql_chinese_and_english(url: st
     ("text", "terms"),
     [
         ("python，RUST。", "'python' 'rust'"),  # full-width and CJK punctuation are separators
-        ("ÉCOLE Straße ΣΟΦΙΑ Москва", "'straße' 'école' 'москва' 'σοφια'"),  # capitals of every script
+        ("ÉCOLE Straße ΣΟΦΙΑ Москва", "'strasse' 'école' 'москва' 'σοφια'"),  # capitals of every script
         ("ｐａｓｓ\u200bｗｏｒｄ", "'password'"),  # NFKC; a zero-width space joins nothing apart
         ("user's e-mail: a@b.com ✓ 🙂", "'a' 'b' 'com' 'e' 'mail' 's' 'user'"),
+        ("I ❤️ tea, 100€ 1️⃣", "'1' '100' 'i' 'tea'"),  # variation selectors and keycaps join nothing
+        ("VIỆT Nam STRASSE Straße ΟΔΟΣ", "'nam' 'strasse' 'việt' 'οδοσ'"),  # casefold's ß and ς
     ],
 )
 def test_keyword_terms_do_not_depend_on_the_database_locale(url: str, text: str, terms: str) -> None:
@@ -298,7 +302,7 @@ def test_the_keyword_functions_work_from_any_search_path_and_survive_pg_dump(url
     with psycopg.connect(copy_url) as con:
         assert con.execute(q).fetchall() == [(m.id,)]
         con.execute("SET enable_seqscan = off")
-        assert "memories_terms" in " ".join(r[0] for r in con.execute("EXPLAIN " + q).fetchall())
+        assert "memories_keywords" in " ".join(r[0] for r in con.execute("EXPLAIN " + q).fetchall())
 
 
 @pytest.mark.parametrize("was", [1, 2])
@@ -306,8 +310,8 @@ def test_a_database_of_an_older_memkit_gets_the_keyword_index_on_open(url: str, 
     with mk.MemoryStore(url) as store:
         m = store.add("用户住在杭州", namespace="u", now=NOW)
     with psycopg.connect(url, autocommit=True) as con:  # as pg_schema 1 or 2 left it
-        con.execute("DROP INDEX memories_terms")
-        con.execute("DROP FUNCTION memkit_query(text), memkit_terms(text), memkit_terms_text(text, boolean)")
+        con.execute("DROP INDEX memories_keywords")
+        con.execute("DROP FUNCTION memkit_query(text), memkit_terms(text), memkit_terms_of(text, boolean)")
         if was == 2:  # a generated column and functions of search_path-bound bodies
             con.execute(
                 "CREATE FUNCTION memkit_terms_text(t text) RETURNS text LANGUAGE sql IMMUTABLE"
@@ -335,7 +339,7 @@ def test_a_role_that_does_not_own_the_tables_opens_an_older_database_with_a_warn
         m = store.add("用户住在杭州", namespace="u", now=NOW)
     with psycopg.connect(url, autocommit=True) as con:
         schema = con.execute("SELECT current_schema()").fetchone()[0]
-        con.execute("DROP INDEX memories_terms")
+        con.execute("DROP INDEX memories_keywords")
         con.execute("UPDATE meta SET value = '1' WHERE name = 'pg_schema'")
         role = f"writer_{schema}"
         con.execute(f"CREATE ROLE {role} LOGIN")
@@ -381,3 +385,57 @@ def test_a_database_that_cannot_hold_unicode_is_refused_at_open(url: str) -> Non
         mk.MemoryStore(latin)
     with psycopg.connect(latin) as con:  # before anything was created, the extension included
         assert con.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone() == (0,)
+
+
+def test_a_store_in_another_schema_never_touches_the_keyword_objects_of_a_schema_on_its_path(
+    url: str, pg_url: str
+) -> None:
+    """Step 3 drops pg_schema 2's leftovers by their schema-qualified names: a new store whose search
+    path reaches an older store's schema leaves that store's index and functions alone."""
+    with mk.MemoryStore(url) as a:
+        m = a.add("用户住在杭州", namespace="u", now=NOW)
+    with psycopg.connect(url) as con:
+        first = con.execute("SELECT current_schema()").fetchone()[0]
+    second = _fresh_schema(pg_url)
+    sep = "&" if "?" in pg_url else "?"
+    behind = f"{pg_url}{sep}options={quote(f'-csearch_path={second},{first},public')}"
+    with mk.MemoryStore(behind) as b:
+        n = b.add("用户住在上海", namespace="u", now=NOW)
+    with psycopg.connect(url) as con:
+        assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
+        assert con.execute("SELECT to_regclass('memories_keywords') IS NOT NULL").fetchone() == (True,)
+    with psycopg.connect(behind) as con:
+        assert con.execute(FIND, ["上海"]).fetchall() == [(n.id,)]
+
+
+def test_a_view_on_the_old_keyword_column_keeps_it_and_the_database_opens(url: str) -> None:
+    with mk.MemoryStore(url) as store:
+        m = store.add("用户住在杭州", namespace="u", now=NOW)
+    with psycopg.connect(url, autocommit=True) as con:  # pg_schema 2, and a report's view on its column
+        con.execute("DROP INDEX memories_keywords")
+        con.execute(
+            "ALTER TABLE memories ADD COLUMN terms tsvector"
+            " GENERATED ALWAYS AS (memkit_terms(content)) STORED;"
+            "CREATE INDEX memories_terms ON memories USING gin (terms);"
+            "CREATE VIEW report AS SELECT id FROM memories WHERE terms @@ memkit_query('杭州');"
+            "UPDATE meta SET value = '2' WHERE name = 'pg_schema'"
+        )
+    with mk.MemoryStore(url) as store:
+        store.add("用户住在上海", namespace="u", now=NOW)
+        assert "terms" not in store.frame(namespace="u").columns
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT id FROM report").fetchall() == [(m.id,)]
+        assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("3",)
+
+
+def test_a_long_query_reads_its_first_characters(url: str) -> None:
+    """Each CJK character of a query is a term; ~20,000 of them overflowed the server's stack."""
+    from memkit.store.pg_schema import QUERY_CHARS
+
+    text = "".join(chr(0x4E00 + (i * 7919) % 20992) for i in range(20_000))
+    with mk.MemoryStore(url) as store:
+        m = store.add(text[:50], namespace="u", now=NOW)
+        with psycopg.connect(url) as con:
+            assert con.execute(FIND, [text]).fetchall() == [(m.id,)]
+            assert con.execute(FIND, [text[QUERY_CHARS:]]).fetchall() == []
