@@ -332,3 +332,20 @@ def test_the_labelled_sets_load_when_present() -> None:
     sets = set(frame["set"])
     assert {"deepset", "notinject", "wildguard", "bipia", "giskard"} <= sets
     assert frame["text"].str.to_lowercase().str.replace_all(r"\s+", " ").is_unique().all()
+
+
+def test_the_model_benchmark_cuts_windows_as_the_detector_and_fits_a_head(train_guard) -> None:  # noqa: ANN001
+    """benchmarks/guard_models.py (sentence-model heads, measured leave-one-dataset-out): its windows
+    are the detector's, and its head separates what is separable (the models themselves are extras)."""
+    import guard_models
+
+    texts = ["x" * 100, "y" * 256, "z" * 300, "abcdefgh" * 100]
+    windows, owner = guard_models.cut(texts)
+    assert owner.tolist() == [0, 1, 2, 2] + [3] * 6  # 1, 1, 2 and 6 windows of 256 by 128
+    assert windows[2] == "z" * 256 and windows[3] == "z" * 172  # the last one runs to the end
+    assert windows[-1] == texts[3][640:] and all(len(w) <= 256 for w in windows)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((200, 8))
+    y = (x[:, 0] > 0).astype(float)
+    w, b = guard_models.fit_head(x, y, np.full(200, 1 / 200))
+    assert ((x @ w + b > 0) == (y == 1)).mean() > 0.95
