@@ -60,16 +60,26 @@ def is_german(text: str) -> bool:
     return len({w.lower() for w in _GERMAN.findall(text)}) >= 3
 
 
+def rule_verdicts(codes: list[list[str]], params: mk.GuardParams) -> np.ndarray:
+    """Whether the rules alone quarantine each text (their findings' weights reach the score)."""
+    weight = [sum(train_guard.RULE_WEIGHT[c.split(":")[1]] for c in set(cs)) for cs in codes]
+    return np.asarray(weight, dtype=np.float64) >= params.quarantine_score
+
+
+def thresholds(frame: pl.DataFrame, params: mk.GuardParams) -> np.ndarray:
+    """Each row's quarantine threshold: the strict one for e-mails and documents (``source="tool"``)."""
+    strict = frame["part"].is_in(STRICT_PARTS).to_numpy()
+    return np.where(strict, params.strict_threshold, params.injection_threshold)
+
+
 def lodo_table(params: mk.GuardParams) -> pl.DataFrame:
     """The leave-one-dataset-out table (see the module docstring): per set, part and language, the
     % flagged by the rules alone, in set (5-fold CV) and out of set (the set left out of training)."""
     frame = injection_sets.load_all()
     codes = train_guard.rule_codes(frame["text"].to_list())
     scored = train_guard.lodo(frame, codes)
-    weight = pl.Series([sum(train_guard.RULE_WEIGHT[c.split(":")[1]] for c in set(cs)) for cs in codes])
     strict = scored["part"].is_in(STRICT_PARTS)
-    limit = np.where(strict.to_numpy(), params.strict_threshold, params.injection_threshold)
-    ruled = (weight >= params.quarantine_score).to_numpy()
+    limit, ruled = thresholds(scored, params), rule_verdicts(codes, params)
     scored = scored.with_columns(
         source=pl.when(strict).then(pl.lit("tool")).otherwise(pl.lit("user")),
         rules=pl.Series(ruled),

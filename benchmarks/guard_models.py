@@ -35,7 +35,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import injection_sets  # noqa: E402
 import train_guard  # noqa: E402
-from guard import STRICT_PARTS  # noqa: E402
+from guard import STRICT_PARTS, rule_verdicts, thresholds  # noqa: E402
 
 import memkit as mk  # noqa: E402
 from memkit.guard.learned import _windows  # noqa: E402
@@ -116,9 +116,7 @@ def ngram_lodo(frame: pl.DataFrame, codes: list[list[str]]) -> np.ndarray:
 
 def table(frame: pl.DataFrame, ruled: np.ndarray, probs: dict[str, np.ndarray]) -> pl.DataFrame:
     """% flagged per set, part and language: the rules alone, then each probability OR'ed with them."""
-    params = mk.GuardParams()
-    strict = frame["part"].is_in(STRICT_PARTS)
-    limit = np.where(strict.to_numpy(), params.strict_threshold, params.injection_threshold)
+    strict, limit = frame["part"].is_in(STRICT_PARTS), thresholds(frame, mk.GuardParams())
     flags = {"rules": ruled} | {k: ruled | (p >= limit) for k, p in probs.items()}
     scored = frame.with_columns(
         source=pl.when(strict).then(pl.lit("tool")).otherwise(pl.lit("user")),
@@ -148,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     texts = frame["text"].to_list()
     codes = train_guard.rule_codes(texts)
-    weight = np.array([sum(train_guard.RULE_WEIGHT[c.split(":")[1]] for c in set(cs)) for cs in codes])
-    ruled = weight >= mk.GuardParams().quarantine_score
+    ruled = rule_verdicts(codes, mk.GuardParams())
     probs = {"ngram": ngram_lodo(frame, codes)}
     windows, owner = cut(texts)
     for name, embed in models.items():

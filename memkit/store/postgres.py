@@ -121,8 +121,8 @@ def translate(query: str) -> str:
     q = query.strip()
     for pattern, repl in _RULES:
         q = pattern.sub(repl, q)
-    if "information_schema.columns" in q:  # DuckDB's type names; rowid and terms (pg_schema 2's,
-        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)  # left by a non-owner) are not fields
+    if "information_schema.columns" in q:  # DuckDB's type names; rowid and terms (pg_schema 2's, kept
+        q = re.sub(r"\bdata_type\b", _DUCK_TYPES, q, count=1)  # for a non-owner or a view) are not fields
         q = re.sub(r"\bWHERE table_name = ", _FIELDS_ONLY, q, count=1)
     if re.match(r"INSERT OR IGNORE INTO", q, re.IGNORECASE):
         q = "INSERT INTO" + q[len("INSERT OR IGNORE INTO") :] + " ON CONFLICT DO NOTHING"
