@@ -68,8 +68,7 @@ def hybrid(
 
 def scale_unit(scores: np.ndarray) -> np.ndarray:
     """Divide by the maximum so the best is 1 (all zeros stay zeros): ``[2, 1, 0] -> [1, .5, 0]``."""
-    top = float(scores.max()) if scores.size else 0.0
-    return scores / top if top > 0 else np.zeros_like(scores)
+    return scores / top if (top := float(scores.max()) if scores.size else 0.0) > 0 else np.zeros_like(scores)
 
 
 NEIGHBOUR_WINDOW_HOURS = 24.0  # two memories written further apart are never neighbours
@@ -166,10 +165,7 @@ def top_k(
     k = min(k, n_ok)
     if k <= 0:
         return np.empty(0, dtype=np.int64)
-    if k < len(scores):
-        part = np.argpartition(-scores, k - 1)[:k]  # O(n), unordered
-    else:
-        part = np.arange(len(scores))
+    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
     if age is None:
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc
         return part[order][:k]
@@ -212,7 +208,8 @@ class KeywordIndex:
 
     def __init__(self) -> None:
         """An empty index; :meth:`add` appends memories' texts, tokenized as queries are."""
-        self.vocab: dict[str, int] = {}
+        self.vocab: dict[str, int] = {}  # term -> id; a term no memory holds any more is removed
+        self._dropped = 0  # ids removed from vocab: a new id is len(vocab) + this, never one in use
         self._terms: list[np.ndarray] = []
         self._rows: list[np.ndarray] = []
         self._tfs: list[np.ndarray] = []
@@ -233,7 +230,7 @@ class KeywordIndex:
         for i, text in enumerate(texts):  # tokenizing is per text, done once at write time
             toks = tokenize(text, keep_stopwords=False)
             lens[i] = len(toks)
-            terms.extend(self.vocab.setdefault(t, len(self.vocab)) for t in toks)
+            terms.extend(self.vocab.setdefault(t, len(self.vocab) + self._dropped) for t in toks)
             rows.extend([start_row + i] * len(toks))
         if terms:
             pairs = np.stack([np.asarray(terms, np.int64), np.asarray(rows, np.int64)])
@@ -245,9 +242,12 @@ class KeywordIndex:
         self.doc_len = np.concatenate([self.doc_len, lens])
 
     def drop_rows(self, rows: np.ndarray) -> None:
-        """Remove the postings of ``rows`` (erased memories); their words no longer score."""
+        """Remove the postings of ``rows`` (erased memories), and every word no other row holds."""
         terms, r, f = self._postings()
         keep = ~np.isin(r, rows)
+        gone = set(np.setdiff1d(terms[~keep], terms[keep]).tolist())  # ids only the erased rows used
+        self.vocab = {t: i for t, i in self.vocab.items() if i not in gone} if gone else self.vocab
+        self._dropped += len(gone)  # (erasures are rare: rebuilding the dict is fine)
         self._terms, self._rows, self._tfs = [terms[keep]], [r[keep]], [f[keep]]
         self._sorted = (terms[keep], r[keep], f[keep])
         self.doc_len[rows] = 0.0

@@ -102,6 +102,20 @@ def test_keyword_no_tokens_or_no_candidates_gives_zeros() -> None:
     assert ix.scores("unseenword", np.ones(4, dtype=bool)).tolist() == [0.0] * 4
 
 
+def test_dropping_rows_forgets_words_no_other_row_holds() -> None:
+    ix = _index(DOCS)
+    every = np.ones(4, dtype=bool)
+    before = ix.scores("tea party", every)
+    ix.drop_rows(np.array([0]))  # "I drink oolong tea every morning"
+    assert {"oolong", "morning"}.isdisjoint(ix.vocab) and {"tea", "drink"} <= set(ix.vocab)
+    assert ix.scores("oolong", every).tolist() == [0.0] * 4
+    ix.add(["oolong and matcha"], 4)  # new words take ids no remaining word has
+    assert len(set(ix.vocab.values())) == len(ix.vocab)
+    s = ix.scores("oolong matcha", np.ones(5, dtype=bool))
+    assert s[4] > 0 and s[:4].tolist() == [0.0] * 4
+    assert ix.scores("tea party", np.ones(5, dtype=bool))[2] > 0 and before[2] > 0
+
+
 def test_keyword_index_appends_in_order() -> None:
     ix = _index(DOCS[:2])
     ix.add(DOCS[2:], 2)

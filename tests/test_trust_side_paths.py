@@ -4,6 +4,7 @@ module: it runs on DuckDB and on PostgreSQL (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -120,6 +121,69 @@ def test_a_namespace_never_holds_a_secret(backend: str) -> None:
             with pytest.raises(mk.ValidationError, match="namespace"):
                 call()
         assert s.count() == 0 and AWS not in json.dumps(s.audit().to_dicts(), default=str)
+
+
+def _calls_with_namespace(s: mk.MemoryStore, ns: str, m: mk.Memory, path: str) -> dict[str, object]:
+    """Every public call that takes ``namespace=``, made with ``ns`` (and a real memory's id)."""
+    one = dict(namespace=ns, now=NOW)
+    return {
+        "add": lambda: s.add("hello", **one),
+        "add_many": lambda: s.add_many(pl.DataFrame({"content": ["hello"]}), **one),
+        "analyze": lambda: s.analyze(ns, now=NOW), "approve": lambda: s.approve(m.id, **one),
+        "audit": lambda: s.audit(ns), "consolidate": lambda: s.consolidate(ns, now=NOW),
+        "count": lambda: s.count(ns), "delete": lambda: s.delete(m.id, **one),
+        "export": lambda: s.export(path, ns, now=NOW), "forget": lambda: s.forget(ns, now=NOW),
+        "frame": lambda: s.frame(ns), "get": lambda: s.get(m.id, **one),
+        "learn_lesson": lambda: s.learn_lesson(m.id, reason="bad", **one), "lessons": lambda: s.lessons(ns),
+        "log_context": lambda: s.log_context([m.id], **one),
+        "merge_candidates": lambda: s.merge_candidates(ns),
+        "neighbours": lambda: s.neighbours([m.id], namespace=ns), "quarantine": lambda: s.quarantine(ns),
+        "read": lambda: s.read("k", **one), "reinforce": lambda: s.reinforce([m.id], **one),
+        "resolve": lambda: s.resolve("k", keep=m.id, **one), "screen": lambda: s.screen(["hi"], namespace=ns),
+        "search": lambda: s.search("hello", **one), "versions": lambda: s.versions("k", namespace=ns),
+    }  # fmt: skip
+
+
+def test_no_call_takes_a_namespace_that_holds_a_secret(backend: str, tmp_path) -> None:
+    """A namespace is written into the audit log by reads and refusals too, never redacted: every
+    call that names one refuses a secret before it reads or logs anything."""
+    public = {
+        n for n in dir(mk.MemoryStore) if not n.startswith("_") and callable(getattr(mk.MemoryStore, n))
+    }
+    takes = {n for n in public if "namespace" in inspect.signature(getattr(mk.MemoryStore, n)).parameters}
+    with mk.MemoryStore() as s:
+        m = s.add("User likes tea", namespace="u", key="k", now=NOW)
+        before = s.audit().height
+        calls = _calls_with_namespace(s, f"team-{AWS}", m, str(tmp_path / "out.jsonl"))
+        assert set(calls) == takes  # a new call with a namespace joins this test
+        for name, call in calls.items():
+            with pytest.raises(mk.ValidationError, match="namespace") as err:
+                call()
+            assert AWS not in str(err.value), name
+        assert s.audit().height == before and s.count() == 1 and not (tmp_path / "out.jsonl").exists()
+        assert AWS not in json.dumps(s.audit().to_dicts(), default=str)
+
+
+@pytest.mark.parametrize("field", ["id", "supersedes", "merged_from"])
+def test_an_import_refuses_an_id_that_holds_a_secret(backend: str, tmp_path, field: str) -> None:
+    """Ids are stored, named by lineage and logged as they are: a file's ids are checked like names."""
+    with mk.MemoryStore() as s:
+        s.add("User lives in Hangzhou", namespace="u", now=NOW)
+        path = tmp_path / "m.jsonl"
+        s.export(path, namespace="u")
+    header, line = path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(line)
+    row[field] = [f"m-{AWS}"] if field == "merged_from" else f"m-{AWS}"
+    path.write_text(f"{header}\n{json.dumps(row, ensure_ascii=False)}\n", encoding="utf-8")
+    with mk.MemoryStore() as t:
+        with pytest.raises(
+            mk.FormatError, match=f"line 2: {field}: holds something that looks like a secret"
+        ):
+            t.import_(path, now=NOW)
+        assert t.count() == 0 and t.audit().height == 0
+        row[field] = ["m-older"] if field == "merged_from" else "m-older"  # an ordinary id still imports
+        path.write_text(f"{header}\n{json.dumps(row, ensure_ascii=False)}\n", encoding="utf-8")
+        assert t.import_(path, now=NOW)["action"].to_list() == ["added"]
 
 
 def test_an_imported_event_cannot_carry_a_secret_requester(backend: str, tmp_path) -> None:

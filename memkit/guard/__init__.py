@@ -40,6 +40,7 @@ from .engine import (
     scan,
     screen,
     screen_many,
+    secret_names,
 )
 from .engine import WEIGHT as WEIGHT  # the old mk.guard name, kept
 from .lessons import consistency, lesson_similarity
@@ -61,4 +62,5 @@ __all__ = [
     "scan",
     "screen",
     "screen_many",
+    "secret_names",
 ]

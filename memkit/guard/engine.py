@@ -53,7 +53,7 @@ from ..params import GuardParams
 from ..schema import SOURCES, Finding
 from . import rules as gr
 from .learned import load_model
-from .names import PLACEHOLDERS, holds_secret, identity, pseudonym
+from .names import PLACEHOLDERS, holds_secret, identity, pseudonym, secret_names
 from .scanner import scan_rows as _scan_rows
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "scan",
     "screen",
     "screen_many",
+    "secret_names",
 ]
 
 FINDING_SCHEMA = {

@@ -45,6 +45,9 @@ _REASON = re.compile(
 )
 
 
+_ONE_EVENT = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)"
+
+
 def digest(text: str) -> str:
     """A stable, text-free stand-in for ``text`` in the audit log.
 
@@ -114,10 +117,8 @@ class AuditMixin(StoreCore):
     ) -> None:
         """One event (inside a transaction). ``detail`` is the store's own (ids, keys, statuses,
         codes): callers pass caller-supplied text through :func:`scrub` first."""
-        self._run(
-            "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            [ts, namespace, op, memory_id, requester, _json(detail)],
-        )
+        self._check_spaces((namespace,))  # the entry points refuse one already: none is ever logged
+        self._run(_ONE_EVENT, [ts, namespace, op, memory_id, requester, _json(detail)])
 
     def _events(
         self,
@@ -133,9 +134,13 @@ class AuditMixin(StoreCore):
         n = len(ids)
         if not n:
             return
+        self._check_spaces(namespaces)
         details = list(details)
         same = n >= _BULK and details.count(details[0]) == n  # a bulk write's rows, alike
         texts = [_json(details[0])] * n if same else [_json(d) for d in details]
+        if n == 1:  # one add: bound values (~0.1 ms less than unnesting lists)
+            self._run(_ONE_EVENT, [ts, namespaces[0], op, ids[0], requester, texts[0]])
+            return
         if n < _BULK:
             self._run(
                 "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"

@@ -57,6 +57,7 @@ from .rwlock import StoreLock
 __all__ = ["StoreCore", "utcnow"]
 
 T = TypeVar("T")
+_SECRET = "holds something that looks like a secret (a key or password)"
 _secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
 
 
@@ -127,8 +128,16 @@ class StoreCore:
         ``created_by`` it is compared with, so access rules hold and the log never keeps it."""
         requester = check_name("requester", requester, optional=True)
         if requester is not None and holds_secret(requester):  # it would be written into the log
-            raise ValidationError("requester", "holds something that looks like a secret (a key or password)")
+            raise ValidationError("requester", _SECRET)
         return None if requester is None else identity(requester)
+
+    def _space(self, namespace: Any, *, optional: bool = False) -> str | None:
+        """``namespace=`` of any call, validated: a name (:func:`~memkit.schema.check_name`) that holds
+        no secret. Every call names its namespace in the audit log, reads and refusals too, and a
+        namespace is never redacted; no row can live in such a namespace (writes refuse it)."""
+        namespace = check_name("namespace", namespace, optional=optional)
+        self._check_spaces((namespace,))
+        return namespace
 
     @staticmethod
     def _check_spaces(namespaces: Iterable[str | None]) -> None:
@@ -136,7 +145,7 @@ class StoreCore:
         namespace is stored with every row and every event, and is never redacted."""
         for ns in set(namespaces):
             if ns is not None and _secret_name(ns):
-                raise ValidationError("namespace", "holds something that looks like a secret (a password)")
+                raise ValidationError("namespace", _SECRET)
 
     def _now(self, now: datetime | None) -> datetime:
         """``now=`` validated, or the wall clock when it is None."""

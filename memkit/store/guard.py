@@ -32,7 +32,7 @@ from ..errors import WriteRefused
 from ..guard import is_rule_message, lesson_similarity, screen_many
 from ..guard.fields import screen_fields, strictest
 from ..guard.rules import LESSON
-from ..schema import check_name, check_text
+from ..schema import check_text
 from .audit import AuditMixin, digest
 from .vectors import VectorsMixin
 
@@ -122,7 +122,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
         """What the guard stage would do with ``texts`` written to ``namespace``, lessons included
         -> ``text`` (redacted), ``action`` (``store``, ``quarantine``, ``refuse``), ``codes``. Nothing
         is written. :class:`~memkit.agent.MemoryAgent` keeps its turn buffer this way."""
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         texts = [check_text("texts", t) for t in texts]
         s = screen_many(texts, self.guard)
         actions = list(s.actions)

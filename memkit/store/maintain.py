@@ -91,7 +91,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         every event of it.
         """
         memory_id = check_name("memory_id", memory_id)
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         with self._lock:
             row = self._locate(
@@ -282,7 +282,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         Only memories written by ``now`` are considered. With a ``requester``, only those it owns or
         created (capacity counts them alone); ``requester=None`` is the operator's maintenance.
         """
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         policy = self.forget_policy if policy is None else policy  # the store's (settings=), by default
         if not isinstance(policy, ForgetParams):
@@ -310,7 +310,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         memory_id, key, message``, most severe first. Reads only. The near-duplicate finding (MK003)
         is the merge plan ``consolidate`` would apply at ``now``; with a ``requester`` (and its
         namespace) only what it may read is linted."""
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         stale_days = check_number("stale_days", stale_days, lo=0.0)
         with self._lock:

@@ -22,7 +22,6 @@ from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, strength_expr
 from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
-from ..schema import check_name
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 
@@ -96,7 +95,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         the memories written and valid at ``now``, strong enough to be recalled (strength at least
         ``DecayParams.min_strength``), that ``requester`` may read and change. The merge explorer
         plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
         # only what search could recall: a weak memory is forget's business, and as the oldest member
@@ -129,7 +128,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         ``superseded``, in one transaction. The plan gains a ``merged_id`` column. A second run
         merges nothing.
         """
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         threshold = self.merge_threshold if threshold is None else threshold  # the store's (settings=)
         params = MergeParams(threshold=threshold) if params is None else params

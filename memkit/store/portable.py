@@ -31,7 +31,7 @@ from ..portable.columns import Column
 from ..portable.plan import check_namespace_map, plan_import
 from ..portable.rows import new_id
 from ..portable.strictjson import fail
-from ..schema import check_choice, check_name
+from ..schema import check_choice
 from .audit import digest, scrub
 from .files import is_database
 from .pipeline import PipelineMixin
@@ -87,7 +87,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
         memories. Logs one ``export`` event. The file is written whole or not at all (a temporary
         file renamed into place), and never over a database file.
         """
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
             if not isinstance(flag, bool):

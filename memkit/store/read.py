@@ -71,7 +71,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         quarantine review (:meth:`quarantine`) shows it.
         """
         memory_id = check_name("memory_id", memory_id)
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
@@ -88,7 +88,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
         """
         key = check_name("key", key)
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         # access is checked on the one row found, so a denial is audited (a gate would just hide it)
@@ -110,7 +110,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         first; quarantined text withheld. The key's history: superseded and disputed values too,
         for a conflict review or a timeline."""
         key = check_name("key", key)
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         where, params = self._gate(namespace, self._who(requester)).where()
         with self._lock:
             return self._sql(
@@ -139,7 +139,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         (``[quarantined: awaiting review]``) in the operator's view too, for what reaches a model or
         a user (the MCP server, an agent's reply); a requester's view always withholds them.
         """
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         as_of = check_time("as_of", as_of, optional=True)
         requester = self._who(requester)
         for name, flag in (("include_embedding", include_embedding), ("withhold", withhold)):
@@ -170,7 +170,7 @@ class ReadMixin(GateMixin, VectorsMixin):
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         where, params = self._gate(namespace, None).where()
         with self._lock:
             return self._run(f"SELECT count(*) FROM memories WHERE {where}", params)[0][0]
@@ -198,7 +198,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         The operator sees every event. A ``requester`` (with its namespace) sees its own events and
         those about memories it may read. Events never hold memory text (:mod:`memkit.store.audit`).
         """
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         op = None if op is None else check_choice("op", op, OPS)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
@@ -226,7 +226,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         """Audit which memories entered a prompt: one ``context`` event (``detail.ids``; used by
         :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?"). Free text
         in ``detail`` is kept as a digest (the log holds no memory text)."""
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
@@ -247,7 +247,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         once the answer stands. Only active memories of ``namespace`` that ``requester`` may read
         count; unknown ids are ignored.
         """
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)

@@ -76,7 +76,7 @@ class ReviewMixin(PipelineMixin):
     def quarantine(self, namespace: str | None = None) -> pl.DataFrame:
         """The quarantined memories (of one namespace, or all), in the order they were quarantined:
         ``id, namespace, key, content, created_by, created_at, codes, findings`` (findings as JSON)."""
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         with self._lock:
             # the latest quarantine event of each memory orders the queue (rows without one first)
             q = self._sql(
@@ -109,7 +109,7 @@ class ReviewMixin(PipelineMixin):
         ``strict`` raises ConflictError and changes nothing); an ``approve`` event records it.
         """
         memory_id = check_name("memory_id", memory_id)
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
@@ -166,7 +166,7 @@ class ReviewMixin(PipelineMixin):
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
@@ -202,7 +202,7 @@ class ReviewMixin(PipelineMixin):
     def lessons(self, namespace: str | None = None) -> pl.DataFrame:
         """The lessons (of one namespace, or all), oldest first:
         ``id, namespace, memory_id, content, reason, requester, created_at``."""
-        namespace = check_name("namespace", namespace, optional=True)
+        namespace = self._space(namespace, optional=True)
         with self._lock:
             return self._sql(
                 f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE (? IS NULL OR namespace = ?)"

@@ -117,7 +117,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         """
         self._check_open()  # the index outlives close(); a search of a closed store is refused
         query = check_text("query", query)
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         weights = self.weights if weights is None else weights  # the store's (settings=), by default
@@ -249,7 +249,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         ``ids`` (of ``namespace``), the memory of the namespace written just before and just after
         it (within a day), and two places before and after, or null. Only what ``requester`` may
         read is named; ids elsewhere get nulls."""
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         ids = [check_name("ids", i) for i in ids]
         gate = self._gate(namespace, self._who(requester))
         with self._lock:

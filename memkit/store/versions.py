@@ -235,7 +235,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         that version; one ``resolve`` event and a ``supersede`` event per loser record it.
         """
         key = check_name("key", key)
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         keep = check_name("keep", keep)
         requester = self._who(requester)
         now = self._now(now)

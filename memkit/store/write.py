@@ -21,7 +21,7 @@ import polars as pl
 from ..conflicts import POLICIES
 from ..errors import ValidationError
 from ..portable.rows import build_frame, build_rows
-from ..schema import Memory, check_choice, check_name
+from ..schema import Memory, check_choice
 from .pipeline import PipelineMixin
 
 __all__ = ["WriteMixin"]
@@ -65,7 +65,7 @@ class WriteMixin(PipelineMixin):
         half-life by layer, owner and creator = requester, access ``public``, created_at = now.
         A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions.
         """
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)  # an identity: PII in a name becomes its pseudonym
         now = self._now(now)
         policy = self._policy(conflict_policy)
@@ -103,7 +103,7 @@ class WriteMixin(PipelineMixin):
         """
         if not isinstance(frame, pl.DataFrame):
             raise ValidationError("frame", f"must be a polars DataFrame, got {type(frame).__name__}")
-        namespace = check_name("namespace", namespace)
+        namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         policy = self._policy(conflict_policy)

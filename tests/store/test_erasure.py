@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 import memkit as mk
+from memkit.text import tokenize
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -38,11 +39,15 @@ def test_forgetting_is_final_for_the_whole_file(tmp_path: Path, how: str) -> Non
         s.approve(gone.id, now=NOW)
     assert _grep(path, MARK_EN, MARK_ZH)  # the test can fail: the text is in the file before
     with mk.MemoryStore(str(path)) as s:
+        s.search("ordinary", namespace="u", now=NOW)  # builds this process's keyword index
+        words = set(tokenize(f"{MARK_EN} {MARK_ZH}", keep_stopwords=False))
+        assert words <= set(s._index.keyword.vocab)
         if how == "delete":
             s.delete(gone.id, namespace="u", now=NOW + H)
         else:
             assert s.forget("u", now=NOW + 100 * H)["id"].to_list() == [gone.id]
         assert _grep(path, MARK_EN, MARK_ZH) == []  # already while the store is open
+        assert not words & set(s._index.keyword.vocab)  # nor does the process keep its words
         assert s.count() == 1 and s.lessons()["content"].to_list() == ["[erased]"]
     assert _grep(path, MARK_EN, MARK_ZH) == []
     with mk.MemoryStore(str(path)) as s:  # the compacted file is a whole store
