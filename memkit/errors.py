@@ -19,6 +19,10 @@ A failed call changes nothing: every store method validates first and writes in 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 __all__ = [
     "AccessDenied",
     "ConflictError",
@@ -30,6 +34,7 @@ __all__ = [
     "StoreLocked",
     "ValidationError",
     "WriteRefused",
+    "check_path",
 ]
 
 
@@ -96,3 +101,27 @@ class ConnectionLost(MemkitError, ConnectionError):
 
 class MissingDependency(MemkitError, ImportError):
     """An optional dependency is absent; the message says which extra to install."""
+
+
+def check_path(name: str, value: Any) -> Path:
+    """A file path a caller names (a str or ``os.PathLike``) -> a Path the file system can take:
+    not blank, no NUL, valid Unicode, no part longer than 255 bytes; else ValidationError naming
+    ``name`` (not the OSError or ValueError the first file call would raise).
+
+    >>> check_path("path", "memories.duckdb")
+    PosixPath('memories.duckdb')
+    """
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise ValidationError(name, f"must be a file path (str or os.PathLike), got {type(value).__name__}")
+    if not text.strip():
+        raise ValidationError(name, f"must be a file path, got {text!r}")
+    if "\x00" in text:
+        raise ValidationError(name, "contains a NUL character")
+    try:
+        longest = max(len(part.encode("utf-8")) for part in Path(text).parts)
+    except UnicodeEncodeError:
+        raise ValidationError(name, "is not valid Unicode text (a lone surrogate)") from None
+    if longest > 255:
+        raise ValidationError(name, "has a file or folder name longer than 255 bytes")
+    return Path(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -267,7 +267,8 @@ def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """One of ``choices``: ``check_choice("layer", "long_term", LAYERS)``."""
     choices = tuple(choices)
-    if value not in choices:
+    # subtle: compared only once it is a str (or None): an array's == is elementwise and ambiguous
+    if not isinstance(value, (str, type(None))) or value not in choices:
         raise ValidationError(name, f"must be one of {', '.join(choices)}; got {value!r}")
     return value
 
@@ -302,7 +303,8 @@ def check_tags(value: Any) -> tuple[str, ...]:
     """A list of tag names -> a tuple without duplicates, order kept."""
     if value is None:
         return ()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    zero_d = getattr(value, "ndim", None) == 0  # a numpy scalar array: iterable by type, not in fact
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable) or zero_d:
         raise ValidationError("tags", f"must be a list of str, got {type(value).__name__}")
     tags = [check_name("tags", t) for t in value]
     return tuple(dict.fromkeys(tags))

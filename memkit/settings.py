@@ -42,7 +42,7 @@ from typing import Any
 
 from .conflicts import POLICIES
 from .consolidate import MergeParams
-from .errors import FormatError, ValidationError
+from .errors import FormatError, ValidationError, check_path
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, slider_ranges
 from .schema import check_choice
 
@@ -221,13 +221,17 @@ def _suffix(path: Path) -> str:
     return suffix
 
 
+_BAD_PATH = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""What a path the caller named can do wrong: a ValidationError on ``path``, not an OSError."""
+
+
 def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
     """Write ``settings`` to ``path``: TOML for ``.toml``, JSON for ``.json``.
 
     Atomic: the text goes to a temporary file in the same directory, which then replaces ``path``
     in one step (:func:`os.replace`), so a failed save leaves the old file, never half of a new one.
     """
-    path = Path(path)
+    path = check_path("path", path)
     suffix = _suffix(path)
     if not isinstance(settings, Settings):
         raise ValidationError("settings", f"must be a memkit.Settings, got {type(settings).__name__}")
@@ -241,6 +245,9 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
             f.flush()
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
         os.replace(tmp, path)
+    except _BAD_PATH as e:  # the path's fault (a disk that fails is not: it propagates)
+        tmp.unlink(missing_ok=True)
+        raise ValidationError("path", f"cannot write {str(path)!r}: {e.strerror or e}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -262,9 +269,14 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     Raises :class:`~memkit.errors.FormatError` for text that is not TOML / JSON, and
     :class:`~memkit.errors.ValidationError` naming the section and field of an unknown or bad entry.
     """
-    path = Path(path)
+    path = check_path("path", path)
     suffix = _suffix(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except _BAD_PATH as e:
+        raise ValidationError("path", f"cannot read {str(path)!r}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise FormatError("path", f"{str(path)!r} is not UTF-8 text: {e.reason}") from None
     try:
         data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_unique_keys)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:

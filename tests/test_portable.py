@@ -4,6 +4,8 @@ on_conflict, namespace remapping and embeddings from another embedder."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from datetime import timedelta
 from pathlib import Path
 
@@ -451,3 +453,16 @@ def test_guard_findings_roundtrip(tmp_path: Path) -> None:
         q = "SELECT id, CAST(findings AS VARCHAR) AS f FROM memories ORDER BY id"
         assert b._sql(q).equals(a._sql(q))
         assert sorted(b.frame("u")["status"]) == ["active", "quarantined"]
+
+
+def test_export_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """The file is written beside the target and renamed over it: a device or a pipe (export to
+    /dev/null, say) would be replaced by a regular file, so it is refused and left as it is."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with mk.MemoryStore() as s:
+        s.add("User likes tea", namespace="u", now=NOW)
+        with pytest.raises(mk.ValidationError, match="path: .* is not a regular file"):
+            s.export(fifo, now=NOW)
+        assert stat.S_ISFIFO(fifo.stat().st_mode) and s.audit(op="export").height == 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # no temporary file left

@@ -136,6 +136,7 @@ class MemoryAgent:
             raise ValidationError("llm", f"must be a callable str -> str, got {type(llm).__name__}")
         self.store, self.llm = store, llm
         self.namespace = check_name("namespace", namespace)
+        store._check_spaces((self.namespace,))  # the agent writes there: a secret is refused now
         self.requester = check_name("requester", requester)
         self.k = _int("k", k, 1, 100)
         if weights is not None and not isinstance(weights, Weights):
@@ -158,6 +159,9 @@ class MemoryAgent:
 
     def prompt(self, message: str, context: Context) -> str:
         """The prompt for ``message``: header, memory section, recent turns, the message."""
+        message = check_text("message", message)
+        if not isinstance(context, Context):
+            raise ValidationError("context", f"must be a memkit Context, got {type(context).__name__}")
         self._rescreen_turns()
         recent = "\n".join(f"User: {u}\nAssistant: {a}" for u, a in self.turns)
         parts = [PROMPT_HEADER, "## Memories\n" + (context.text or "(none)")]
@@ -172,7 +176,8 @@ class MemoryAgent:
         All or nothing: the recalled memories are reinforced, the context logged and the turn's
         memories written in one transaction, after the LLM has answered with text. An LLM call that
         raises or returns something that is not text (:class:`~memkit.errors.ValidationError`
-        ``llm``) leaves the store and the turn buffer as they were, so the turn can be retried.
+        ``llm``) leaves the memories and the turn buffer as they were, so the turn can be retried
+        (the log keeps the recall's ``search`` event: the read took place).
         """
         message = check_text("message", message)
         t = self._time(now)

@@ -95,10 +95,14 @@ def check_embeddings(
         raise ValidationError(field, "must be an (n, dim) array of numbers") from None
     if arr.shape != (n, dim):
         raise ValidationError(field, f"expected shape ({n}, {dim}), got {arr.shape}")
-    # a NaN or an infinity makes its row's sum non-finite; only then (or on an overflowing sum of huge
-    # values) is every element looked at, so a million rows need no (n, dim) mask
-    if not np.isfinite(np.add.reduce(arr, axis=-1)).all() and not np.isfinite(arr).all():
-        raise ValidationError(field, "contains NaN or infinite values")
+    # a NaN, an infinity or a value past ~1e19 makes its row's squared length non-finite; only then is
+    # every element looked at, so a million rows need no (n, dim) mask
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = np.einsum("...i,...i->...", arr, arr)
+    if not np.isfinite(squares).all():
+        if not np.isfinite(arr).all():
+            raise ValidationError(field, "contains NaN or infinite values")
+        raise ValidationError(field, "has a row too large to normalize (values beyond ~1e19)")
     # in place when the array is the caller's to change (fresh) or a conversion made here
     own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
     return l2_normalize(arr, inplace=(own or (fresh and arr is x)) and arr.flags.writeable)

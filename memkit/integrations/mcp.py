@@ -303,6 +303,7 @@ def build_server(
     if not isinstance(store, MemoryStore):
         raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
     namespace = check_name("namespace", namespace)
+    store._check_spaces((namespace,))  # the tools write there: a secret is refused at start
     requester = check_name("requester", requester, optional=True)
     if now is not None and not callable(now):
         raise ValidationError("now", f"must be a zero-argument callable returning a datetime, got {now!r}")

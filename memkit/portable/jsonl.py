@@ -124,6 +124,8 @@ def write(
         "events": events is not None,
     }
     path = Path(path)
+    if path.exists() and not path.is_file():  # a rename would put a file where /dev/null was
+        raise ValidationError("path", f"{str(path)!r} exists and is not a regular file: not replaced")
     # subtle: the temporary file sits in the target's folder, so os.replace is an atomic rename
     # (same file system) and a crash leaves the old file or the new one, never half of either
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from ..guard import identity, scan
 from ..portable.columns import arrow_array
-from .core import StoreCore
+from .core import StoreCore, log_space
 
 __all__ = ["AuditMixin", "digest", "scrub"]
 
@@ -117,8 +117,7 @@ class AuditMixin(StoreCore):
     ) -> None:
         """One event (inside a transaction). ``detail`` is the store's own (ids, keys, statuses,
         codes): callers pass caller-supplied text through :func:`scrub` first."""
-        self._check_spaces((namespace,))  # the entry points refuse one already: none is ever logged
-        self._run(_ONE_EVENT, [ts, namespace, op, memory_id, requester, _json(detail)])
+        self._run(_ONE_EVENT, [ts, log_space(namespace), op, memory_id, requester, _json(detail)])
 
     def _events(
         self,
@@ -134,7 +133,8 @@ class AuditMixin(StoreCore):
         n = len(ids)
         if not n:
             return
-        self._check_spaces(namespaces)
+        names = {ns: log_space(ns) for ns in set(namespaces)}  # a batch has few namespaces
+        namespaces = [names[ns] for ns in namespaces]
         details = list(details)
         same = n >= _BULK and details.count(details[0]) == n  # a bulk write's rows, alike
         texts = [_json(details[0])] * n if same else [_json(d) for d in details]
@@ -184,6 +184,7 @@ class AuditMixin(StoreCore):
         """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` as they are, in one
         statement: the store's own (deferred reads) or already made safe (:meth:`_history`)."""
         ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
+        spaces = [log_space(ns) for ns in spaces]  # a journal written before log_space existed
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"

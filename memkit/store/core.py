@@ -47,7 +47,7 @@ import polars as pl
 
 from ..embed import Embedder
 from ..errors import ConflictError, ConnectionLost, MemkitError, ValidationError
-from ..guard import holds_secret, identity
+from ..guard import holds_secret, identity, pseudonym
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
 from .index import SearchIndex
@@ -59,6 +59,16 @@ __all__ = ["StoreCore", "utcnow"]
 T = TypeVar("T")
 _SECRET = "holds something that looks like a secret (a key or password)"
 _secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
+
+
+def log_space(namespace: str | None) -> str | None:
+    """A namespace as the audit log keeps it: as it is, unless it holds a secret (a key, a password),
+    then as a pseudonym (``[SECRET:1f2e3d4c]``: the same namespace always gets the same one).
+
+    >>> log_space("user_87"), log_space("team-AKIAIOSFODNN7EXAMPLE")
+    ('user_87', '[SECRET:bbd4db5c]')
+    """
+    return namespace if namespace is None or not _secret_name(namespace) else pseudonym("[SECRET]", namespace)
 
 
 def utcnow() -> datetime:
@@ -132,12 +142,11 @@ class StoreCore:
         return None if requester is None else identity(requester)
 
     def _space(self, namespace: Any, *, optional: bool = False) -> str | None:
-        """``namespace=`` of any call, validated: a name (:func:`~memkit.schema.check_name`) that holds
-        no secret. Every call names its namespace in the audit log, reads and refusals too, and a
-        namespace is never redacted; no row can live in such a namespace (writes refuse it)."""
-        namespace = check_name("namespace", namespace, optional=optional)
-        self._check_spaces((namespace,))
-        return namespace
+        """``namespace=`` of any call, validated (:func:`~memkit.schema.check_name`). One that holds
+        a secret is refused for new rows (:meth:`_check_spaces`, in the write pipeline) but still
+        reads, erases and forgets what is stored there (a store written before that rule); the audit
+        log keeps it as a pseudonym (:func:`log_space`)."""
+        return check_name("namespace", namespace, optional=optional)
 
     @staticmethod
     def _check_spaces(namespaces: Iterable[str | None]) -> None:

@@ -57,6 +57,8 @@ def is_database(path: str | Path) -> bool:
     with _OPEN_LOCK:
         if any(target in (f, f + ".wal") for f in _OPEN_FILES):
             return True
+    if not os.path.isfile(target):  # opening a pipe would wait for a writer
+        return False
     try:
         with open(target, "rb") as f:
             return f.read(12)[8:12] == b"DUCK"  # the DuckDB file header's magic bytes

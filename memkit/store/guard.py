@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import WriteRefused
+from ..errors import ValidationError, WriteRefused
 from ..guard import is_rule_message, lesson_similarity, screen_many
 from ..guard.fields import screen_fields, strictest
 from ..guard.rules import LESSON
@@ -123,6 +123,8 @@ class GuardMixin(AuditMixin, VectorsMixin):
         -> ``text`` (redacted), ``action`` (``store``, ``quarantine``, ``refuse``), ``codes``. Nothing
         is written. :class:`~memkit.agent.MemoryAgent` keeps its turn buffer this way."""
         namespace = self._space(namespace)
+        if isinstance(texts, str) or not isinstance(texts, (list, tuple)):  # not a str's characters
+            raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
         texts = [check_text("texts", t) for t in texts]
         s = screen_many(texts, self.guard)
         actions = list(s.actions)

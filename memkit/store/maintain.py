@@ -312,7 +312,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
         namespace) only what it may read is linted."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
-        stale_days = check_number("stale_days", stale_days, lo=0.0)
+        stale_days = check_number("stale_days", stale_days, lo=0.0, hi=365_000.0)
         with self._lock:
             frame = self.frame(namespace, requester=requester).filter(pl.col("created_at") <= now)
             # the operator's merge candidates, narrowed to what this requester may read

@@ -39,7 +39,7 @@ import os
 from ..conflicts import POLICIES
 from ..consolidate import MergeParams
 from ..embed import Embedder, HashEmbedder
-from ..errors import ValidationError
+from ..errors import ValidationError, check_path
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_choice
 from ..settings import Settings, load_settings
@@ -128,6 +128,8 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         hardening, migrations, the embedder check and the index (:mod:`memkit.store.files`)."""
         if not isinstance(path, str) or not path:
             raise ValidationError("path", f"must be a non-empty str, got {path!r}")
+        if path != ":memory:" and not is_url(path):  # a file: one the file system can name
+            check_path("path", path)
         for name, flag in (
             ("read_only", read_only),
             ("create", create),

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ..embed import l2_normalize
-from ..errors import ValidationError
+from ..errors import ValidationError, check_path
 from ..guard import identity, is_rule_message
 from ..portable import jsonl
 from ..portable.columns import Column
@@ -92,8 +92,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
         for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
             if not isinstance(flag, bool):
                 raise ValidationError(name, "must be a bool")
-        if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
-            raise ValidationError("path", f"must be a file path, got {path!r}")
+        if (p := check_path("path", path)).exists() and not p.is_file():  # a folder, a device, a pipe
+            raise ValidationError("path", f"{str(path)!r} exists and is not a regular file: not replaced")
         if is_database(path):  # a typo such as export("memories.db") must not overwrite a store
             raise ValidationError(
                 "path", f"{str(path)!r} is a database file (this store's, or another): not overwritten"
@@ -155,12 +155,13 @@ class PortableMixin(PipelineMixin, ReadMixin):
         requester, now = self._who(requester), self._now(now)
         # the conflict policy for keyed rows that meet stored versions, as add() takes it
         policy = check_choice(
-            "conflict_policy", conflict_policy or self.conflict_policy, ("flag", "supersede", "strict")
+            "conflict_policy",
+            self.conflict_policy if conflict_policy is None else conflict_policy,
+            ("flag", "supersede", "strict"),
         )
         if not isinstance(reembed, bool):
             raise ValidationError("reembed", "must be a bool")
-        if not isinstance(path, (str, Path)):
-            raise ValidationError("path", f"must be a file path, got {path!r}")
+        check_path("path", path)
         self._check_writable()
         for attempt in range(2):
             try:

@@ -35,6 +35,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
+from .core import log_space
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -202,6 +203,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         op = None if op is None else check_choice("op", op, OPS)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
+        logged = log_space(namespace)  # as the events name it
         # a requester's events: those it made, and those about memories it may read now
         mine = "TRUE" if requester is None else (
             f"(e.requester = ? OR e.memory_id IN (SELECT id FROM memories WHERE {where}))"
@@ -211,7 +213,7 @@ class ReadMixin(GateMixin, VectorsMixin):
                 "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
                 f" FROM events e WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR op = ?) AND {mine}"
                 " ORDER BY seq",
-                [namespace, namespace, op, op, *([requester, *params] if requester is not None else [])],
+                [logged, logged, op, op, *([requester, *params] if requester is not None else [])],
             )
 
     def log_context(
@@ -231,9 +233,10 @@ class ReadMixin(GateMixin, VectorsMixin):
         now = self._now(now)
         ids = check_ids("ids", ids)
         try:  # fail here, naming the field, rather than inside the transaction
-            json.dumps(detail, ensure_ascii=False)
-        except (TypeError, ValueError) as e:
-            raise ValidationError("detail", f"must be JSON-serializable: {e}") from None
+            # strict JSON (no NaN) that UTF-8 can hold (no lone surrogate), however deep
+            json.dumps(detail, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError, RecursionError) as e:  # (UnicodeEncodeError is a ValueError)
+            raise ValidationError("detail", f"must be JSON text: {type(e).__name__}: {e}"[:200]) from None
         # its own transaction, or the caller's open one; ids only, free text as digests
         self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **scrub(detail)))
 

@@ -40,7 +40,7 @@ from .deferred import DeferredMixin
 from .gate import Gate
 from .guard import GuardMixin
 from .index import SearchIndex
-from .read import ReadMixin
+from .read import ReadMixin, check_ids
 from .sync import SyncMixin
 from .vectors import epoch_us
 
@@ -250,8 +250,9 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         it (within a day), and two places before and after, or null. Only what ``requester`` may
         read is named; ids elsewhere get nulls."""
         namespace = self._space(namespace)
-        ids = [check_name("ids", i) for i in ids]
+        ids = check_ids("ids", ids)  # a list (a bare string is not read as its characters)
         gate = self._gate(namespace, self._who(requester))
+        self._check_open()
         with self._lock:
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             adj = ix.adjacency()  # prev, next, prev2, next2

@@ -27,6 +27,7 @@ from ..errors import ValidationError
 from ..portable.columns import Column, arrow_batch
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
+from .files import check_embedder
 from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
@@ -100,9 +101,8 @@ INDEX_COLUMNS = (
 
 
 def index_rows(table: Any, dim: int) -> tuple[dict[str, Any], np.ndarray]:
-    """An Arrow table of :data:`INDEX_COLUMNS` -> ``(cols, emb)`` for :meth:`SearchIndex.append`:
-    texts as Python lists (object columns), numbers as numpy arrays (no per-row Python objects),
-    open validity bounds as the int64 extremes, embeddings ``(n, dim)`` flattened from Arrow."""
+    """An Arrow table of :data:`INDEX_COLUMNS` -> ``(cols, emb)`` for :meth:`SearchIndex.append`: texts
+    as lists, numbers as numpy arrays, open bounds as the int64 extremes, ``(n, dim)`` embeddings."""
     emb = table.column("embedding").combine_chunks().flatten().to_numpy()
     df = pl.from_arrow(table.drop(["embedding"])).with_columns(
         pl.col("valid_from_us").fill_null(OPEN_START), pl.col("valid_until_us").fill_null(OPEN_END)
@@ -119,8 +119,7 @@ class VectorsMixin(StoreCore):
     def _check_embeddings(
         self, x: Any, n: int, field: str = "embedding", *, fresh: bool = False
     ) -> np.ndarray:
-        """An embedder's (or a caller's) output -> validated, L2-normalized ``(n, dim)`` float32
-        (:func:`memkit.embed.check_embeddings`): the store never trusts an embedder."""
+        """:func:`memkit.embed.check_embeddings` with the store's dim: it never trusts an embedder."""
         return check_embeddings(x, n, self.embedder.dim, field, fresh=fresh)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
@@ -291,8 +290,9 @@ class VectorsMixin(StoreCore):
         and the file's embedder recorded, in one transaction: a failure changes nothing. The
         dimension may change. The CLI's ``memkit reembed --db FILE`` does the same.
         """
-        if embedder is not None and not isinstance(embedder, Embedder):
-            raise ValidationError("embedder", "must have name, dim and embed(texts)")
+        check_embedder(self.embedder if embedder is None else embedder)  # as the constructor checks it
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size", f"must be an int >= 1, got {batch_size!r}")
         if self.read_only:
             raise ValidationError("read_only", "a read-only store cannot be re-embedded; reopen it writable")
         if self._depth:  # it replaces the embedder and the index, which a rollback could not restore

@@ -32,7 +32,8 @@ class WriteMixin(PipelineMixin):
 
     def _policy(self, conflict_policy: str | None) -> str:
         """The conflict policy of one call: ``conflict_policy=`` if given, else the store's."""
-        return check_choice("conflict_policy", conflict_policy or self.conflict_policy, POLICIES)
+        given = self.conflict_policy if conflict_policy is None else conflict_policy
+        return check_choice("conflict_policy", given, POLICIES)
 
     def add(
         self,

@@ -1,0 +1,139 @@
+"""Bad input found by a fuzz sweep of the public API (13,660 calls): each case raised something that
+was not a MemkitError, took a bad value silently, or changed the store before failing. Every case
+here is a ValidationError naming its field, and the store is as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import NOW, assert_unchanged, snapshot
+
+import memkit as mk
+from memkit.agent.context import build_context
+
+
+@pytest.fixture
+def store() -> mk.MemoryStore:
+    s = mk.MemoryStore()
+    s.add("User likes oolong tea", namespace="u", key="drink", now=NOW)
+    s.add("User lives in Hangzhou", namespace="u", now=NOW)
+    return s
+
+
+def _ids(s: mk.MemoryStore) -> list[str]:
+    return s.frame("u")["id"].to_list()
+
+
+CASES: dict[str, tuple[str, Callable[[mk.MemoryStore], Any]]] = {
+    # a value compared with a list of choices: an array's == is elementwise and ambiguous
+    "layer array": ("layer", lambda s: s.add("x", namespace="u", layer=np.array([1, 2]), now=NOW)),
+    "kind series": ("kind", lambda s: s.add("x", namespace="u", kind=pl.Series(["fact"]), now=NOW)),
+    "audit op array": ("op", lambda s: s.audit(op=np.array(["add"]))),
+    # an explicit conflict policy is checked, never replaced by the store's when it is falsy
+    "policy False": (
+        "conflict_policy",
+        lambda s: s.add("x", namespace="u", key="drink", conflict_policy=False),
+    ),
+    "policy empty": (
+        "conflict_policy",
+        lambda s: s.add_many(pl.DataFrame({"content": ["x"]}), namespace="u", conflict_policy="", now=NOW),
+    ),
+    "ids None": ("ids", lambda s: s.neighbours(None, namespace="u")),
+    "ids a str": ("ids", lambda s: s.neighbours("abc", namespace="u")),
+    "texts None": ("texts", lambda s: s.screen(None, namespace="u")),
+    "texts a str": ("texts", lambda s: s.screen("hello", namespace="u")),
+    "stale_days huge": ("stale_days", lambda s: s.analyze("u", now=NOW, stale_days=1e308)),
+    "tags 0-d array": ("tags", lambda s: s.add("x", namespace="u", tags=np.array(3), now=NOW)),
+    "tags a dict": ("tags", lambda s: s.add("x", namespace="u", tags={"a": 1}, now=NOW)),
+    "detail surrogate": ("detail", lambda s: s.log_context(_ids(s), namespace="u", now=NOW, note="\ud800")),
+    "detail NaN": ("detail", lambda s: s.log_context(_ids(s), namespace="u", now=NOW, note=float("nan"))),
+    "detail too deep": (
+        "detail",
+        lambda s: s.log_context(_ids(s), namespace="u", now=NOW, note=_nested(5000)),
+    ),
+    "export long name": ("path", lambda s: s.export("x" * 300, "u", now=NOW)),
+    "export NUL": ("path", lambda s: s.export("a\x00b.jsonl", "u", now=NOW)),
+    "export surrogate": ("path", lambda s: s.export("\ud800.jsonl", "u", now=NOW)),
+    "import None": ("path", lambda s: s.import_(None, now=NOW)),
+    "import NUL": ("path", lambda s: s.import_("a\x00b.jsonl", now=NOW)),
+    "reembed dim True": ("embedder.dim", lambda s: s.reembed(_embedder(True))),
+    "reembed dim 0": ("embedder.dim", lambda s: s.reembed(_embedder(0))),
+    "reembed batch 0": ("batch_size", lambda s: s.reembed(batch_size=0)),
+    "reembed batch None": ("batch_size", lambda s: s.reembed(batch_size=None)),
+    "reembed batch True": ("batch_size", lambda s: s.reembed(batch_size=True)),
+    "embedding overflow": (
+        "embedding",
+        lambda s: s.add_many(
+            pl.DataFrame({"content": ["x"], "embedding": [[3e38] * 384]}), namespace="u", now=NOW
+        ),
+    ),
+}
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _embedder(dim: Any) -> Any:
+    class Bad:
+        name = "bad"
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.ones((len(texts), 1), np.float32)
+
+    bad = Bad()
+    bad.dim = dim  # type: ignore[attr-defined]
+    return bad
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_names_its_field_and_changes_nothing(store: mk.MemoryStore, case: str) -> None:
+    field, call = CASES[case]
+    before = snapshot(store)
+    with pytest.raises(mk.ValidationError, match=f"^{field}: "):
+        call(store)
+    assert_unchanged(store, before)
+    assert store.search("oolong tea", namespace="u", now=NOW)["content"][0] == "User likes oolong tea"
+
+
+def test_a_closed_stores_neighbours_are_refused(store: mk.MemoryStore) -> None:
+    ids = _ids(store)
+    store.close()
+    with pytest.raises(mk.MemkitError, match="closed"):
+        store.neighbours(ids, namespace="u")
+
+
+@pytest.mark.parametrize("path", ["   ", "x" * 300, "a\x00b.duckdb"])
+def test_a_store_path_the_file_system_cannot_take_is_refused(path: str, tmp_path: Path) -> None:
+    with pytest.raises(mk.ValidationError, match="^path: "):
+        mk.MemoryStore(str(tmp_path / path) if path.strip() else path)
+
+
+def test_settings_files_that_cannot_be_read_or_written_name_the_path(tmp_path: Path) -> None:
+    for call in (
+        lambda: mk.load_settings(tmp_path / "missing.toml"),
+        lambda: mk.load_settings(None),
+        lambda: mk.save_settings(tmp_path / "no" / "such" / "folder.toml", mk.Settings()),
+        lambda: mk.save_settings(None, mk.Settings()),
+    ):
+        with pytest.raises(mk.ValidationError, match="^path: "):
+            call()
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_the_agents_prompt_checks_its_arguments(store: mk.MemoryStore) -> None:
+    agent = mk.MemoryAgent(store, lambda prompt: "ok", namespace="u", requester="assistant", now=NOW)
+    context = build_context(store.search("tea", namespace="u", now=NOW))
+    assert "oolong" in agent.prompt("what do I drink?", context)
+    with pytest.raises(mk.ValidationError, match="^message: "):
+        agent.prompt(None, context)
+    with pytest.raises(mk.ValidationError, match="^context: "):
+        agent.prompt("what do I drink?", None)
