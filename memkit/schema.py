@@ -255,12 +255,12 @@ def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValidationError(name, f"must be a str, got {type(value).__name__}")
-    if not value or value != value.strip():
-        raise ValidationError(name, f"must be non-empty without surrounding whitespace, got {value!r}")
+    if not value or value != value.strip():  # (no value is quoted back: a name may hold a key)
+        raise ValidationError(name, f"must be non-empty without surrounding whitespace ({len(value)} chars)")
     if len(value) > MAX_NAME_CHARS:
         raise ValidationError(name, f"is longer than {MAX_NAME_CHARS} characters")
-    if any(unicodedata.category(c) in ("Cc", "Cs", "Cf") for c in value):
-        raise ValidationError(name, f"contains a control or invisible character: {value!r}")
+    if (bad := next((c for c in value if unicodedata.category(c) in ("Cc", "Cs", "Cf")), None)) is not None:
+        raise ValidationError(name, f"contains a control or invisible character (U+{ord(bad):04X})")
     return value
 
 

@@ -61,6 +61,10 @@ CASES: dict[str, tuple[str, Callable[[mk.MemoryStore], Any]]] = {
     "export surrogate": ("path", lambda s: s.export("\ud800.jsonl", "u", now=NOW)),
     "import None": ("path", lambda s: s.import_(None, now=NOW)),
     "import NUL": ("path", lambda s: s.import_("a\x00b.jsonl", now=NOW)),
+    "namespace_map to a secret": (
+        "namespace_map",
+        lambda s: s.import_("unused.jsonl", namespace_map={"u": "team-AKIAIOSFODNN7EXAMPLE"}, now=NOW),
+    ),
     "reembed dim True": ("embedder.dim", lambda s: s.reembed(_embedder(True))),
     "reembed dim 0": ("embedder.dim", lambda s: s.reembed(_embedder(0))),
     "reembed batch 0": ("batch_size", lambda s: s.reembed(batch_size=0)),
@@ -104,11 +108,15 @@ def test_bad_input_names_its_field_and_changes_nothing(store: mk.MemoryStore, ca
     assert store.search("oolong tea", namespace="u", now=NOW)["content"][0] == "User likes oolong tea"
 
 
-def test_a_closed_stores_neighbours_are_refused(store: mk.MemoryStore) -> None:
+def test_a_closed_stores_neighbours_and_compaction_are_refused(store: mk.MemoryStore, tmp_path: Path) -> None:
     ids = _ids(store)
     store.close()
     with pytest.raises(mk.MemkitError, match="closed"):
         store.neighbours(ids, namespace="u")
+    with mk.MemoryStore(str(tmp_path / "m.duckdb")) as s:
+        s.add("x", namespace="u", now=NOW)
+    with pytest.raises(mk.MemkitError, match="closed"):
+        s.compact()
 
 
 @pytest.mark.parametrize("path", ["   ", "x" * 300, "a\x00b.duckdb"])
@@ -137,3 +145,11 @@ def test_the_agents_prompt_checks_its_arguments(store: mk.MemoryStore) -> None:
         agent.prompt(None, context)
     with pytest.raises(mk.ValidationError, match="^context: "):
         agent.prompt("what do I drink?", None)
+
+
+@pytest.mark.parametrize("name", [" team-AKIAIOSFODNN7EXAMPLE", "team-AKIAIOSFODNN7EXAMPLE\u200b"])
+def test_a_refused_name_is_not_quoted_back(store: mk.MemoryStore, name: str) -> None:
+    """An error message reaches logs and terminals, and a name may hold a key."""
+    with pytest.raises(mk.ValidationError, match="^namespace: ") as err:
+        store.search("tea", namespace=name, now=NOW)
+    assert "AKIA" not in str(err.value)

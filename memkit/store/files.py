@@ -205,6 +205,8 @@ class FilesMixin(StoreCore):
         would not fold in, the fresh copy is dropped and MemkitError raised: nothing is lost.
         """
         with self._lock:
+            if self._con is None:
+                raise MemkitError(f"the store {self.path!r} is closed")
             if self._file is None or self.read_only or self._depth:
                 return
             self._check_writable()  # a stale file is not rewritten either
