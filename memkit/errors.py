@@ -105,7 +105,7 @@ class MissingDependency(MemkitError, ImportError):
 
 def check_path(name: str, value: Any) -> Path:
     """A file path a caller names (a str or ``os.PathLike``) -> a Path the file system can take:
-    not blank, no NUL, valid Unicode, no part longer than 255 bytes; else ValidationError naming
+    not blank, no NUL, valid Unicode, within 255 bytes a part and 4095 in all; else ValidationError naming
     ``name`` (not the OSError or ValueError the first file call would raise).
 
     >>> check_path("path", "memories.duckdb")
@@ -120,8 +120,9 @@ def check_path(name: str, value: Any) -> Path:
         raise ValidationError(name, "contains a NUL character")
     try:
         longest = max(len(part.encode("utf-8")) for part in Path(text).parts)
+        total = len(text.encode("utf-8"))
     except UnicodeEncodeError:
         raise ValidationError(name, "is not valid Unicode text (a lone surrogate)") from None
-    if longest > 255:
-        raise ValidationError(name, "has a file or folder name longer than 255 bytes")
+    if longest > 255 or total > 4095:
+        raise ValidationError(name, "is longer than a file system takes (255 bytes a name, 4095 in all)")
     return Path(text)

@@ -271,6 +271,8 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     """
     path = check_path("path", path)
     suffix = _suffix(path)
+    if path.exists() and not path.is_file():  # a folder, or a pipe that would wait for a writer
+        raise ValidationError("path", f"{str(path)!r} is not a regular file")
     try:
         text = path.read_text(encoding="utf-8")
     except _BAD_PATH as e:

@@ -4,6 +4,7 @@ here is a ValidationError naming its field, and the store is as it was."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,27 @@ def test_a_refused_name_is_not_quoted_back(store: mk.MemoryStore, name: str) -> 
     with pytest.raises(mk.ValidationError, match="^namespace: ") as err:
         store.search("tea", namespace=name, now=NOW)
     assert "AKIA" not in str(err.value)
+
+
+def test_lists_may_come_as_numpy_arrays_or_series(store: mk.MemoryStore) -> None:
+    ids = _ids(store)
+    assert store.neighbours(np.array(ids), namespace="u")["id"].to_list() == ids
+    assert store.screen(pl.Series(["hello", "my password is hunter22"]), namespace="u")[
+        "action"
+    ].to_list() == [
+        "store",
+        "refuse",
+    ]
+    assert store.reembed(batch_size=np.int64(1)) == 2
+
+
+def test_a_pipe_is_never_opened_as_a_store_or_settings(tmp_path: Path) -> None:
+    """Opening a pipe waits for a writer: it is refused before anything opens it."""
+    for name in ("m.duckdb", "memkit.toml"):
+        os.mkfifo(tmp_path / name)
+    with pytest.raises(mk.ValidationError, match="^path: .*not a regular file"):
+        mk.MemoryStore(str(tmp_path / "m.duckdb"))
+    with pytest.raises(mk.ValidationError, match="^path: .*not a regular file"):
+        mk.load_settings(tmp_path / "memkit.toml")
+    with pytest.raises(mk.ValidationError, match="^path: .*longer than a file system takes"):
+        mk.MemoryStore(str(tmp_path / "/".join(["d" * 250] * 20)))

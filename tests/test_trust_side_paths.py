@@ -190,6 +190,29 @@ def test_rows_already_in_a_secret_namespace_stay_readable_and_erasable(backend: 
         assert s.count() == 0 and AWS not in json.dumps(s.audit().to_dicts(), default=str)
 
 
+def test_an_old_secret_namespace_keeps_its_lessons_merges_and_events_apart(backend: str) -> None:
+    """A lesson learnt there names the pseudonym; its near-duplicates stay unmerged while the rest of
+    the store consolidates; events an older memkit wrote under the raw name are still found."""
+    ns = f"team-{AWS}"
+    v = [1.0] + [0.0] * 383
+    with mk.MemoryStore() as s:
+        rows = pl.DataFrame({"content": ["User likes tea", "User likes tea!"] * 2, "embedding": [v] * 4})
+        ids = s.add_many(rows, namespace="u", now=NOW)["id"].to_list()
+        s._run(
+            "UPDATE memories SET namespace = ? WHERE id IN (?, ?)", [ns, ids[0], ids[1]]
+        )  # as an old store
+        s._run("UPDATE events SET namespace = ? WHERE memory_id = ?", [ns, ids[0]])  # as an old memkit logged
+        s._load_index()
+        plan = s.consolidate(now=NOW)
+        merged = {sv in ids[:2]: m for sv, m in zip(plan["survivor"], plan["merged_id"], strict=True)}
+        assert merged[True] is None and merged[False] is not None  # the old namespace's pair stays apart
+        s.learn_lesson(ids[0], reason="confirmed bad", now=NOW)
+        assert s.lessons()["namespace"].to_list() == [log_space(ns)]
+        assert s.audit(ns)["memory_id"].to_list()[:1] == [ids[0]]  # the raw-named add event, found
+        with pytest.raises(mk.ValidationError, match="namespace"):  # a pseudonym is never a namespace of rows
+            s.add("x", namespace=log_space(ns), now=NOW)
+
+
 def test_the_reads_journal_keeps_a_secret_namespace_as_its_pseudonym(tmp_path) -> None:
     path = tmp_path / "m.duckdb"
     with mk.MemoryStore(str(path)) as s:

@@ -102,7 +102,9 @@ def check_embeddings(
     if not np.isfinite(squares).all():
         if not np.isfinite(arr).all():
             raise ValidationError(field, "contains NaN or infinite values")
-        raise ValidationError(field, "has a row too large to normalize (values beyond ~1e19)")
+        raise ValidationError(
+            field, "has a row too large to normalize (its squared length overflows float32)"
+        )
     # in place when the array is the caller's to change (fresh) or a conversion made here
     own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
     return l2_normalize(arr, inplace=(own or (fresh and arr is x)) and arr.flags.writeable)

@@ -35,6 +35,7 @@ rankings but never beside a write (:mod:`memkit.store.rwlock`).
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ from .rwlock import StoreLock
 __all__ = ["StoreCore", "utcnow"]
 
 T = TypeVar("T")
+_PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
 _SECRET = "holds something that looks like a secret (a key or password)"
 _secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
 
@@ -153,7 +155,7 @@ class StoreCore:
         """ValidationError naming ``namespace`` if one holds a secret (a key, a password): a
         namespace is stored with every row and every event, and is never redacted."""
         for ns in set(namespaces):
-            if ns is not None and _secret_name(ns):
+            if ns is not None and (_secret_name(ns) or _PSEUDONYM.match(ns)):
                 raise ValidationError("namespace", _SECRET)
 
     def _now(self, now: datetime | None) -> datetime:

@@ -123,9 +123,11 @@ class GuardMixin(AuditMixin, VectorsMixin):
         -> ``text`` (redacted), ``action`` (``store``, ``quarantine``, ``refuse``), ``codes``. Nothing
         is written. :class:`~memkit.agent.MemoryAgent` keeps its turn buffer this way."""
         namespace = self._space(namespace)
-        if isinstance(texts, str) or not isinstance(texts, (list, tuple)):  # not a str's characters
+        if isinstance(texts, str) or not isinstance(texts, (list, tuple, pl.Series, np.ndarray)):  # not chars
             raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
-        texts = [check_text("texts", t) for t in texts]
+        if getattr(texts, "ndim", 1) != 1:
+            raise ValidationError("texts", "must be a list of str, got an array of other shape")
+        texts = [str(check_text("texts", t)) for t in texts]
         s = screen_many(texts, self.guard)
         actions = list(s.actions)
         codes = [

@@ -128,8 +128,9 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
         hardening, migrations, the embedder check and the index (:mod:`memkit.store.files`)."""
         if not isinstance(path, str) or not path:
             raise ValidationError("path", f"must be a non-empty str, got {path!r}")
-        if path != ":memory:" and not is_url(path):  # a file: one the file system can name
-            check_path("path", path)
+        if path != ":memory:" and not is_url(path):  # a file the file system can name (not a pipe: it waits)
+            if (p := check_path("path", path)).exists() and not p.is_file():
+                raise ValidationError("path", f"{path!r} exists and is not a regular file")
         for name, flag in (
             ("read_only", read_only),
             ("create", create),

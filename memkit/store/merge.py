@@ -22,6 +22,7 @@ from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, strength_expr
 from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
+from .core import log_space
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 
@@ -176,7 +177,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         # subtle: a dry run of the guard on a copy; _write screens the real rows again (same result)
         screened = {k: list(v) for k, v in cols.items()}
         self._screen(screened, requester, now, op="merge", refuse=False)
-        ok = [i for i, st in enumerate(screened["status"]) if st == "active"]  # the guard passes it as is
+        ok = [  # the guard passes it as is, in a namespace that may take new rows (not an old secret one)
+            i for i, (st, ns) in enumerate(zip(screened["status"], cols["namespace"], strict=True))
+            if st == "active" and log_space(ns) == ns
+        ]  # fmt: skip
         cols = {k: [v[i] for i in ok] for k, v in cols.items()}
         members = [m for ms in cols["merged_from"] for m in ms]
         survivor_emb = (  # (merged, dim): the survivor's vector, though the text may add others' sentences

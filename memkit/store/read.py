@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
@@ -48,9 +49,12 @@ def check_ids(field: str, ids: Any) -> list[str]:
     >>> check_ids("ids", ("a1", "b2"))
     ['a1', 'b2']
     """
-    if isinstance(ids, str) or not isinstance(ids, (list, tuple, set, frozenset, pl.Series)):
+    listed = (
+        isinstance(ids, (list, tuple, set, frozenset, pl.Series, np.ndarray)) and getattr(ids, "ndim", 1) == 1
+    )
+    if isinstance(ids, str) or not listed:
         raise ValidationError(field, f"must be a list of ids, got {type(ids).__name__}")
-    return [check_name(field, i) for i in ids]
+    return [str(check_name(field, i)) for i in ids]  # (a numpy str becomes a str)
 
 
 class ReadMixin(GateMixin, VectorsMixin):
@@ -211,9 +215,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         with self._lock:
             return self._sql(
                 "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
-                f" FROM events e WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR op = ?) AND {mine}"
-                " ORDER BY seq",
-                [logged, logged, op, op, *([requester, *params] if requester is not None else [])],
+                " FROM events e WHERE (? IS NULL OR namespace IN (?, ?)) AND (? IS NULL OR op = ?)"
+                f" AND {mine} ORDER BY seq",
+                [logged, logged, namespace, op, op, *([requester, *params] if requester is not None else [])],
             )
 
     def log_context(

@@ -29,6 +29,7 @@ from ..errors import NotFound, ValidationError
 from ..guard import identity
 from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
+from .core import log_space
 from .pipeline import PipelineMixin
 
 __all__ = ["ReviewMixin"]
@@ -186,7 +187,7 @@ class ReviewMixin(PipelineMixin):
                     retire = now_row[0][0] == "active"
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [lid, ns, memory_id, row["content"], reason, requester, now, emb.tolist()],
+                    [lid, log_space(ns), memory_id, row["content"], reason, requester, now, emb.tolist()],
                 )
                 self._event(now, "lesson", ns, memory_id, requester, lesson=lid, action="learn")
                 if retire:

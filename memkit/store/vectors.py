@@ -291,7 +291,7 @@ class VectorsMixin(StoreCore):
         dimension may change. The CLI's ``memkit reembed --db FILE`` does the same.
         """
         check_embedder(self.embedder if embedder is None else embedder)  # as the constructor checks it
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValidationError("batch_size", f"must be an int >= 1, got {batch_size!r}")
         if self.read_only:
             raise ValidationError("read_only", "a read-only store cannot be re-embedded; reopen it writable")
@@ -300,7 +300,7 @@ class VectorsMixin(StoreCore):
         with self._lock:
             old, self.embedder = self.embedder, embedder or self.embedder
             try:
-                return self._reembed(batch_size)
+                return self._reembed(int(batch_size))
             except BaseException:
                 self.embedder = old
                 raise
