@@ -466,3 +466,20 @@ def test_export_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> Non
             s.export(fifo, now=NOW)
         assert stat.S_ISFIFO(fifo.stat().st_mode) and s.audit(op="export").height == 0
         assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # no temporary file left
+
+
+def test_a_round_trip_keeps_findings_as_they_are(tmp_path: Path) -> None:
+    """Hidden text (MG305) and a custom detector's message (kept as a digest) come back identical:
+    a digest is not digested again, and the guard's own messages are recognized as its own."""
+
+    def judge(text: str) -> list[dict[str, str]]:
+        return [{"code": "X1", "kind": "injection", "message": f"judge: {text}", "severity": "info"}]
+
+    path = tmp_path / "p.jsonl"
+    guard = mk.GuardParams(detectors=(judge,))
+    with mk.MemoryStore(guard=guard) as src, mk.MemoryStore(guard=guard) as dst:
+        src.add_many(pl.DataFrame({"content": ["\u2066", "User likes tea"]}), namespace="n", now=NOW)
+        src.export(path, now=NOW)
+        dst.import_(path, now=NOW)
+        assert dst.frame().equals(src.frame())
+        assert "tea" not in "".join(dst.frame()["findings"])

@@ -333,3 +333,19 @@ def test_a_rederived_merge_keeps_its_reviewers_approval_unless_something_new_is_
             m = s.get(merged, namespace="u")
             assert "delta" not in m.content and m.status == after, extra
             assert len({(f.code, f.severity) for f in m.findings}) == (1 if extra is None else 2)
+
+
+def test_opening_an_older_store_renames_its_logged_secret_namespaces(tmp_path) -> None:
+    """Events and lessons an older memkit wrote under a secret namespace get its pseudonym, once."""
+    path, ns = tmp_path / "m.duckdb", f"team-{AWS}"
+    with mk.MemoryStore(str(path)) as s:
+        m = s.add("User likes tea", namespace="u", now=NOW)
+        s.learn_lesson(m.id, reason="confirmed bad", now=NOW)
+        s._run("UPDATE events SET namespace = ?", [ns])  # as an older memkit logged it
+        s._run("UPDATE lessons SET namespace = ?", [ns])
+        s._run("DELETE FROM meta WHERE name = 'log_spaces'")
+    with mk.MemoryStore(str(path), read_only=True) as s:  # a read-only open changes nothing
+        assert set(s.audit()["namespace"]) == {ns}
+    with mk.MemoryStore(str(path)) as s:
+        assert set(s.audit()["namespace"]) == {log_space(ns)} and s.lessons()["namespace"][0] == log_space(ns)
+        assert s.audit(ns).height == s.audit().height

@@ -54,6 +54,7 @@ from ..schema import SOURCES, Finding
 from . import rules as gr
 from .learned import load_model
 from .names import PLACEHOLDERS, holds_secret, identity, pseudonym, secret_names
+from .scanner import ENCODED_INJECTION
 from .scanner import scan_rows as _scan_rows
 
 __all__ = [
@@ -133,7 +134,14 @@ _RULE_MESSAGE = re.compile(
     r"^(?:in (?:value|key|tags|owner|created_by): )?(?:"
     + "|".join(
         sorted(
-            {re.escape(r.message) for r in gr.RULES} | {re.escape(gr.LESSON[3]), re.escape(gr.LEARNED[3])},
+            {
+                re.escape(m)
+                for m in (
+                    *(r.message for r in (*gr.RULES, gr.HIDDEN, gr.ENCODED)),
+                    ENCODED_INJECTION,
+                    *(t[3] for t in (gr.LESSON, gr.LEARNED, gr.TOPIC, gr.EXTRA_SECRET, gr.EXTRA_INJECTION)),
+                )
+            },
             key=len,
             reverse=True,
         )

@@ -44,7 +44,9 @@ from ..schema import Finding
 from ..text import FOLD, INVISIBLE, fold, strip_invisible
 from . import rules as gr
 
-__all__ = ["scan_rows"]
+__all__ = ["ENCODED_INJECTION", "scan_rows"]
+
+ENCODED_INJECTION = "encoded (base64) payload hiding an injection"  # an MG306 that hides one
 
 # a PII rule's placeholder -> the GuardParams.pii type that switches the rule on
 _PLACEHOLDER_TYPE = {
@@ -160,7 +162,7 @@ def _scan_one(text: str, rules: Sequence[gr.Rule], every: Sequence[gr.Rule], dep
                 inj = [x for x in every if x.kind == "injection"]
                 hidden = depth == 0 and any(f.kind == "injection" for f in _scan_one(inner, inj, inj, 1))
                 if hidden:
-                    msg, sev = "encoded (base64) payload hiding an injection", "warning"
+                    msg, sev = ENCODED_INJECTION, "warning"
             # subtle: the end is mapped through the match's last character; back(e) would also take
             # in any invisible characters that follow the match
             out.append(Finding(r.code, r.kind, msg, sev, back(s), back(e - 1) + 1))

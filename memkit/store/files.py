@@ -31,7 +31,7 @@ from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
 from ..schema import check_name
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
-from .migrations import MIGRATIONS
+from .migrations import MIGRATIONS, log_spaces
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
@@ -190,6 +190,8 @@ class FilesMixin(StoreCore):
 
             self._tx(step)
         self._stale = stale
+        if not (self.read_only or stale) and meta.get("log_spaces") != "1":  # once per database
+            self._tx(lambda: log_spaces(self._run))
         if version < len(MIGRATIONS) and self._file:  # fold the migrated schema into the file itself
             self._run("CHECKPOINT")
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..guard import identity
+from .core import log_space
 
 __all__ = ["MIGRATIONS", "Execute"]
 
@@ -120,6 +121,24 @@ def _m3_identities(execute: Execute, dim: int) -> None:
         for (name,) in execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
             if identity(name) != name:  # most names hold no PII and stay as they are
                 execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [identity(name), name])
+
+
+def log_spaces(execute: Execute) -> None:
+    """Namespaces that hold a secret as the log now keeps them (:func:`~memkit.store.core.log_space`),
+    in the events and lessons an older memkit wrote under the raw name. Not a numbered migration:
+    the schema is the same, so a read-only or stale file still opens; a writable open runs it once
+    (``meta.log_spaces``)."""
+    have = {
+        t
+        for (t,) in execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    }
+    for table in ("events", "lessons") if "events" in have and "lessons" in have else ():
+        for (name,) in execute(f"SELECT DISTINCT namespace FROM {table} WHERE namespace IS NOT NULL"):
+            if log_space(name) != name:
+                execute(f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [log_space(name), name])
+    execute("INSERT OR REPLACE INTO meta VALUES ('log_spaces', '1')")
 
 
 MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial, _m2_guard, _m3_identities)
