@@ -178,3 +178,22 @@ def test_a_pipe_is_never_opened_as_a_store_or_settings(tmp_path: Path) -> None:
         mk.load_settings(tmp_path / "memkit.toml")
     with pytest.raises(mk.ValidationError, match="^path: .*longer than a file system takes"):
         mk.MemoryStore(str(tmp_path / "/".join(["d" * 250] * 20)))
+
+
+def test_errors_name_the_argument_the_caller_gave(store: mk.MemoryStore, tmp_path: Path) -> None:
+    class NaNs:
+        name, dim = "nans", 384
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.full((len(texts), 384), np.nan, np.float32)
+
+    before = snapshot(store)
+    with pytest.raises(mk.ValidationError, match="^embedder: contains NaN"):
+        store.reembed(NaNs())
+    assert_unchanged(store, before)
+    with pytest.raises(mk.ValidationError, match="^settings: path: "):
+        mk.MemoryStore(settings=" u ")
+    closed = mk.MemoryStore()
+    closed.close()
+    with pytest.raises(mk.ValidationError, match="^target: .* is closed"):
+        store.copy_to(closed)

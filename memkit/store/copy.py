@@ -61,6 +61,8 @@ class CopyMixin(StoreCore):
         if not opened and not isinstance(target, type(self)):
             got = type(target).__name__
             raise ValidationError("target", f"must be a MemoryStore, a path or a URL, got {got}")
+        if not opened and target._con is None:
+            raise ValidationError("target", f"the store {target.path!r} is closed")
         dst = type(self)(target, embedder=embedder) if opened else target
         try:
             if (dst.embedder.name, dst.embedder.dim) != (embedder.name, embedder.dim):

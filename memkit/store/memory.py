@@ -169,7 +169,10 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
                 "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
             )
         if isinstance(settings, (str, os.PathLike)):
-            settings = load_settings(settings)
+            try:
+                settings = load_settings(settings)
+            except ValidationError as e:  # the argument is settings=, the file is its path
+                raise type(e)("settings", str(e)) from None
         if not isinstance(settings, Settings):
             raise ValidationError(
                 "settings", f"must be a memkit.Settings or a file path, got {type(settings).__name__}"

@@ -312,11 +312,10 @@ class VectorsMixin(StoreCore):
         texts = self._sql("SELECT id, content FROM memories ORDER BY rowid")
         lessons = self._sql("SELECT id, content FROM lessons ORDER BY id")
         parts = [texts["content"][i : i + batch_size].to_list() for i in range(0, texts.height, batch_size)]
-        emb = np.concatenate(
-            [self._check_embeddings(self.embedder.embed(p), len(p)) for p in parts] or [np.zeros((0, dim))]
-        ).astype(np.float32)  # (n, dim)
+        made = [self._check_embeddings(self.embedder.embed(p), len(p), "embedder") for p in parts]
+        emb = np.concatenate(made or [np.zeros((0, dim))]).astype(np.float32)  # (n, dim)
         texts_of_lessons = lessons["content"].to_list()
-        les = self._check_embeddings(self.embedder.embed(texts_of_lessons), len(texts_of_lessons))
+        les = self._check_embeddings(self.embedder.embed(texts_of_lessons), len(texts_of_lessons), "embedder")
 
         def write() -> None:
             """Replace the vectors of memories and lessons, empty the cache, record the embedder."""
