@@ -22,7 +22,10 @@ from ..schema import Finding
 from . import rules as gr
 from .scanner import scan_rows
 
-__all__ = ["PLACEHOLDERS", "holds_secret", "identity", "pseudonym", "secret_names"]
+__all__ = ["PLACEHOLDERS", "SECRET_IN_NAME", "holds_secret", "identity", "pseudonym", "secret_names"]
+
+SECRET_IN_NAME = "holds something that looks like a secret (a key or password)"
+"""The message of every refusal of a name (namespace, requester, id) that holds a secret."""
 
 PLACEHOLDERS = {r.code: r.placeholder for r in gr.RULES if r.placeholder}
 """Rule code -> its typed placeholder (``MG101`` -> ``[EMAIL]``, ...)."""

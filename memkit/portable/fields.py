@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from ..guard import holds_secret
+from ..guard.names import SECRET_IN_NAME, holds_secret
 from ..params import check_number
 from ..schema import (
     ACCESS,
@@ -309,7 +309,7 @@ def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, 
             op = check_choice("op", e["op"], OPS)
             requester = check_name("requester", e["requester"], optional=True)
             if requester is not None and holds_secret(requester):  # the log keeps requesters as they are
-                raise ValidationError("requester", "holds something that looks like a secret (a password)")
+                raise ValidationError("requester", SECRET_IN_NAME)
             if e["detail"] is not None and not isinstance(e["detail"], dict):
                 raise ValidationError("detail", "must be an object or null")
             detail = check_value(e["detail"])

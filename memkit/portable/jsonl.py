@@ -53,7 +53,7 @@ import polars as pl
 
 from ..embed import content_hash
 from ..errors import FormatError, ValidationError
-from ..guard import secret_names
+from ..guard.names import SECRET_IN_NAME, secret_names
 from .columns import Column, polars_type
 from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
 from .strictjson import fail, loads
@@ -284,7 +284,7 @@ def _refuse_secret_ids(cols: dict[str, list[Any]], lines: list[int]) -> None:
         bad = secret_names(x for ids in per_row for x in ids)
         for ids, n in zip(per_row, lines, strict=True) if bad else ():
             if bad.intersection(ids):
-                raise fail(n, name, "holds something that looks like a secret (a key or password)")
+                raise fail(n, name, SECRET_IN_NAME)
 
 
 def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any]:

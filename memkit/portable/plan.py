@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import ValidationError
-from ..guard import secret_names
+from ..guard.names import SECRET_IN_NAME, secret_names
 from ..schema import check_choice, check_name
 from .jsonl import ON_CONFLICT, Parsed
 from .strictjson import fail
@@ -107,5 +107,5 @@ def check_namespace_map(value: Any) -> dict[str, str]:
         raise ValidationError("namespace_map", f"must be a dict of str to str, got {type(value).__name__}")
     out = {check_name("namespace_map", k): check_name("namespace_map", v) for k, v in value.items()}
     if secret_names(out.values()):  # the rows would be written there: refused here, naming the map
-        raise ValidationError("namespace_map", "maps to a namespace that holds a secret (a key or password)")
+        raise ValidationError("namespace_map", f"maps to a namespace that {SECRET_IN_NAME}")
     return out

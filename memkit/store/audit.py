@@ -139,7 +139,8 @@ class AuditMixin(StoreCore):
         if not n:
             return
         names = {ns: log_space(ns) for ns in set(namespaces)}  # a batch has few namespaces
-        namespaces = [names[ns] for ns in namespaces]
+        if any(k != v for k, v in names.items()):  # rarely: no pass over a bulk write's rows otherwise
+            namespaces = [names[ns] for ns in namespaces]
         details = list(details)
         same = n >= _BULK and details.count(details[0]) == n  # a bulk write's rows, alike
         texts = [_json(details[0])] * n if same else [_json(d) for d in details]

@@ -48,7 +48,8 @@ import polars as pl
 
 from ..embed import Embedder
 from ..errors import ConflictError, ConnectionLost, MemkitError, ValidationError
-from ..guard import holds_secret, identity, pseudonym
+from ..guard.names import SECRET_IN_NAME as _SECRET
+from ..guard.names import holds_secret, identity, pseudonym
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
 from .index import SearchIndex
@@ -59,7 +60,6 @@ __all__ = ["StoreCore", "utcnow"]
 
 T = TypeVar("T")
 _PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
-_SECRET = "holds something that looks like a secret (a key or password)"
 _secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
 
 
