@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from .fusion import FusedEmbedder
-from .hashing import Embedder, HashEmbedder, check_embeddings, content_hash, l2_normalize
+from .hashing import Embedder, HashEmbedder, check_embeddings, content_hash, content_hashes, l2_normalize
 from .models import MINILM, Model2VecEmbedder, SentenceTransformerEmbedder, distill_model2vec
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "check_embeddings",
     "content_hash",
+    "content_hashes",
     "distill_model2vec",
     "l2_normalize",
 ]

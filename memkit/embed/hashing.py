@@ -22,7 +22,7 @@ True
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,6 +53,16 @@ class Embedder(Protocol):
 def content_hash(text: str) -> str:
     """Stable key of a text for the embedding cache: hex blake2b-128 of its UTF-8 bytes."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def content_hashes(texts: Iterable[str]) -> list[str]:
+    """:func:`content_hash` of each text (a bulk write's million texts: one call less per row).
+
+    >>> content_hashes(["tea"]) == [content_hash("tea")]
+    True
+    """
+    b2 = hashlib.blake2b
+    return [b2(t.encode("utf-8"), digest_size=16).hexdigest() for t in texts]
 
 
 _ROWS = 8192  # rows per block of l2_normalize's norms

@@ -98,8 +98,10 @@ def arrow_batch(cols: dict[str, list[Any]], columns: Sequence[Column], emb: np.n
 
 def arrow_array(values: Any, type_: pa.DataType) -> pa.Array:
     """One column as Arrow: a value repeated in every row (a batch's defaults: its time, its author,
-    no key) is converted once, not once per row (a million datetimes take a second otherwise)."""
+    no key) is converted once, not once per row (a million datetimes take a second otherwise). Not
+    a list column's: ``pa.repeat`` of a list is ten times slower than converting a million ``[]``."""
     n = len(values)
-    if n >= 64 and isinstance(values, list) and values.count(values[0]) == n:
+    nested = pa.types.is_list(type_)
+    if n >= 64 and not nested and isinstance(values, list) and values.count(values[0]) == n:
         return pa.repeat(pa.scalar(values[0], type=type_), n)
     return pa.array(values, type=type_)

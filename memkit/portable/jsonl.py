@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..embed import content_hash
+from ..embed import content_hashes
 from ..errors import FormatError, ValidationError
 from ..guard.names import SECRET_IN_NAME, secret_names
 from .columns import Column, polars_type
@@ -258,7 +258,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
     for a, b, n in zip(cols["valid_from"], cols["valid_until"], lines, strict=True):
         if a is not None and b is not None and b <= a:
             raise fail(n, "valid_until", f"must be after valid_from ({b} <= {a})")
-    hashes = [content_hash(t) for t in cols["content"]]
+    hashes = content_hashes(cols["content"])
     for given, h, n in zip(cols["content_hash"], hashes, lines, strict=True):
         if given is not MISSING_VALUE and given != h:
             raise fail(n, "content_hash", "does not match the content (edited or corrupted line)")

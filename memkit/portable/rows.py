@@ -215,6 +215,9 @@ def _plainly_valid(frame: pl.DataFrame) -> bool:
     return all(frame.select(e.alias(f"_{i}") for i, e in enumerate(checks)).row(0))
 
 
+_LAYER_FROM = ("layer", "importance", "kind")  # a row's layer (and so its half-life) follows from these
+
+
 def build_frame(
     frame: pl.DataFrame, namespace: str, requester: str | None, now: datetime
 ) -> dict[str, list[Any]] | None:
@@ -246,8 +249,14 @@ def build_frame(
         col("access", "public").alias("access"),
         col("protected", False).alias("protected"),
     )  # fmt: skip (with_columns: literals take the frame's height)
-    picked = ("importance", "kind", "layer", "half_life_hours", "source", "access", "protected")
-    out: dict[str, list[Any]] = {name: built[name].to_list() for name in picked}
+    # each picked column and the frame's columns it is made from: made from none, it is one default
+    picked = {"importance": ("importance",), "kind": ("kind",), "layer": _LAYER_FROM,
+              "half_life_hours": _LAYER_FROM, "source": ("source",), "access": ("access",),
+              "protected": ("protected",)}  # fmt: skip
+    out: dict[str, list[Any]] = {  # a default repeated is one object: later passes compare it by identity
+        name: [built[name][0]] * n if has.isdisjoint(made_from) else built[name].to_list()
+        for name, made_from in picked.items()
+    }
     at = now.astimezone(UTC)
     out |= {
         "id": new_ids(n), "namespace": [namespace] * n,

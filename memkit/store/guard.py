@@ -21,6 +21,7 @@ Each row ends with one action, the strictest any of its texts earned
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -81,10 +82,12 @@ class GuardMixin(AuditMixin, VectorsMixin):
             return []
         text = screen_many(cols["content"], self.guard, sources=cols.get("source"))
         fields = screen_fields({f: cols[f] for f in _FIELDS if f in cols}, self.guard)
-        actions = [strictest(a, b) for a, b in zip(text.actions, fields.actions, strict=True)]
+        actions = list(text.actions)
+        if fields.actions.count("store") != n:  # a field earned more than storing: row by row
+            actions = [strictest(a, b) for a, b in zip(actions, fields.actions, strict=True)]
         parts = [f for f in (text.findings, fields.findings) if f.height]
         found = pl.concat(parts).sort("row", maintain_order=True) if parts else text.findings
-        refused = [i for i, a in enumerate(actions) if a == "refuse"]
+        refused = [i for i, a in enumerate(actions) if a == "refuse"] if "refuse" in actions else []
         if refused and not refuse:  # the caller drops these rows (status "refused" is never stored)
             cols["status"] = [
                 "refused" if a == "refuse" else st for a, st in zip(actions, cols["status"], strict=True)
@@ -102,14 +105,16 @@ class GuardMixin(AuditMixin, VectorsMixin):
             place = f" in {where(refused[0])}{more}" if n > 1 else ""
             raise WriteRefused(f"write refused by the guard{place}: {codes}", bad)
         # rows whose text changed: a vector the caller brings for them would still encode the original
-        redacted = [i for i, (a, b) in enumerate(zip(cols["content"], text.texts, strict=True)) if a != b]
+        changed = np.fromiter(map(operator.ne, cols["content"], text.texts), bool, n)  # (n,)
+        redacted = np.flatnonzero(changed).tolist()
         cols["content"] = text.texts
         cols.update(fields.columns)
         kept = set(released)  # a reviewer released these: their findings are kept, not their quarantine
-        cols["status"] = [
-            "quarantined" if a == "quarantine" and i not in kept else st
-            for i, (a, st) in enumerate(zip(actions, cols["status"], strict=True))
-        ]
+        if "quarantine" in actions:
+            cols["status"] = [
+                "quarantined" if a == "quarantine" and i not in kept else st
+                for i, (a, st) in enumerate(zip(actions, cols["status"], strict=True))
+            ]
         for (row,), part in found.group_by("row") if found.height else ():  # only rows with findings
             # a custom detector's message may quote the text (an LLM judge's "flagged: ..."): every
             # reader sees findings, so what is not one of the guard's own messages is kept as a digest

@@ -11,7 +11,7 @@ column                    dtype      holds
 ``emb``                   float32    ``(cap, dim)`` L2-normalized (:meth:`IndexColumns.vectors`;
                                      int8: ``codes``, ``scale``, :mod:`memkit.store.quantized`)
 ``ids content key tags``  object     the texts (``tags`` as tuples)
-``ns owner creator``      int32      name codes (:class:`_Codes`: namespaces, owners and
+``ns owner creator``      int32      name codes (:class:`~memkit.store.codes.Codes`: namespaces, owners and
                                      creators share one table, so access compares codes)
 ``status access``         int8       position in :data:`~memkit.schema.STATUSES` /
 ``layer kind``                       ``ACCESS`` / ``LAYERS`` / ``KINDS``; :data:`DELETED` = -1
@@ -38,51 +38,13 @@ from ..access import readable_mask
 from ..decay import hours_until
 from ..schema import ACCESS, KINDS, LAYERS, STATUSES
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
+from .codes import Codes, among, enum_codes
 
 __all__ = ["DELETED", "US_PER_HOUR", "IndexColumns"]
 
 _NEVER = np.iinfo(np.int64).max  # expire_us of a memory that never fades below the floor
 US_PER_HOUR = 3.6e9  # microseconds per hour: the columns' time unit -> the decay formulas' unit
 DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
-
-
-class _Codes:
-    """Interned names -> int32 codes; code 0 is None.
-
-    >>> c = _Codes(); c.encode(["alice", None, "bob", "alice"]).tolist(), c.lookup("carol")
-    ([1, 0, 2, 1], -2)
-    """
-
-    def __init__(self) -> None:
-        """An empty table: only None is known (code 0)."""
-        self.code: dict[str | None, int] = {None: 0}
-
-    def encode(self, values: Sequence[str | None]) -> np.ndarray:
-        """Names -> their codes ``(len(values),)`` int32; a name seen for the first time gets the next."""
-        return np.fromiter((self.code.setdefault(v, len(self.code)) for v in values), np.int32, len(values))
-
-    def lookup(self, value: str | None) -> int:
-        """Code of a name, or -2 (matches nothing) if never seen."""
-        return self.code.get(value, -2)
-
-
-def _among(column: np.ndarray, codes: list[int]) -> np.ndarray:
-    """``column`` (int8 enum codes) is one of ``codes`` -> bool mask. One compare per code: over a
-    million rows ``np.isin`` with one code costs ~20 ms, ``==`` ~1 ms.
-
-    >>> _among(np.array([0, 1, 2], np.int8), [0, 2]).tolist()
-    [True, False, True]
-    """
-    hit = np.zeros(column.shape, dtype=bool)
-    for c in codes:
-        hit |= column == c
-    return hit
-
-
-def _enum(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
-    """Enum values -> their positions in ``choices`` as int8 (``("active",)`` -> ``[0]``)."""
-    pos = {c: i for i, c in enumerate(choices)}
-    return np.fromiter((pos[v] for v in values), np.int8, len(values))
 
 
 class IndexColumns:
@@ -100,8 +62,8 @@ class IndexColumns:
         self.dim = dim
         self.floor = floor  # the default retrieval floor, folded into `expire_us`
         self.n = 0  # live rows; the arrays hold `cap`
-        self.names = _Codes()  # namespaces, owners and creators share one code table
-        self.tag_codes = _Codes()
+        self.names = Codes()  # namespaces, owners and creators share one code table
+        self.tag_codes = Codes()
         self.row: dict[str, int] = {}  # memory id -> row
         self.keyword: KeywordIndex | None = None  # built on first keyword query
         self.version = 0  # + 1 on every change but reinforcement: a ranking knows if a write came between
@@ -176,25 +138,26 @@ class IndexColumns:
         self.ids[s] = cols["id"]
         self.content[s] = cols["content"]
         self.key[s] = cols["key"]
-        self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
         self.ns[s] = self.names.encode(cols["namespace"])
         self.owner[s] = self.names.encode(cols["owner"])
         self.creator[s] = self.names.encode(cols["created_by"])
-        self.status[s] = _enum(cols["status"], STATUSES)
-        self.access[s] = _enum(cols["access"], ACCESS)
-        self.layer[s] = _enum(cols["layer"], LAYERS)
-        self.kind[s] = _enum(cols["kind"], KINDS)
+        self.status[s] = enum_codes(cols["status"], STATUSES)
+        self.access[s] = enum_codes(cols["access"], ACCESS)
+        self.layer[s] = enum_codes(cols["layer"], LAYERS)
+        self.kind[s] = enum_codes(cols["kind"], KINDS)
         self.importance[s] = cols["importance"]
         self.half_life_h[s] = cols["half_life_h"]
         for c in self.TIMES:
             getattr(self, c)[s] = cols[c]
         self.access_count[s] = cols["access_count"]
         self._expire(s)
-        rows = np.arange(self.n, self.n + m, dtype=np.int32)
-        lens = np.fromiter((len(t) for t in self.tags[s]), np.int64, m)
-        if lens.sum():  # one (row, tag) pair per tag: (sum(lens),) each
-            self._tag_rows.append(np.repeat(rows, lens))
+        if any(cols["tags"]):  # one (row, tag) pair per tag: (sum(lens),) each
+            self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
+            lens = np.fromiter(map(len, self.tags[s]), np.int64, m)
+            self._tag_rows.append(np.repeat(np.arange(self.n, self.n + m, dtype=np.int32), lens))
             self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
+        else:  # no row carries a tag (most batches): no pass over them
+            self.tags[s] = [()] * m
         self.row.update(zip(cols["id"], range(self.n, self.n + m), strict=True))
         if self.keyword is not None:  # once built, the BM25 postings follow every append
             self.keyword.add(list(cols["content"]), self.n)
@@ -226,10 +189,10 @@ class IndexColumns:
         tags, names and vectors stay: a change of those is an erase and an append."""
         moved = not np.array_equal(self.created_us[rows], cols["created_us"])
         self.version += 1
-        self.status[rows] = _enum(cols["status"], STATUSES)
-        self.access[rows] = _enum(cols["access"], ACCESS)
-        self.layer[rows] = _enum(cols["layer"], LAYERS)
-        self.kind[rows] = _enum(cols["kind"], KINDS)
+        self.status[rows] = enum_codes(cols["status"], STATUSES)
+        self.access[rows] = enum_codes(cols["access"], ACCESS)
+        self.layer[rows] = enum_codes(cols["layer"], LAYERS)
+        self.kind[rows] = enum_codes(cols["kind"], KINDS)
         for c in ("importance", "half_life_h", "access_count", *self.TIMES):
             getattr(self, c)[rows] = cols[c]
         self._expire(rows)
@@ -297,7 +260,7 @@ class IndexColumns:
         if gate.namespace is not None:
             m &= self.ns[:n] == self.names.lookup(gate.namespace)
         if gate.statuses is not None:
-            m &= _among(self.status[:n], [STATUSES.index(s) for s in gate.statuses])
+            m &= among(self.status[:n], [STATUSES.index(s) for s in gate.statuses])
         else:
             m &= self.status[:n] != DELETED
         if gate.requester is not None:  # memkit.access's rule, over codes instead of names
@@ -309,9 +272,9 @@ class IndexColumns:
         if floor:  # strength >= the default floor, as one integer compare
             m &= now_us <= self.expire_us[:n]
         if layer is not None:
-            m &= _among(self.layer[:n], [LAYERS.index(x) for x in layer])
+            m &= among(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:
-            m &= _among(self.kind[:n], [KINDS.index(x) for x in kind])
+            m &= among(self.kind[:n], [KINDS.index(x) for x in kind])
         if tags is not None:
             m &= self._has_any_tag(tags)
         return m

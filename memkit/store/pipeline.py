@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..embed import content_hash
+from ..embed import content_hashes
 from ..guard import identity
 from .guard import GuardMixin
 from .pg_schema import ANALYZE_ROWS
@@ -84,7 +84,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])
         else:
-            hashes, new_cache = [content_hash(t) for t in cols["content"]], {}
+            hashes, new_cache = content_hashes(cols["content"]), {}
             if redacted:  # a given vector was of the text before redaction: it would still encode it
                 emb = emb.copy()
                 emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
@@ -103,14 +103,28 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 exclude=(replaced or []) + (exclude or []),
                 keep_consistent=keep_consistent,
             )
-            extra = details or [{} for _ in range(n)]
-            return plan, [  # (a quarantined row's key may be the injection: the log does not repeat it)
-                {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
-                for s, k, v, d in zip(cols["status"], cols["key"], cols["version"], extra, strict=True)
+            extra = details or [{}] * n
+            # (a quarantined row's key may be the injection: the log does not repeat it)
+            # rows alike share one detail object: a bulk write's events then hold one JSON text
+            status, key, version = cols["status"], cols["key"], cols["version"]
+            if n and all(c.count(c[0]) == n for c in (status, key, version, extra)):  # a bulk write's rows
+                s, k = status[0], None if status[0] == "quarantined" else key[0]
+                return plan, [{"status": s, "key": k, "version": version[0], **extra[0]}] * n
+            alike: dict[tuple[Any, ...], dict[str, Any]] = {}
+            return plan, [
+                alike.get((s, k, v, id(d)))
+                or alike.setdefault(
+                    (s, k, v, id(d)),
+                    {"status": s, "key": None if s == "quarantined" else k, "version": v, **d},
+                )
+                for s, k, v, d in zip(status, key, version, extra, strict=True)
             ]
 
         plan, row_details = decide()
-        quarantined = [i for i, st in enumerate(cols["status"]) if st == "quarantined"]
+        statuses = cols["status"]
+        quarantined = (
+            [i for i, st in enumerate(statuses) if st == "quarantined"] if "quarantined" in statuses else []
+        )
 
         def write() -> None:
             """Stage 5: everything the write changes in DuckDB, in one transaction."""

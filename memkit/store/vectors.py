@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..embed import Embedder, check_embeddings, content_hash
+from ..embed import Embedder, check_embeddings, content_hashes
 from ..errors import ValidationError
 from ..portable.columns import Column, arrow_batch
 from ..schema import TABLE_FIELDS
@@ -130,7 +130,7 @@ class VectorsMixin(StoreCore):
         ``cache`` attribute is False (:class:`~memkit.embed.HashEmbedder`: recomputing costs less
         than a lookup and an insert) is neither looked up nor stored.
         """
-        hashes = [content_hash(t) for t in texts]
+        hashes = content_hashes(texts)
         distinct = list(dict.fromkeys(hashes))
         cached = getattr(self.embedder, "cache", True)
         vectors = self._cached_vectors(distinct) if cached else {}

@@ -1,0 +1,65 @@
+"""Values -> small integer codes, as the search index keeps its names and enum columns
+(:mod:`memkit.store.index_columns`): vectorized, so that a bulk write's million rows are coded in C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Codes", "among", "coded", "enum_codes"]
+
+
+class Codes:
+    """Interned names -> int32 codes; code 0 is None.
+
+    >>> c = Codes(); c.encode(["alice", None, "bob", "alice"]).tolist(), c.lookup("carol")
+    ([1, 0, 2, 1], -2)
+    """
+
+    def __init__(self) -> None:
+        """An empty table: only None is known (code 0)."""
+        self.code: dict[str | None, int] = {None: 0}
+
+    def encode(self, values: Sequence[str | None]) -> np.ndarray:
+        """Names -> their codes ``(len(values),)`` int32; a name seen for the first time gets the next."""
+        return coded(values, self.code, grow=True)
+
+    def lookup(self, value: str | None) -> int:
+        """Code of a name, or -2 (matches nothing) if never seen."""
+        return self.code.get(value, -2)
+
+
+def among(column: np.ndarray, codes: list[int]) -> np.ndarray:
+    """``column`` (int8 enum codes) is one of ``codes`` -> bool mask. One compare per code: over a
+    million rows ``np.isin`` with one code costs ~20 ms, ``==`` ~1 ms.
+
+    >>> among(np.array([0, 1, 2], np.int8), [0, 2]).tolist()
+    [True, False, True]
+    """
+    hit = np.zeros(column.shape, dtype=bool)
+    for c in codes:
+        hit |= column == c
+    return hit
+
+
+def enum_codes(values: Sequence[str], choices: tuple[str, ...]) -> np.ndarray:
+    """Enum values -> their positions in ``choices`` as int8 (``("active",)`` -> ``[0]``)."""
+    return coded(values, {c: i for i, c in enumerate(choices)}, dtype=np.int8)
+
+
+def coded(
+    values: Sequence[Any], code: dict[Any, int], *, grow: bool = False, dtype: Any = np.int32
+) -> np.ndarray:
+    """``values`` -> ``code[v]`` each, as ``dtype``; ``grow`` gives an unseen value the next code.
+    A batch holds few distinct names and statuses: they are found in C (``dict.fromkeys``), and a
+    column of one value (a bulk write's namespace, author, status) is filled, not looked up per row."""
+    distinct = dict.fromkeys(values)
+    if grow:
+        for v in distinct:
+            code.setdefault(v, len(code))
+    if len(distinct) == 1:
+        return np.full(len(values), code[next(iter(distinct))], dtype)
+    return np.fromiter(map(code.__getitem__, values), dtype, len(values))
