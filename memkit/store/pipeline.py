@@ -79,7 +79,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         for field in ("owner", "created_by"):  # identities, as requesters are mapped (an import's rows too)
             # (identity() of an identity is itself, so rows from build_rows pass unchanged)
             names = {x: identity(x) for x in set(cols[field]) if x is not None}  # a batch has few authors
-            cols[field] = [None if x is None else names[x] for x in cols[field]]
+            if any(k != v for k, v in names.items()):
+                cols[field] = [None if x is None else names[x] for x in cols[field]]
         redacted = self._screen(cols, requester, now, op=op, where=where, released=released)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])

@@ -97,7 +97,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         version order, like writes.
         """
         plan = VersionPlan()
-        keyed = [i for i, k in enumerate(cols["key"]) if k is not None]  # unkeyed rows: nothing to decide
+        keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
+        keyed = [] if keys.count(None) == len(keys) else [i for i, k in enumerate(keys) if k is not None]
         if not keyed:
             return plan
         stored = self._stored_versions(cols, keyed, now, exclude or [])  # one query for the whole batch
