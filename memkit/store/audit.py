@@ -142,8 +142,10 @@ class AuditMixin(StoreCore):
         if any(k != v for k, v in names.items()):  # rarely: no pass over a bulk write's rows otherwise
             namespaces = [names[ns] for ns in namespaces]
         details = list(details)  # (alive while their ids key `made`)
-        if details.count(details[0]) == n:  # a bulk write's rows, alike (one object: compared by identity)
-            texts = [_json(details[0])] * n
+        first = details[0]
+        if all(d is first for d in details):  # a bulk write's rows, alike: one object (not merely ==:
+            # {"v": 1} == {"v": True}, yet their JSON differs)
+            texts = [_json(first)] * n
         else:  # one JSON text per detail object (rows alike may share one)
             made: dict[int, str | None] = {}
             texts = [made[id(d)] if id(d) in made else made.setdefault(id(d), _json(d)) for d in details]

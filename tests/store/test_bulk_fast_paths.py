@@ -87,3 +87,16 @@ def test_rows_with_tags_and_defaults_given_per_row_keep_them_in_the_index() -> N
         assert set(f["layer"].to_list()) == {"short_term", "long_term"}
         tagged = store.search("tea", namespace="u", k=N, tags=["x"], now=NOW)
         assert tagged.height == len([t for t in tags if t])
+
+
+def test_details_equal_by_eq_but_not_alike_keep_their_own_json() -> None:
+    """1 == True and key order do not count: rows share a JSON text only when they share the object."""
+    from memkit.portable.rows import build_rows
+
+    with _store() as store:
+        store._tx(lambda: store._events(NOW, "t", ["u", "u"], ["a", "b"], None, [{"v": 1}, {"v": True}]))
+        assert _details(store, "t") == [{"v": 1}, {"v": True}]
+        assert [type(d["v"]) for d in _details(store, "t")] == [int, bool]
+        cols = build_rows([{"content": "x1"}, {"content": "x2"}], "u", None, NOW)
+        store._write(cols, requester=None, now=NOW, policy="flag", details=[{"w": 1}, {"w": True}])
+        assert [type(d["w"]) for d in _details(store)] == [int, bool]
