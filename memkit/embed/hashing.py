@@ -52,7 +52,7 @@ class Embedder(Protocol):
 
 def content_hash(text: str) -> str:
     """Stable key of a text for the embedding cache: hex blake2b-128 of its UTF-8 bytes."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return content_hashes((text,))[0]
 
 
 def content_hashes(texts: Iterable[str]) -> list[str]:

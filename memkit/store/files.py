@@ -190,9 +190,8 @@ class FilesMixin(StoreCore):
 
             self._tx(step)
         self._stale = stale
-        if (
-            version and not (self.read_only or stale) and meta.get("log_spaces") != "1"
-        ):  # once; a new one logged nothing
+        renamed = meta.get("log_spaces") == "1"  # once per database; a new one (version 0) logged nothing
+        if version and not (self.read_only or stale or renamed):
             self._tx(lambda: log_spaces(self._run))
         if version < len(MIGRATIONS) and self._file:  # fold the migrated schema into the file itself
             self._run("CHECKPOINT")

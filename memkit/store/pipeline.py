@@ -105,21 +105,19 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 keep_consistent=keep_consistent,
             )
             extra = details or [{}] * n
-            # (a quarantined row's key may be the injection: the log does not repeat it)
-            # rows alike share one detail object: a bulk write's events then hold one JSON text
             status, key, version = cols["status"], cols["key"], cols["version"]
-            # a bulk write's rows: one detail object, and values alike by identity, not merely by ==
-            # (1 == True == 1.0, whose JSON differs)
-            if n and all(all(x is c[0] for x in c) for c in (status, key, version, extra)):
-                s, k = status[0], None if status[0] == "quarantined" else key[0]
-                return plan, [{"status": s, "key": k, "version": version[0], **extra[0]}] * n
+
+            def detail(s: str, k: str | None, v: int, d: dict[str, Any]) -> dict[str, Any]:
+                # (a quarantined row's key may be the injection: the log does not repeat it)
+                return {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
+
+            # rows alike share one detail object, so their events hold one JSON text; alike by identity
+            # (or by value and type), not merely by ==: 1 == True == 1.0, whose JSON differs
+            if n and all(all(x is c[0] for x in c) for c in (status, key, version, extra)):  # a bulk write
+                return plan, [detail(status[0], key[0], version[0], extra[0])] * n
             alike: dict[tuple[Any, ...], dict[str, Any]] = {}
             return plan, [
-                alike.get((s, k, v, type(v), id(d)))
-                or alike.setdefault(
-                    (s, k, v, type(v), id(d)),
-                    {"status": s, "key": None if s == "quarantined" else k, "version": v, **d},
-                )
+                alike.get(r := (s, k, v, type(v), id(d))) or alike.setdefault(r, detail(s, k, v, d))
                 for s, k, v, d in zip(status, key, version, extra, strict=True)
             ]
 
