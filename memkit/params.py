@@ -31,6 +31,7 @@ __all__ = [
     "ForgetParams",
     "GuardParams",
     "KeywordParams",
+    "MAX_WEIGHT",
     "NEVER_REMEMBER",
     "Weights",
     "check_number",
@@ -69,19 +70,25 @@ def check_number(
     return v
 
 
-def _validate_fields(obj: Any) -> None:
-    """Check each field against the bounds of its slider range's lower end (>= lo)."""
+# the largest weight (and BM25 k1): far above any useful value (the sliders stop at 1 and 3), far
+# below where the score's float64 sums overflow (1e308 weights used to crash search's ranking)
+MAX_WEIGHT = 1000.0
+
+
+def _validate_fields(obj: Any, hi: float | None = None) -> None:
+    """Check each field against its slider range's lower end (>= lo) and ``hi``."""
     for f in dataclasses.fields(obj):
         lo, _, _ = f.metadata["range"]
-        v = check_number(f"{type(obj).__name__}.{f.name}", getattr(obj, f.name), lo=lo)
+        v = check_number(f"{type(obj).__name__}.{f.name}", getattr(obj, f.name), lo=lo, hi=hi)
         object.__setattr__(obj, f.name, v)
 
 
 @dataclass(frozen=True)
 class Weights:
     """Weights of the hybrid score (DESIGN.md): ``score = similarity·cos + importance·imp +
-    recency·rec + keyword·kw``. Each weight is >= 0 and at least one is positive. They need not sum
-    to 1; :meth:`normalized` rescales them if you want scores in [0, 1]-ish units.
+    recency·rec + keyword·kw``. Each weight is in [0, 1000] (:data:`MAX_WEIGHT`) and at least one
+    is positive. They need not sum to 1; :meth:`normalized` rescales them if you want scores in
+    [0, 1]-ish units.
 
     The defaults are the best configuration tested on LoCoMo (chosen on conversations 1-5, checked
     on 6-10; ``benchmarks/locomo_defaults.py``): similarity 0.3 + keyword 0.7 with neighbour
@@ -109,7 +116,7 @@ class Weights:
     neighbour2: float = _knob(0.0, 0.0, 1.0, 0.05, "share of the memories two places away (neighbour term)")
 
     def __post_init__(self) -> None:
-        _validate_fields(self)
+        _validate_fields(self, hi=MAX_WEIGHT)
         check_number("Weights.tie", self.tie, hi=1.0)
         if self.total() <= 0:
             raise ValidationError("Weights", "at least one weight must be positive")
@@ -162,15 +169,16 @@ class DecayParams:
 @dataclass(frozen=True)
 class KeywordParams:
     """Okapi BM25 constants of the keyword score: ``k1`` saturates term frequency, ``b`` normalizes
-    by document length (0 = none, 1 = full). The defaults, 0.3 and 0.4, were chosen on LoCoMo
-    conversations 1-5 and checked on 6-10 (``benchmarks/locomo_defaults.py``): memories are short,
-    so a repeated word should count little (the textbook 1.2-2.0 and 0.75 suit long documents)."""
+    by document length (0 = none, 1 = full); ``k1`` is at most 1000 (:data:`MAX_WEIGHT`). The
+    defaults, 0.3 and 0.4, were chosen on LoCoMo conversations 1-5 and checked on 6-10
+    (``benchmarks/locomo_defaults.py``): memories are short, so a repeated word should count little
+    (the textbook 1.2-2.0 and 0.75 suit long documents)."""
 
     k1: float = _knob(0.3, 0.0, 3.0, 0.1, "term-frequency saturation")
     b: float = _knob(0.4, 0.0, 1.0, 0.05, "length normalization")
 
     def __post_init__(self) -> None:
-        _validate_fields(self)
+        _validate_fields(self, hi=MAX_WEIGHT)
         check_number("KeywordParams.b", self.b, hi=1.0)
 
 

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import NOW
 
 import memkit as mk
-from memkit.params import DecayParams, KeywordParams, Weights, check_number, slider_ranges
+from memkit.params import MAX_WEIGHT, DecayParams, KeywordParams, Weights, check_number, slider_ranges
 
 BAD_NUMBERS = [float("nan"), float("inf"), -float("inf"), -0.1, True, False, "0.5", None]
 
@@ -47,6 +48,28 @@ def test_weights_reject_bad_values(field: str, bad) -> None:
         Weights(**{field: bad})
     assert ei.value.field == f"Weights.{field}"
     assert isinstance(ei.value, ValueError)
+
+
+WEIGHTS = ["similarity", "importance", "recency", "keyword", "neighbour", "neighbour2"]
+
+
+@pytest.mark.parametrize("field", WEIGHTS)
+@pytest.mark.parametrize("big", [1000.001, 1e308, np.float64(1e200)])
+def test_weights_have_an_upper_bound(field: str, big) -> None:
+    with pytest.raises(mk.ValidationError, match="<= 1000") as ei:
+        Weights(**{field: big})
+    assert ei.value.field == f"Weights.{field}"
+
+
+def test_the_largest_weights_still_rank(store: mk.MemoryStore) -> None:
+    """At the bound, a search's sums stay finite (at 1e308 they overflowed and ranking crashed)."""
+    for t in ("tea tea oolong", "black coffee", "a tea party", "my cat Tom"):
+        store.add(t, namespace="n", now=NOW)
+    top = MAX_WEIGHT
+    w = Weights(top, top, top, top, neighbour=top, tie=0.1, neighbour2=top)
+    hits = store.search("tea", namespace="n", k=4, weights=w, now=NOW, reinforce=False)
+    assert hits.height == 4 and np.isfinite(hits["score"].to_numpy()).all()
+    assert KeywordParams(k1=top).k1 == top
 
 
 def test_weights_all_zero_rejected() -> None:
@@ -114,6 +137,8 @@ def test_decay_params_validation(kwargs: dict, field: str) -> None:
     [
         ({"k1": -0.1}, "KeywordParams.k1"),
         ({"k1": float("nan")}, "KeywordParams.k1"),
+        ({"k1": 1e308}, "KeywordParams.k1"),  # (k1 + 1) * tf overflowed: every keyword score NaN -> 0
+        ({"k1": 1000.5}, "KeywordParams.k1"),
         ({"b": 1.01}, "KeywordParams.b"),
         ({"b": -0.5}, "KeywordParams.b"),
         ({"b": False}, "KeywordParams.b"),

@@ -240,6 +240,13 @@ BAD_FRAMES = [
         pl.DataFrame({"content": ["a", "b"], "valid_from": [NOW, NOW], "valid_until": [NOW + H, NOW]}),
         "valid_until[row 1]",
     ),  # fmt: skip
+    (
+        pl.DataFrame(
+            {"content": ["a", "b"], "created_at": [NOW - H] * 2, "last_access_at": [NOW, NOW - 2 * H]}
+        ),
+        "last_access_at[row 1]",
+    ),  # recalled before it was written
+    (pl.DataFrame({"content": ["a"], "last_access_at": [NOW - H]}), "last_access_at"),  # created_at = now
     (pl.DataFrame({"content": ["a"], "embedding": [[1.0] * 7]}), "embedding"),
     (pl.DataFrame({"content": ["a", "b"], "embedding": [[1.0] * 384, None]}), "embedding"),
     (pl.DataFrame({"content": ["a"], "embedding": [[float("nan")] * 384]}), "embedding"),

@@ -338,17 +338,39 @@ def test_a_rederived_merge_keeps_its_reviewers_approval_unless_something_new_is_
             assert len({(f.code, f.severity) for f in m.findings}) == (1 if extra is None else 2)
 
 
-def test_opening_an_older_store_renames_its_logged_secret_namespaces(tmp_path) -> None:
-    """Events and lessons an older memkit wrote under a secret namespace get its pseudonym, once."""
-    path, ns = tmp_path / "m.duckdb", f"team-{AWS}"
+def _as_an_older_memkit_logged(path, ns: str) -> None:
+    """A store at ``path`` whose events and lessons name the secret namespace ``ns`` raw, and that has
+    not renamed them yet (as an older memkit left it)."""
     with mk.MemoryStore(str(path)) as s:
         m = s.add("User likes tea", namespace="u", now=NOW)
         s.learn_lesson(m.id, reason="confirmed bad", now=NOW)
         s._run("UPDATE events SET namespace = ?", [ns])  # as an older memkit logged it
         s._run("UPDATE lessons SET namespace = ?", [ns])
         s._run("DELETE FROM meta WHERE name = 'log_spaces'")
+
+
+def test_opening_an_older_store_renames_its_logged_secret_namespaces(tmp_path) -> None:
+    """Events and lessons an older memkit wrote under a secret namespace get its pseudonym, once."""
+    path, ns = tmp_path / "m.duckdb", f"team-{AWS}"
+    _as_an_older_memkit_logged(path, ns)
     with mk.MemoryStore(str(path), read_only=True) as s:  # a read-only open changes nothing
         assert set(s.audit()["namespace"]) == {ns}
     with mk.MemoryStore(str(path)) as s:
         assert set(s.audit()["namespace"]) == {log_space(ns)} and s.lessons()["namespace"][0] == log_space(ns)
         assert s.audit(ns).height == s.audit().height
+
+
+def test_a_copy_of_an_older_store_logs_no_secret_namespace(tmp_path) -> None:
+    """A copy carries the log as it is, but never a secret an older memkit logged under its raw name,
+    even from a source never opened writable since (its own rename has not run)."""
+    path, ns = tmp_path / "m.duckdb", f"team-{AWS}"
+    _as_an_older_memkit_logged(path, ns)
+    with mk.MemoryStore(str(path), read_only=True) as src:
+        with mk.MemoryStore() as dst:  # an open target: read at once, before any reopen
+            src.copy_to(dst)
+            assert set(dst.audit()["namespace"]) == {log_space(ns)}
+            assert dst.lessons()["namespace"].to_list() == [log_space(ns)]
+        src.copy_to(str(tmp_path / "c.duckdb"))
+    with mk.MemoryStore(str(tmp_path / "c.duckdb"), read_only=True) as c:
+        assert set(c.audit()["namespace"]) == {log_space(ns)}
+        assert c.count() == 1

@@ -101,6 +101,8 @@ def _one(
     check_validity(valid_from, valid_until)
     created_at = check_time("created_at", _or(d.get("created_at"), now))  # may lie in the past
     last_access = check_time("last_access_at", _or(d.get("last_access_at"), created_at))
+    if last_access < created_at:  # recalled before it existed: recency would start below a new memory's
+        raise ValidationError("last_access_at", f"must not precede created_at ({last_access} < {created_at})")
     count = d.get("access_count")  # a restored memory (a COGX archive memkit wrote) keeps its count
     count = 0 if count is None else check_count("access_count", count)
     if keep_authorship:  # a row derived from stored ones (a merge) keeps theirs, null included

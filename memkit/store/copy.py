@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import MemkitError, ValidationError
 from .core import StoreCore
+from .migrations import log_spaces
 
 __all__ = ["COPIED", "CopyMixin", "Recorded"]
 
@@ -89,7 +90,8 @@ class CopyMixin(StoreCore):
         """Insert the copied tables in one transaction, carry the event numbering on, reload the index."""
 
         def write() -> None:
-            """Every table, then the event sequence (the next event continues after the copied ones)."""
+            """Every table, the logged namespaces renamed, then the event sequence (the next event
+            continues after the copied ones)."""
             for table, data in frames.items():
                 if not data.num_rows:
                     continue
@@ -100,6 +102,9 @@ class CopyMixin(StoreCore):
                 finally:  # an aborted transaction refuses this: the real error propagates
                     with suppress(Exception):
                         self._db.unregister("_copy")
+            # a source an older memkit wrote, never opened writable since, logged secret namespaces
+            # by their raw names: the copy keeps them as the log now does (and marks it done)
+            log_spaces(self._run)
             last = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
             if last:
                 self._run("SELECT setval('event_seq', ?)", [last])

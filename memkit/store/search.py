@@ -247,16 +247,17 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
     def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:
         """The neighbours neighbour expansion uses -> ``id, prev, next, prev2, next2``: for each of
         ``ids`` (of ``namespace``), the memory of the namespace written just before and just after
-        it (within a day), and two places before and after, or null. Only what ``requester`` may
-        read is named; ids elsewhere get nulls."""
+        it (within a day), and two places before and after, or null. Only what search may return
+        to ``requester`` is named (active memories it may read: no quarantined, superseded or
+        disputed id); any other id gets nulls."""
         namespace = self._space(namespace)
         ids = check_ids("ids", ids)  # a list (a bare string is not read as its characters)
-        gate = self._gate(namespace, self._who(requester))
+        gate = self._gate(namespace, self._who(requester), statuses=("active",))  # search's statuses
         self._check_open()
         with self._lock:
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             adj = ix.adjacency()  # prev, next, prev2, next2
-            seen = ix.mask(gate, 0, floor=False)  # namespace and access only (no validity at 0)
+            seen = ix.mask(gate, 0, floor=False)  # namespace, access, status (no validity at 0)
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
             ok = rows >= 0  # known, and (next line) visible to the requester
             ok[ok] = seen[rows[ok]]
