@@ -124,6 +124,22 @@ class AuditMixin(StoreCore):
         codes): callers pass caller-supplied text through :func:`scrub` first."""
         self._run(_ONE_EVENT, [ts, log_space(namespace), op, memory_id, requester, _json(detail)])
 
+    @staticmethod
+    def _logged(
+        insert: tuple[str, list[Any]], ts: datetime, op: str, namespace: str, requester: str | None,
+        detail: dict[str, Any],
+    ) -> tuple[str, list[Any]]:  # fmt: skip
+        """One row's ``INSERT`` ``(sql, params)`` and its event as ONE statement -> ``(sql, params)``:
+        a data-modifying CTE whose ``RETURNING id`` is the event's ``memory_id``. DuckDB runs (and
+        commits) it as one: a single add saves two statements (~0.8 ms, most of what it cost above
+        DuckDB's own floor)."""
+        sql, params = insert
+        return (
+            f"WITH m AS ({sql} RETURNING id) INSERT INTO events (ts, namespace, op, memory_id, requester,"
+            " detail) SELECT ?, ?, ?, id, ?, ? FROM m",
+            [*params, ts, log_space(namespace), op, requester, _json(detail)],
+        )
+
     def _events(
         self,
         ts: datetime,

@@ -13,7 +13,8 @@ stage by stage:
 4. **version plan** — :meth:`~memkit.store.versions.VersionsMixin._plan_versions`: the conflict policy
    for keyed rows (may raise ConflictError or AccessDenied: nothing has been written yet);
 5. **one transaction** — rows, cache entries, one event per row (with the status it got), quarantine
-   and conflict events, version changes, and the caller's own extra statements (``also``);
+   and conflict events, version changes, and the caller's own extra statements (``also``); a row that
+   changes nothing else (a plain ``add``) is one statement with its event, committed together;
 6. **index** — after the commit, the rows and status changes are mirrored into the numpy index.
 
 ``approve`` releases a stored row through stages 4-6 (its text passed 1-3 when it was written).
@@ -30,6 +31,7 @@ import numpy as np
 
 from ..embed import content_hashes
 from ..guard import identity
+from . import vectors
 from .guard import GuardMixin
 from .pg_schema import ANALYZE_ROWS
 from .versions import VersionPlan, VersionsMixin
@@ -146,7 +148,14 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             if also is not None:
                 also()
 
-        self._tx(write)
+        alone = not (plan.changes or plan.batch or plan.conflicts or quarantined or replaced or new_cache)
+        bound = columns is None and n <= vectors.SMALL  # the row as bound values (VectorsMixin._insert)
+        if n == 1 and bound and alone and before is None and also is None and self._pg is None:
+            # one row that changes nothing else (a plain add): the row and its event as one statement
+            one = self._values_rows(cols, hashes, emb)
+            self._tx_one(*self._logged(one, now, op, cols["namespace"][0], requester, row_details[0]))
+        else:
+            self._tx(write)
         if self._pg is not None and n >= ANALYZE_ROWS:  # the server's planner must know the table grew
             self._on_commit(self._analyze)
         # stage 6: queued until the commit (an outer transaction() may still roll everything back)

@@ -2,10 +2,9 @@
 
 - :meth:`VectorsMixin._embed` embeds texts through a cache keyed by (embedder name, content hash)
   (a model's text is embedded once per store); it writes nothing (the write's transaction does).
-- :meth:`VectorsMixin._insert` writes rows (and new cache entries) as one Arrow batch.
-- The index (:class:`~memkit.store.index.SearchIndex`) is derived: loaded from DuckDB on open
-  (:meth:`_load_index`) and changed only after a commit (:meth:`_mirror`, :meth:`_index_append`). If
-  a change to it fails, it is rebuilt from DuckDB, the source of truth.
+- :meth:`VectorsMixin._insert` writes rows (and new cache entries): bound values, or one Arrow batch.
+- The index (:class:`~memkit.store.index.SearchIndex`) is derived: loaded from DuckDB on open, changed
+  only after a commit (:meth:`_mirror`, :meth:`_index_append`), rebuilt from DuckDB if that fails.
 - :meth:`reembed` migrates a file written by another embedder (or an older version of this one).
 
 Times cross into the index as integer microseconds since the Unix epoch (:func:`epoch_us`): exact,
@@ -51,8 +50,7 @@ _SQL_TYPES = {  # the memories table's type of each Memory field that is not VAR
 # a row batch's columns and their types (a column that is null in every row still has its type)
 _MEMORY_COLUMNS = [Column(c, _SQL_TYPES.get(c, "VARCHAR"), True) for c in (*TABLE_FIELDS, "content_hash")]
 SMALL = 32
-"""Batches up to this many rows take the bound-parameter paths (a single ``add``); larger ones go
-through Arrow (``add_many``, imports)."""
+"""Batches up to this many rows take the bound-parameter paths (an ``add``); larger ones, Arrow."""
 _INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
     f"INSERT INTO memories ({COLUMNS}, content_hash, embedding)"
     f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
@@ -186,10 +184,7 @@ class VectorsMixin(StoreCore):
         ``columns`` (the table's, :class:`~memkit.portable.Column`) types every column ``cols``
         carries, later migrations' included; without it the Memory fields are inserted."""
         if columns is None and len(hashes) <= SMALL:  # a few rows: one INSERT with bound values
-            self._insert_values(
-                _VALUES_ROWS,
-                [[*(cols[c][i] for c in _FIELDS), hashes[i], emb[i].tolist()] for i in range(len(hashes))],
-            )
+            self._run(*self._values_rows(cols, hashes, emb))
         elif columns is None:  # the Memory fields, typed as the table's columns
             self._with_view(arrow_batch({**cols, "content_hash": hashes}, _MEMORY_COLUMNS, emb), _INSERT_ROWS)
         else:  # the file format's typing of every column
@@ -198,7 +193,7 @@ class VectorsMixin(StoreCore):
             self._with_view(batch, f"INSERT INTO memories ({names}) SELECT {names} FROM _view")
         if new_cache and len(new_cache) <= SMALL:
             name = self.embedder.name
-            self._insert_values(_VALUES_CACHE, [[name, h, v.tolist()] for h, v in new_cache.items()])
+            self._run(*self._values(_VALUES_CACHE, [[name, h, v.tolist()] for h, v in new_cache.items()]))
         elif new_cache:
             cache = pl.DataFrame(
                 {"embedder": self.embedder.name, "content_hash": list(new_cache),
@@ -207,13 +202,19 @@ class VectorsMixin(StoreCore):
             )  # fmt: skip
             self._with_view(cache.to_arrow(), _INSERT_CACHE)
 
-    def _insert_values(self, head: str, rows: list[list[Any]]) -> None:
-        """``head`` (a constant ``INSERT ... VALUES``) followed by one ``(?, ...)`` per row: a few rows
-        as bound parameters in one statement (an Arrow view costs a register, a scan and an unregister,
-        several times more for one row). The last value of each row is an embedding, cast to the
-        table's fixed-size array; the SQL text holds only placeholders and the dimension."""
+    def _values_rows(
+        self, cols: dict[str, list[Any]], hashes: list[str], emb: np.ndarray
+    ) -> tuple[str, list[Any]]:
+        """A few Memory rows as one ``INSERT ... VALUES`` with bound values -> ``(sql, params)``."""
+        rows = [[*(cols[c][i] for c in _FIELDS), hashes[i], emb[i].tolist()] for i in range(len(hashes))]
+        return self._values(_VALUES_ROWS, rows)
+
+    def _values(self, head: str, rows: list[list[Any]]) -> tuple[str, list[Any]]:
+        """``head`` (a constant ``INSERT ... VALUES``) and one ``(?, ...)`` per row -> ``(sql, params)``:
+        a few rows bound in one statement (an Arrow view's register, scan and unregister cost several
+        times more for one row). Each row's last value is an embedding, cast to the fixed-size array."""
         one = "(" + "?, " * (len(rows[0]) - 1) + "?::FLOAT[" + str(int(self.embedder.dim)) + "])"
-        self._run(head + ", ".join([one] * len(rows)), [v for r in rows for v in r])
+        return head + ", ".join([one] * len(rows)), [v for r in rows for v in r]
 
     def _with_view(self, table: Any, statement: str) -> None:
         """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``.
