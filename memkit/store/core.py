@@ -212,9 +212,11 @@ class StoreCore:
         raise AssertionError("unreachable")
 
     def _tx_one(self, query: str, params: Sequence[Any], retries: int = 5) -> None:
-        """:meth:`_tx` of one statement: DuckDB runs a statement outside a transaction as its own, so
-        the ``BEGIN`` and ``COMMIT`` round trips (~0.3 ms) are saved; inside :meth:`transaction`, or
-        on a server, it is one statement of a transaction as any other."""
+        """:meth:`_tx` of one INSERT statement: DuckDB runs a statement outside a transaction as its
+        own, so the ``BEGIN`` and ``COMMIT`` round trips (~0.3 ms) are saved; inside
+        :meth:`transaction`, or on a server, it is one statement of a transaction as any other.
+        Inserts only: DuckDB 2.0.1 skips its write-write conflict check for an UPDATE inside a CTE
+        (another connection's committed update is lost), which a transaction's UPDATE would catch."""
         self._check_writable()
         with self._lock:
             if self._depth or self._pg is not None:
@@ -227,6 +229,7 @@ class StoreCore:
                 except BaseException as e:  # DuckDB rolled the statement back whole
                     if not self._retryable(e, attempt, retries):
                         raise
+        raise AssertionError("unreachable")
 
     def _retryable(self, error: BaseException, attempt: int, retries: int) -> bool:
         """Whether a failed transaction is run again: a write-write conflict (DuckDB's "Conflict on
