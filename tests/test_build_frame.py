@@ -29,6 +29,12 @@ TEXTS = [
 ]
 NAMES = ["pref.tea", "k", " k", "k ", "", "a\u200bb", "a\nb", "键", "k" * 257, "a b", "\u0301a", "a\u0301"]
 NUMBERS = [0.0, 0.3, 0.5, 1.0, 1.5, -0.1, float("nan"), float("inf")]
+WHEN = [  # aware times, in UTC and elsewhere, past and future (polars keeps a column of them in UTC)
+    datetime(2025, 3, 1, 12, tzinfo=UTC),
+    datetime(2024, 6, 1, 23, 30, tzinfo=timezone(timedelta(hours=-5))),
+    datetime(2027, 1, 1, tzinfo=timezone(timedelta(hours=8))),
+]
+EDGES = [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, tzinfo=UTC)]  # still valid, near the end
 VALID = {  # values every validator accepts: most frames are made of these, so the frame path runs
     "content": st.sampled_from([t for t in TEXTS if t.strip() and "\x00" not in t]),
     "importance": st.sampled_from([None, 0.0, 0.3, 0.5, 1.0]),
@@ -38,6 +44,7 @@ VALID = {  # values every validator accepts: most frames are made of these, so t
     "source": st.sampled_from([None, "tool", "user"]),
     "access": st.sampled_from([None, "public", "private"]),
     "protected": st.sampled_from([None, True, False]),
+    "created_at": st.sampled_from([None, *WHEN]),
 }
 COLUMNS = {
     "content": st.sampled_from(TEXTS),
@@ -48,6 +55,7 @@ COLUMNS = {
     "source": st.sampled_from([None, "tool", "user", "web"]),
     "access": st.sampled_from([None, "public", "private", "secret"]),
     "protected": st.sampled_from([None, True, False]),
+    "created_at": st.sampled_from([None, *WHEN, *EDGES]),
 }
 
 
@@ -67,6 +75,9 @@ def test_the_frame_path_agrees_with_the_row_path(data) -> None:
     pools = {c: COLUMNS[c] if c == doubtful else VALID[c] for c in names}
     columns = {c: [data.draw(pools[c]) for _ in range(n)] for c in names}
     frame = pl.DataFrame(columns, strict=False)
+    naive = doubtful == "created_at" and frame.schema["created_at"] != pl.Null and data.draw(st.booleans())
+    if naive:  # naive times: refused by both paths
+        frame = frame.with_columns(pl.col("created_at").dt.replace_time_zone(None))
     fast = build_frame(frame, "u", "alice", NOW)
     slow = _rows_or_error(frame.to_dicts())
     if fast is None:  # the row path decides (valid or not)
@@ -88,6 +99,25 @@ def test_plain_frames_take_the_frame_path_and_doubtful_ones_do_not() -> None:
         pl.DataFrame({"content": ["   ", "a"]}),
         pl.DataFrame({"content": [1, 2]}),
         pl.DataFrame({"content": ["a"], "importance": ["high"]}),
+    ):
+        assert build_frame(doubtful, "u", None, NOW) is None
+
+
+def test_a_frame_with_its_own_times_takes_the_frame_path() -> None:
+    """A history with its timestamps (a conversation's turns) is the common bulk write: it needs no
+    row-by-row validation. Each row keeps its time, in UTC; a missing one is ``now``; the last access
+    starts at it."""
+    when = [WHEN[1], None, WHEN[2]]
+    frame = pl.DataFrame({"content": ["a", "b", "c"], "created_at": when})
+    cols = build_frame(frame, "u", None, NOW)
+    assert cols is not None
+    expected = [WHEN[1].astimezone(UTC), NOW.astimezone(UTC), WHEN[2].astimezone(UTC)]
+    assert cols["created_at"] == expected and cols["last_access_at"] == expected
+    assert cols["updated_at"] == [NOW] * 3
+    for doubtful in (
+        frame.with_columns(pl.col("created_at").dt.replace_time_zone(None)),  # naive: the rows refuse it
+        pl.DataFrame({"content": ["a"], "created_at": [EDGES[0]]}),  # at the end of Python's range
+        pl.DataFrame({"content": ["a"], "created_at": ["2025-01-01"]}),  # text
     ):
         assert build_frame(doubtful, "u", None, NOW) is None
 

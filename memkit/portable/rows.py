@@ -185,7 +185,8 @@ def build_rows(
 # (build_frame); anything else -- another column, another dtype, one doubtful value -- goes through
 # build_rows, row by row, which decides and names the error. The checks below are sufficient
 # conditions for what the validators accept (never wider), so both paths accept the same frames.
-_FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected"}
+_FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected",
+                  "created_at"}  # fmt: skip
 _CHOICES = {"kind": KINDS, "layer": LAYERS, "source": SOURCES, "access": ACCESS}
 _SOLID = r"[\p{L}\p{N}\p{P}\p{S}]"  # never whitespace, control or invisible (Python and Unicode agree)
 _PLAIN_NAME = rf"^{_SOLID}(?:[\p{{L}}\p{{N}}\p{{P}}\p{{S}}\p{{M}} ]*{_SOLID})?$"
@@ -202,6 +203,9 @@ def _plainly_valid(frame: pl.DataFrame) -> bool:
         return False
     if "importance" in dtypes and not (dtypes["importance"].is_float() or dtypes["importance"].is_integer()):
         return False
+    when = dtypes.get("created_at")
+    if when is not None and not (when == pl.Datetime and when.time_zone):  # naive times, or text:
+        return False  # the rows refuse them, naming the field
     c, checks = pl.col("content"), []
     checks += [c.is_not_null().all(), (c.str.len_chars() <= MAX_CONTENT_CHARS).all()]
     checks += [c.str.contains(_SOLID).all(), c.str.contains("\x00", literal=True).not_().all()]
@@ -214,9 +218,13 @@ def _plainly_valid(frame: pl.DataFrame) -> bool:
             (k.is_null() | ((k.str.len_chars() <= MAX_NAME_CHARS) & k.str.contains(_PLAIN_NAME))).all()
         )
     checks += [(pl.col(n).is_null() | pl.col(n).is_in(_CHOICES[n])).all() for n in _CHOICES if n in dtypes]
+    if "created_at" in dtypes:  # within what a Python datetime holds in UTC, with a day to spare
+        utc = pl.col("created_at").dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+        checks.append((utc.is_null() | utc.is_between(_EARLIEST, _LATEST)).all())
     return all(frame.select(e.alias(f"_{i}") for i, e in enumerate(checks)).row(0))
 
 
+_EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compared in UTC)
 _LAYER_FROM = ("layer", "importance", "kind")  # a row's layer (and so its half-life) follows from these
 
 
@@ -260,6 +268,11 @@ def build_frame(
         for name, made_from in picked.items()
     }
     at = now.astimezone(UTC)
+    if "created_at" in has:  # each row's own time, in UTC (a missing one: now); its last access starts there
+        utc = frame["created_at"].dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+        created = utc.fill_null(at).to_list()
+    else:
+        created = [at] * n
     out |= {
         "id": new_ids(n), "namespace": [namespace] * n,
         "key": frame["key"].to_list() if "key" in has else [None] * n,
@@ -267,7 +280,7 @@ def build_frame(
         "owner": [requester] * n, "created_by": [requester] * n,
         "tags": [[]] * n, "status": ["active"] * n,  # one empty list, never changed in place
         "valid_from": [None] * n, "valid_until": [None] * n,
-        "created_at": [at] * n, "updated_at": [at] * n, "last_access_at": [at] * n,
+        "created_at": created, "updated_at": [at] * n, "last_access_at": list(created),
         "access_count": [0] * n, "version": [1] * n, "supersedes": [None] * n,
         "merged_from": [[]] * n, "findings": [None] * n,
     }  # fmt: skip
