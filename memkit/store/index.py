@@ -109,11 +109,12 @@ class SearchIndex(IndexColumns):
                 full = score if dense else np.full(n, -np.inf, np.float32)
                 if not dense:
                     full[cand] = score
-                boost = lam * neighbour_score(full, adj[0], adj[1], lam2, adj[2:])
-                score = score + (boost if dense else boost[cand])
+                boost = neighbour_score(full, adj[0], adj[1], lam2, adj[2:])
+                boost *= lam  # in place: at 1M rows each float32 temporary is a pass over 4 MB
+                score += boost if dense else boost[cand]  # (score is hybrid's own new array)
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
-            tie, aged = float(weights.tie), (now_us - ix.created_us[sel]) / US_PER_HOUR
-            short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)
+            tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
+            short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)  # type: ignore[arg-type]
             cand = short if dense else cand[short]
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
@@ -177,6 +178,19 @@ class SearchIndex(IndexColumns):
         or of ``rows`` -> float32 ``(n,)`` or ``(len(rows),)``."""
         emb = self.emb[: self.n] if rows is None else self.emb[rows]
         return emb @ q  # (r, dim) @ (dim,) -> (r,) float32
+
+
+class _Hours:
+    """Hours since each scored row was written, computed for the rows :func:`memkit.scoring.top_k`
+    looks up (the few near the cut: its tie rule), not for every row of the first pass (two passes
+    over a million int64s). ``rows``: the scored rows' row numbers, or None when all are scored."""
+
+    def __init__(self, now_us: int, created_us: np.ndarray, rows: np.ndarray | None) -> None:
+        self.now_us, self.created_us, self.rows = now_us, created_us, rows
+
+    def __getitem__(self, at: np.ndarray) -> np.ndarray:
+        rows = at if self.rows is None else self.rows[at]
+        return (self.now_us - self.created_us[rows]) / US_PER_HOUR
 
 
 def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
