@@ -135,9 +135,10 @@ class GuardMixin(AuditMixin, VectorsMixin):
         texts = [str(check_text("texts", t)) for t in texts]
         s = screen_many(texts, self.guard)
         actions = list(s.actions)
-        codes = [
-            list(dict.fromkeys(s.findings.filter(pl.col("row") == i)["code"])) for i in range(len(texts))
-        ]
+        found: dict[int, dict[str, None]] = {}  # row -> its distinct codes, in order (one pass over findings)
+        for r, c in zip(s.findings["row"].to_list(), s.findings["code"].to_list(), strict=True):
+            found.setdefault(r, {})[c] = None
+        codes = [list(found.get(i, ())) for i in range(len(texts))]
         # lessons compare embeddings: not in a stale file, whose vectors are another embedder's
         if texts and self.guard.enabled and self.guard.screen_injection and self._stale is None:
             emb = self._check_embeddings(self.embedder.embed(s.texts), len(texts))
