@@ -45,7 +45,8 @@ _REASON = re.compile(
 )
 
 
-_ONE_EVENT = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail) VALUES (?, ?, ?, ?, ?, ?)"
+_INTO_EVENTS = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+_ONE_EVENT = f"{_INTO_EVENTS} VALUES (?, ?, ?, ?, ?, ?)"
 
 
 _DIGEST = re.compile(r"b2:[0-9a-f]{16}\Z")
@@ -135,8 +136,7 @@ class AuditMixin(StoreCore):
         DuckDB's own floor)."""
         sql, params = insert
         return (
-            f"WITH m AS ({sql} RETURNING id) INSERT INTO events (ts, namespace, op, memory_id, requester,"
-            " detail) SELECT ?, ?, ?, id, ?, ? FROM m",
+            f"WITH m AS ({sql} RETURNING id) {_INTO_EVENTS} SELECT ?, ?, ?, id, ?, ? FROM m",
             [*params, ts, log_space(namespace), op, requester, _json(detail)],
         )
 
