@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import memkit as mk
 from memkit.portable.rows import build_frame, build_rows, new_ids
+from memkit.schema import LAYER_HALF_LIFE_HOURS
 
 NOW = datetime(2026, 1, 1, 9, tzinfo=timezone(timedelta(hours=8)))
 TEXTS = [
@@ -45,7 +46,14 @@ VALID = {  # values every validator accepts: most frames are made of these, so t
     "access": st.sampled_from([None, "public", "private"]),
     "protected": st.sampled_from([None, True, False]),
     "created_at": st.sampled_from([None, *WHEN]),
+    "last_access_at": st.sampled_from([None, *WHEN]),
+    "valid_from": st.sampled_from([None, *WHEN]),
+    "valid_until": st.sampled_from([None, *WHEN]),
+    "half_life_hours": st.sampled_from([None, 0.5, 24, 1e6]),
+    "access_count": st.sampled_from([None, 0, 3, 2**31 - 1]),
+    "tags": st.sampled_from([None, [], ["a"], ["a", "a"], ["键", "a b", "a"]]),
 }
+TIMES = ("created_at", "last_access_at", "valid_from", "valid_until")
 COLUMNS = {
     "content": st.sampled_from(TEXTS),
     "importance": st.sampled_from([None, *NUMBERS]),
@@ -56,6 +64,12 @@ COLUMNS = {
     "access": st.sampled_from([None, "public", "private", "secret"]),
     "protected": st.sampled_from([None, True, False]),
     "created_at": st.sampled_from([None, *WHEN, *EDGES]),
+    "last_access_at": st.sampled_from([None, *WHEN, *EDGES]),
+    "valid_from": st.sampled_from([None, *WHEN, *EDGES]),
+    "valid_until": st.sampled_from([None, *WHEN, *EDGES]),
+    "half_life_hours": st.sampled_from([None, 0.5, 24, 0, -1.0, float("nan"), float("inf"), 1e300]),
+    "access_count": st.sampled_from([None, 0, 3, -1, 2**31 - 1, 2**31, 2.5]),
+    "tags": st.sampled_from([None, [], ["a"], ["a", "a"], [" a"], ["a\nb"], ["k" * 257], [None], ["\u0301"]]),
 }
 
 
@@ -66,7 +80,7 @@ def _rows_or_error(records: list[dict]) -> dict | type[Exception]:
         return mk.ValidationError
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.data())
 def test_the_frame_path_agrees_with_the_row_path(data) -> None:
     names = ["content", *data.draw(st.lists(st.sampled_from(list(COLUMNS)[1:]), unique=True))]
@@ -75,9 +89,9 @@ def test_the_frame_path_agrees_with_the_row_path(data) -> None:
     pools = {c: COLUMNS[c] if c == doubtful else VALID[c] for c in names}
     columns = {c: [data.draw(pools[c]) for _ in range(n)] for c in names}
     frame = pl.DataFrame(columns, strict=False)
-    naive = doubtful == "created_at" and frame.schema["created_at"] != pl.Null and data.draw(st.booleans())
+    naive = doubtful in TIMES and frame.schema[doubtful] != pl.Null and data.draw(st.booleans())
     if naive:  # naive times: refused by both paths
-        frame = frame.with_columns(pl.col("created_at").dt.replace_time_zone(None))
+        frame = frame.with_columns(pl.col(doubtful).dt.replace_time_zone(None))
     fast = build_frame(frame, "u", "alice", NOW)
     slow = _rows_or_error(frame.to_dicts())
     if fast is None:  # the row path decides (valid or not)
@@ -93,7 +107,8 @@ def test_plain_frames_take_the_frame_path_and_doubtful_ones_do_not() -> None:
     plain = pl.DataFrame({"content": ["a", "我住在杭州"], "importance": [0.2, None], "key": [None, "k"]})
     assert build_frame(plain, "u", None, NOW) is not None
     for doubtful in (
-        plain.with_columns(pl.lit(["x", "y"]).alias("tags")),  # a column the frame path does not check
+        plain.with_columns(pl.lit("bob").alias("owner")),  # a column the frame path does not check
+        plain.with_columns(pl.Series("tags", [["x"], [None]])),  # a tag that is not a name
         plain.with_columns(pl.Series("importance", [0.2, float("nan")])),
         plain.with_columns(pl.Series("key", [" k", None])),
         pl.DataFrame({"content": ["   ", "a"]}),
@@ -118,6 +133,38 @@ def test_a_frame_with_its_own_times_takes_the_frame_path() -> None:
         frame.with_columns(pl.col("created_at").dt.replace_time_zone(None)),  # naive: the rows refuse it
         pl.DataFrame({"content": ["a"], "created_at": [EDGES[0]]}),  # at the end of Python's range
         pl.DataFrame({"content": ["a"], "created_at": ["2025-01-01"]}),  # text
+    ):
+        assert build_frame(doubtful, "u", None, NOW) is None
+
+
+def test_every_column_of_an_export_like_frame_takes_the_frame_path() -> None:
+    """Tags, validity windows, last access, half-lives and counts are checked column by column too:
+    a frame carrying them (a migrated history, a restored export) needs no row-by-row validation."""
+    frame = pl.DataFrame(
+        {
+            "content": ["a", "b"],
+            "tags": [["x", "y", "x"], None],
+            "valid_from": [WHEN[1], None],
+            "valid_until": [WHEN[2], WHEN[0]],
+            "last_access_at": [WHEN[2], None],
+            "created_at": [WHEN[1], WHEN[0]],
+            "half_life_hours": [None, 48],
+            "access_count": [3, None],
+        }
+    )
+    cols = build_frame(frame, "u", None, NOW)
+    assert cols is not None
+    assert cols["tags"] == [["x", "y"], []]
+    assert cols["valid_from"] == [WHEN[1].astimezone(UTC), None]
+    assert cols["valid_until"] == [WHEN[2].astimezone(UTC), WHEN[0]]
+    assert cols["last_access_at"] == [WHEN[2].astimezone(UTC), WHEN[0]]  # a missing one: its creation
+    assert cols["half_life_hours"] == [LAYER_HALF_LIFE_HOURS["long_term"], 48.0]
+    assert cols["access_count"] == [3, 0]
+    for doubtful in (
+        frame.with_columns(pl.Series("valid_until", [WHEN[1], None])),  # an empty window
+        frame.with_columns(pl.Series("last_access_at", [WHEN[1] - timedelta(1), None])),  # before creation
+        frame.with_columns(pl.Series("half_life_hours", [0.0, None])),
+        frame.with_columns(pl.Series("access_count", [3.0, None])),  # a float count: the rows decide
     ):
         assert build_frame(doubtful, "u", None, NOW) is None
 

@@ -18,6 +18,7 @@ write pipeline (:mod:`memkit.store.pipeline`) may then change status, version an
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -185,15 +186,33 @@ def build_rows(
 # (build_frame); anything else -- another column, another dtype, one doubtful value -- goes through
 # build_rows, row by row, which decides and names the error. The checks below are sufficient
 # conditions for what the validators accept (never wider), so both paths accept the same frames.
-_FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected",
-                  "created_at"}  # fmt: skip
+_TIMES = ("created_at", "last_access_at", "valid_from", "valid_until")
+_FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected", "tags",
+                  "half_life_hours", "access_count", *_TIMES}  # fmt: skip
 _CHOICES = {"kind": KINDS, "layer": LAYERS, "source": SOURCES, "access": ACCESS}
 _SOLID = r"[\p{L}\p{N}\p{P}\p{S}]"  # never whitespace, control or invisible (Python and Unicode agree)
 _PLAIN_NAME = rf"^{_SOLID}(?:[\p{{L}}\p{{N}}\p{{P}}\p{{S}}\p{{M}} ]*{_SOLID})?$"
+_EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compared in UTC)
+_BOUNDS = {
+    "importance": (0.0, 1.0, False),
+    "half_life_hours": (0.0, math.inf, True),
+    "access_count": (0, 2**31 - 1, False),
+}  # (low, high, low excluded), as schema's checks say
 
 
-def _plainly_valid(frame: pl.DataFrame) -> bool:
-    """Every column of ``frame`` passes its validator, shown in polars (False: let the rows decide)."""
+def _utc(name: str) -> pl.Expr:
+    """An aware time column in UTC, to the microsecond (what a Python datetime holds)."""
+    return pl.col(name).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+
+
+def _is_name(e: pl.Expr) -> pl.Expr:
+    """Values ``check_name`` accepts (a sufficient condition: short, no outer space, no invisible)."""
+    return (e.str.len_chars() <= MAX_NAME_CHARS) & e.str.contains(_PLAIN_NAME)
+
+
+def _plainly_valid(frame: pl.DataFrame, at: datetime) -> bool:
+    """Every column of ``frame`` passes its validator, shown in polars (False: let the rows decide).
+    ``at`` is the call's ``now``: a row's created_at, and so the earliest last access, when it has none."""
     if set(frame.columns) - _FRAME_COLUMNS or "content" not in frame.columns:
         return False
     # a column of nulls only (dtype Null) is a column of defaults
@@ -201,30 +220,41 @@ def _plainly_valid(frame: pl.DataFrame) -> bool:
     strings = [c for c in ("content", "key", *_CHOICES) if c in dtypes]
     if any(dtypes[c] != pl.String for c in strings) or dtypes.get("protected", pl.Boolean) != pl.Boolean:
         return False
-    if "importance" in dtypes and not (dtypes["importance"].is_float() or dtypes["importance"].is_integer()):
+    if any(c in dtypes and not (dtypes[c].is_float() or dtypes[c].is_integer())
+           for c in ("importance", "half_life_hours")):  # fmt: skip
         return False
-    when = dtypes.get("created_at")
-    if when is not None and not (when == pl.Datetime and when.time_zone):  # naive times, or text:
-        return False  # the rows refuse them, naming the field
+    names = pl.List(pl.String)  # a count of 2.0 and a list of nulls are the rows' to judge
+    if not dtypes.get("access_count", pl.Int64).is_integer() or dtypes.get("tags", names) != names:
+        return False
+    if any(c in dtypes and not (dtypes[c] == pl.Datetime and dtypes[c].time_zone) for c in _TIMES):
+        return False  # naive times, or text: the rows refuse them, naming the field
     c, checks = pl.col("content"), []
     checks += [c.is_not_null().all(), (c.str.len_chars() <= MAX_CONTENT_CHARS).all()]
     checks += [c.str.contains(_SOLID).all(), c.str.contains("\x00", literal=True).not_().all()]
-    if "importance" in dtypes:
-        imp = pl.col("importance").cast(pl.Float64)
-        checks.append((imp.is_null() | (imp.is_finite() & (imp >= 0.0) & (imp <= 1.0))).all())
+    # numbers: finite, within the validator's bounds (open at 0 for a half-life)
+    for name, (lo, hi, lo_open) in _BOUNDS.items():
+        if name in dtypes:
+            x = pl.col(name).cast(pl.Float64)
+            inside = x.is_finite() & ((x > lo) if lo_open else (x >= lo)) & (x <= hi)
+            checks.append((x.is_null() | inside).all())
     if "key" in dtypes:
-        k = pl.col("key")
-        checks.append(
-            (k.is_null() | ((k.str.len_chars() <= MAX_NAME_CHARS) & k.str.contains(_PLAIN_NAME))).all()
-        )
+        checks.append((pl.col("key").is_null() | _is_name(pl.col("key"))).all())
+    if "tags" in dtypes:  # every tag a plain name (an empty list is no tags)
+        each = pl.col("tags").list.eval(_is_name(pl.element()).fill_null(False)).list.all()
+        checks.append((pl.col("tags").is_null() | each).all())
     checks += [(pl.col(n).is_null() | pl.col(n).is_in(_CHOICES[n])).all() for n in _CHOICES if n in dtypes]
-    if "created_at" in dtypes:  # within what a Python datetime holds in UTC, with a day to spare
-        utc = pl.col("created_at").dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+    times = [t for t in _TIMES if t in dtypes]
+    for t in times:  # within what a Python datetime holds in UTC, with a day to spare
+        utc = _utc(t).dt.replace_time_zone(None)
         checks.append((utc.is_null() | utc.is_between(_EARLIEST, _LATEST)).all())
+    if "valid_from" in times and "valid_until" in times:  # the window [from, until) is not empty
+        checks.append((_utc("valid_until") > _utc("valid_from")).fill_null(True).all())
+    if "last_access_at" in times:  # not recalled before it existed
+        created = _utc("created_at").fill_null(at) if "created_at" in times else pl.lit(at)
+        checks.append((_utc("last_access_at") >= created).fill_null(True).all())
     return all(frame.select(e.alias(f"_{i}") for i, e in enumerate(checks)).row(0))
 
 
-_EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compared in UTC)
 _LAYER_FROM = ("layer", "importance", "kind")  # a row's layer (and so its half-life) follows from these
 
 
@@ -238,7 +268,8 @@ def build_frame(
     constant columns are lists of one repeated value.
     """
     n = frame.height
-    if n == 0 or not _plainly_valid(frame):
+    at = now.astimezone(UTC)
+    if n == 0 or not _plainly_valid(frame, at):
         return None
     has = {c for c, t in frame.schema.items() if t != pl.Null}  # a column of nulls: the defaults
 
@@ -250,38 +281,50 @@ def build_frame(
     layer = layer_expr(importance, kind)
     layer = pl.col("layer").fill_null(layer) if "layer" in has else layer
     half_lives = pl.Series(list(LAYER_HALF_LIFE_HOURS.values()), dtype=pl.Float64)
+    half_life = layer.replace_strict(list(LAYER_HALF_LIFE_HOURS), half_lives)  # the layer's, unless given
+    if "half_life_hours" in has:
+        half_life = pl.col("half_life_hours").cast(pl.Float64).fill_null(half_life)
+    created = _utc("created_at").fill_null(at) if "created_at" in has else pl.lit(at)
     built = frame.with_columns(
         importance.alias("importance"),
         kind.alias("kind"),
         layer.alias("layer"),
-        layer.replace_strict(list(LAYER_HALF_LIFE_HOURS), half_lives).alias("half_life_hours"),
+        half_life.alias("half_life_hours"),
         col("source", "user").alias("source"),
         col("access", "public").alias("access"),
         col("protected", False).alias("protected"),
+        col("access_count", 0).cast(pl.Int64).alias("access_count"),
+        created.alias("created_at"),  # each row's own time in UTC (a missing one: now)
+        (pl.coalesce(_utc("last_access_at"), created) if "last_access_at" in has else created).alias(
+            "last_access_at"
+        ),  # by default its creation
+        *(_utc(t).alias(t) for t in ("valid_from", "valid_until") if t in has),
+        *([pl.col("tags").list.unique(maintain_order=True).fill_null([])] if "tags" in has else []),
     )  # fmt: skip (with_columns: literals take the frame's height)
     # each picked column and the frame's columns it is made from: made from none, it is one default
     picked = {"importance": ("importance",), "kind": ("kind",), "layer": _LAYER_FROM,
-              "half_life_hours": _LAYER_FROM, "source": ("source",), "access": ("access",),
-              "protected": ("protected",)}  # fmt: skip
-    out: dict[str, list[Any]] = {  # a default repeated is one object: later passes compare it by identity
-        name: [built[name][0]] * n if has.isdisjoint(made_from) else built[name].to_list()
+              "half_life_hours": (*_LAYER_FROM, "half_life_hours"), "source": ("source",),
+              "access": ("access",), "protected": ("protected",), "access_count": ("access_count",),
+              "created_at": ("created_at",), "last_access_at": ("created_at", "last_access_at"),
+              "valid_from": ("valid_from",), "valid_until": ("valid_until",), "tags": ("tags",),
+              "key": ("key",)}  # fmt: skip
+    # a default repeated is one object (later passes compare it by identity); no tags: one empty
+    # list, never changed in place
+    defaults = {"created_at": at, "last_access_at": at, "valid_from": None, "valid_until": None, "tags": [],
+                "key": None}  # fmt: skip
+    out: dict[str, list[Any]] = {
+        name: [defaults[name] if name in defaults else built[name][0]] * n
+        if has.isdisjoint(made_from)
+        else built[name].to_list()
         for name, made_from in picked.items()
     }
-    at = now.astimezone(UTC)
-    if "created_at" in has:  # each row's own time, in UTC (a missing one: now); its last access starts there
-        utc = frame["created_at"].dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-        created = utc.fill_null(at).to_list()
-    else:
-        created = [at] * n
+    if "last_access_at" not in has and "created_at" in has:  # its last access starts at its creation
+        out["last_access_at"] = list(out["created_at"])
     out |= {
         "id": new_ids(n), "namespace": [namespace] * n,
-        "key": frame["key"].to_list() if "key" in has else [None] * n,
         "content": frame["content"].to_list(), "value": [None] * n,
-        "owner": [requester] * n, "created_by": [requester] * n,
-        "tags": [[]] * n, "status": ["active"] * n,  # one empty list, never changed in place
-        "valid_from": [None] * n, "valid_until": [None] * n,
-        "created_at": created, "updated_at": [at] * n, "last_access_at": list(created),
-        "access_count": [0] * n, "version": [1] * n, "supersedes": [None] * n,
+        "owner": [requester] * n, "created_by": [requester] * n, "status": ["active"] * n,
+        "updated_at": [at] * n, "version": [1] * n, "supersedes": [None] * n,
         "merged_from": [[]] * n, "findings": [None] * n,
     }  # fmt: skip
     return {c: out[c] for c in TABLE_FIELDS}
