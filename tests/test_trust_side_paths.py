@@ -374,3 +374,27 @@ def test_a_copy_of_an_older_store_logs_no_secret_namespace(tmp_path) -> None:
     with mk.MemoryStore(str(tmp_path / "c.duckdb"), read_only=True) as c:
         assert set(c.audit()["namespace"]) == {log_space(ns)}
         assert c.count() == 1
+
+
+def test_a_name_holding_pii_is_looked_up_by_the_name_it_was_written_with(backend: str) -> None:
+    """A key or tag with a phone number or an address in it is stored under a pseudonym; every
+    lookup by that name (read, versions, resolve, search's tag filter) finds it by the name the
+    caller wrote, and the lookup's audit event holds the pseudonym, not the number."""
+    key, phone, mail = "contact.13812345678", "13812345678", "zhang@example.com"
+    with mk.MemoryStore() as s:
+        first = s.add("call after 6pm", namespace="u", key=key, tags=[phone, mail], now=NOW)
+        assert phone not in first.key and first.tags == tuple(mk.guard.fields.names_as_stored([phone, mail]))
+        assert s.read(key, namespace="u", now=NOW).id == first.id
+        assert s.versions(key, namespace="u")["id"].to_list() == [first.id]
+        for tag in (phone, mail):
+            assert s.search("call", namespace="u", tags=[tag], now=NOW)["id"].to_list() == [first.id]
+        second = s.add("call before 9am", namespace="u", key=key, requester="crm", now=NOW + timedelta(1))
+        assert second.status == "conflict"  # the same stored key: the write side always agreed
+        assert s.resolve(key, namespace="u", keep=second.id, now=NOW + timedelta(1)).status == "active"
+        assert s.read(key, namespace="u", now=NOW + timedelta(1)).id == second.id
+        log = s.audit()
+        assert not log.filter(pl.col("detail").cast(pl.String).str.contains(phone)).height
+    with mk.MemoryStore(guard=mk.GuardParams(enabled=False)) as s:  # no guard: names are kept as written
+        m = s.add("call after 6pm", namespace="u", key=key, tags=[phone], now=NOW)
+        assert m.key == key and s.read(key, namespace="u", now=NOW).id == m.id
+        assert s.search("call", namespace="u", tags=[phone], now=NOW).height == 1

@@ -33,7 +33,7 @@ import polars as pl
 from ..params import GuardParams
 from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
 
-__all__ = ["NAME_FIELDS", "FieldScreening", "screen_fields", "strictest"]
+__all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", "strictest"]
 
 NAME_FIELDS = ("key", "owner", "created_by")  # single names; ``tags`` is a list of names
 _RANK = {"store": 0, "quarantine": 1, "refuse": 2}
@@ -112,6 +112,20 @@ class _Doc:
                     name, n = f"{keys[i]}#{n}", n + 1
                 d[name] = v
         return json.dumps(self.holder[0], ensure_ascii=False, sort_keys=True)
+
+
+def names_as_stored(names: Sequence[str], params: GuardParams = GuardParams()) -> list[str]:
+    """Names a caller looks up (a key, tags) as a write under ``params`` stores them: PII in them
+    replaced by the same pseudonyms :func:`screen_fields` gives, so that a key written as
+    ``contact.13812345678`` is read, resolved and filtered by that same name (and the audit log of
+    the lookup holds the pseudonym, not the number).
+
+    >>> names_as_stored(["pref.tea", "contact.13812345678"])
+    ['pref.tea', 'contact.[PHONE:6798e7e2]']
+    """
+    if not params.enabled or not names:  # a store without a guard keeps names as written
+        return list(names)
+    return list(screen_many(list(names), params, pseudonyms=True).texts)
 
 
 def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = GuardParams()) -> FieldScreening:

@@ -33,6 +33,7 @@ import polars as pl
 
 from ..errors import MemkitError, ValidationError
 from ..guard import consistency, lesson_similarity
+from ..guard.fields import names_as_stored
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
@@ -136,6 +137,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             _names("kind", kind, KINDS),
             _names("tags", tags, None),
         )
+        if tag_list:  # as writes keep them: PII in a tag is a pseudonym
+            tag_list = names_as_stored(tag_list, self.guard)
         if self._stale is not None:  # raises: explains that reembed() is needed
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
         gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate

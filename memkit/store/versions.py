@@ -32,6 +32,7 @@ import polars as pl
 
 from ..conflicts import plan_keyed_write
 from ..errors import NotFound
+from ..guard.fields import names_as_stored
 from ..schema import Memory, check_name
 from .gate import GateMixin
 from .vectors import COLUMNS, VectorsMixin
@@ -235,7 +236,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         Only the operator or the kept version's owner or creator may resolve, and only if it may read
         that version; one ``resolve`` event and a ``supersede`` event per loser record it.
         """
-        key = check_name("key", key)
+        key = names_as_stored([check_name("key", key)], self.guard)[0]  # as a write keeps it
         namespace = self._space(namespace)
         keep = check_name("keep", keep)
         requester = self._who(requester)

@@ -231,6 +231,19 @@ def test_delete_forgets_every_version_for_good(tmp_path: Path, clock: Clock) -> 
     assert b"asthma" not in path.read_bytes()
 
 
+@pytest.mark.parametrize("key", ["zhang@example.com", "phone-13812345678"])
+def test_a_key_holding_pii_is_read_and_deleted_by_that_key(
+    store: mk.MemoryStore, lg: MemkitStore, key: str
+) -> None:
+    """The guard keeps such a key as a pseudonym; get, put and delete still find it by the key given."""
+    lg.put(ALICE, key, {"memory": "prefers WeChat over e-mail"})
+    lg.put(ALICE, key, {"memory": "prefers calls now"})
+    assert lg.get(ALICE, key).value["memory"] == "prefers calls now"
+    lg.delete(ALICE, key)
+    assert lg.get(ALICE, key) is None and store.count("memories.alice") == 0
+    assert lg.search(ALICE, query="prefers") == []
+
+
 def test_refresh_ttl_reinforces_what_a_read_returned(filled: MemkitStore, store: mk.MemoryStore) -> None:
     def count() -> int:
         return store.read("home", namespace="memories.alice", now=filled._clock()).access_count
