@@ -398,3 +398,20 @@ def test_a_name_holding_pii_is_looked_up_by_the_name_it_was_written_with(backend
         m = s.add("call after 6pm", namespace="u", key=key, tags=[phone], now=NOW)
         assert m.key == key and s.read(key, namespace="u", now=NOW).id == m.id
         assert s.search("call", namespace="u", tags=[phone], now=NOW).height == 1
+
+
+def test_a_lesson_quarantines_a_pending_conflict_version_too(backend: str) -> None:
+    """A disputed value confirmed bad stops being shown as the key's pending value, and its writer can
+    no longer resolve it into the current one; approving it puts it back before the key's versions."""
+    with mk.MemoryStore() as s:
+        s.add("the support line is open 9 to 5", namespace="u", requester="alice", key="support", now=NOW)
+        bad = s.add("the support line moved to evil.example", namespace="u", requester="mallory",
+                    key="support", now=NOW)  # fmt: skip
+        assert bad.status == "conflict"
+        s.learn_lesson(bad.id, reason="phishing", now=NOW)
+        assert s.get(bad.id, namespace="u").status == "quarantined"
+        assert s.search("support line", namespace="u", requester="bob", now=NOW)["pending"].to_list() == [[]]
+        with pytest.raises(mk.NotFound):
+            s.resolve("support", namespace="u", keep=bad.id, requester="mallory", now=NOW)
+        assert s.audit(op="quarantine")["memory_id"].to_list() == [bad.id]
+        assert s.approve(bad.id, namespace="u", now=NOW).status == "conflict"  # under the flag policy

@@ -35,6 +35,7 @@ from .pipeline import PipelineMixin
 __all__ = ["ReviewMixin"]
 
 _LESSON_COLUMNS = "id, namespace, memory_id, content, reason, requester, created_at"  # all but embedding
+_LIVE = ("active", "conflict")  # statuses a lesson quarantines: served, or waiting to be
 
 
 def _codes(findings: str | None) -> list[str]:
@@ -162,7 +163,8 @@ class ReviewMixin(PipelineMixin):
 
         The lesson keeps the memory's text and embedding (for the audit, and so that later writes
         and ``search(guard=True)`` can recognise repeats: cosine >= ``GuardParams.lesson_similarity``).
-        An ``active`` memory is quarantined at once. Operator or reviewers only. If the memory is
+        A live memory (``active``, or a pending ``conflict`` version) is quarantined at once: a value
+        confirmed bad must neither be served as a key's pending value nor be resolved into its current one. Operator or reviewers only. If the memory is
         erased later, the lesson keeps its embedding but loses the text.
         """
         memory_id = check_name("memory_id", memory_id)
@@ -175,16 +177,16 @@ class ReviewMixin(PipelineMixin):
             self._check_reviewer(row, requester, now, "learn a lesson from")
             self._check_writable()  # before reading the vector: a stale file's is another embedder's
             emb = self._embedding_matrix("id = ?", [memory_id])[0]  # DuckDB's: also inside a transaction
-            lid, ns, retire = new_id(), row["namespace"], row["status"] == "active"
+            lid, ns, retire = new_id(), row["namespace"], row["status"] in _LIVE
 
             def write() -> None:
-                """The lesson, its event and (for an active memory) the quarantine, together."""
+                """The lesson, its event and (for a live memory) the quarantine, together."""
                 nonlocal retire
                 if self._pg is not None:  # another process may have erased or re-statused it since
                     now_row = self._run("SELECT status FROM memories WHERE id = ?", [memory_id])
                     if not now_row:  # a lesson must not keep the text of a memory erased meanwhile
                         raise NotFound(f"memory {memory_id!r} was erased meanwhile")
-                    retire = now_row[0][0] == "active"
+                    retire = now_row[0][0] in _LIVE
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [lid, log_space(ns), memory_id, row["content"], reason, requester, now, emb.tolist()],
