@@ -164,8 +164,9 @@ class ReviewMixin(PipelineMixin):
         The lesson keeps the memory's text and embedding (for the audit, and so that later writes
         and ``search(guard=True)`` can recognise repeats: cosine >= ``GuardParams.lesson_similarity``).
         A live memory (``active``, or a pending ``conflict`` version) is quarantined at once: a value
-        confirmed bad must neither be served as a key's pending value nor be resolved into its current one. Operator or reviewers only. If the memory is
-        erased later, the lesson keeps its embedding but loses the text.
+        confirmed bad is neither served as a key's pending value nor resolved into its current one.
+        Operator or reviewers only. If the memory is erased later, the lesson keeps its embedding but
+        loses the text.
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
