@@ -124,6 +124,26 @@ def test_neighbours_name_only_what_search_may_return(store: mk.MemoryStore) -> N
     assert store.neighbours([a.id], namespace="a").rows() == [(a.id, None, bad.id, None, None)]
 
 
+def test_neighbours_name_only_what_is_valid_at_now(store: mk.MemoryStore) -> None:
+    """An expired memory, one not valid yet, and one written after ``now`` are not named: a search
+    at ``now`` returns none of them."""
+    a = store.add("what tea do you like", namespace="a", now=NOW)
+    expired = store.add("expired note", namespace="a", valid_until=NOW + 30 * M, now=NOW + M)
+    c = store.add("I like oolong tea", namespace="a", now=NOW + 2 * M)
+    later = store.add("scheduled", namespace="a", valid_from=NOW + timedelta(days=30), now=NOW + 3 * M)
+    store.add("written after now", namespace="a", now=NOW + 3 * H)
+    t = NOW + 2 * H
+    found = store.search("tea note scheduled", namespace="a", now=t, k=10, reinforce=False)["id"].to_list()
+    assert expired.id not in found and later.id not in found
+    assert store.neighbours([a.id, c.id], namespace="a", now=t).rows() == [  # places kept, names hidden
+        (a.id, None, None, None, c.id),
+        (c.id, None, None, a.id, None),
+    ]
+    assert store.neighbours([a.id], namespace="a", now=NOW + 10 * M).rows() == [
+        (a.id, None, expired.id, None, c.id)
+    ]
+
+
 @pytest.mark.parametrize("lam2", [0.0, 0.8])
 @pytest.mark.parametrize("small", [0, 150])
 def test_both_index_paths_rank_like_the_rule_with_neighbours(small: int, lam2: float) -> None:

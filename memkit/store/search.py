@@ -247,20 +247,24 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             detail = {"query": digest(query), "k": k, "ids": ids, "reinforce": reinforce}
             self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
 
-    def neighbours(self, ids: Sequence[str], *, namespace: str, requester: str | None = None) -> pl.DataFrame:
+    def neighbours(
+        self, ids: Sequence[str], *, namespace: str, requester: str | None = None, now: datetime | None = None
+    ) -> pl.DataFrame:
         """The neighbours neighbour expansion uses -> ``id, prev, next, prev2, next2``: for each of
         ``ids`` (of ``namespace``), the memory of the namespace written just before and just after
-        it (within a day), and two places before and after, or null. Only what search may return
-        to ``requester`` is named (active memories it may read: no quarantined, superseded or
-        disputed id); any other id gets nulls."""
+        it (within a day), and two places before and after, or null. Only what a search at ``now``
+        may return to ``requester`` is named (active memories it may read, valid at ``now`` and
+        above the store's retrieval floor: no quarantined, superseded, disputed or expired id);
+        any other id gets nulls."""
         namespace = self._space(namespace)
         ids = check_ids("ids", ids)  # a list (a bare string is not read as its characters)
-        gate = self._gate(namespace, self._who(requester), statuses=("active",))  # search's statuses
+        now = self._now(now)
+        gate = self._gate(namespace, self._who(requester), statuses=("active",), valid_at=now)  # search's
         self._check_open()
         with self._lock:
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             adj = ix.adjacency()  # prev, next, prev2, next2
-            seen = ix.mask(gate, 0, floor=False)  # namespace, access, status (no validity at 0)
+            seen = ix.mask(gate, epoch_us(now))  # namespace, access, status, validity, the floor
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
             ok = rows >= 0  # known, and (next line) visible to the requester
             ok[ok] = seen[rows[ok]]
