@@ -17,7 +17,8 @@ write pipeline and the read gate hold exactly as for a direct call):
   whitespace at either end) and ``%`` itself are written ``%XX`` (UTF-8), so every LangGraph label
   and key round-trips (:func:`encode_label`, :func:`decode_label`). A memkit namespace written
   without LangGraph (``"user_87"``) reads as the one-label namespace ``("user_87",)``; its memories
-  without a key are listed under their id, with the value ``{"content": text}``.
+  without a key are listed under their id, with the value ``{"content": text}``. One that is no
+  labels' encoding (``"50%"``, ``"%61lice"``) cannot be addressed from LangGraph and is not listed.
 - **Values.** The dict is the memory's ``value``; the memory's text (embedded, matched by keywords,
   screened by the guard with the value's strings) comes from the fields to index: ``index=[paths]``
   on the put, else the store's ``fields`` (default ``"$"``: every string and number in the value).
@@ -263,7 +264,7 @@ class MemkitStore(SearchOps, BaseStore):
         """Erase every version of the key (or the unkeyed memory with that id). Missing: no-op."""
         ns, key = encode_namespace(op.namespace), encode_label(op.key)
         ids = self.store.versions(key, namespace=ns, requester=self.requester)["id"].to_list()
-        if not ids and (m := self._unkeyed(ns, op.key, now)) is not None:
+        if not ids and (m := self._unkeyed(ns, op.key, now, valid=False)) is not None:
             ids = [m.id]
         for memory_id in ids:
             try:
@@ -272,13 +273,17 @@ class MemkitStore(SearchOps, BaseStore):
                 pass
 
     # ------------------------------------------------------------------------- reads
-    def _unkeyed(self, ns: str, key: str, now: datetime) -> Memory | None:
-        """A memory written without a key, addressed by its id (memkit's own writes)."""
+    def _unkeyed(self, ns: str, key: str, now: datetime, *, valid: bool = True) -> Memory | None:
+        """A memory written without a key, addressed by its id (memkit's own writes): an active one,
+        and (``valid``) valid at ``now`` and written by then, as search lists it. A delete erases it
+        whatever its validity, as it erases every version of a key."""
         try:
             m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
         except (NotFound, ValidationError):
             return None
-        return m if m.key is None and m.status == "active" else None
+        now_valid = (m.created_at <= now and (m.valid_from is None or m.valid_from <= now)
+                     and (m.valid_until is None or now < m.valid_until))  # fmt: skip
+        return m if m.key is None and m.status == "active" and (now_valid or not valid) else None
 
     def _get(self, op: GetOp, now: datetime) -> MemkitItem | None:
         """The item of a key at ``now``: the current version's value, ``created_at`` of the first version

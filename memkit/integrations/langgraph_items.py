@@ -64,13 +64,21 @@ def encode_label(label: str) -> str:
 
 
 def decode_label(name: str) -> str:
-    """The inverse of :func:`encode_label`. A name without ``%`` is returned as it is; subtle: a
-    name written outside LangGraph that holds ``%XX`` is decoded all the same.
+    """The inverse of :func:`encode_label`: the label whose encoding ``name`` is, or ValidationError
+    when it is none's (``"%61lice"`` is not how ``"alice"`` is written, ``"a%C3"`` is no UTF-8, a
+    bare ``"50%"`` or an outer space are not escaped): such a name, written without LangGraph, is
+    not addressable from LangGraph, so decoding it as a label would hand one tenant another's name.
 
-    >>> decode_label("%2050%25%20")
-    ' 50% '
+    >>> decode_label("%2050%25%20"), decode_label("用户")
+    (' 50% ', '用户')
     """
-    return unquote(name, errors="surrogatepass") if "%" in name else name
+    try:
+        label = unquote(name, errors="surrogatepass") if "%" in name else name
+    except UnicodeDecodeError:
+        raise ValidationError("label", f"{name!r} escapes bytes that are no UTF-8") from None
+    if encode_label(label) != name:  # one encoding per label: anything else is not one of them
+        raise ValidationError("label", f"{name!r} is not a LangGraph label as memkit writes it")
+    return label
 
 
 def encode_namespace(namespace: Sequence[str]) -> str:
@@ -79,7 +87,8 @@ def encode_namespace(namespace: Sequence[str]) -> str:
 
 
 def decode_namespace(name: str) -> tuple[str, ...]:
-    """``"memories.alice"`` -> ``("memories", "alice")``.
+    """``"memories.alice"`` -> ``("memories", "alice")`` (ValidationError: a label is not one
+    :func:`decode_label` reads).
 
     >>> decode_namespace(encode_namespace(("memories", " 50% ")))
     ('memories', ' 50% ')

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 
+from ..errors import ValidationError
 from ..scoring import tie_order
 from .langgraph_items import (
     NOINDEX,
@@ -33,6 +34,24 @@ __all__ = ["SearchOps"]
 
 _MAX_K = 10_000  # memkit's largest search: a bigger namespace contributes its best 10,000 hits
 _PARTS = ("similarity", "importance", "strength", "recency", "keyword", "neighbour")  # a score's breakdown
+
+
+def _labels(name: str) -> tuple[str, ...] | None:
+    """A memkit namespace as LangGraph's labels, or None when it is not one LangGraph can address
+    (written without LangGraph with a ``%`` or an outer space in a label: never listed or searched)."""
+    try:
+        return decode_namespace(name)
+    except ValidationError:
+        return None
+
+
+def _key(name: str) -> str:
+    """A memkit key as LangGraph's key; one written without LangGraph that is no label's encoding
+    is shown as it is."""
+    try:
+        return decode_label(name)
+    except ValidationError:
+        return name
 
 
 class SearchOps:
@@ -58,7 +77,9 @@ class SearchOps:
         """
         names = self.store.namespaces(requester=self.requester)["namespace"].to_list()  # readable ones
         n = len(prefix)
-        return [name for name in names if decode_namespace(name)[:n] == tuple(prefix)]
+        return [
+            name for name in names if (labels := _labels(name)) is not None and labels[:n] == tuple(prefix)
+        ]
 
     def _current(self, ns: str, now: datetime) -> pl.DataFrame:
         """The namespace's items at ``now``: the active version of each key valid then (and the
@@ -139,7 +160,7 @@ class SearchOps:
                 memory_id=r["id"],
                 namespace=decode_namespace(r["ns"]),
                 # an unkeyed memory (written without LangGraph) is listed under its id
-                key=decode_label(r["key"]) if r["key"] is not None else r["id"],
+                key=_key(r["key"]) if r["key"] is not None else r["id"],
                 value=item_value(r["value"], r["content"]),
                 created_at=r["first_at"],
                 updated_at=r["created_at"],
