@@ -50,7 +50,7 @@ from .errors import MemkitError, ValidationError
 from .evaluate import LOCOMO, fetch_locomo
 from .operate import COMMANDS as OPERATOR_COMMANDS
 from .operate import add_commands as add_operator_commands
-from .portable import adapters, cogx
+from .portable import adapters
 from .store import MemoryStore
 
 __all__ = ["main"]
@@ -265,8 +265,7 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> None:
     must keep its history. With ``--requester``, only what that requester may read is written.
     """
     if args.to == "cogx":
-        manifest = cogx.write_cogx(store.frame(args.namespace, requester=args.requester), args.out,
-                                   embedder=store.embedder.name, now=args.now)  # fmt: skip
+        manifest = store.export_cogx(args.out, args.namespace, now=args.now, requester=args.requester)
         print(f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
         return
     header = store.export(

@@ -26,7 +26,7 @@ import polars as pl
 from ..embed import l2_normalize
 from ..errors import ValidationError, check_path
 from ..guard import identity, is_rule_message
-from ..portable import jsonl
+from ..portable import cogx, jsonl
 from ..portable.columns import Column
 from ..portable.plan import check_namespace_map, plan_import
 from ..portable.rows import new_id
@@ -125,6 +125,35 @@ class PortableMixin(PipelineMixin, ReadMixin):
             self._log("export", now, namespace, requester, path=where_to, embeddings=include_embeddings,
                       **header["counts"])  # fmt: skip
         return header
+
+    def export_cogx(
+        self,
+        directory: str | Path,
+        namespace: str | None = None,
+        *,
+        now: datetime | None = None,
+        requester: str | None = None,
+    ) -> dict[str, Any]:
+        """Write the memories of ``namespace`` (or all) as a COGX archive (cognee's format, a folder:
+        :func:`memkit.cogx.write_cogx`) -> its manifest. The same read as :meth:`export`: the operator
+        gets everything, a ``requester`` only what it may read, without quarantined memories; one
+        ``export`` event (``format: "cogx"``) is logged."""
+        namespace = self._space(namespace, optional=True)
+        requester, now = self._who(requester), self._now(now)
+        d = check_path("directory", directory)
+        if d.exists() and not d.is_dir():  # a database file, or any file: COGX is a folder
+            raise ValidationError("directory", f"{str(directory)!r} exists and is not a folder: not replaced")
+        with self._lock:
+            frame = self.frame(namespace, requester=requester)
+            if requester is not None:  # as export(): a requester's file holds no quarantined memory
+                frame = frame.filter(pl.col("status") != "quarantined")
+            try:
+                manifest = cogx.write_cogx(frame, d, embedder=self.embedder.name, now=now)
+            except OSError as e:
+                raise ValidationError("directory", f"cannot write {str(directory)!r}: {e}") from None
+            self._log("export", now, namespace, requester, path=scrub(str(directory)), format="cogx",
+                      memories=frame.height)  # fmt: skip
+        return manifest
 
     def import_(
         self,
