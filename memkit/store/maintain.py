@@ -31,7 +31,7 @@ from ..consolidate import MergeParams, plan_grouped, remerge
 from ..embed import content_hash
 from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
-from ..params import ForgetParams, check_number
+from ..params import ForgetParams, GuardParams, check_number
 from ..schema import check_name, check_value
 from .files import FilesMixin
 from .merge import MergeMixin, merged_record
@@ -305,14 +305,21 @@ class MaintainMixin(MergeMixin, FilesMixin):
         now: datetime | None = None,
         stale_days: float = 90.0,
         requester: str | None = None,
+        guard: GuardParams | None = None,
     ) -> pl.DataFrame:
         """Lint the memories (:mod:`memkit.analyze`) -> findings ``code, severity, namespace,
         memory_id, key, message``, most severe first. Reads only. The near-duplicate finding (MK003)
         is the merge plan ``consolidate`` would apply at ``now``; with a ``requester`` (and its
-        namespace) only what it may read is linted."""
+        namespace) only what it may read is linted. ``guard`` gives the rules of MK008-MK010: by
+        default the store's, or the default rules when the store's guard is off (what was written
+        unscreened is what they are for); ``GuardParams(enabled=False)`` skips them."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         stale_days = check_number("stale_days", stale_days, lo=0.0, hi=365_000.0)
+        if guard is None:
+            guard = self.guard if self.guard.enabled else GuardParams()
+        elif not isinstance(guard, GuardParams):
+            raise ValidationError("guard", f"must be a memkit.GuardParams, got {type(guard).__name__}")
         with self._lock:
             frame = self.frame(namespace, requester=requester).filter(pl.col("created_at") <= now)
             # the operator's merge candidates, narrowed to what this requester may read
@@ -324,4 +331,4 @@ class MaintainMixin(MergeMixin, FilesMixin):
             # default retrieval floor of 0, using it would make MK006 silent
             weak = self.decay.min_strength or ForgetParams().min_strength
             return lint(frame, now, min_strength=weak, stale_days=stale_days,
-                        merge_plan=merges, guard=self.guard)  # fmt: skip
+                        merge_plan=merges, guard=guard)  # fmt: skip
