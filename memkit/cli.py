@@ -39,9 +39,11 @@ do in one line, and the CLI adds only argument parsing and printing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 
@@ -133,26 +135,12 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("file", help="input file (a COGX archive directory with --from cogx)")
     imp.add_argument("--db", required=True, help="database file (must exist unless --create)")
     imp.add_argument("--create", action="store_true", help="create the database file if it does not exist")
-    imp.add_argument(
-        "--on-conflict",
-        default="skip",
-        choices=("skip", "overwrite", "new_ids", "error"),
-        help="what an id already in the store does (default skip)",
-    )
-    imp.add_argument(
-        "--namespace-map",
-        action="append",
-        default=[],
-        metavar="OLD=NEW",
-        help="rename a namespace on the way in (repeatable)",
-    )
-    imp.add_argument(
-        "--from",
-        dest="source",
-        choices=("memkit", "mem0", "cogx", "chat"),
-        default="memkit",
-        help="input format: memkit JSONL, a mem0 get_all() JSON, a COGX archive, chat messages",
-    )
+    imp.add_argument("--on-conflict", default="skip", choices=("skip", "overwrite", "new_ids", "error"),
+                     help="what an id already in the store does (default skip)")  # fmt: skip
+    imp.add_argument("--namespace-map", action="append", default=[], metavar="OLD=NEW",
+                     help="rename a namespace on the way in (repeatable)")  # fmt: skip
+    imp.add_argument("--from", dest="source", choices=("memkit", "mem0", "cogx", "chat"), default="memkit",
+                     help="memkit JSONL, mem0 get_all() JSON, a COGX archive, chat messages")  # fmt: skip
     imp.add_argument("--namespace", help="target namespace for --from chat (and mem0 records without a user)")
     imp.add_argument("--requester", help="who imports (audit log; default: the operator)")
     imp.add_argument(
@@ -223,8 +211,16 @@ def _run(args: argparse.Namespace) -> None:
         return
     # subtle: only `import --create` may create the file; every other command opens it with
     # create=False, which raises NotFound for a missing file before anything is written
-    with MemoryStore(args.db, create=args.command == "import" and args.create) as store:
-        _WITH_STORE[args.command](store, args)
+    create = args.command == "import" and args.create
+    made = create and not Path(args.db).exists()
+    try:
+        with MemoryStore(args.db, create=create) as store:
+            _WITH_STORE[args.command](store, args)
+    except BaseException:
+        if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
+            for f in (args.db, f"{args.db}.wal", f"{args.db}.reads"):
+                Path(f).unlink(missing_ok=True)
+        raise
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -342,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemkitError as e:
         print(f"memkit: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `memkit info db | head -1`: the reader left early, which is no error;
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second one at exit's flush
     return 0
 
 

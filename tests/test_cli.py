@@ -123,3 +123,27 @@ def test_subprocess(db: str, tmp_path: Path) -> None:
         timeout=120,
     )
     assert run.returncode == 2 and "already in the store" in run.stderr
+
+
+def test_a_failed_import_create_leaves_no_new_file(db: str, tmp_path: Path, capsys) -> None:
+    """`import --create` makes the file for the import: when the import fails, the new (empty)
+    file goes too, so a later run does not silently use it. An existing file is never removed."""
+    bad = tmp_path / "v9.jsonl"
+    bad.write_text('{"format": "memkit", "version": 9}\n', encoding="utf-8")
+    fresh = tmp_path / "fresh.duckdb"
+    assert main(["import", "--db", str(fresh), "--create", str(bad), T]) == 2
+    assert "FormatError" in capsys.readouterr().err
+    assert list(tmp_path.glob("fresh.duckdb*")) == []
+    assert main(["import", "--db", db, "--create", str(bad), T]) == 2  # the file existed: it stays
+    with mk.MemoryStore(db) as s:
+        assert s.count("u") == 2
+
+
+def test_a_reader_that_leaves_early_is_no_error(db: str) -> None:
+    """`memkit info db | head -1`: the pipe closes before memkit writes; no traceback, exit 0."""
+    p = subprocess.Popen([sys.executable, "-m", "memkit", "info", db], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+    with p.stderr:
+        p.stdout.close()  # before the child has written anything (importing memkit takes a while)
+        err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and "Traceback" not in err, err
