@@ -148,11 +148,12 @@ def _decay(store: MemoryStore, now: datetime, out: TextIO) -> None:
     # lowers a memory's rank, and forgetting (section 8) is what removes it
     recallable = []
     for label, h in offsets.items():
-        hits = store.search(
-            "用户", namespace="user_87", k=1000, now=now + timedelta(hours=h), reinforce=False
-        )
-        recallable.append({"time": label, "recallable (strength >= 0.1)": hits.height})
-    show_section(out, "3b. How many of user_87's memories are still recallable", pl.DataFrame(recallable))
+        at = now + timedelta(hours=h)
+        ask = dict(namespace="user_87", k=1000, now=at, reinforce=False)
+        counts = [store.search("用户", **ask, min_strength=floor).height for floor in (None, 0.1)]
+        recallable.append({"time": label, "reachable (floor 0)": counts[0], "strength >= 0.1": counts[1]})
+    title = "3b. How many of user_87's memories a search still reaches, and how many a 0.1 floor would keep"
+    show_section(out, title, pl.DataFrame(recallable))
 
 
 def _decay_table(frame: pl.DataFrame, now: datetime, offsets: dict[str, int]) -> pl.DataFrame:

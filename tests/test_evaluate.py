@@ -267,6 +267,12 @@ def test_knowledge_update_scenario_keyed_writes_return_the_current_value() -> No
     assert plain_default["current@1"][0] == 1.0  # the default: a newer value wins a near tie
 
 
+@pytest.mark.parametrize("weights", [mk.Weights(), {"mine": {"similarity": 1.0}}, [mk.Weights()]])
+def test_knowledge_update_scenario_names_bad_weights(weights) -> None:
+    with pytest.raises(mk.ValidationError, match="weights"):
+        ev.knowledge_update_scenario(n_subjects=1, weights=weights)
+
+
 def test_locomo_benchmark_skips_cleanly_without_data(tmp_path: Path) -> None:
     import subprocess
     import sys

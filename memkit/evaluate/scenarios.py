@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import polars as pl
 
+from ..errors import ValidationError
 from ..params import ForgetParams, Weights
 from ..store import MemoryStore
 
@@ -151,6 +152,10 @@ def knowledge_update_scenario(
     >>> r.select("mode", "current@1", "stale@1").rows()
     [('plain', 0.5, 0.5), ('keyed', 1.0, 0.0)]
     """
+    if weights is not None and (
+        not isinstance(weights, dict) or not all(isinstance(w, Weights) for w in weights.values())
+    ):  # a bare Weights is one weighting without its label: {"mine": Weights(...)}
+        raise ValidationError("weights", f"must map labels to memkit.Weights, got {type(weights).__name__}")
     weights = weights or {
         "default": Weights(),
         "articles": Weights.articles(),
