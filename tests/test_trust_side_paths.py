@@ -134,6 +134,7 @@ def _calls_with_namespace(s: mk.MemoryStore, ns: str, m: mk.Memory, path: str) -
         "audit": lambda: s.audit(ns), "consolidate": lambda: s.consolidate(ns, now=NOW),
         "count": lambda: s.count(ns), "delete": lambda: s.delete(m.id, **one),
         "export": lambda: s.export(path, ns, now=NOW), "forget": lambda: s.forget(ns, now=NOW),
+        "export_cogx": lambda: s.export_cogx(f"{path}.cogx", ns, now=NOW),
         "frame": lambda: s.frame(ns), "get": lambda: s.get(m.id, **one),
         "learn_lesson": lambda: s.learn_lesson(m.id, reason="bad", **one), "lessons": lambda: s.lessons(ns),
         "log_context": lambda: s.log_context([m.id], **one),
