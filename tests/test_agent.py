@@ -159,6 +159,33 @@ def test_commands_work_in_both_languages_without_the_llm(store: mk.MemoryStore, 
     assert store.audit(NS, op="delete").height == 2
 
 
+@pytest.mark.parametrize(
+    ("stored", "forget", "gone"),
+    [
+        (["I like jazz music", "I like black coffee", "I like swimming"], "forget that I like skiing", []),
+        (["我喜欢爵士乐", "我喜欢喝黑咖啡", "我喜欢游泳"], "忘掉我喜欢滑雪", []),
+        (["我喜欢喝绿茶", "我喜欢游泳"], "忘掉我喜欢喝红茶", []),
+        (["I live in Hangzhou", "I like swimming"], "forget that I live in Paris", []),
+        (["我在阿里巴巴工作", "我喜欢游泳"], "忘掉我在腾讯的工作", []),
+        (
+            ["I like jazz music", "I like black coffee"],
+            "forget that I really like jazz music a lot",
+            ["I like jazz music"],
+        ),
+        (["我喜欢喝绿茶", "我喜欢游泳"], "忘掉我喜欢喝绿茶", ["我喜欢喝绿茶"]),
+    ],
+)
+def test_forget_erases_only_what_the_user_named(store, now: datetime, stored, forget, gone) -> None:
+    """A forget command names a memory by its words: one sharing only "I like" (or a Chinese
+    character or two) with it is not it, and stays, protected or not."""
+    agent = _agent(store, now)
+    for text in stored:
+        agent.chat(f"记住{text}" if text[0] > "~" else f"remember that {text}")
+    r = agent.chat(forget)
+    assert sorted(r.affected.filter(pl.col("action") == "deleted")["content"].to_list()) == gone
+    assert sorted(store.frame(NS)["content"].to_list()) == sorted(set(stored) - set(gone))
+
+
 def test_forget_erases_every_version_but_only_what_the_requester_may_modify(
     store: mk.MemoryStore, now: datetime
 ) -> None:

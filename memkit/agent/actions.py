@@ -8,7 +8,8 @@ remember    ``store.add`` in ``long_term``, importance 0.9, protected, kind from
             preference on a known topic is a keyed write (``preference.drink``) that supersedes
             the old value
 forget      ``store.search`` for the payload (similarity and keyword, no reinforcement); every hit
-            scoring at least ``threshold`` is deleted with all versions of its key. An explicit
+            scoring at least ``threshold`` that says what the payload names (most of its words,
+            weighted by rarity: :func:`_names_it`) is deleted with all versions of its key. An explicit
             user forget overrides ``protected`` (it is the user's data; protection only stops
             *automatic* forgetting). Memories the requester may not modify are kept and reported.
 delete_last the newest memory this requester added to this namespace that still exists and is more
@@ -32,6 +33,7 @@ result frame into the sentence the agent replies with, in the language of the co
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -44,6 +46,7 @@ from ..errors import NotFound, ValidationError
 from ..guard import identity
 from ..params import Weights, check_number
 from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
+from ..text import tokenize
 
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "confirm", "execute"]
 
@@ -60,6 +63,7 @@ ACTION_SCHEMA = {
 # what a "forget X" command matches: the memory that says X, never a neighbour of it
 FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
 _FORGET_K = 20  # at most this many memories erased by one forget command (a bound on a vague request)
+_FORGET_COVERAGE = 0.5  # the share of the query's word weight a memory must hold to be what it names
 # more than an ordinary turn: past the admission gate, or in a durable layer
 _NOTABLE = (pl.col("importance") >= ADMISSION_MIN_IMPORTANCE) | (pl.col("layer") != "short_term")
 _CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the command was given in Chinese
@@ -152,6 +156,9 @@ def _forget(
         min_strength=0.0, reinforce=False,
     )  # fmt: skip
     hits = hits.filter(pl.col("score") >= threshold)
+    if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
+        named = _names_it(query, hits["content"].to_list(), _corpus(store, namespace, requester))
+        hits = hits.filter(pl.Series(named, dtype=pl.Boolean))
     if hits.is_empty():
         return _frame([], "deleted")
     # every version of a matched key goes too: a superseded value is still the user's data
@@ -177,6 +184,37 @@ def _forget(
             _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept"),
         ]
     )
+
+
+def _corpus(store: Any, namespace: str, requester: str | None) -> list[str]:
+    """The texts a forget command is weighed against: the active memories ``requester`` may read."""
+    frame = store.frame(namespace, requester=requester)
+    return frame.filter(pl.col("status") == "active")["content"].to_list()
+
+
+def _names_it(query: str, texts: list[str], corpus: list[str]) -> list[bool]:
+    """Does each of ``texts`` say what ``query`` names? Either it holds most of the query's weight of
+    words (each word weighted by its rarity in ``corpus``, where a word no memory has weighs most:
+    "forget that I like skiing" names nothing a store of "I like jazz" holds), or the query restates
+    all of it ("forget that I really like jazz music a lot" names "I like jazz music").
+
+    Search's keyword score cannot decide this: it is scaled to the query words some memory contains
+    (so that question words do not count), which made "I like" alone a full match for "I like
+    skiing", and "我喜欢喝红茶" one for "我喜欢喝绿茶".
+    """
+    words = set(tokenize(query, keep_stopwords=False))
+    if not words:
+        return [False] * len(texts)
+    docs = [set(tokenize(t, keep_stopwords=False)) for t in corpus]  # a user command, not a hot path
+    df = {w: sum(w in d for d in docs) for w in words}  # how many memories hold each word
+    idf = {w: math.log1p((len(docs) - k + 0.5) / (k + 0.5)) for w, k in df.items()}  # BM25's idf
+    total = sum(idf.values())
+    out = []
+    for text in texts:
+        own = set(tokenize(text, keep_stopwords=False))
+        restated = bool(own) and own <= words
+        out.append(restated or sum(idf[w] for w in words & own) >= _FORGET_COVERAGE * total)
+    return out
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
