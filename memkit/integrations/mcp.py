@@ -172,7 +172,11 @@ class _MemoryTools:
             raise NotFound(
                 f"no memory with key {key!r} in namespace {self.namespace!r}; add_memory creates it"
             )
-        current = versions.filter(pl.col("status") != "quarantined").tail(1).to_dicts()  # newest readable
+        # the current (active) value is what an update continues, not a pending or a rejected
+        # conflict: another writer's public value would make a private fact public
+        status = pl.col("status")
+        current = versions.filter(status == "active").tail(1).to_dicts() or (
+            versions.filter(status == "conflict").tail(1).to_dicts())  # fmt: skip
         given = {"importance": importance, "kind": kind, "tags": tags}
         fields = {f: current[0][f] for f in _CARRIED} if current else {}
         fields |= {f: v for f, v in given.items() if v is not None}

@@ -186,6 +186,30 @@ def test_update_memory_makes_a_new_version(server: Any, store: mk.MemoryStore, c
     )
 
 
+def test_update_memory_continues_the_current_version_not_a_rejected_one(
+    server: Any, store: mk.MemoryStore
+) -> None:
+    """A pending or rejected conflict (another writer's low-importance value, or a public one) is not
+    what an update continues: the important, or private, current value is."""
+    cur = store.add("User likes hiking", namespace="u", requester="assistant", key="user.hobby",
+                    importance=0.9, protected=True, now=NOW)  # fmt: skip
+    other = store.add("User likes golf", namespace="u", requester="crm", key="user.hobby",
+                      importance=0.1, kind="event", now=NOW)  # fmt: skip
+    assert other.status == "conflict"
+    store.resolve("user.hobby", namespace="u", keep=cur.id, now=NOW)  # rejected: superseded
+    new = ok(server, "update_memory", {"key": "user.hobby", "content": "User likes climbing"})
+    assert (new["importance"], new["kind"], new["protected"]) == (0.9, "fact", True)
+    doc = store.add("User's doctor is Dr. Li", namespace="u", requester="assistant", key="user.doctor",
+                    access="private", now=NOW)  # fmt: skip
+    pending = store.add("User's doctor is Dr. Zhang", namespace="u", requester="assistant", key="user.doctor",
+                        source="import", now=NOW)  # fmt: skip
+    assert pending.status == "conflict" and pending.access == "public"
+    store.resolve("user.doctor", namespace="u", keep=doc.id, now=NOW)
+    assert ok(server, "update_memory", {"key": "user.doctor", "content": "Dr. Wang"})["access"] == "private"
+    seen = store.search("doctor", namespace="u", requester="bob", now=NOW, reinforce=False)["content"]
+    assert not seen.str.contains("Dr.").any()
+
+
 def test_update_memory_of_a_key_that_does_not_exist_here(server: Any, store: mk.MemoryStore) -> None:
     store.add("Bob prefers tea", namespace="other", requester="bob", key="user.drink", now=NOW)
     before = snapshot(store)
