@@ -37,9 +37,8 @@ from .postgres import PgConnection, is_url, redact_url
 
 __all__ = ["FilesMixin", "check_embedder"]
 
-# DuckDB settings of every connection, set when it opens and then locked (`lock_configuration`):
-# memkit's SQL only ever touches its own tables, so a value that reached SQL text could not read
-# /etc/passwd, fetch a URL or load an extension either.
+# DuckDB settings of every connection, set when it opens and then locked (`lock_configuration`): memkit's
+# SQL only touches its own tables, so a value that reached SQL text could not read files, URLs or extensions.
 SETTINGS = {
     "enable_external_access": False,  # no file or network access from SQL text
     "autoinstall_known_extensions": False,  # no download of an extension a query names
@@ -200,7 +199,8 @@ class FilesMixin(StoreCore):
     def compact(self) -> None:
         """Rewrite the file so that nothing erased survives in its free blocks (see the module doc).
 
-        Runs by itself after every erasure unless ``compact_on_erase=False``; a no-op in memory.
+        Runs by itself after every erasure unless ``compact_on_erase=False``; a no-op in memory; on
+        a server (where erasures run VACUUM by themselves), ``VACUUM FULL``: the operator's purge.
 
         Steps: a fresh file next to the old one gets the schema (the same migrations) and a copy of
         every memkit table through Arrow; the old file's log is folded in and the fresh file
@@ -210,7 +210,11 @@ class FilesMixin(StoreCore):
         with self._lock:
             if self._con is None:
                 raise MemkitError(f"the store {self.path!r} is closed")
-            if self._file is None or self.read_only or self._depth:
+            if self.read_only or self._depth:
+                return
+            if self._file is None:  # in memory: nothing to do; a server: every table and index rewritten
+                if self._pg is not None:  # (GIN keeps a word as a key after its rows are vacuumed)
+                    self._run("VACUUM FULL memories, embed_cache, lessons, events")
                 return
             self._check_writable()  # a stale file is not rewritten either
             self._refuse_foreign()
@@ -308,15 +312,14 @@ class FilesMixin(StoreCore):
             self._on_commit(self._vacuum)
 
     def _analyze(self) -> None:
-        """On a server, statistics after a large write: with a bulk load's rows unknown to the planner
-        (autovacuum analyzes within a minute or so), it takes the ``(namespace, status)`` index for one
-        row and sorts the whole namespace instead of asking the HNSW index (120 ms instead of 17 at 100k)."""
+        """On a server, statistics after a large write: not knowing a bulk load's rows, the planner sorts
+        a whole namespace instead of asking the HNSW index (120 ms instead of 17 at 100k)."""
         self._run("ANALYZE memories")
 
     def _vacuum(self) -> None:
-        """On a server, an erasure is followed by VACUUM: the erased rows' space is reclaimed and no
-        query can reach them. The server's write-ahead log and backups are the operator's to expire."""
-        self._run("VACUUM memories, embed_cache, lessons")
+        """On a server, an erasure is followed by VACUUM (the audit log too: an erasure rewrites its events);
+        the server's write-ahead log and backups are the operator's to expire."""
+        self._run("VACUUM memories, embed_cache, lessons, events")
 
     # ---------------------------------------------------------------------------------- lifecycle
     def close(self) -> None:

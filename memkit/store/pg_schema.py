@@ -68,7 +68,7 @@ __all__ = [
     "prepare_server",
 ]
 
-PG_SCHEMA = 3
+PG_SCHEMA = 4
 """Version of what :data:`STEPS` create, kept in ``meta.pg_schema``: a database below it runs the steps
 above its number when opened, so a later memkit can add to it."""
 
@@ -186,10 +186,32 @@ ALTER INDEX memories_keywords ALTER COLUMN 1 SET STATISTICS 0;
     .replace("@CJK@", _escaped(CJK))
     .replace("@STOP@", ", ".join(f"'{w}'" for w in sorted(STOPWORDS)))
 )
-STEPS = ((1, _CORE), (3, _KEYWORDS))
+# what a text was must not outlive its erasure in the planner's statistics: ANALYZE (memkit's after a
+# bulk write, autovacuum's any time) keeps a sample's most common values and histogram of a column in
+# pg_statistic, readable through pg_stats. No column holding words gets any (the planner finds rows
+# by id, namespace, key and status through indexes, and estimates without them); statistics an older
+# memkit let the server gather are dropped where the role may (a superuser), else left with a warning.
+_NO_STATS = """
+ALTER TABLE memories ALTER COLUMN content SET STATISTICS 0, ALTER COLUMN key SET STATISTICS 0,
+  ALTER COLUMN value SET STATISTICS 0, ALTER COLUMN tags SET STATISTICS 0,
+  ALTER COLUMN findings SET STATISTICS 0;
+ALTER TABLE lessons ALTER COLUMN content SET STATISTICS 0, ALTER COLUMN reason SET STATISTICS 0;
+ALTER TABLE events ALTER COLUMN detail SET STATISTICS 0;
+DO $do$ BEGIN
+  DELETE FROM pg_catalog.pg_statistic s USING pg_catalog.pg_attribute a
+  WHERE s.starelid = a.attrelid AND s.staattnum = a.attnum AND a.attstattarget = 0
+    AND a.attrelid IN (to_regclass(format('%I.memories', current_schema())),
+                       to_regclass(format('%I.lessons', current_schema())),
+                       to_regclass(format('%I.events', current_schema())));
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE WARNING 'memkit: statistics gathered before pg_schema 4 stay until a superuser drops them';
+END $do$;
+"""
+STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS))
 """``(number, statements)``: row order, indexes, the change log and its triggers (1, required); the
 keyword functions and their index (3; 2 was a generated column, which 3 drops in this schema unless a
-view depends on it). Each runs once."""
+view depends on it); no planner statistics of the columns that hold words (4). Each runs once."""
+_WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts"}
 
 
 @contextmanager
@@ -228,9 +250,8 @@ def _upgrade(pg: PgConnection, at: int) -> None:
             if number == 1 or getattr(exc, "sqlstate", None) != "42501":  # 42501: insufficient privilege
                 raise
             warnings.warn(
-                f"memkit: this role may not alter the database's tables, so the keyword functions of"
-                f" pg_schema {number} (memkit_terms, memkit_query) wait for the owner's next open:"
-                f" {exc}",
+                f"memkit: this role may not alter the database's tables, so pg_schema {number}"
+                f" ({_WHAT[number]}) waits for the owner's next open: {exc}",
                 RuntimeWarning,
                 stacklevel=4,
             )

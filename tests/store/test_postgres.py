@@ -9,6 +9,7 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -18,6 +19,7 @@ from conftest import _fresh_schema
 
 import memkit as mk
 from memkit.store import sync
+from memkit.store.pg_schema import PG_SCHEMA
 from memkit.store.postgres import redact_url, translate
 
 psycopg = pytest.importorskip("psycopg", reason="the extra memkit[postgres] is not installed")
@@ -334,7 +336,7 @@ def test_a_database_of_an_older_memkit_gets_the_keyword_index_on_open(url: str, 
         assert store.get(m.id).content == "用户住在杭州"
     with psycopg.connect(url) as con:
         assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
-        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("3",)
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == (str(PG_SCHEMA),)
         columns = "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'"
         assert "terms" not in {r[0] for r in con.execute(columns).fetchall()}
 
@@ -431,7 +433,7 @@ def test_a_view_on_the_old_keyword_column_keeps_it_and_the_database_opens(url: s
     with psycopg.connect(url) as con:
         assert con.execute("SELECT id FROM report").fetchall() == [(m.id,)]
         assert con.execute(FIND, ["杭州"]).fetchall() == [(m.id,)]
-        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == ("3",)
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == (str(PG_SCHEMA),)
 
 
 def test_a_long_query_reads_its_first_characters(url: str) -> None:
@@ -444,3 +446,80 @@ def test_a_long_query_reads_its_first_characters(url: str) -> None:
         with psycopg.connect(url) as con:
             assert con.execute(FIND, [text]).fetchall() == [(m.id,)]
             assert con.execute(FIND, [text[QUERY_CHARS:]]).fetchall() == []
+
+
+WORDS_STATS = (
+    "SELECT tablename, attname FROM pg_stats WHERE schemaname = current_schema()"
+    " AND (tablename, attname) IN (('memories', 'content'), ('memories', 'key'), ('memories', 'tags'),"
+    " ('memories', 'value'), ('lessons', 'content'), ('events', 'detail'))"
+)
+
+
+def test_erased_text_does_not_survive_in_the_planners_statistics(url: str) -> None:
+    """ANALYZE (after a bulk write, or autovacuum's) keeps a sample's most common values in pg_stats:
+    no column holding words gets any, so nothing erased is readable there."""
+    n = 1030  # a bulk write: memkit runs ANALYZE after it
+    frame = pl.DataFrame({"content": [f"patient Zhang has stage 2 lymphoma {i % 30}" for i in range(n)],
+                          "key": [f"diagnosis.{i % 30}" for i in range(n)], "tags": [["x"]] * n})  # fmt: skip
+    with mk.MemoryStore(url) as store:
+        ids = store.add_many(frame, namespace="u", now=NOW)["id"]
+        store.learn_lesson(ids[0], reason="test", now=NOW)
+        for memory_id in ids[:50]:
+            store.delete(memory_id, namespace="u", now=NOW)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("ANALYZE memories, lessons, events")  # as autovacuum would, any time
+        assert con.execute(WORDS_STATS).fetchall() == []
+        stats = con.execute("SELECT attname FROM pg_stats WHERE schemaname = current_schema()"
+                            " AND tablename = 'memories'").fetchall()  # fmt: skip
+        assert ("namespace",) in stats  # the planner still knows what it needs
+
+
+def test_statistics_an_older_memkit_let_the_server_gather_are_dropped_on_open(url: str) -> None:
+    with mk.MemoryStore(url) as store:
+        store.add_many(pl.DataFrame({"content": [f"lymphoma case {i % 7}" for i in range(1030)]}),
+                       namespace="u", now=NOW)  # fmt: skip
+    with psycopg.connect(url, autocommit=True) as con:  # as pg_schema 3 left it
+        con.execute("ALTER TABLE memories ALTER COLUMN content SET STATISTICS -1")
+        con.execute("ANALYZE memories")
+        assert con.execute(WORDS_STATS).fetchall() == [("memories", "content")]
+        con.execute("UPDATE meta SET value = '3' WHERE name = 'pg_schema'")
+    with mk.MemoryStore(url):
+        pass
+    with psycopg.connect(url, autocommit=True) as con:
+        assert con.execute(WORDS_STATS).fetchall() == []
+        assert con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone() == (str(PG_SCHEMA),)
+
+
+def _on_disk(con: Any, words: tuple[str, ...], kinds: str = "rti") -> set[str]:
+    """The store's relations of ``kinds`` (r table, t toast, i index) whose data files (after a
+    CHECKPOINT; not the WAL) hold any of ``words``."""
+    con.execute("CHECKPOINT")
+    paths = con.execute(
+        "SELECT relname, pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_namespace n"
+        " ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND relkind = ANY(%s)",
+        [list(kinds)],
+    ).fetchall()
+    root = Path(con.execute("SHOW data_directory").fetchone()[0])
+    return {
+        rel for rel, p in paths for f in root.glob(f"{p}*") for w in words if w.encode() in f.read_bytes()
+    }
+
+
+def test_an_erasure_leaves_no_text_in_the_servers_data_files_once_compacted(url: str) -> None:
+    """A delete VACUUMs the memory tables and the audit log (the key stayed in events' old row
+    versions); what index pages keep (GIN never drops a word's key, a B-tree page keeps a deleted
+    entry's bytes until reused) goes with compact(), the operator's purge."""
+    key, word = "zqxkeymarker", "zqxtextmarker"
+    with mk.MemoryStore(url) as store:
+        store.add_many(
+            pl.DataFrame({"content": [f"ordinary memory {i}" for i in range(20)]}), namespace="u", now=NOW
+        )
+        m = store.add(f"{word} lives in Hangzhou", namespace="u", key=key, now=NOW)
+        store.read(key, namespace="u", now=NOW)
+        store.delete(m.id, namespace="u", now=NOW)
+        with psycopg.connect(url, autocommit=True) as con:
+            assert _on_disk(con, (key, word), kinds="rt") == set()
+        store.compact()
+        with psycopg.connect(url, autocommit=True) as con:
+            assert _on_disk(con, (key, word)) == set()
+        assert store.count("u") == 20 and store.search("ordinary", namespace="u", now=NOW).height == 5
