@@ -156,7 +156,7 @@ class FilesMixin(StoreCore):
         embedder). A read-only or stale file cannot be upgraded: it must already be current.
         """
         if self._pg is not None:  # one process migrates a server at a time; the others wait here
-            with prepare_server(self._pg, self.read_only):
+            with prepare_server(self._pg, self.read_only, create):
                 return self._migrate_schema(create)
         return self._migrate_schema(create)
 

@@ -52,6 +52,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ..errors import ValidationError
 from ..text import CJK, INVISIBLE, STOPWORDS
 from .postgres import PgConnection
 
@@ -214,10 +215,29 @@ view depends on it); no planner statistics of the columns that hold words (4). E
 _WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts"}
 
 
+# the first schema of the connection's search path (the URL's `options=-csearch_path=...`), unquoted
+_FIRST = "SELECT trim(both ' \"' from split_part(current_setting('search_path'), ',', 1)), current_schema()"
+
+
+def _own_schema(pg: PgConnection, create: bool, read_only: bool) -> None:
+    """The schema the URL names first exists, or is made (``create``, not read-only). PostgreSQL
+    skips a missing schema of the search path without a word, so two stores of two new schemas would
+    otherwise both live in ``public`` and read each other's memories."""
+    first, current = pg.con.execute(_FIRST).fetchone()
+    if first in ("$user", "") or first == current:  # the default path, or the schema is there
+        return
+    if not create or read_only:
+        raise ValidationError("path", f"schema {first!r} does not exist on the server (create=True makes it)")
+    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [first]).fetchone()[0]
+    pg.con.execute(ddl)
+
+
 @contextmanager
-def prepare_server(pg: PgConnection, read_only: bool) -> Iterator[None]:
+def prepare_server(pg: PgConnection, read_only: bool, create: bool = True) -> Iterator[None]:
     """Hold the migration lock while the block migrates; then, unless read-only, make sure the
-    change log and its triggers exist (for a database migrated by an older memkit too)."""
+    change log and its triggers exist (for a database migrated by an older memkit too). First, the
+    store's own schema must exist (:func:`_own_schema`)."""
+    _own_schema(pg, create, read_only)
     if read_only:  # a read-only open migrates nothing (an outdated schema is refused)
         yield
         return

@@ -523,3 +523,26 @@ def test_an_erasure_leaves_no_text_in_the_servers_data_files_once_compacted(url:
         with psycopg.connect(url, autocommit=True) as con:
             assert _on_disk(con, (key, word)) == set()
         assert store.count("u") == 20 and store.search("ordinary", namespace="u", now=NOW).height == 5
+
+
+def test_a_store_on_a_new_schema_makes_it_and_stays_in_it(url: str) -> None:
+    """PostgreSQL skips a missing schema of the search path silently: two stores of two new schemas
+    lived in public together and read each other's memories. The store makes its schema (create=True),
+    or refuses to open naming it."""
+    from uuid import uuid4
+
+    from memkit.store.pg_server import schema_url
+
+    base = _database(url, "postgres")
+    names = [f"team_{uuid4().hex[:8]}_{x}" for x in "ab"]
+    a_url, b_url = (schema_url(base, name) for name in names)
+    with pytest.raises(mk.ValidationError, match="does not exist"):
+        mk.MemoryStore(a_url, create=False)
+    with pytest.raises(mk.ValidationError, match="does not exist"):
+        mk.MemoryStore(a_url, read_only=True)
+    with mk.MemoryStore(a_url) as a, mk.MemoryStore(b_url) as b:
+        a.add("team A's private plan", namespace="plans", now=NOW)
+        assert b.frame("plans").is_empty() and a.count("plans") == 1
+    with psycopg.connect(base) as con:
+        tables = "SELECT table_schema FROM information_schema.tables WHERE table_name = 'memories'"
+        assert set(names) <= {r[0] for r in con.execute(tables).fetchall()}
