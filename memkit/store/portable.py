@@ -16,6 +16,8 @@ microsecond and, on request, the embeddings and each memory's events, all an imp
 from __future__ import annotations
 
 import json
+import random
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ..embed import l2_normalize
-from ..errors import ValidationError, check_path
+from ..errors import ConflictError, ValidationError, check_path
 from ..guard import identity, is_rule_message
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
@@ -39,6 +41,8 @@ from .read import ReadMixin
 from .vectors import COLUMNS
 
 __all__ = ["PortableMixin"]
+
+_PLANS = 5  # how often an import on a server plans again when another one stored the same ids first
 
 
 def _scrub_findings(findings: str | None) -> str | None:
@@ -192,12 +196,18 @@ class PortableMixin(PipelineMixin, ReadMixin):
             raise ValidationError("reembed", "must be a bool")
         check_path("path", path)
         self._check_writable()
-        for attempt in range(2):
+        for attempt in range(_PLANS):
             try:
                 return self._import_file(path, on_conflict, nsmap, requester, now, policy, reembed)
             except Exception as e:  # on a server, another process may import the same ids meanwhile:
-                if attempt or self._pg is None or not self._pg.is_duplicate(e):  # plan again, once
-                    raise
+                if self._pg is None or not self._pg.is_duplicate(e):  # plan again (their ids are now
+                    raise  # stored ones), a few times, then say so in memkit's words
+                if attempt == _PLANS - 1:
+                    raise ConflictError(
+                        "another process kept importing the same ids meanwhile: nothing of this file was"
+                        " written; run the import again"
+                    ) from None
+                time.sleep(0.01 * 2**attempt * (0.5 + random.random()))  # writers in lockstep spread out
         raise AssertionError("unreachable")
 
     def _import_file(

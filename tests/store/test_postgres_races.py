@@ -410,3 +410,27 @@ def test_a_lesson_is_not_learned_from_a_memory_erased_meanwhile(url: str) -> Non
     finally:
         a.close()
         b.close()
+
+
+def test_an_import_that_keeps_losing_the_race_is_a_memkit_conflict(
+    url: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Under contention an import plans again (the other process's ids are stored ones then); if it
+    keeps losing, the caller gets ConflictError (nothing written: run it again), not the driver's error."""
+    import psycopg
+
+    path = tmp_path / "f.jsonl"
+    with mk.MemoryStore() as src:
+        src.add("the user drinks tea", namespace="u", now=NOW)
+        src.export(path)
+    with mk.MemoryStore(url) as b:
+        tries = []
+
+        def lose(*args, **kw):
+            tries.append(1)
+            raise psycopg.errors.UniqueViolation("duplicate key value violates unique constraint")
+
+        monkeypatch.setattr(b, "_import_file", lose)
+        with pytest.raises(mk.ConflictError, match="run the import again"):
+            b.import_(path, now=NOW)
+        assert len(tries) == portable._PLANS and b.count() == 0
