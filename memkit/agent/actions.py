@@ -42,13 +42,13 @@ import polars as pl
 
 from .. import access as acl
 from ..commands import Command, admit
-from ..errors import NotFound, ValidationError
+from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard import identity
 from ..params import Weights, check_number
 from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
 from ..text import tokenize
 
-__all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "confirm", "execute"]
+__all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "add_keyed", "confirm", "execute"]
 
 # the frame every op returns (an empty one has these columns too, so callers never special-case it)
 ACTION_SCHEMA = {
@@ -121,12 +121,23 @@ def _remember(
     # the raw message: its "remember" makes the write explicit (importance 0.9), its wording gives
     # kind and key ("remember that I prefer tea" -> preference, preference.drink)
     a = admit(command.raw)
-    m = store.add(
-        command.text, namespace=namespace, requester=requester, layer="long_term", kind=a.kind,
-        importance=a.importance, protected=True, source="user", key=a.key, tags=list(tags),
-        conflict_policy="supersede" if a.key else None, now=now,
-    )  # fmt: skip
+    m = add_keyed(store, command.text, a.key, namespace=namespace, requester=requester, layer="long_term",
+                  kind=a.kind, importance=a.importance, protected=True, source="user", tags=list(tags),
+                  now=now)  # fmt: skip
     return _frame([m.to_dict()], "added")
+
+
+def add_keyed(store: Any, text: str, key: str | None, **fields: Any) -> Any:
+    """``store.add`` of a statement under ``key`` (superseding its value), or without a key when the
+    key's current version is not the requester's to change (another requester's private or protected
+    one: AccessDenied). The user's statement is then kept as a plain memory, not lost, and the chat
+    goes on; the denial is in the audit log."""
+    try:
+        return store.add(text, key=key, conflict_policy="supersede" if key else None, **fields)
+    except AccessDenied:
+        if key is None:
+            raise
+        return store.add(text, **fields)
 
 
 def _show(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:

@@ -47,7 +47,7 @@ from ..errors import ValidationError
 from ..params import Weights, check_number
 from ..schema import check_name, check_text, check_time, clock
 from ..store import MemoryStore
-from .actions import confirm, execute
+from .actions import add_keyed, confirm, execute
 from .context import USED_SCHEMA, Context, build_context
 
 __all__ = ["MemoryAgent", "Reply", "SessionEnd"]
@@ -290,11 +290,9 @@ class MemoryAgent:
         if not a.store:
             return (), False
         try:
-            m = self.store.add(
-                text, namespace=self.namespace, requester=self.requester, layer="short_term", kind=a.kind,
-                importance=a.importance, source=source, key=a.key, tags=[f"session:{self._session.number}"],
-                conflict_policy="supersede" if a.key else None, now=t,
-            )  # fmt: skip
+            m = add_keyed(self.store, text, a.key, namespace=self.namespace, requester=self.requester,
+                          layer="short_term", kind=a.kind, importance=a.importance, source=source,
+                          tags=[f"session:{self._session.number}"], now=t)  # fmt: skip
         except _REFUSED:  # the guard refused it (a secret): the answer stands, nothing is stored
             return (), True
         self._session.ids.append(m.id)
@@ -329,11 +327,9 @@ class MemoryAgent:
                 if row["layer"] != "long_term":
                     promoted_to.append(None)
                     continue
-                m = self.store.add(
-                    row["text"], namespace=self.namespace, requester=self.requester, layer="long_term",
-                    kind=row["kind"], importance=row["importance"], source=row["source"], key=row["key"],
-                    conflict_policy="supersede" if row["key"] else None, now=t,
-                )  # fmt: skip
+                m = add_keyed(self.store, row["text"], row["key"], namespace=self.namespace,
+                              requester=self.requester, layer="long_term", kind=row["kind"],
+                              importance=row["importance"], source=row["source"], now=t)  # fmt: skip
                 promoted_to.append(m.id)
             merged = (  # as this agent's requester: it may merge only what it may modify
                 self.store.consolidate(namespace=self.namespace, requester=self.requester, now=t)
