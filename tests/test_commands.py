@@ -16,6 +16,7 @@ POSITIVE = {
         ("记住：我女儿叫小美", "我女儿叫小美"),
         ("你要记住我不吃香菜", "我不吃香菜"),
         ("请记得我周五不上班", "我周五不上班"),
+        ("对了，记住我下周去上海", "我下周去上海"),
         ("記住我喜歡爵士樂", None),  # traditional characters are not folded: not a command (see below)
         ("remember that I'm allergic to peanuts", "I'm allergic to peanuts"),
         ("Remember that I’m allergic to peanuts", "I'm allergic to peanuts"),  # curly apostrophe
@@ -31,6 +32,8 @@ POSITIVE = {
     "forget": [
         ("忘了我喜欢美式咖啡这件事吧", "我喜欢美式咖啡"),
         ("忘掉我的地址", "我的地址"),
+        ("好的，忘掉我的地址吧", "我的地址"),  # an acknowledgement first, as "OK, forget my address"
+        ("嗯，忘了我喜欢美式咖啡这件事吧", "我喜欢美式咖啡"),
         ("不要记我的电话号码", "我的电话号码"),
         ("别记住我的生日", "我的生日"),
         ("请忘记我住在哪里", "我住在哪里"),
@@ -80,6 +83,8 @@ POSITIVE = {
 
 NEGATIVE = [
     "我忘了带钥匙",
+    "嗯，我忘了带钥匙",
+    "好的，忘了带伞",
     "忘了带伞",
     "忘记密码了怎么办",
     "我记住了",

@@ -34,7 +34,9 @@ from ..text import normalize, normalize_expr
 # Matched on the NFKC form, stripped, whitespace collapsed, trailing punctuation removed, ignoring case.
 # _PZ / _PE: politeness a command may open with, any number of times: 请帮我记住… · "hey, can you please
 # remember: …". A command must start the message, after these.
-_PZ = r"(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
+# an acknowledgement before it (好的，忘掉… · 嗯，记住…), always with its punctuation ("好的" alone is a turn)
+_ACK_ZH = r"(?:(?:好的|好吧|好|嗯+|行|对了|那么|那|哦|噢)\s*[,、.。!~]+\s*)*"
+_PZ = rf"{_ACK_ZH}(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
 _PE = r"(?:(?:please|pls|hey|ok|okay|can you|could you|would you|will you|assistant)[,\s]+)*"
 # the verbs that undo (删除 · 删掉 · 撤销 · 不要了 · 忘掉), and "the last one": 刚才那条 · 上一条记忆 ·
 # 最后一个; in English "the last memory", "your latest entry", "the previous one you saved"
@@ -104,14 +106,14 @@ COMMANDS: dict[str, list[str]] = {
     # 这 · 上次 … or with a closing 吧; after politeness (请忘记…) and as 忘掉 they always do.
     "forget": [
         # 请忘记我的地址 -> 我的地址
-        r"^(?:请|麻烦|你|您|帮我)(?:\s*(?:请|麻烦|你|您|帮我))*\s*(?:忘掉|忘记|忘了)(?:关于)?\s*[:,]?\s*"
+        rf"^{_ACK_ZH}(?:请|麻烦|你|您|帮我)(?:\s*(?:请|麻烦|你|您|帮我))*\s*(?:忘掉|忘记|忘了)(?:关于)?\s*[:,]?\s*"
         r"(?P<text>[^\s:,、].*)$",
         # 忘掉我的生日 -> 我的生日
-        r"^忘掉(?:关于)?\s*[:,]?\s*(?P<text>[^\s:,、].*)$",
+        rf"^{_ACK_ZH}忘掉(?:关于)?\s*[:,]?\s*(?P<text>[^\s:,、].*)$",
         # 忘了我喜欢美式咖啡 -> 我喜欢美式咖啡
-        r"^(?:忘了|忘记)(?:关于)?\s*[:,]?\s*(?P<text>(?:我|关于|刚才|那|这|之前|以前|上次).+)$",
+        rf"^{_ACK_ZH}(?:忘了|忘记)(?:关于)?\s*[:,]?\s*(?P<text>(?:我|关于|刚才|那|这|之前|以前|上次).+)$",
         # 忘了咖啡的事吧 -> 咖啡 (PAYLOAD_TAIL drops 的事)
-        r"^(?:忘了|忘记)\s*(?P<text>[^\s:,、].*?)吧$",
+        rf"^{_ACK_ZH}(?:忘了|忘记)\s*(?P<text>[^\s:,、].*?)吧$",
         # 不要再记住我的电话 -> 我的电话
         rf"^{_PZ}(?:不要|别|不用|不必|无需)(?:再)?(?:记住|记得|记下|记录|记)(?:关于)?\s*[:,]?\s*"
         r"(?P<text>[^\s:,、].*)$",
