@@ -46,6 +46,7 @@ from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard import identity
 from ..params import Weights, check_number
 from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
+from ..store.gate import QUARANTINED_TEXT
 from ..text import tokenize
 
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "add_keyed", "confirm", "execute"]
@@ -124,7 +125,10 @@ def _remember(
     m = add_keyed(store, command.text, a.key, namespace=namespace, requester=requester, layer="long_term",
                   kind=a.kind, importance=a.importance, protected=True, source="user", tags=list(tags),
                   now=now)  # fmt: skip
-    return _frame([m.to_dict()], "added")
+    # the row as stored: redacted, and a quarantined one's text withheld, as every other op reports it
+    return _frame(
+        [m.to_dict() | ({"content": QUARANTINED_TEXT} if m.status == "quarantined" else {})], "added"
+    )
 
 
 def add_keyed(store: Any, text: str, key: str | None, **fields: Any) -> Any:
@@ -263,8 +267,12 @@ def confirm(command: Command, affected: pl.DataFrame) -> str:
     """
     zh = bool(_CJK.search(command.raw.replace(command.text, "")))  # the language of the command words
     n = affected.filter(pl.col("action") == ("listed" if command.op == "show" else "deleted")).height
-    if command.op == "remember":
-        return f"好的，我记住了：{command.text}" if zh else f"OK, I'll remember: {command.text}"
+    if command.op == "remember":  # quoting what was stored (PII redacted), not what was said
+        said = affected["content"][0] if affected.height else command.text
+        if said == QUARANTINED_TEXT:  # the guard held it: it will not be recalled until approved
+            return "这条内容被安全检查拦下，审核通过前我不会使用它。" if zh else (
+                "The guard held that for review; I won't use it unless it is approved.")  # fmt: skip
+        return f"好的，我记住了：{said}" if zh else f"OK, I'll remember: {said}"
     if command.op == "show":
         items = affected["content"].to_list()
         if not items:
