@@ -86,6 +86,21 @@ def test_admission_decides_what_is_written(store: mk.MemoryStore, now: datetime)
     assert store.get(rows["I prefer window seats"]["promoted_to"]).layer == "long_term"
 
 
+def test_a_promoted_fact_moves_to_long_term_memory_and_is_not_left_twice(store, now: datetime) -> None:
+    """An unkeyed fact's short-term original goes when its long-term copy is written (a keyed one's
+    is superseded by it): "show" lists each fact once, and one "undo" takes it."""
+    agent = _agent(store, now)
+    for text in ("我住在杭州滨江区", "I work at Acme Corp", "我喜欢喝美式咖啡"):
+        agent.chat(text)
+    ended = agent.end_session(now=now + timedelta(hours=1))
+    assert ended.promoted["promoted_to"].null_count() == 0
+    live = store.frame(NS).filter(pl.col("status") == "active")
+    assert sorted(live["content"]) == sorted(["我住在杭州滨江区", "I work at Acme Corp", "我喜欢喝美式咖啡"])
+    assert set(live["layer"]) == {"long_term"}
+    shown = agent.chat("what do you know about me?", now=now + timedelta(days=3))
+    assert shown.affected.height == 3
+
+
 def test_end_session_clears_the_buffer_and_starts_a_new_session(store: mk.MemoryStore, now: datetime) -> None:
     agent = _agent(store, now)
     agent.chat("I met Alice at Acme")

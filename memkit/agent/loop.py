@@ -330,6 +330,8 @@ class MemoryAgent:
                 m = add_keyed(self.store, row["text"], row["key"], namespace=self.namespace,
                               requester=self.requester, layer="long_term", kind=row["kind"],
                               importance=row["importance"], source=row["source"], now=t)  # fmt: skip
+                if m.key is None:  # moved, not copied (a keyed copy supersedes its original by itself)
+                    self.store.delete(row["id"], namespace=self.namespace, requester=self.requester, now=t)
                 promoted_to.append(m.id)
             merged = (  # as this agent's requester: it may merge only what it may modify
                 self.store.consolidate(namespace=self.namespace, requester=self.requester, now=t)
