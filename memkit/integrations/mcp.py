@@ -254,10 +254,12 @@ def _tool(method: Callable[..., dict[str, Any]], hints: ToolAnnotations) -> Tool
 
     tool = Tool.from_function(call, annotations=hints)
     # subtle: pydantic ignores arguments a model does not declare, so `namespace="user_88"` would be
-    # dropped silently and the model would believe it wrote there; forbid them (the schema says so too)
+    # dropped silently and the model would believe it wrote there; forbid them (the schema says so too).
+    # And it coerces types by default: `dry_run: "no"` became False (a forget ran), `importance: true`
+    # 1.0; strict types take only what the schema says (an int where a number is asked, as JSON does)
     model = tool.fn_metadata.arg_model
     strict = type(model.__name__, (model,), {"__module__": __name__, "model_config": ConfigDict(
-        extra="forbid", arbitrary_types_allowed=True)})  # fmt: skip
+        extra="forbid", strict=True, arbitrary_types_allowed=True)})  # fmt: skip
     metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
     return tool.model_copy(
         update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)}

@@ -289,6 +289,10 @@ def test_show_memories_is_what_the_gate_shows(server: Any, store: mk.MemoryStore
         ("resolve_conflict", {"key": "user.city", "keep": "no-such-id"}, "NotFound"),
         ("show_memories", {"limit": MAX_RESULTS + 1}, "limit"),
         ("forget", {"dry_run": "maybe"}, "dry_run"),
+        ("forget", {"dry_run": "no"}, "dry_run"),  # strict types: a string is no bool (it ran a forget)
+        ("add_memory", {"content": "User likes tea", "importance": True}, "importance"),
+        ("add_memory", {"content": "User likes jazz", "importance": "0.7"}, "importance"),
+        ("search_memories", {"query": "tea", "k": True}, "k"),
         ("drop_database", {}, "Unknown tool"),
     ],
 )
