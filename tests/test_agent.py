@@ -101,6 +101,23 @@ def test_a_promoted_fact_moves_to_long_term_memory_and_is_not_left_twice(store, 
     assert shown.affected.height == 3
 
 
+def test_undoing_a_changed_preference_brings_the_old_value_back(store, now: datetime) -> None:
+    """ "Undo" after a changed value restores the value it replaced (the key had none at all), and
+    says so; undoing a first value leaves the key empty, as it was."""
+    agent = _agent(store, now)
+    agent.chat("remember that I prefer tea")
+    agent.chat("remember that I prefer coffee", now=now + timedelta(minutes=1))
+    r = agent.chat("undo that", now=now + timedelta(minutes=2))
+    assert r.text == "Deleted 1 memory: I prefer coffee (back to: I prefer tea)"
+    assert (
+        store.read("preference.drink", namespace=NS, now=now + timedelta(minutes=3)).content == "I prefer tea"
+    )
+    assert "I prefer coffee" not in store.frame(NS)["content"].to_list()  # erased, not superseded
+    zh = agent.chat("删掉上一条", now=now + timedelta(minutes=4))  # the restored value is the newest add
+    assert zh.text.startswith("已删除 1 条记忆：I prefer tea") and "恢复" not in zh.text
+    assert store.read("preference.drink", namespace=NS, now=now + timedelta(minutes=5)) is None
+
+
 def test_end_session_clears_the_buffer_and_starts_a_new_session(store: mk.MemoryStore, now: datetime) -> None:
     agent = _agent(store, now)
     agent.chat("I met Alice at Acme")

@@ -14,13 +14,15 @@ forget      ``store.search`` for the payload (similarity and keyword, no reinfor
             *automatic* forgetting). Memories the requester may not modify are kept and reported.
 delete_last the newest memory this requester added to this namespace that still exists and is more
             than an ordinary turn (importance >= the 0.3 admission gate, or a durable layer) is
-            deleted; found from the audit log, so it works across sessions and processes
+            deleted; found from the audit log, so it works across sessions and processes. Undoing a
+            changed value brings back the one it replaced (a new version of the key)
 show        the active memories of the namespace the requester may read that are more than ordinary
             turns (those fade from short-term memory by themselves), durable layers first
 =========== =====================================================================================
 
 Every operation returns a frame ``id, content, kind, key, layer, action`` (``added``, ``deleted``,
-``kept``, ``listed``) describing what it touched, so an agent can confirm it and a test can check it.
+``kept``, ``listed``, ``restored``) describing what it touched, so an agent can confirm it and a test
+can check it.
 
 Why these rules: a memory command is the user speaking about their own data, so it is obeyed
 literally and reported exactly. "Remember" is protected, because the user asked for it; "forget"
@@ -248,11 +250,36 @@ def _delete_last(store: Any, namespace: str, requester: str | None, now: datetim
         return _frame([], "deleted")
     memory_id = alive["memory_id"][0]
     row = frame.filter(pl.col("id") == memory_id).to_dicts()[0]
+    with store.transaction():  # the erasure and the value it brings back, together
+        try:
+            store.delete(memory_id, namespace=namespace, requester=requester, now=now)
+        except NotFound:  # erased meanwhile by another writer
+            return _frame([], "deleted")
+        back = _restore_previous(store, row, namespace, requester, now)
+    return pl.concat([_frame([row], "deleted"), _frame([back.to_dict()] if back else [], "restored")])
+
+
+def _restore_previous(
+    store: Any, row: dict[str, Any], namespace: str, requester: str | None, now: datetime
+) -> Any:
+    """Undoing a changed value brings the value it replaced back: "remember that I prefer coffee",
+    then "undo that", and tea is the preference again (not no preference at all). It comes back as a
+    new version of the key with the old value's text and fields, so the history says what happened;
+    nothing comes back when the key has another current value or the old one is gone or not readable."""
+    if row.get("key") is None or row.get("supersedes") is None:
+        return None
+    if store.read(row["key"], namespace=namespace, requester=requester, now=now) is not None:
+        return None
     try:
-        store.delete(memory_id, namespace=namespace, requester=requester, now=now)
-    except NotFound:  # erased meanwhile by another writer
-        return _frame([], "deleted")
-    return _frame([row], "deleted")
+        old = store.get(row["supersedes"], namespace=namespace, requester=requester, now=now)
+    except (NotFound, AccessDenied):
+        return None
+    if old.status != "superseded":
+        return None
+    return store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=old.importance,
+                     layer=old.layer, half_life_hours=old.half_life_hours, protected=old.protected,
+                     tags=list(old.tags), access=old.access, source=old.source, namespace=namespace,
+                     requester=requester, conflict_policy="supersede", now=now)  # fmt: skip
 
 
 def confirm(command: Command, affected: pl.DataFrame) -> str:
@@ -294,6 +321,9 @@ def confirm(command: Command, affected: pl.DataFrame) -> str:
         else "; ".join(affected.filter(pl.col("action") == "deleted")["content"].to_list())
     )
     text = f"已删除 {n} 条记忆：{what}" if zh else f"Deleted {n} memor{'y' if n == 1 else 'ies'}: {what}"
+    back = affected.filter(pl.col("action") == "restored")["content"].to_list()
+    if back:  # an undone change: the value it replaced is current again
+        text += f"（恢复为：{back[0]}）" if zh else f" (back to: {back[0]})"
     if kept:
         text += f"（另有 {kept} 条不属于我，未删除）" if zh else f" ({kept} not mine to delete, kept)"
     return text
