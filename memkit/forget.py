@@ -11,9 +11,10 @@ in this order (a memory is reported once, under the first reason that applies):
    lowest **forget-cost** go first, ``cost = 2 · importance + access_count / 1.1`` (older first on ties),
    so a memory that was important or often recalled outlives one that was neither.
 
-Never dropped automatically: ``protected`` memories (what the user explicitly asked to keep), and
-memories waiting for a decision (``conflict``, ``quarantined``). Superseded versions are history:
-they may expire or decay away, and they never count towards capacity.
+Never dropped automatically: ``protected`` memories (what the user explicitly asked to keep),
+memories waiting for a decision (``conflict``, ``quarantined``), and the members of a live merged
+memory (``merged_from``: they go with it). Other superseded versions are history: they may expire or
+decay away, and they never count towards capacity.
 
 Forgetting is final, like ``delete``: the row, its content and its embedding go, and the audit log
 keeps a ``forget`` event with the reason and the numbers but never the content. Preview with
@@ -64,15 +65,23 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     """What ``params`` drops from ``frame`` at ``now``: one row per memory with its reason.
 
     ``frame`` needs ``id, namespace, status, importance, half_life_hours, created_at, valid_until,
-    access_count, protected`` (``store.frame()`` has them). Returns columns ``id, namespace, reason,
-    strength, forget_cost, detail``, in the order they would be dropped.
+    access_count, protected``, and ``merged_from`` when it holds merges (``store.frame()`` has them).
+    Returns columns ``id, namespace, reason, strength, forget_cost, detail``, in the order they would
+    be dropped.
     """
     if frame.is_empty():
         return pl.DataFrame(schema=PLAN_SCHEMA)
+    # a live merge's members are its provenance: they go with it (or with an explicit delete), never
+    # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
+    held = (
+        frame.filter(pl.col("status").is_in(_LIVE))["merged_from"].explode().drop_nulls().implode()
+        if "merged_from" in frame.columns
+        else pl.Series([[]], dtype=pl.List(pl.String))
+    )
     df = frame.with_columns(
         strength_expr(age_hours=age_hours_expr("created_at", now)).round(6),
         forget_cost_expr(params),
-        eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected"),
+        eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected") & ~pl.col("id").is_in(held),
     )
     expired = pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(now))
     if not params.drop_expired:

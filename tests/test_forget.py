@@ -113,6 +113,26 @@ def test_protected_and_pending_are_never_dropped(now: datetime) -> None:
     assert plan["id"].to_list() == ["x"]
 
 
+def test_the_members_of_a_live_merge_go_with_it_not_one_by_one(now: datetime) -> None:
+    """A merge's superseded members are never recalled, so they always decay; dropping one re-derived
+    the live merge without its facts. Members of a merge that is itself gone stay history."""
+    f = _frame(now, id=["m", "a", "b", "old", "gone"], importance=[0.9, 0.01, 0.01, 0.01, 0.01],
+               status=["active", "superseded", "superseded", "superseded", "superseded"]).with_columns(
+        merged_from=pl.Series([["a", "b"], [], [], [], []], dtype=pl.List(pl.String)))  # fmt: skip
+    assert sorted(plan_forget(f, ForgetParams(), now)["id"]) == ["gone", "old"]
+    everything = sorted(plan_forget(f.drop("merged_from"), ForgetParams(), now)["id"])
+    assert everything == ["a", "b", "gone", "old"]  # a frame without merges: no member to keep
+
+
+def test_store_forget_keeps_a_live_merges_members(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("用户喜欢喝美式咖啡，不加糖", namespace="u", importance=0.9, protected=True, now=now)
+    store.add("用户喜欢喝冰美式咖啡", namespace="u", importance=0.35, now=now)
+    merged = store.consolidate("u", now=now, threshold=0.6)["merged_id"][0]
+    later = now + timedelta(days=170)  # the weaker member's strength is below 0.1, the merge's is not
+    assert store.forget("u", now=later).is_empty()
+    assert store.get(merged, namespace="u").content == "用户喜欢喝美式咖啡，不加糖；用户喜欢喝冰美式咖啡"
+
+
 def test_superseded_versions_do_not_count_towards_capacity(now: datetime) -> None:
     f = _frame(now, id=["old", "new"], status=["superseded", "active"])
     assert plan_forget(f, ForgetParams(capacity=1), now).is_empty()
