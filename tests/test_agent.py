@@ -218,6 +218,23 @@ def test_forget_erases_only_what_the_user_named(store, now: datetime, stored, fo
     assert sorted(store.frame(NS)["content"].to_list()) == sorted(set(stored) - set(gone))
 
 
+def test_forgetting_an_old_value_erases_it_and_keeps_the_current_one(store, now: datetime) -> None:
+    """An old value is not searched (search sees current versions): the user's words find it, and it
+    goes alone; the current value of the key stays."""
+    agent = _agent(store, now)
+    agent.chat("I like green tea with jasmine")
+    agent.chat("I like black coffee now", now=now + timedelta(minutes=1))
+    r = agent.chat("forget that I like green tea with jasmine", now=now + timedelta(minutes=2))
+    assert r.affected.filter(pl.col("action") == "deleted")["content"].to_list() == [
+        "I like green tea with jasmine"
+    ]
+    assert store.frame(NS)["content"].to_list() == ["I like black coffee now"]
+    assert (
+        store.read("preference.drink", namespace=NS, now=now + timedelta(minutes=3)).content
+        == "I like black coffee now"
+    )
+
+
 def test_forget_erases_every_version_but_only_what_the_requester_may_modify(
     store: mk.MemoryStore, now: datetime
 ) -> None:

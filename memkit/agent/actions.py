@@ -173,15 +173,20 @@ def _forget(
         min_strength=0.0, reinforce=False,
     )  # fmt: skip
     hits = hits.filter(pl.col("score") >= threshold)
+    frame = store.frame(namespace)
+    corpus = _corpus(store, namespace, requester)
     if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
-        named = _names_it(query, hits["content"].to_list(), _corpus(store, namespace, requester))
-        hits = hits.filter(pl.Series(named, dtype=pl.Boolean))
-    if hits.is_empty():
+        hits = hits.filter(pl.Series(_names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
+    # an old value the user names ("forget that I liked green tea" once it is coffee) is not searched
+    # (search sees current versions): its words decide, and it goes alone, the current value stays
+    old = frame.filter((pl.col("status") == "superseded") & acl.readable_expr(requester))
+    old = old.filter(pl.Series(_names_it(query, old["content"].to_list(), corpus), dtype=pl.Boolean))
+    if hits.is_empty() and old.is_empty():
         return _frame([], "deleted")
     # every version of a matched key goes too: a superseded value is still the user's data
-    frame = store.frame(namespace)
     keys = hits["key"].drop_nulls().unique()
-    doomed = frame.filter(pl.col("id").is_in(hits["id"].implode()) | pl.col("key").is_in(keys.implode()))
+    named = pl.concat([hits["id"], old["id"]])
+    doomed = frame.filter(pl.col("id").is_in(named.implode()) | pl.col("key").is_in(keys.implode()))
     doomed = doomed.filter(acl.readable_expr(requester))  # never report what the requester may not read
     allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
     doomed = doomed.with_columns(_ok=allowed)
