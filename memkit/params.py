@@ -60,7 +60,10 @@ def check_number(
     # numbers.Real covers int, float and numpy scalars; bool is an int but never a valid number here
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValidationError(name, f"must be a number, got {type(value).__name__}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past float's range (10**400): no finite number
+        raise ValidationError(name, "must be a finite number, got an integer past float's range") from None
     if not math.isfinite(v):
         raise ValidationError(name, f"must be a finite number, got {v}")
     if lo is not None and (v <= lo if lo_open else v < lo):

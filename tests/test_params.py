@@ -54,9 +54,9 @@ WEIGHTS = ["similarity", "importance", "recency", "keyword", "neighbour", "neigh
 
 
 @pytest.mark.parametrize("field", WEIGHTS)
-@pytest.mark.parametrize("big", [1000.001, 1e308, np.float64(1e200)])
+@pytest.mark.parametrize("big", [1000.001, 1e308, np.float64(1e200), 10**400])
 def test_weights_have_an_upper_bound(field: str, big) -> None:
-    with pytest.raises(mk.ValidationError, match="<= 1000") as ei:
+    with pytest.raises(mk.ValidationError, match="<= 1000|past float's range") as ei:  # 10**400: no float
         Weights(**{field: big})
     assert ei.value.field == f"Weights.{field}"
 

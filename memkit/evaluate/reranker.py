@@ -104,8 +104,8 @@ class Reranker:
             )
             for q in dict.fromkeys(queries)
         }
-        links = {
-            q: store.neighbours(f["id"].to_list(), namespace=namespace, requester=requester)  # type: ignore[attr-defined]
+        links = {  # at the same `now`: which neighbours are valid depends on it, as in search
+            q: store.neighbours(f["id"].to_list(), namespace=namespace, requester=requester, now=now)  # type: ignore[attr-defined]
             for q, f in frames.items()
         }
         return cls(frames, links)
