@@ -3,8 +3,9 @@
 The exact index holds every embedding in each process (``4 · dim`` bytes a memory); on a server with
 many worker processes that is the memory of the store once per worker. :class:`HnswIndex` holds no
 vectors: the first pass of :meth:`~memkit.store.index.SearchIndex.rank` asks the server's HNSW index
-(cosine, ``vector_cosine_ops``) for the ``ef_search`` nearest active memories of the namespaces the
-read gate lets through, and scores them with their approximate cosines; every other candidate enters
+(cosine, ``vector_cosine_ops``) for the ``ef_search`` nearest memories the read gate lets through
+(namespace and status in SQL; access, validity, filters and the floor as the list of ids let in, or
+kept out, whichever is shorter), and scores them with their approximate cosines; every other candidate enters
 the first pass with similarity 0, so a keyword or neighbour match still reaches the shortlist. The
 shortlist (and its neighbours) is then read from the table and scored exactly, as by the int8 index:
 the returned scores are exact; only which memories reach the shortlist depends on the HNSW recall.
@@ -21,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from ..schema import STATUSES
 from .index import SearchIndex
 from .quantized import fetch_vectors
 
 __all__ = ["HNSW_INDEX", "HnswIndex"]
+
+_ACTIVE = STATUSES.index("active")  # the status code of an active row in the index
 
 HNSW_INDEX = (
     "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops)"
@@ -35,6 +39,11 @@ _NEAREST = (
     " WHERE namespace = ANY(?::VARCHAR[]) AND status = 'active'"
     " ORDER BY embedding <=> CAST(? AS vector) LIMIT ?"
 )
+# the rest of the read gate (access, validity, filters, the floor) as ids: those it lets through, or
+# those it keeps out, whichever list is shorter; without it, memories the search may not return took
+# the ef_search places and the readable ones entered the first pass with similarity 0
+_NEAREST_ONLY = _NEAREST.replace("'active'", "'active' AND id = ANY(?::VARCHAR[])")
+_NEAREST_BUT = _NEAREST.replace("'active'", "'active' AND NOT (id = ANY(?::VARCHAR[]))")
 
 
 class HnswIndex(SearchIndex):
@@ -79,9 +88,20 @@ class HnswIndex(SearchIndex):
             con.execute("SET hnsw.iterative_scan = relaxed_order")
         if len(self._names) != len(self.names.code):  # code -> name, refreshed when a name is added
             self._names = {code: name for name, code in self.names.code.items()}
-        spaces = [self._names[c] for c in np.unique(self.ns[: self.n][mask[: self.n]]).tolist()]
+        n, codes = self.n, np.unique(self.ns[: self.n][mask[: self.n]])
+        spaces = [self._names[c] for c in codes.tolist()]
         vec = "[" + ",".join(f"{x:.8g}" for x in np.asarray(q, np.float32)) + "]"
-        found = con.execute(_NEAREST, [vec, spaces, vec, int(self.ef_search)]).fetchall()
+        # what the SQL alone selects (active rows of these namespaces) against what the gate lets through
+        selected = np.isin(self.ns[:n], codes) & (self.status[:n] == _ACTIVE)
+        kept_out = selected & ~mask[:n]
+        query, extra = _NEAREST, []
+        if kept_out.any():
+            let_in = mask[:n] & selected
+            if np.count_nonzero(let_in) <= np.count_nonzero(kept_out):
+                query, extra = _NEAREST_ONLY, [self.ids[:n][let_in].tolist()]
+            else:
+                query, extra = _NEAREST_BUT, [self.ids[:n][kept_out].tolist()]
+        found = con.execute(query, [vec, spaces, *extra, vec, int(self.ef_search)]).fetchall()
         at = {r: i for i, r in enumerate(rows.tolist())} if rows is not None else None
         for memory_id, sim in found:
             row = self.row.get(memory_id)

@@ -155,6 +155,42 @@ def test_hnsw_index_holds_no_vectors_and_returns_exact_scores(url: str) -> None:
         mk.MemoryStore(index="hnsw")  # a DuckDB store has no HNSW index
 
 
+def test_hnsw_first_pass_takes_only_what_the_read_gate_lets_through(url: str) -> None:
+    """300 memories the requester may not read (or a tags filter leaves out) lie nearer the query than
+    every readable one: they took all of HNSW's places, and the readable nearest were cut."""
+    query = "coffee preference"
+    q = mk.HashEmbedder().embed([query])[0].astype(np.float64)
+    q /= np.linalg.norm(q)
+    rng = np.random.default_rng(0)
+
+    def at(cos: float) -> list[float]:  # a unit vector at cosine `cos` from the query
+        r = rng.normal(size=len(q))
+        r -= (r @ q) * q
+        return (cos * q + np.sqrt(1 - cos * cos) * r / np.linalg.norm(r)).astype(np.float32).tolist()
+
+    near = pl.DataFrame({"content": [f"private note {i}" for i in range(300)],
+                         "embedding": [at(0.9 - i * 1e-4) for i in range(300)],
+                         "access": ["private"] * 300, "created_by": ["other"] * 300})  # fmt: skip
+    far = pl.DataFrame(
+        {
+            "content": [f"public note {i}" for i in range(200)],
+            "embedding": [at(0.6 - i * 1e-3) for i in range(200)],
+            "tags": [["t"]] * 200,
+        }
+    )
+    far = far.reverse()  # the nearest written last: first-pass ties at similarity 0 would not favour them
+    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.0)
+    with mk.MemoryStore(url) as exact:
+        exact.add_many(near, namespace="u", now=NOW)
+        exact.add_many(far, namespace="u", now=NOW)
+        with mk.MemoryStore(url, index="hnsw") as hnsw:
+            for kw in ({"requester": "me"}, {"tags": ["t"]}):
+                a = exact.search(query, namespace="u", k=5, weights=w, now=NOW, reinforce=False, **kw)
+                b = hnsw.search(query, namespace="u", k=5, weights=w, now=NOW, reinforce=False, **kw)
+                assert b["content"].to_list() == a["content"].to_list()
+                assert a["content"].to_list() == [f"public note {i}" for i in range(5)]
+
+
 def test_hnsw_query_without_tokens_ranks_as_the_exact_index(url: str) -> None:
     """A query with no tokens embeds to the zero vector: cosine 0 with every row in the exact index,
     NaN from pgvector's <=> (which then spread through neighbour expansion). HNSW must rank the same."""
