@@ -286,3 +286,24 @@ def test_locomo_benchmark_skips_cleanly_without_data(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("skip: LoCoMo not found")
+
+
+def test_evaluating_a_store_at_now_ranks_only_what_search_returns_then() -> None:
+    """An expired memory and one written after ``now`` are not search results at ``now``: evaluate
+    ranked them (recall 1.0 on evidence the store never returns then)."""
+    from datetime import UTC, datetime, timedelta
+
+    t = datetime(2026, 1, 10, tzinfo=UTC)
+    with mk.MemoryStore() as s:
+        s.add("I like oolong tea very much", namespace="c1", key="k1", now=t - timedelta(days=5),
+              valid_until=t - timedelta(days=1))  # fmt: skip
+        s.add("I like green tea sometimes", namespace="c1", key="k2", now=t - timedelta(days=4))
+        s.add("I like black tea now", namespace="c1", key="k3", now=t + timedelta(days=3))
+        queries = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "question": ["what tea do I like"] * 3,
+                                "relevant": [["k1"], ["k3"], ["k2"]], "conversation": ["c1"] * 3,
+                                "category": [1, 1, 1]})  # fmt: skip
+        pq = ev.evaluate(s, queries, now=t, k=(1, 3), per_query=True)
+        found = s.search("what tea do I like", namespace="c1", k=3, now=t, min_strength=0, reinforce=False)
+    assert found["key"].to_list() == ["k2"]
+    got = dict(zip(pq["query_id"], pq["recall@3"], strict=True))
+    assert got.get("q1", 0.0) == 0.0 and got.get("q2", 0.0) == 0.0 and got["q3"] == 1.0

@@ -240,6 +240,12 @@ def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
     if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
         group = kw.pop("group", "conversation")
         mem = source.frame(include_embedding=True).filter(pl.col("status") == "active")
+        if (now := kw.get("now")) is not None:  # what a search at `now` may return: written and valid then
+            mem = mem.filter(
+                (pl.col("created_at") <= now)
+                & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
+                & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
+            )
         mem = mem.drop(group, strict=False).rename({"namespace": group})
         kw.setdefault("id_col", "key")
         return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)
