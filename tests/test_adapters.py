@@ -399,3 +399,22 @@ def test_import_file_sources(store: mk.MemoryStore, tmp_path: Path) -> None:
         adapters.import_file(store, tmp_path / "chat.json", "chat", now=NOW)
     with pytest.raises(mk.FormatError, match="not a file"):
         adapters.import_file(store, tmp_path / "missing.json", "mem0", now=NOW)
+
+
+def test_a_lone_surrogate_in_foreign_data_is_a_format_error_naming_where(
+    store: mk.MemoryStore, tmp_path: Path
+) -> None:
+    """Polars cannot hold "\\ud800": the adapters raised its UnicodeEncodeError (a traceback from the
+    CLI); now the record and field are named, and nothing is stored."""
+    bad = "hello \ud800 world"
+    with pytest.raises(mk.FormatError, match=r"messages\[1\]\.content"):
+        adapters.chat_frame(
+            [{"role": "user", "content": "hi"}, {"role": "user", "content": bad}], namespace="u"
+        )
+    with pytest.raises(mk.FormatError, match=r"records\[0\]\.content"):
+        adapters.mem0_frame([{"memory": bad, "user_id": "u"}])
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": bad}]), encoding="utf-8")  # \ud800 escaped
+    with pytest.raises(mk.FormatError, match="lone surrogate"):
+        adapters.import_file(store, path, "chat", namespace="u", now=NOW)
+    assert store.count() == 0

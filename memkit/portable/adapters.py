@@ -38,7 +38,7 @@ from ..commands import admit_many
 from ..errors import FormatError, ValidationError
 from ..schema import WRITABLE_FIELDS, check_name, check_tags
 from .cogx import read_cogx
-from .records import RESTORABLE, records_frame, utc_time
+from .records import RESTORABLE, records_frame, unencodable, utc_time
 from .rows import build_rows
 from .strictjson import loads
 
@@ -118,6 +118,10 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             text = _text_of(msg)
         except ValidationError as e:
             raise FormatError(f"{where}.content", str(e).split(": ", 1)[1]) from None
+        if text and unencodable(
+            text
+        ):  # what polars (and the store) cannot hold, named before a frame is built
+            raise FormatError(f"{where}.content", "contains a lone surrogate (invalid Unicode)")
         roles.append(role)
         texts.append(text or "")  # a tool call without text is admitted as empty: not stored
         stamps.append(utc_time(f"{where}.created_at", msg.get("created_at")))

@@ -20,7 +20,7 @@ import polars as pl
 from ..errors import FormatError
 from ..schema import WRITABLE_FIELDS, check_time
 
-__all__ = ["ADAPTER_FIELDS", "RESTORABLE", "records_frame", "utc_time"]
+__all__ = ["ADAPTER_FIELDS", "RESTORABLE", "records_frame", "unencodable", "utc_time"]
 
 ADAPTER_FIELDS = ("content", "tags", "source", "created_at")
 """The writable fields every adapter sets from its own format: the text, labels, origin and date."""
@@ -56,7 +56,12 @@ def records_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     the two columns every adapter frame has.
     """
     values = [r.pop("value", None) for r in rows]
-    df = pl.DataFrame(rows, infer_schema_length=None)
+    try:
+        df = pl.DataFrame(rows, infer_schema_length=None)
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") in some text: name where it is
+        found = (f"records[{i}].{k}" for i, r in enumerate(rows) for k, v in r.items() if unencodable(v))
+        where = next(found, "records")  # (deeper in a field: the records as a whole)
+        raise FormatError(where, "contains a lone surrogate (invalid Unicode)") from None
     if not rows:
         return pl.DataFrame(schema={"namespace": pl.String, "content": pl.String})
     return (
@@ -64,3 +69,18 @@ def records_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
         if any(v is not None for v in values)
         else df
     )
+
+
+def unencodable(v: Any) -> bool:
+    """Whether ``v`` (a text, or a list of them) holds what UTF-8 cannot encode (a lone surrogate)."""
+    texts = v if isinstance(v, list) else [v]
+    return any(isinstance(t, str) and not t.isascii() and _surrogate(t) for t in texts)
+
+
+def _surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (what UTF-8 cannot encode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
