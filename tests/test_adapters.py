@@ -418,3 +418,9 @@ def test_a_lone_surrogate_in_foreign_data_is_a_format_error_naming_where(
     with pytest.raises(mk.FormatError, match="lone surrogate"):
         adapters.import_file(store, path, "chat", namespace="u", now=NOW)
     assert store.count() == 0
+
+
+def test_a_cogx_manifest_that_is_not_utf8_is_a_format_error(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_bytes('{"cogx_version": "0.1", "note": "café"}'.encode("latin-1"))
+    with pytest.raises(mk.FormatError, match="manifest.json"):
+        cogx.read_cogx(tmp_path)

@@ -307,3 +307,31 @@ def test_evaluating_a_store_at_now_ranks_only_what_search_returns_then() -> None
     assert found["key"].to_list() == ["k2"]
     got = dict(zip(pq["query_id"], pq["recall@3"], strict=True))
     assert got.get("q1", 0.0) == 0.0 and got.get("q2", 0.0) == 0.0 and got["q3"] == 1.0
+
+
+def test_the_evaluation_helpers_take_edge_inputs_and_name_bad_ones() -> None:
+    """An empty candidate list, queries without a category, a grid of all-zero points, NaN or
+    negative grid weights and a rank of 0 end in results or a named error, not numpy/polars ones."""
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with mk.MemoryStore() as s:
+        s.add("my diary entry about tea", namespace="u", access="private", requester="alice", now=now)
+        blind = ev.Reranker.from_store(s, ["tea"], namespace="u", requester="bob", now=now)  # sees nothing
+        assert blind.sweep({"tea": ["x"]}, pl.DataFrame({"similarity": [0.5]}))["recall"].to_list() == [0.0]
+        assert blind.metrics({"tea": ["x"]}, mk.Weights())["recall"].to_list() == [0.0]
+        rr = ev.Reranker.from_store(s, ["tea"], namespace="u", now=now)
+        for bad in (float("nan"), -5.0):
+            with pytest.raises(mk.ValidationError, match="grid.similarity"):
+                rr.sweep({"tea": ["x"]}, pl.DataFrame({"similarity": [bad]}))
+    mem = pl.DataFrame({"id": ["m1", "m2"], "content": ["I like tea", "I walk my dog"], "created_at": [now, now],
+                        "conversation": ["c", "c"]})  # fmt: skip
+    qs = pl.DataFrame({"query_id": ["q"], "question": ["tea?"], "relevant": [["m1"]], "conversation": ["c"]})
+    assert ev.evaluate(mem, qs)["category"].to_list() == ["all"]  # no category: the overall row
+    with pytest.raises(mk.ValidationError, match="by"):
+        ev.evaluate(mem, qs, by="topic")
+    with pytest.raises(mk.ValidationError, match="grid"):
+        ev.sweep(mem, qs, {"similarity": [0.0], "keyword": [0.0]})
+    ranked = pl.DataFrame({"query_id": ["q"], "rank": [0], "id": ["m1"]})
+    with pytest.raises(mk.ValidationError, match="rank"):
+        ev.score_rankings(ranked, qs)

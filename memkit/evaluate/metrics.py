@@ -100,6 +100,8 @@ def score_rankings(ranked: pl.DataFrame, queries: pl.DataFrame, ks: Sequence[int
     require_columns("ranked", ranked, ("query_id", "rank", "id"))
     require_columns("queries", queries, ("query_id", "relevant"))
     ks = check_ks(ks)
+    if ranked.height and not (ranked["rank"].cast(pl.Int64, strict=False) >= 1).fill_null(False).all():  # 0
+        raise ValidationError("rank", "must be whole numbers from 1 (the best) on")  # would wrap to the last
     qs = queries.filter(pl.col("relevant").list.len() > 0)
     rel = qs.select("query_id", pl.col("relevant").alias("id")).explode("id").unique().with_columns(hit=True)
     width = max(ks)
@@ -120,11 +122,16 @@ def score_rankings(ranked: pl.DataFrame, queries: pl.DataFrame, ks: Sequence[int
 def summarize(per_query: pl.DataFrame, by: str | None = "category") -> pl.DataFrame:
     """Mean of every metric column per value of ``by``, plus an ``"all"`` row (``n`` = queries).
 
-    The group column becomes a string so ``"all"`` fits; ``by=None`` gives the overall row only.
+    The group column becomes a string so ``"all"`` fits; ``by=None`` gives the overall row only (as
+    does the default ``"category"`` when the queries have no such column).
     """
     metrics = [c for c in per_query.columns if c.split("@")[0] in ("recall", "hit", "ndcg", "mrr")]
     agg = [pl.len().alias("n"), *[pl.col(c).mean() for c in metrics]]
     overall = per_query.select(pl.lit("all").alias(by or "group"), *agg)
+    if by is not None and by not in per_query.columns:
+        if by != "category":  # the default groups by category when the queries have one
+            raise ValidationError("by", f"names no column of the queries ({by!r}); by=None: the overall row")
+        return overall
     if by is None:
         return overall
     parts = per_query.group_by(pl.col(by).cast(pl.String)).agg(agg).sort(by)

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
-from ..params import Weights
+from ..params import MAX_WEIGHT, Weights
 from ..scoring import hybrid, neighbour_score, tie_order, top_k
 from ..views import COMPONENTS, check_frame
 
@@ -174,6 +174,14 @@ class Reranker:
             grid[c].to_numpy().astype(np.float64) if c in grid.columns else np.zeros(grid.height)
             for c in ("tie", "neighbour", "neighbour2")
         )
+        for name, x in (
+            *zip(COMPONENTS, w.T, strict=True),
+            ("tie", tie),
+            ("neighbour", lam),
+            ("neighbour2", lam2),
+        ):
+            if not (np.isfinite(x) & (x >= 0) & (x <= MAX_WEIGHT)).all():  # as Weights holds them
+                raise ValidationError(f"grid.{name}", f"must be finite numbers in [0, {MAX_WEIGHT:g}]")
         rows = []
         grid_weights = SimpleNamespace(
             **{c: w[:, i : i + 1] for i, c in enumerate(COMPONENTS)},
@@ -185,11 +193,13 @@ class Reranker:
             c = scores.shape[1]
             kk = min(k, c)
             # every candidate ordered (near ties newest first, as in the store): c is a search's hits
-            top = tie_order(scores, self.age[q], tie[:, None])[:, :kk]  # (g, kk) best first
+            top = (
+                tie_order(scores, self.age[q], tie[:, None])[:, :kk] if c else np.zeros((len(w), 0), np.int64)
+            )
             is_rel = np.isin(self.frames[q]["id"].to_numpy(), np.asarray(list(ids), dtype=object))  # (c,)
             hit = is_rel[top]  # (g, kk)
             recall = hit.sum(1) / max(len(set(ids)), 1)
-            first = np.where(hit.any(1), hit.argmax(1) + 1, 0)
+            first = np.where(hit.any(1), hit.argmax(1) + 1, 0) if kk else np.zeros(len(w), np.int64)
             rr = np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0)
             rows.append(
                 pl.DataFrame({"_g": np.arange(len(w)), "query": q, "recall": recall, "reciprocal_rank": rr})

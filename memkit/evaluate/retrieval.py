@@ -335,4 +335,8 @@ def sweep(
         summary = summarize(_per_query(prep, ranked, ks), by)
         params = {**w, **{c: v for c, v in opts.items() if v is not None}}
         frames.append(summary.select(*[pl.lit(v).alias(c) for c, v in params.items()], pl.all()))
+    if not frames:
+        raise ValidationError(
+            "grid", "has no point with a weight above 0 (similarity, importance, recency, keyword)"
+        )
     return pl.concat(frames, how="diagonal_relaxed")

@@ -214,7 +214,10 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
     d = Path(directory)
     if not (d / "manifest.json").is_file():
         raise FormatError("cogx", f"{str(directory)!r} has no manifest.json (not a COGX archive directory)")
-    manifest = loads((d / "manifest.json").read_text(encoding="utf-8"), 1)
+    try:
+        manifest = loads((d / "manifest.json").read_text(encoding="utf-8"), 1)
+    except UnicodeDecodeError as e:
+        raise FormatError("manifest.json", f"is not UTF-8 ({e.reason} at byte {e.start})") from None
     version = manifest.get("cogx_version") if isinstance(manifest, Mapping) else None
     try:  # a newer minor version only adds: read it; a newer major version may change meanings
         newer = int(str(version).split(".")[0]) > int(COGX_VERSION.split(".")[0])
