@@ -324,8 +324,8 @@ def test_the_evaluation_helpers_take_edge_inputs_and_name_bad_ones() -> None:
         for bad in (float("nan"), -5.0):
             with pytest.raises(mk.ValidationError, match="grid.similarity"):
                 rr.sweep({"tea": ["x"]}, pl.DataFrame({"similarity": [bad]}))
-    mem = pl.DataFrame({"id": ["m1", "m2"], "content": ["I like tea", "I walk my dog"], "created_at": [now, now],
-                        "conversation": ["c", "c"]})  # fmt: skip
+    mem = pl.DataFrame({"id": ["m1", "m2"], "content": ["I like tea", "I walk my dog"],
+                        "created_at": [now, now], "conversation": ["c", "c"]})  # fmt: skip
     qs = pl.DataFrame({"query_id": ["q"], "question": ["tea?"], "relevant": [["m1"]], "conversation": ["c"]})
     assert ev.evaluate(mem, qs)["category"].to_list() == ["all"]  # no category: the overall row
     with pytest.raises(mk.ValidationError, match="by"):
