@@ -205,8 +205,20 @@ def test_commands_work_in_both_languages_without_the_llm(store: mk.MemoryStore, 
             ["I like jazz music"],
         ),
         (["我喜欢喝绿茶", "我喜欢游泳"], "忘掉我喜欢喝绿茶", ["我喜欢喝绿茶"]),
+        (["I like skiing", "I like swimming"], "forget that I like skating", []),
+        # how the user refers to it is not what it says; liking verbs are one word
+        (["my sister Anna lives in Paris", "I like tea"], "forget the stuff about my sister",
+         ["my sister Anna lives in Paris"]),
+        (["my sister Anna lives in Paris", "I like skiing"], "forget what I told you about skiing",
+         ["I like skiing"]),
+        (["I like skiing", "I like tea"], "forget that I love skiing", ["I like skiing"]),
+        (["my doctor is Dr. Wang at Union Hospital", "I like tea"], "forget my doctor's details",
+         ["my doctor is Dr. Wang at Union Hospital"]),
+        (["我妹妹叫小红", "我喜欢喝绿茶", "我喜欢滑雪"], "忘掉我说过的关于滑雪的话", ["我喜欢滑雪"]),
+        (["我妹妹叫小红", "我喜欢喝绿茶"], "忘掉我妹妹的信息", ["我妹妹叫小红"]),
+        (["我妹妹叫小红", "我喜欢喝绿茶"], "忘掉跟我妹妹有关的事", ["我妹妹叫小红"]),
     ],
-)
+)  # fmt: skip
 def test_forget_erases_only_what_the_user_named(store, now: datetime, stored, forget, gone) -> None:
     """A forget command names a memory by its words: one sharing only "I like" (or a Chinese
     character or two) with it is not it, and stays, protected or not."""
@@ -216,6 +228,18 @@ def test_forget_erases_only_what_the_user_named(store, now: datetime, stored, fo
     r = agent.chat(forget)
     assert sorted(r.affected.filter(pl.col("action") == "deleted")["content"].to_list()) == gone
     assert sorted(store.frame(NS)["content"].to_list()) == sorted(set(stored) - set(gone))
+
+
+def test_a_forget_that_names_nothing_says_which_memory_came_closest(store, now: datetime) -> None:
+    """Near the payload but not saying it ("hobby" is no word of "I like skiing"): nothing is erased,
+    and the reply names the nearest memory so the user can name it as stored."""
+    agent = _agent(store, now)
+    agent.chat("remember that I like skiing")
+    r = agent.chat("forget my skiing hobby")
+    assert r.affected["action"].to_list() == ["closest"] and store.count(NS) == 1
+    said = 'The closest: "I like skiing" (say "forget I like skiing" to delete it).'
+    assert r.text == f"I found no memory that says that. {said}"
+    assert agent.chat("forget I like skiing").text == "Deleted 1 memory: I like skiing"
 
 
 def test_forgetting_an_old_value_erases_it_and_keeps_the_current_one(store, now: datetime) -> None:

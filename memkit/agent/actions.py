@@ -9,9 +9,10 @@ remember    ``store.add`` in ``long_term``, importance 0.9, protected, kind from
             the old value
 forget      ``store.search`` for the payload (similarity and keyword, no reinforcement); every hit
             scoring at least ``threshold`` that says what the payload names (most of its words,
-            weighted by rarity: :func:`_names_it`) is deleted with all versions of its key. An explicit
-            user forget overrides ``protected`` (it is the user's data; protection only stops
-            *automatic* forgetting). Memories the requester may not modify are kept and reported.
+            weighted by rarity: :mod:`memkit.agent.matching`) is deleted with all versions of its
+            key; when none does, the nearest is named, not deleted. An explicit user forget
+            overrides ``protected`` (it is the user's data; protection only stops *automatic*
+            forgetting). Memories the requester may not modify are kept and reported.
 delete_last the newest memory this requester added to this namespace that still exists and is more
             than an ordinary turn (importance >= the 0.3 admission gate, or a durable layer) is
             deleted; found from the audit log, so it works across sessions and processes. Undoing a
@@ -21,8 +22,8 @@ show        the active memories of the namespace the requester may read that are
 =========== =====================================================================================
 
 Every operation returns a frame ``id, content, kind, key, layer, action`` (``added``, ``deleted``,
-``kept``, ``listed``, ``restored``) describing what it touched, so an agent can confirm it and a test
-can check it.
+``kept``, ``listed``, ``restored``, ``closest``: what a forget found near the payload but not saying
+it) describing what it touched, so an agent can confirm it and a test can check it.
 
 Why these rules: a memory command is the user speaking about their own data, so it is obeyed
 literally and reported exactly. "Remember" is protected, because the user asked for it; "forget"
@@ -35,7 +36,6 @@ result frame into the sentence the agent replies with, in the language of the co
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime
 from typing import Any
@@ -49,7 +49,7 @@ from ..guard import identity
 from ..params import Weights, check_number
 from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
 from ..store.gate import QUARANTINED_TEXT
-from ..text import tokenize
+from .matching import names_it
 
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "add_keyed", "confirm", "execute"]
 
@@ -66,7 +66,6 @@ ACTION_SCHEMA = {
 # what a "forget X" command matches: the memory that says X, never a neighbour of it
 FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
 _FORGET_K = 20  # at most this many memories erased by one forget command (a bound on a vague request)
-_FORGET_COVERAGE = 0.5  # the share of the query's word weight a memory must hold to be what it names
 # more than an ordinary turn: past the admission gate, or in a durable layer
 _NOTABLE = (pl.col("importance") >= ADMISSION_MIN_IMPORTANCE) | (pl.col("layer") != "short_term")
 _CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the command was given in Chinese
@@ -172,17 +171,17 @@ def _forget(
         query, namespace=namespace, requester=requester, k=_FORGET_K, weights=FORGET_WEIGHTS, now=now,
         min_strength=0.0, reinforce=False,
     )  # fmt: skip
-    hits = hits.filter(pl.col("score") >= threshold)
+    near = hits = hits.filter(pl.col("score") >= threshold)
     frame = store.frame(namespace)
     corpus = _corpus(store, namespace, requester)
     if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
-        hits = hits.filter(pl.Series(_names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
+        hits = hits.filter(pl.Series(names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
     # an old value the user names ("forget that I liked green tea" once it is coffee) is not searched
     # (search sees current versions): its words decide, and it goes alone, the current value stays
     old = frame.filter((pl.col("status") == "superseded") & acl.readable_expr(requester))
-    old = old.filter(pl.Series(_names_it(query, old["content"].to_list(), corpus), dtype=pl.Boolean))
-    if hits.is_empty() and old.is_empty():
-        return _frame([], "deleted")
+    old = old.filter(pl.Series(names_it(query, old["content"].to_list(), corpus), dtype=pl.Boolean))
+    if hits.is_empty() and old.is_empty():  # nothing says it; the nearest is named, not erased
+        return _frame(near.head(1).to_dicts(), "closest")
     # every version of a matched key goes too: a superseded value is still the user's data
     keys = hits["key"].drop_nulls().unique()
     named = pl.concat([hits["id"], old["id"]])
@@ -212,31 +211,6 @@ def _corpus(store: Any, namespace: str, requester: str | None) -> list[str]:
     """The texts a forget command is weighed against: the active memories ``requester`` may read."""
     frame = store.frame(namespace, requester=requester)
     return frame.filter(pl.col("status") == "active")["content"].to_list()
-
-
-def _names_it(query: str, texts: list[str], corpus: list[str]) -> list[bool]:
-    """Does each of ``texts`` say what ``query`` names? Either it holds most of the query's weight of
-    words (each word weighted by its rarity in ``corpus``, where a word no memory has weighs most:
-    "forget that I like skiing" names nothing a store of "I like jazz" holds), or the query restates
-    all of it ("forget that I really like jazz music a lot" names "I like jazz music").
-
-    Search's keyword score cannot decide this: it is scaled to the query words some memory contains
-    (so that question words do not count), which made "I like" alone a full match for "I like
-    skiing", and "我喜欢喝红茶" one for "我喜欢喝绿茶".
-    """
-    words = set(tokenize(query, keep_stopwords=False))
-    if not words:
-        return [False] * len(texts)
-    docs = [set(tokenize(t, keep_stopwords=False)) for t in corpus]  # a user command, not a hot path
-    df = {w: sum(w in d for d in docs) for w in words}  # how many memories hold each word
-    idf = {w: math.log1p((len(docs) - k + 0.5) / (k + 0.5)) for w, k in df.items()}  # BM25's idf
-    total = sum(idf.values())
-    out = []
-    for text in texts:
-        own = set(tokenize(text, keep_stopwords=False))
-        restated = bool(own) and own <= words
-        out.append(restated or sum(idf[w] for w in words & own) >= _FORGET_COVERAGE * total)
-    return out
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
@@ -313,6 +287,12 @@ def confirm(command: Command, affected: pl.DataFrame) -> str:
         return head + "\n" + "\n".join(f"- {c}" for c in items)
     kept = affected.filter(pl.col("action") == "kept").height
     if n == 0 and kept == 0:
+        closest = affected.filter(pl.col("action") == "closest")["content"].to_list()
+        if closest:  # near the words, but not saying them: the user can name it as it is stored
+            c = closest[0]
+            if zh:
+                return f"没有找到完全相符的记忆。最接近的是：{c}（要删除它，请说“忘掉{c}”）"
+            return f'I found no memory that says that. The closest: "{c}" (say "forget {c}" to delete it).'
         return "没有找到要删除的记忆。" if zh else "I found no matching memory to delete."
     if n == 0:
         return (
