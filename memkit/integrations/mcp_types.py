@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import polars as pl
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ..schema import KINDS, Memory
 
@@ -60,8 +60,13 @@ Importance = Annotated[
 # Literal of the KINDS tuple: the schema lists the six kinds as an enum
 Kind = Annotated[Literal[KINDS] | None, Field(description="what sort of memory it is (default fact)")]
 Tags = Annotated[list[str] | None, Field(description="labels, e.g. ['address']")]
-# search_memories' k (default 5) and show_memories' limit (default 20)
-Limit = Annotated[int, Field(ge=1, le=MAX_RESULTS, description=f"how many, at most {MAX_RESULTS}")]
+# search_memories' k (default 5) and show_memories' limit (default 20); a whole number JSON sends as
+# 5.0 is one (JSON Schema's integer), while the tools' strict types refuse true and "5"
+Limit = Annotated[
+    int,
+    Field(ge=1, le=MAX_RESULTS, description=f"how many, at most {MAX_RESULTS}"),
+    BeforeValidator(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v),
+]
 
 
 # ------------------------------------------------------------------------ results as JSON

@@ -260,6 +260,9 @@ def test_show_memories_is_what_the_gate_shows(server: Any, store: mk.MemoryStore
     ok(server, "add_memory", {"content": INJECTIONS[0]})
     clock.now = NOW + timedelta(hours=2)
     ok(server, "add_memory", {"content": "User drinks latte"})
+    assert ok(server, "show_memories", {"limit": 2.0}) == ok(
+        server, "show_memories", {"limit": 2}
+    )  # JSON's 2.0
     shown = ok(server, "show_memories", {"limit": 2})
     assert shown["total"] == 3 and [m["status"] for m in shown["memories"]] == ["active", "quarantined"]
     assert shown["memories"][0]["content"] == "User drinks latte"  # newest first
@@ -293,6 +296,8 @@ def test_show_memories_is_what_the_gate_shows(server: Any, store: mk.MemoryStore
         ("add_memory", {"content": "User likes tea", "importance": True}, "importance"),
         ("add_memory", {"content": "User likes jazz", "importance": "0.7"}, "importance"),
         ("search_memories", {"query": "tea", "k": True}, "k"),
+        ("search_memories", {"query": "tea", "k": "5"}, "k"),
+        ("search_memories", {"query": "tea", "k": 5.5}, "k"),
         ("drop_database", {}, "Unknown tool"),
     ],
 )
