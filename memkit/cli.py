@@ -216,7 +216,7 @@ def _run(args: argparse.Namespace) -> None:
     try:
         with MemoryStore(args.db, create=create) as store:
             _WITH_STORE[args.command](store, args)
-    except BaseException:
+    except MemkitError:  # the import refused (nothing written): a reader leaving early is not that
         if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
             for f in (args.db, f"{args.db}.wal", f"{args.db}.reads"):
                 Path(f).unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,22 @@ def test_memkit_pg_stops_its_server_when_terminated(tmp_path: Path) -> None:
     p.terminate()
     assert p.wait(timeout=120) == 0
     assert _servers_of(d) == []
+
+
+def test_an_import_create_that_committed_keeps_its_file_when_the_reader_leaves(tmp_path: Path) -> None:
+    """The summary line fails to print (the pipe's reader left): the import had committed, so the
+    new file stays (it was removed with the import in it)."""
+    src, db = tmp_path / "src.jsonl", tmp_path / "new.duckdb"
+    with mk.MemoryStore() as s:
+        s.add("I like tea", namespace="u", now=NOW)
+        s.export(src)
+    r, w = os.pipe()
+    os.close(r)  # a reader that already left
+    try:
+        proc = subprocess.run([sys.executable, "-m", "memkit", "import", str(src), "--db", str(db), "--create"],
+                              stdout=w, stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    finally:
+        os.close(w)
+    assert proc.returncode == 0 and db.exists()
+    with mk.MemoryStore(str(db)) as s:
+        assert s.count("u") == 1
