@@ -189,8 +189,8 @@ def test_an_import_create_that_committed_keeps_its_file_when_the_reader_leaves(t
     r, w = os.pipe()
     os.close(r)  # a reader that already left
     try:
-        proc = subprocess.run([sys.executable, "-m", "memkit", "import", str(src), "--db", str(db), "--create"],
-                              stdout=w, stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+        cmd = [sys.executable, "-m", "memkit", "import", str(src), "--db", str(db), "--create"]
+        proc = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, timeout=120)
     finally:
         os.close(w)
     assert proc.returncode == 0 and db.exists()
