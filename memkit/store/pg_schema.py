@@ -48,6 +48,7 @@ database an older memkit made with a warning, the optional steps left to the own
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -189,13 +190,15 @@ ALTER INDEX memories_keywords ALTER COLUMN 1 SET STATISTICS 0;
 )
 # what a text was must not outlive its erasure in the planner's statistics: ANALYZE (memkit's after a
 # bulk write, autovacuum's any time) keeps a sample's most common values and histogram of a column in
-# pg_statistic, readable through pg_stats. No column holding words gets any (the planner finds rows
-# by id, namespace, key and status through indexes, and estimates without them); statistics an older
-# memkit let the server gather are dropped where the role may (a superuser), else left with a warning.
+# pg_statistic, readable through pg_stats. No column holding words, or a text's unsalted hash, gets
+# any (the planner finds rows by id, namespace, key and status through indexes, and estimates without
+# them); statistics an older memkit let the server gather are dropped where the role may (a
+# superuser), else left with a warning.
 _NO_STATS = """
 ALTER TABLE memories ALTER COLUMN content SET STATISTICS 0, ALTER COLUMN key SET STATISTICS 0,
   ALTER COLUMN value SET STATISTICS 0, ALTER COLUMN tags SET STATISTICS 0,
-  ALTER COLUMN findings SET STATISTICS 0;
+  ALTER COLUMN findings SET STATISTICS 0, ALTER COLUMN content_hash SET STATISTICS 0;
+ALTER TABLE embed_cache ALTER COLUMN content_hash SET STATISTICS 0;
 ALTER TABLE lessons ALTER COLUMN content SET STATISTICS 0, ALTER COLUMN reason SET STATISTICS 0;
 ALTER TABLE events ALTER COLUMN detail SET STATISTICS 0;
 DO $do$ BEGIN
@@ -203,6 +206,7 @@ DO $do$ BEGIN
   WHERE s.starelid = a.attrelid AND s.staattnum = a.attnum AND a.attstattarget = 0
     AND a.attrelid IN (to_regclass(format('%I.memories', current_schema())),
                        to_regclass(format('%I.lessons', current_schema())),
+                       to_regclass(format('%I.embed_cache', current_schema())),
                        to_regclass(format('%I.events', current_schema())));
 EXCEPTION WHEN insufficient_privilege THEN
   RAISE WARNING 'memkit: statistics gathered before pg_schema 4 stay until a superuser drops them';
@@ -215,20 +219,46 @@ view depends on it); no planner statistics of the columns that hold words (4). E
 _WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts"}
 
 
-# the first schema of the connection's search path (the URL's `options=-csearch_path=...`), unquoted
-_FIRST = "SELECT trim(both ' \"' from split_part(current_setting('search_path'), ',', 1)), current_schema()"
+# the connection's search path as PostgreSQL reads it, its user, and the schema it resolved to
+_PATH = "SELECT current_setting('search_path'), current_user, current_schema()"
+_ENTRY = re.compile(r'\s*("(?:[^"]|"")*"|[^,]*?)\s*(?:,|$)')  # one entry: "Quoted, ""with"" commas" or bare
+
+
+def _path_schemas(path: str, user: str) -> list[str]:
+    """The schema names of a ``search_path`` setting, as PostgreSQL resolves them: a bare name folds
+    to lower case, a quoted one keeps its case and commas, ``$user`` is the role's name.
+
+    >>> _path_schemas('"$user", Team_A, "Mixed Case, Inc", public', "alice")
+    ['alice', 'team_a', 'Mixed Case, Inc', 'public']
+    """
+    out = []
+    for m in _ENTRY.finditer(path):
+        e = m.group(1)
+        if not e:
+            continue
+        name = e[1:-1].replace('""', '"') if e.startswith('"') else e.lower()
+        out.append(user if name == "$user" else name)
+    return out
 
 
 def _own_schema(pg: PgConnection, create: bool, read_only: bool) -> None:
-    """The schema the URL names first exists, or is made (``create``, not read-only). PostgreSQL
-    skips a missing schema of the search path without a word, so two stores of two new schemas would
-    otherwise both live in ``public`` and read each other's memories."""
-    first, current = pg.con.execute(_FIRST).fetchone()
-    if first in ("$user", "") or first == current:  # the default path, or the schema is there
+    """The store's schema, the first the search path names (``$user``'s only when it exists), exists
+    or is made (``create``, not read-only; under the migration lock). PostgreSQL skips a missing
+    schema of the path without a word, so two stores of two new schemas would otherwise both live in
+    ``public`` and read each other's memories."""
+    path, user, current = pg.con.execute(_PATH).fetchone()
+    names = _path_schemas(path, user)
+    if names and names[0] == user and user != current:  # "$user" first, no such schema: the next
+        names = names[1:]
+    if not names or names[0] == current:  # the schema is there (or the path names none)
         return
     if not create or read_only:
-        raise ValidationError("path", f"schema {first!r} does not exist on the server (create=True makes it)")
-    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [first]).fetchone()[0]
+        raise ValidationError(
+            "path", f"schema {names[0]!r} does not exist on the server (create=True makes it)"
+        )
+    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [names[0]]).fetchone()[
+        0
+    ]
     pg.con.execute(ddl)
 
 
@@ -237,13 +267,14 @@ def prepare_server(pg: PgConnection, read_only: bool, create: bool = True) -> It
     """Hold the migration lock while the block migrates; then, unless read-only, make sure the
     change log and its triggers exist (for a database migrated by an older memkit too). First, the
     store's own schema must exist (:func:`_own_schema`)."""
-    _own_schema(pg, create, read_only)
     if read_only:  # a read-only open migrates nothing (an outdated schema is refused)
+        _own_schema(pg, create, read_only)
         yield
         return
     with pg.pinned():  # the lock is the session's: a lost connection must not be silently replaced
         pg.con.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
         try:
+            _own_schema(pg, create, read_only)  # one process at a time makes a new schema
             yield
             row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
             _upgrade(pg, 0 if row is None else int(row[0]))

@@ -487,7 +487,8 @@ def test_a_long_query_reads_its_first_characters(url: str) -> None:
 WORDS_STATS = (
     "SELECT tablename, attname FROM pg_stats WHERE schemaname = current_schema()"
     " AND (tablename, attname) IN (('memories', 'content'), ('memories', 'key'), ('memories', 'tags'),"
-    " ('memories', 'value'), ('lessons', 'content'), ('events', 'detail'))"
+    " ('memories', 'value'), ('memories', 'content_hash'), ('embed_cache', 'content_hash'),"
+    " ('lessons', 'content'), ('events', 'detail'))"
 )
 
 
@@ -503,7 +504,7 @@ def test_erased_text_does_not_survive_in_the_planners_statistics(url: str) -> No
         for memory_id in ids[:50]:
             store.delete(memory_id, namespace="u", now=NOW)
     with psycopg.connect(url, autocommit=True) as con:
-        con.execute("ANALYZE memories, lessons, events")  # as autovacuum would, any time
+        con.execute("ANALYZE memories, lessons, events, embed_cache")  # as autovacuum would, any time
         assert con.execute(WORDS_STATS).fetchall() == []
         stats = con.execute("SELECT attname FROM pg_stats WHERE schemaname = current_schema()"
                             " AND tablename = 'memories'").fetchall()  # fmt: skip
@@ -582,3 +583,14 @@ def test_a_store_on_a_new_schema_makes_it_and_stays_in_it(url: str) -> None:
     with psycopg.connect(base) as con:
         tables = "SELECT table_schema FROM information_schema.tables WHERE table_name = 'memories'"
         assert set(names) <= {r[0] for r in con.execute(tables).fetchall()}
+    # the path as PostgreSQL reads it: a bare name folds to lower case, a quoted one keeps its case
+    # and commas, "$user" without a schema of that name is skipped
+    tag = uuid4().hex[:8]
+    for given, made in ((f"Team_{tag}_C", f"team_{tag}_c"), (f'"Mixed,Case_{tag}"', f"Mixed,Case_{tag}"),
+                        (f'"$user",tenant_{tag}', f"tenant_{tag}")):  # fmt: skip
+        with mk.MemoryStore(schema_url(base, given)) as s:
+            s.add("kept apart", namespace="n", now=NOW)
+        with psycopg.connect(base) as con:
+            assert con.execute(tables + " AND table_schema = %s", [made]).fetchall(), (given, made)
+    with mk.MemoryStore(schema_url(base, f"TEAM_{tag}_C"), create=False) as s:  # the same schema, folded
+        assert s.count("n") == 1
