@@ -399,6 +399,11 @@ def test_a_name_holding_pii_is_looked_up_by_the_name_it_was_written_with(backend
         m = s.add("call after 6pm", namespace="u", key=key, tags=[phone], now=NOW)
         assert m.key == key and s.read(key, namespace="u", now=NOW).id == m.id
         assert s.search("call", namespace="u", tags=[phone], now=NOW).height == 1
+        s.guard = mk.GuardParams()  # the guard on again (a later open): what was written raw is found too
+        assert s.read(key, namespace="u", now=NOW).id == m.id
+        assert s.versions(key, namespace="u")["id"].to_list() == [m.id]
+        assert s.search("call", namespace="u", tags=[phone], now=NOW)["id"].to_list() == [m.id]
+        assert s.resolve(key, namespace="u", keep=m.id, now=NOW).id == m.id
 
 
 def test_a_lesson_quarantines_a_pending_conflict_version_too(backend: str) -> None:

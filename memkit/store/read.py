@@ -93,7 +93,8 @@ class ReadMixin(GateMixin, VectorsMixin):
 
         A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
         """
-        key = names_as_stored([check_name("key", key)], self.guard)[0]  # as a write keeps it
+        raw = check_name("key", key)
+        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it (PII as a pseudonym)
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
@@ -102,8 +103,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         where, params = gate.where()
         with self._lock:
             rows = self._sql(
-                f"SELECT {COLUMNS} FROM memories WHERE key = ? AND {where} ORDER BY version DESC LIMIT 1",
-                [key, *params],
+                f"SELECT {COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
+                " ORDER BY version DESC LIMIT 1",
+                [key, raw, *params],  # and as written unscreened (a guard off then, a copied store)
             ).to_dicts()
             if not rows:
                 return None
@@ -115,14 +117,15 @@ class ReadMixin(GateMixin, VectorsMixin):
         """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
         first; quarantined text withheld. The key's history: superseded and disputed values too,
         for a conflict review or a timeline."""
-        key = names_as_stored([check_name("key", key)], self.guard)[0]
+        raw = check_name("key", key)
+        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it, or as written unscreened
         namespace = self._space(namespace)
         where, params = self._gate(namespace, self._who(requester)).where()
         with self._lock:
             return self._sql(
-                f"SELECT {MASKED_COLUMNS} FROM memories WHERE key = ? AND {where}"
+                f"SELECT {MASKED_COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
                 " ORDER BY version, created_at",
-                [key, *params],
+                [key, raw, *params],
             )
 
     def frame(

@@ -137,8 +137,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             _names("kind", kind, KINDS),
             _names("tags", tags, None),
         )
-        if tag_list:  # as writes keep them: PII in a tag is a pseudonym
-            tag_list = names_as_stored(tag_list, self.guard)
+        if tag_list:  # as writes keep them (PII as a pseudonym), and as written unscreened
+            tag_list = list(dict.fromkeys([*names_as_stored(tag_list, self.guard), *tag_list]))
         if self._stale is not None:  # raises: explains that reembed() is needed
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
         gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate

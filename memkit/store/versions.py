@@ -236,7 +236,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         Only the operator or the kept version's owner or creator may resolve, and only if it may read
         that version; one ``resolve`` event and a ``supersede`` event per loser record it.
         """
-        key = names_as_stored([check_name("key", key)], self.guard)[0]  # as a write keeps it
+        raw = check_name("key", key)
+        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it, or as written unscreened
         namespace = self._space(namespace)
         keep = check_name("keep", keep)
         requester = self._who(requester)
@@ -246,9 +247,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
             def live_now() -> list[dict[str, Any]]:
                 """The live versions of the key (active or conflict), oldest first."""
                 return self._sql(
-                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND key = ?"
+                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND (key = ? OR key = ?)"
                     " AND status IN ('active', 'conflict')",
-                    [namespace, key],
+                    [namespace, key, raw],
                 ).to_dicts()
 
             live = live_now()
