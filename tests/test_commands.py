@@ -40,6 +40,8 @@ POSITIVE = {
         ("把我的生日忘了吧", "我的生日"),
         ("你忘掉关于我前任的事", "我前任"),
         ("forget that I like coffee", "I like coffee"),
+        ("Alright, forget my address", "my address"),  # an English acknowledgement first
+        ("ok. forget my address", "my address"),
         ("Forget about my old address", "my old address"),
         ("don't remember my phone number", "my phone number"),
         ("Please forget my birthday.", "my birthday"),
@@ -65,6 +67,8 @@ POSITIVE = {
     ],
     "show": [
         "你记得我什么",
+        "好的，你都记得我什么",  # an acknowledgement first
+        "Thanks, what do you know about me?",
         "你都记得我哪些事",
         "你都记得我哪些事？",
         "你知道我什么？",
@@ -83,6 +87,8 @@ POSITIVE = {
 
 NEGATIVE = [
     "我忘了带钥匙",
+    "Sure, I will remember that",
+    "right, remember when we went to Paris",
     "嗯，我忘了带钥匙",
     "好的，忘了带伞",
     "忘了带伞",

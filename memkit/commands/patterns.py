@@ -37,7 +37,10 @@ from ..text import normalize, normalize_expr
 # an acknowledgement before it (好的，忘掉… · 嗯，记住…), always with its punctuation ("好的" alone is a turn)
 _ACK_ZH = r"(?:(?:好的|好吧|好|嗯+|行|对了|那么|那|哦|噢)\s*[,、.。!~]+\s*)*"
 _PZ = rf"{_ACK_ZH}(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
-_PE = r"(?:(?:please|pls|hey|ok|okay|can you|could you|would you|will you|assistant)[,\s]+)*"
+_PE = (  # an acknowledgement or a politeness first, each with its comma, stop or space: "Sure, forget …"
+    r"(?:(?:please|pls|hey|ok|okay|alright|all right|sure|yes|yeah|right|well|thanks|thank you|can you"
+    r"|could you|would you|will you|assistant)[,.!\s]+)*"
+)
 # the verbs that undo (删除 · 删掉 · 撤销 · 不要了 · 忘掉), and "the last one": 刚才那条 · 上一条记忆 ·
 # 最后一个; in English "the last memory", "your latest entry", "the previous one you saved"
 _DEL_ZH = r"(?:删除|删掉|删了|去掉|撤销|撤回|不要了|别记了|不要记了|忘了|忘掉)"
@@ -68,10 +71,10 @@ COMMANDS: dict[str, list[str]] = {
     # the question about the user as a whole; "what do you remember about my diet?" is ordinary recall
     "show": [
         # 你都记得我哪些事
-        r"^(?:关于我\s*[,]?\s*)?(?:你|您)?(?:都|还|到底|现在)?(?:记得|记住了|知道|记着|存了|保存了|记录了)"
+        rf"^{_ACK_ZH}(?:关于我\s*[,]?\s*)?(?:你|您)?(?:都|还|到底|现在)?(?:记得|记住了|知道|记着|存了|保存了|记录了)"
         r"(?:关于)?我?(?:的)?(?:一些|些)?(?:什么|哪些|多少)(?:事情|事|东西|信息|内容)?(?:呢|吗|啊)?$",
         # 看看你的记忆
-        r"^(?:请)?(?:列出|显示|查看|看看|看一下|展示)(?:一下)?(?:你|我的|你的)?(?:记得的|保存的)?(?:所有)?"
+        rf"^{_ACK_ZH}(?:请)?(?:列出|显示|查看|看看|看一下|展示)(?:一下)?(?:你|我的|你的)?(?:记得的|保存的)?(?:所有)?"
         r"(?:关于我的)?(?:记忆|回忆|信息)$",
         # what do you know about me
         rf"^{_PE}what (?:do|did|else do) you (?:remember|know|recall) about me$",
