@@ -259,6 +259,41 @@ def test_forgetting_an_old_value_erases_it_and_keeps_the_current_one(store, now:
     )
 
 
+@pytest.mark.parametrize(
+    ("said", "forget", "gone"),
+    [
+        (["I prefer green tea", "I prefer black tea", "I prefer coffee"], "forget that I prefer green tea",
+         ["I prefer green tea"]),  # "tea" is not rare because only old values hold it
+        (["我喜欢喝绿茶", "我喜欢喝红茶", "我喜欢喝咖啡"], "忘掉我喜欢喝绿茶", ["我喜欢喝绿茶"]),
+        (["my favorite color is blue", "my favorite color is red"], "forget that my favorite color was blue",
+         ["my favorite color is blue"]),  # the current value shares the words but not "blue"
+    ],
+)  # fmt: skip
+def test_forgetting_one_old_value_leaves_the_others(store, now: datetime, said, forget, gone) -> None:
+    agent = _agent(store, now)
+    for i, text in enumerate(said):
+        agent.chat(
+            f"记住{text}" if text[0] > "~" else f"remember that {text}", now=now + timedelta(minutes=i)
+        )
+    r = agent.chat(forget, now=now + timedelta(minutes=9))
+    assert r.affected.filter(pl.col("action") == "deleted")["content"].to_list() == gone
+    assert sorted(store.frame(NS)["content"]) == sorted(set(said) - set(gone))
+
+
+def test_undo_when_another_requester_holds_the_key_deletes_and_restores_nothing(store, now: datetime) -> None:
+    """The key's value is now another requester's private one (kept by a resolve): undo erases the
+    agent's own last memory and brings nothing back (it raised AccessDenied out of chat())."""
+    agent = _agent(store, now)
+    agent.chat("remember that I prefer tea")
+    mine = agent.chat("remember that I prefer coffee", now=now + timedelta(minutes=1)).written[0]
+    theirs = store.add("I prefer juice", namespace=NS, requester="crm", key="preference.drink",
+                       access="private", now=now + timedelta(minutes=2))  # fmt: skip
+    store.resolve("preference.drink", namespace=NS, keep=theirs.id, now=now + timedelta(minutes=3))
+    r = agent.chat("undo that", now=now + timedelta(minutes=4))
+    assert r.text == "Deleted 1 memory: I prefer coffee" and theirs.id not in r.text
+    assert mine not in store.frame(NS)["id"].to_list()
+
+
 def test_forget_erases_every_version_but_only_what_the_requester_may_modify(
     store: mk.MemoryStore, now: datetime
 ) -> None:

@@ -44,7 +44,7 @@ import polars as pl
 
 from .. import access as acl
 from ..commands import Command, admit
-from ..errors import AccessDenied, NotFound, ValidationError
+from ..errors import AccessDenied, ConflictError, NotFound, ValidationError
 from ..guard import identity
 from ..params import Weights, check_number
 from ..schema import ADMISSION_MIN_IMPORTANCE, check_name
@@ -208,9 +208,11 @@ def _forget(
 
 
 def _corpus(store: Any, namespace: str, requester: str | None) -> list[str]:
-    """The texts a forget command is weighed against: the active memories ``requester`` may read."""
+    """The texts a forget command is weighed against: the memories ``requester`` may read that it
+    could erase, current and old values alike (a word only old values hold is not rare because the
+    current ones lack it: "tea" after green tea and black tea gave way to coffee)."""
     frame = store.frame(namespace, requester=requester)
-    return frame.filter(pl.col("status") == "active")["content"].to_list()
+    return frame.filter(pl.col("status").is_in(["active", "superseded"]))["content"].to_list()
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:
@@ -247,18 +249,19 @@ def _restore_previous(
     nothing comes back when the key has another current value or the old one is gone or not readable."""
     if row.get("key") is None or row.get("supersedes") is None:
         return None
-    if store.read(row["key"], namespace=namespace, requester=requester, now=now) is not None:
-        return None
-    try:
+    try:  # another requester's value of the key (private, or kept by a resolve) is not this undo's
+        if store.read(row["key"], namespace=namespace, requester=requester, now=now) is not None:
+            return None
         old = store.get(row["supersedes"], namespace=namespace, requester=requester, now=now)
-    except (NotFound, AccessDenied):
+        if old.status != "superseded" or old.content == row.get("content"):  # the same text: nothing back
+            return None
+        back = store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=old.importance,
+                         layer=old.layer, half_life_hours=old.half_life_hours, protected=old.protected,
+                         tags=list(old.tags), access=old.access, source=old.source, namespace=namespace,
+                         requester=requester, conflict_policy="supersede", now=now)  # fmt: skip
+    except (AccessDenied, ConflictError, NotFound):
         return None
-    if old.status != "superseded":
-        return None
-    return store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=old.importance,
-                     layer=old.layer, half_life_hours=old.half_life_hours, protected=old.protected,
-                     tags=list(old.tags), access=old.access, source=old.source, namespace=namespace,
-                     requester=requester, conflict_policy="supersede", now=now)  # fmt: skip
+    return back if back.status == "active" else None  # held by the guard: it is not the value again
 
 
 def confirm(command: Command, affected: pl.DataFrame) -> str:

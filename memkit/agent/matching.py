@@ -4,7 +4,9 @@ Search ranks what is *near* the payload; a forget command must erase only what *
 says what the payload names when it holds most of the payload's weight of words (each weighted by
 its rarity among the namespace's memories, BM25's idf, so a word no memory holds weighs most:
 "forget that I like skiing" names nothing in a store of "I like jazz", "I like coffee"), or when the
-payload restates all of it ("forget that I really like jazz music a lot" names "I like jazz music").
+payload restates all of it ("forget that I really like jazz music a lot" names "I like jazz music");
+the words it holds must include the payload's rarest ("forget that my favourite colour was blue" does
+not name "my favourite colour is red").
 Before the words are weighed, what only says how the user refers to a memory is dropped ("what I
 told you about", "the details of", 说过的, 关于, 的信息), and liking verbs count as one word ("love",
 "enjoy", "like"). Lexical, so synonyms beyond those are not matched ("forget my skiing hobby" does
@@ -70,9 +72,13 @@ def names_it(query: str, texts: list[str], corpus: list[str]) -> list[bool]:
     df = {w: sum(w in d for d in docs) for w in words}  # how many memories hold each word
     idf = {w: math.log1p((len(docs) - k + 0.5) / (k + 0.5)) for w, k in df.items()}  # BM25's idf
     total = sum(idf.values())
+    rarest = {w for w, x in idf.items() if x == max(idf.values())}  # what sets the payload apart
     out = []
     for text in texts:
         own = _words(text)
         restated = bool(own) and own <= words
-        out.append(restated or sum(idf[w] for w in words & own) >= _COVERAGE * total)
+        # most of the weight, and the rarest word among it: "forget that my favourite colour was blue"
+        # does not name "my favourite colour is red", though "favourite colour" is most of the words
+        said = sum(idf[w] for w in words & own) >= _COVERAGE * total and bool(rarest & own)
+        out.append(restated or said)
     return out

@@ -224,20 +224,21 @@ _PATH = "SELECT current_setting('search_path'), current_user, current_schema()"
 _ENTRY = re.compile(r'\s*("(?:[^"]|"")*"|[^,]*?)\s*(?:,|$)')  # one entry: "Quoted, ""with"" commas" or bare
 
 
-def _path_schemas(path: str, user: str) -> list[str]:
+def _path_schemas(path: str) -> list[str | None]:
     """The schema names of a ``search_path`` setting, as PostgreSQL resolves them: a bare name folds
-    to lower case, a quoted one keeps its case and commas, ``$user`` is the role's name.
+    to lower case, a quoted one keeps its case and commas; None stands for ``$user`` (the role's
+    schema, when one of that name exists).
 
-    >>> _path_schemas('"$user", Team_A, "Mixed Case, Inc", public', "alice")
-    ['alice', 'team_a', 'Mixed Case, Inc', 'public']
+    >>> _path_schemas('"$user", Team_A, "Mixed Case, Inc", public')
+    [None, 'team_a', 'Mixed Case, Inc', 'public']
     """
-    out = []
+    out: list[str | None] = []
     for m in _ENTRY.finditer(path):
         e = m.group(1)
         if not e:
             continue
         name = e[1:-1].replace('""', '"') if e.startswith('"') else e.lower()
-        out.append(user if name == "$user" else name)
+        out.append(None if name == "$user" else name)
     return out
 
 
@@ -247,9 +248,9 @@ def _own_schema(pg: PgConnection, create: bool, read_only: bool) -> None:
     schema of the path without a word, so two stores of two new schemas would otherwise both live in
     ``public`` and read each other's memories."""
     path, user, current = pg.con.execute(_PATH).fetchone()
-    names = _path_schemas(path, user)
-    if names and names[0] == user and user != current:  # "$user" first, no such schema: the next
-        names = names[1:]
+    names = _path_schemas(path)
+    if names and names[0] is None:  # "$user" first: the role's schema if there is one, else the next
+        names = [user] if user == current else names[1:]
     if not names or names[0] == current:  # the schema is there (or the path names none)
         return
     if not create or read_only:

@@ -594,3 +594,10 @@ def test_a_store_on_a_new_schema_makes_it_and_stays_in_it(url: str) -> None:
             assert con.execute(tables + " AND table_schema = %s", [made]).fetchall(), (given, made)
     with mk.MemoryStore(schema_url(base, f"TEAM_{tag}_C"), create=False) as s:  # the same schema, folded
         assert s.count("n") == 1
+    # a schema named like the role (role memkit, schema memkit) is a schema, not "$user": made and used
+    own = _database(url, f"role_{tag}", create="")
+    with mk.MemoryStore(schema_url(own, "postgres")) as s:
+        s.add("in the role's schema", namespace="n", now=NOW)
+    with psycopg.connect(own) as con:
+        assert con.execute(tables + " AND table_schema = 'postgres'").fetchall()
+        assert not con.execute(tables + " AND table_schema = 'public'").fetchall()
