@@ -68,7 +68,7 @@ POSITIVE = {
     "show": [
         "你记得我什么",
         "好的，你都记得我什么",  # an acknowledgement first
-        "Thanks, what do you know about me?",
+        "Alright, what do you know about me?",
         "你都记得我哪些事",
         "你都记得我哪些事？",
         "你知道我什么？",
@@ -89,6 +89,13 @@ NEGATIVE = [
     "我忘了带钥匙",
     "Sure, I will remember that",
     "right, remember when we went to Paris",
+    "Yes, remember that trip to Rome",  # an answer, then a recollection
+    "Yeah forget about it, the weather is nice",
+    "forget about it, the weather is nice",
+    "Thanks, forget it",
+    "OK, forget it",
+    "好的，记住了",  # OK, noted
+    "好，忘掉吧",  # never mind
     "嗯，我忘了带钥匙",
     "好的，忘了带伞",
     "忘了带伞",

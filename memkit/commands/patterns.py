@@ -37,10 +37,11 @@ from ..text import normalize, normalize_expr
 # an acknowledgement before it (好的，忘掉… · 嗯，记住…), always with its punctuation ("好的" alone is a turn)
 _ACK_ZH = r"(?:(?:好的|好吧|好|嗯+|行|对了|那么|那|哦|噢)\s*[,、.。!~]+\s*)*"
 _PZ = rf"{_ACK_ZH}(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
-_PE = (  # an acknowledgement or a politeness first, each with its comma, stop or space: "Sure, forget …"
-    r"(?:(?:please|pls|hey|ok|okay|alright|all right|sure|yes|yeah|right|well|thanks|thank you|can you"
-    r"|could you|would you|will you|assistant)[,.!\s]+)*"
-)
+# an English acknowledgement, with its punctuation ("Alright, forget …", "ok. remember …"); not "yes",
+# "yeah", "right" or "well", which as often answer the conversation as open a command
+_ACK_EN = r"(?:(?:ok|okay|alright|all right|sure)\s*[,.!]+\s*)*"
+_PE = rf"{_ACK_EN}(?:(?:please|pls|hey|ok|okay|can you|could you|would you|will you|assistant)[,\s]+)*"
+_ACK = rf"{_ACK_ZH}{_ACK_EN}"  # before a sentence that is not a command, too (NOT_COMMANDS)
 # the verbs that undo (删除 · 删掉 · 撤销 · 不要了 · 忘掉), and "the last one": 刚才那条 · 上一条记忆 ·
 # 最后一个; in English "the last memory", "your latest entry", "the previous one you saved"
 _DEL_ZH = r"(?:删除|删掉|删了|去掉|撤销|撤回|不要了|别记了|不要记了|忘了|忘掉)"
@@ -136,13 +137,15 @@ COMMANDS: dict[str, list[str]] = {
 # (never mind). A match here skips the whole op, not one pattern.
 NOT_COMMANDS: dict[str, list[str]] = {
     "remember": [
-        r"^(?:记住|记下|记着)(?:了|吗|没|住)",
-        r"^remember that (?:movie|film|book|song|show|place|restaurant|time|day|night|trip|guy|girl|man|woman"
-        r"|one|thing)\b",
+        rf"^{_ACK}(?:记住|记下|记着)(?:了|吗|没|住)",
+        rf"^{_ACK}remember that (?:movie|film|book|song|show|place|restaurant|time|day|night|trip|guy|girl"
+        r"|man|woman|one|thing)\b",
     ],
     "forget": [
         r"(?:不要|别|不用)(?:再)?记(?:错|混|乱|反)",
-        r"^(?:please[,\s]+)?forget\s+(?:it|about it|it all|that|this|everything)$",
+        # "forget it" ends the sentence, or a clause ("forget about it, the weather is nice")
+        rf"^{_ACK}(?:please[,\s]+)?forget\s+(?:it|about it|it all|that|this|everything)(?:$|\s*[,.!;])",
+        rf"^{_ACK}(?:忘掉|忘了|忘记)(?:吧|了)?$",  # 好，忘掉吧: never mind
     ],
 }
 # Patterns are tried in this order: the narrow intents before the broad ones ("forget that" is delete_last).
