@@ -52,6 +52,22 @@ PLAN_SCHEMA = {
 }
 _LIVE = ("active",)
 _ELIGIBLE = ("active", "superseded")  # conflict / quarantined wait for a human decision
+_HELD_BY = ("active", "conflict", "quarantined")  # a merge in one of these keeps its members
+
+
+def _members(frame: pl.DataFrame) -> list[str]:
+    """The ids a merge still in use holds (active, or waiting for a decision), at any depth: the
+    members of a live merge, and of the (superseded) merges among them, and so on."""
+    if "merged_from" not in frame.columns:
+        return []
+    links = frame.select("id", "merged_from", "status")
+    found: set[str] = set()
+    level = links.filter(pl.col("status").is_in(_HELD_BY))["merged_from"].explode().drop_nulls()
+    while level.len():  # one pass per level of merging (a merge of merges: two), not per memory
+        new = set(level.to_list()) - found
+        found |= new
+        level = links.filter(pl.col("id").is_in(list(new)))["merged_from"].explode().drop_nulls()
+    return sorted(found)
 
 
 def forget_cost_expr(params: ForgetParams = ForgetParams()) -> pl.Expr:
@@ -73,11 +89,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         return pl.DataFrame(schema=PLAN_SCHEMA)
     # a live merge's members are its provenance: they go with it (or with an explicit delete), never
     # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
-    held = (
-        frame.filter(pl.col("status").is_in(_LIVE))["merged_from"].explode().drop_nulls().implode()
-        if "merged_from" in frame.columns
-        else pl.Series([[]], dtype=pl.List(pl.String))
-    )
+    held = pl.Series([_members(frame)], dtype=pl.List(pl.String))
     df = frame.with_columns(
         strength_expr(age_hours=age_hours_expr("created_at", now)).round(6),
         forget_cost_expr(params),

@@ -124,6 +124,15 @@ def test_the_members_of_a_live_merge_go_with_it_not_one_by_one(now: datetime) ->
     assert everything == ["a", "b", "gone", "old"]  # a frame without merges: no member to keep
 
 
+def test_a_merge_of_merges_and_a_held_merge_keep_their_members_at_any_depth(now: datetime) -> None:
+    ids = ["m2", "m1", "a1", "a2", "q", "b1"]
+    status = ["active", "superseded", "superseded", "superseded", "quarantined", "superseded"]
+    members = pl.Series([["m1"], ["a1", "a2"], [], [], ["b1"], []], dtype=pl.List(pl.String))
+    f = _frame(now, id=ids, importance=[0.9, 0.01, 0.01, 0.01, 0.9, 0.01], status=status)
+    f = f.with_columns(merged_from=members)
+    assert plan_forget(f, ForgetParams(), now).is_empty()  # m1 (a merge inside m2) and its members stay
+
+
 def test_store_forget_keeps_a_live_merges_members(store: mk.MemoryStore, now: datetime) -> None:
     store.add("用户喜欢喝美式咖啡，不加糖", namespace="u", importance=0.9, protected=True, now=now)
     store.add("用户喜欢喝冰美式咖啡", namespace="u", importance=0.35, now=now)
