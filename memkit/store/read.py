@@ -104,8 +104,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         with self._lock:
             rows = self._sql(
                 f"SELECT {COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
-                " ORDER BY version DESC LIMIT 1",
-                [key, raw, *params],  # and as written unscreened (a guard off then, a copied store)
+                " ORDER BY key = ? DESC, version DESC LIMIT 1",  # the screened chain's first: it is the one
+                [key, raw, *params, key],  # writes continue; and as written unscreened (a guard off then)
             ).to_dicts()
             if not rows:
                 return None
