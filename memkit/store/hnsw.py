@@ -4,8 +4,9 @@ The exact index holds every embedding in each process (``4 · dim`` bytes a memo
 many worker processes that is the memory of the store once per worker. :class:`HnswIndex` holds no
 vectors: the first pass of :meth:`~memkit.store.index.SearchIndex.rank` asks the server's HNSW index
 (cosine, ``vector_cosine_ops``) for the ``ef_search`` nearest memories the read gate lets through
-(namespace and status in SQL; access, validity, filters and the floor as the list of ids let in, or
-kept out, whichever is shorter), and scores them with their approximate cosines; every other candidate enters
+(the gate's namespace, access, status and validity in SQL; what only the filters or the floor keep
+out as the list of ids let in, or kept out, whichever is shorter), and scores them with their
+approximate cosines; every other candidate enters
 the first pass with similarity 0, so a keyword or neighbour match still reaches the shortlist. The
 shortlist (and its neighbours) is then read from the table and scored exactly, as by the int8 index:
 the returned scores are exact; only which memories reach the shortlist depends on the HNSW recall.
@@ -22,13 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ..schema import STATUSES
 from .index import SearchIndex
 from .quantized import fetch_vectors
 
 __all__ = ["HNSW_INDEX", "HnswIndex"]
-
-_ACTIVE = STATUSES.index("active")  # the status code of an active row in the index
 
 HNSW_INDEX = (
     "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops)"
@@ -39,11 +37,10 @@ _NEAREST = (
     " WHERE namespace = ANY(?::VARCHAR[]) AND status = 'active'"
     " ORDER BY embedding <=> CAST(? AS vector) LIMIT ?"
 )
-# the rest of the read gate (access, validity, filters, the floor) as ids: those it lets through, or
-# those it keeps out, whichever list is shorter; without it, memories the search may not return took
-# the ef_search places and the readable ones entered the first pass with similarity 0
-_NEAREST_ONLY = _NEAREST.replace("'active'", "'active' AND id = ANY(?::VARCHAR[])")
-_NEAREST_BUT = _NEAREST.replace("'active'", "'active' AND NOT (id = ANY(?::VARCHAR[]))")
+# a search's first pass asks for the nearest memories its read gate lets through (without the gate,
+# memories the search may not return took the ef_search places and the readable ones entered the
+# first pass with similarity 0)
+_SIM = "SELECT id, 1 - (embedding <=> CAST(? AS vector)) AS sim FROM memories"
 
 
 class HnswIndex(SearchIndex):
@@ -54,7 +51,7 @@ class HnswIndex(SearchIndex):
 
     def __init__(self, dim: int, floor: float, con: Callable[[], Any], ef_search: int = 100) -> None:
         self.con, self.ef_search = con, ef_search
-        self._names: dict[int, str | None] = {}  # the inverse of the names table (namespaces' codes)
+        self._asked: tuple[Any, int] | None = None  # the read gate and time of the ranking under way
         super().__init__(dim, floor)
 
     def _alloc_vectors(self, grow: Callable[..., np.ndarray], old: Callable[[str], Any]) -> None:
@@ -71,6 +68,12 @@ class HnswIndex(SearchIndex):
         """Bytes of embeddings held in this process: none."""
         return 0
 
+    def rank(self, q: np.ndarray, query: str, gate: Any, now_us: int, **kw: Any) -> Any:
+        """:meth:`SearchIndex.rank`, its read gate kept for the first pass's server query (a search of
+        a server store holds the store's lock alone, so no other ranking shares this index meanwhile)."""
+        self._asked = (gate, now_us)
+        return super().rank(q, query, gate, now_us, **kw)
+
     def _first_pass_size(self, k: int, shortlist: int) -> int:
         """The shortlist: HNSW candidates and keyword matches compete for it."""
         return shortlist
@@ -86,22 +89,23 @@ class HnswIndex(SearchIndex):
         if con.setting("hnsw.ef_search") != [int(self.ef_search)]:
             con.execute("SET hnsw.ef_search = ?", [int(self.ef_search)])  # bound client-side
             con.execute("SET hnsw.iterative_scan = relaxed_order")
-        if len(self._names) != len(self.names.code):  # code -> name, refreshed when a name is added
-            self._names = {code: name for name, code in self.names.code.items()}
-        n, codes = self.n, np.unique(self.ns[: self.n][mask[: self.n]])
-        spaces = [self._names[c] for c in codes.tolist()]
+        n = self.n
         vec = "[" + ",".join(f"{x:.8g}" for x in np.asarray(q, np.float32)) + "]"
-        # what the SQL alone selects (active rows of these namespaces) against what the gate lets through
-        selected = np.isin(self.ns[:n], codes) & (self.status[:n] == _ACTIVE)
+        # the read gate in SQL (namespace, access, status, validity); what only the filters or the floor
+        # keep out goes as ids: those let in or those kept out, whichever list is shorter
+        gate, now_us = self._asked
+        where, params = gate.where()
+        selected = self.mask(gate, now_us, floor=False)[:n]
         kept_out = selected & ~mask[:n]
-        query, extra = _NEAREST, []
+        extra: list[Any] = []
         if kept_out.any():
             let_in = mask[:n] & selected
             if np.count_nonzero(let_in) <= np.count_nonzero(kept_out):
-                query, extra = _NEAREST_ONLY, [self.ids[:n][let_in].tolist()]
+                where, extra = where + " AND id = ANY(?::VARCHAR[])", [self.ids[:n][let_in].tolist()]
             else:
-                query, extra = _NEAREST_BUT, [self.ids[:n][kept_out].tolist()]
-        found = con.execute(query, [vec, spaces, *extra, vec, int(self.ef_search)]).fetchall()
+                where, extra = where + " AND NOT (id = ANY(?::VARCHAR[]))", [self.ids[:n][kept_out].tolist()]
+        query = f"{_SIM} WHERE {where} ORDER BY embedding <=> CAST(? AS vector) LIMIT ?"
+        found = con.execute(query, [vec, *params, *extra, vec, int(self.ef_search)]).fetchall()
         at = {r: i for i, r in enumerate(rows.tolist())} if rows is not None else None
         for memory_id, sim in found:
             row = self.row.get(memory_id)
