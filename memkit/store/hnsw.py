@@ -6,8 +6,8 @@ vectors: the first pass of :meth:`~memkit.store.index.SearchIndex.rank` asks the
 (cosine, ``vector_cosine_ops``) for the ``ef_search`` nearest memories the read gate lets through
 (the gate's namespace, access, status and validity in SQL; what only the filters or the floor keep
 out as the list of ids let in, or kept out, whichever is shorter), and scores them with their
-approximate cosines; every other candidate enters
-the first pass with similarity 0, so a keyword or neighbour match still reaches the shortlist. The
+approximate cosines; every other candidate enters the first pass with similarity 0, so a keyword or
+neighbour match still reaches the shortlist. The
 shortlist (and its neighbours) is then read from the table and scored exactly, as by the int8 index:
 the returned scores are exact; only which memories reach the shortlist depends on the HNSW recall.
 A namespace with no more candidates than the shortlist skips the first pass: exact search.
