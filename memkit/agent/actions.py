@@ -173,7 +173,7 @@ def _forget(
     )  # fmt: skip
     near = hits = hits.filter(pl.col("score") >= threshold)
     frame = store.frame(namespace)
-    corpus = _corpus(store, namespace, requester)
+    corpus = _corpus(frame, requester)
     if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
         hits = hits.filter(pl.Series(names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
     # an old value the user names ("forget that I liked green tea" once it is coffee) is not searched
@@ -207,12 +207,13 @@ def _forget(
     )
 
 
-def _corpus(store: Any, namespace: str, requester: str | None) -> list[str]:
-    """The texts a forget command is weighed against: the memories ``requester`` may read that it
-    could erase, current and old values alike (a word only old values hold is not rare because the
-    current ones lack it: "tea" after green tea and black tea gave way to coffee)."""
-    frame = store.frame(namespace, requester=requester)
-    return frame.filter(pl.col("status").is_in(["active", "superseded"]))["content"].to_list()
+def _corpus(frame: pl.DataFrame, requester: str | None) -> list[str]:
+    """The texts of ``frame`` (a namespace's) a forget command is weighed against: the memories
+    ``requester`` may read that it could erase, current and old values alike (a word only old values
+    hold is not rare because the current ones lack it: "tea" after green tea and black tea gave way
+    to coffee)."""
+    live = pl.col("status").is_in(["active", "superseded"]) & acl.readable_expr(requester)
+    return frame.filter(live)["content"].to_list()
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:

@@ -29,6 +29,7 @@ from ..errors import ValidationError
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
+from ..store.gate import Gate
 from .metrics import (
     check_ks,
     metric_columns,
@@ -239,13 +240,8 @@ def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
         return prepare(source, queries, **kw)
     if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
         group = kw.pop("group", "conversation")
-        mem = source.frame(include_embedding=True).filter(pl.col("status") == "active")
-        if (now := kw.get("now")) is not None:  # what a search at `now` may return: written and valid then
-            mem = mem.filter(
-                (pl.col("created_at") <= now)
-                & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
-                & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
-            )
+        # what a search at `now` may return: active, and written and valid then (the read gate's rule)
+        mem = source.frame(include_embedding=True).filter(Gate(None, None, ("active",), kw.get("now")).expr())
         mem = mem.drop(group, strict=False).rename({"namespace": group})
         kw.setdefault("id_col", "key")
         return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)

@@ -118,9 +118,7 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             text = _text_of(msg)
         except ValidationError as e:
             raise FormatError(f"{where}.content", str(e).split(": ", 1)[1]) from None
-        if text and unencodable(
-            text
-        ):  # what polars (and the store) cannot hold, named before a frame is built
+        if text and unencodable(text):  # what polars (and the store) cannot hold, named before a frame
             raise FormatError(f"{where}.content", "contains a lone surrogate (invalid Unicode)")
         roles.append(role)
         texts.append(text or "")  # a tool call without text is admitted as empty: not stored

@@ -31,6 +31,8 @@ import polars as pl
 
 from .. import access as acl
 from ..errors import AccessDenied, NotFound, ValidationError
+from ..guard.fields import names_as_stored
+from ..schema import check_name
 from .audit import AuditMixin
 from .vectors import COLUMNS
 
@@ -107,6 +109,13 @@ class Gate:
 
 class GateMixin(AuditMixin):
     """Builds gates, checks access to one memory and audits denials."""
+
+    def _key_names(self, key: Any) -> tuple[str, str]:
+        """A key a caller looks up -> ``(stored, given)``: as a write under this store's guard keeps
+        it (PII as a pseudonym), and as given (a key written unscreened: a guard off then, a copied
+        store). Lookups match either; ``stored`` is the one writes continue."""
+        given = check_name("key", key)
+        return names_as_stored([given], self.guard)[0], given
 
     def _gate(
         self,

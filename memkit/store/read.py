@@ -34,7 +34,6 @@ import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
-from ..guard.fields import names_as_stored
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
 from .core import log_space
@@ -93,8 +92,7 @@ class ReadMixin(GateMixin, VectorsMixin):
 
         A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
         """
-        raw = check_name("key", key)
-        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it (PII as a pseudonym)
+        key, raw = self._key_names(key)
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
@@ -117,8 +115,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
         first; quarantined text withheld. The key's history: superseded and disputed values too,
         for a conflict review or a timeline."""
-        raw = check_name("key", key)
-        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it, or as written unscreened
+        key, raw = self._key_names(key)
         namespace = self._space(namespace)
         where, params = self._gate(namespace, self._who(requester)).where()
         with self._lock:

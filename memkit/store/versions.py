@@ -32,7 +32,6 @@ import polars as pl
 
 from ..conflicts import plan_keyed_write
 from ..errors import NotFound
-from ..guard.fields import names_as_stored
 from ..schema import Memory, check_name
 from .gate import GateMixin
 from .vectors import COLUMNS, VectorsMixin
@@ -236,8 +235,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         Only the operator or the kept version's owner or creator may resolve, and only if it may read
         that version; one ``resolve`` event and a ``supersede`` event per loser record it.
         """
-        raw = check_name("key", key)
-        key = names_as_stored([raw], self.guard)[0]  # as a write keeps it, or as written unscreened
+        key, raw = self._key_names(key)
         namespace = self._space(namespace)
         keep = check_name("keep", keep)
         requester = self._who(requester)
