@@ -55,14 +55,11 @@ def _copy(args: argparse.Namespace) -> None:
 
 def _pg(args: argparse.Namespace) -> None:
     """Start the server, print its URL, and keep it until Ctrl-C (or at once with ``--once``)."""
-    url = local_server(args.dir)
-    print(url, flush=True)
-    if args.once:
-        return
     for sig in (signal.SIGTERM, signal.SIGHUP):  # a supervisor's stop (kill, timeout, a container's
-        signal.signal(sig, _interrupted)  # end) or a closed terminal ends it as Ctrl-C does
-    with suppress(KeyboardInterrupt):  # Ctrl-C is how it ends; the server stops with the process
-        while True:
+        signal.signal(sig, _interrupted)  # end) or a closed terminal ends it as Ctrl-C does, from the
+    with suppress(KeyboardInterrupt):  # start on; the server stops with the process
+        print(local_server(args.dir), flush=True)
+        while not args.once:
             time.sleep(3600)
 
 
