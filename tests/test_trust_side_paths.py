@@ -404,8 +404,13 @@ def test_a_name_holding_pii_is_looked_up_by_the_name_it_was_written_with(backend
         assert s.versions(key, namespace="u")["id"].to_list() == [m.id]
         assert s.search("call", namespace="u", tags=[phone], now=NOW)["id"].to_list() == [m.id]
         assert s.resolve(key, namespace="u", keep=m.id, now=NOW).id == m.id
-        new = s.add("call before 9am", namespace="u", key=key, now=NOW + timedelta(1))  # the screened chain
-        assert s.read(key, namespace="u", now=NOW + timedelta(2)).id == new.id  # is the one writes continue
+        # a guarded write of the key continues the chain written raw: one key, one current value
+        new = s.add("call before 9am", namespace="u", key=key, now=NOW + timedelta(1))
+        assert new.status == "conflict" and new.version == 2 and phone not in new.key
+        assert s.read(key, namespace="u", now=NOW + timedelta(1)).id == m.id  # until it is settled
+        s.resolve(key, namespace="u", keep=new.id, now=NOW + timedelta(1))
+        assert s.read(key, namespace="u", now=NOW + timedelta(2)).id == new.id
+        assert s.get(m.id, namespace="u").status == "superseded"
 
 
 def test_a_lesson_quarantines_a_pending_conflict_version_too(backend: str) -> None:

@@ -83,6 +83,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             names = {x: identity(x) for x in set(cols[field]) if x is not None}  # a batch has few authors
             if any(k != v for k, v in names.items()):
                 cols[field] = [None if x is None else names[x] for x in cols[field]]
+        keys = list(cols["key"])  # as given: a key the guard renames continues its unscreened chain
         redacted = self._screen(cols, requester, now, op=op, where=where, released=released)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])
@@ -105,6 +106,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 requester,
                 exclude=(replaced or []) + (exclude or []),
                 keep_consistent=keep_consistent,
+                given=keys,
             )
             extra = details or [{}] * n
             status, key, version = cols["status"], cols["key"], cols["version"]

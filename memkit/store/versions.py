@@ -62,19 +62,33 @@ class VersionsMixin(GateMixin, VectorsMixin):
     """The version plan (shared by every write) and ``resolve``."""
 
     def _stored_versions(
-        self, cols: dict[str, list[Any]], rows: list[int], now: datetime, exclude: list[str]
+        self,
+        cols: dict[str, list[Any]],
+        rows: list[int],
+        now: datetime,
+        exclude: list[str],
+        given: list[Any] | None = None,
     ) -> pl.DataFrame:
         """Every stored version of the keys of ``rows`` (minus ``exclude``), oldest first, with
-        ``value`` (the JSON value, or the text) for the policy to compare and ``valid_now``."""
+        ``value`` (the JSON value, or the text) for the policy to compare and ``valid_now``.
+
+        ``given`` are the keys as the caller wrote them, before the guard: a key the guard renamed
+        (``contact.[PHONE:…]``) continues the chain written under its raw name while the guard was
+        off, so that chain's versions are reported under the name they are continued by."""
+        spaces, stored, slot = [], [], []
+        for i in rows:
+            names = [cols["key"][i]] + ([given[i]] if given and given[i] != cols["key"][i] else [])
+            for name in names:
+                spaces.append(cols["namespace"][i]), stored.append(name), slot.append(cols["key"][i])
         return self._sql(
-            "SELECT m.id, m.namespace, m.key, m.status,"
+            "SELECT m.id, m.namespace, s.slot AS key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
             " m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
-            " FROM memories m"
-            " JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace, unnest(?::VARCHAR[]) AS key)"
-            " USING (namespace, key) WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[]))"
-            " ORDER BY m.version, m.created_at",
-            [now, [cols["namespace"][i] for i in rows], [cols["key"][i] for i in rows], exclude],
+            " FROM memories m JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace,"
+            " unnest(?::VARCHAR[]) AS stored, unnest(?::VARCHAR[]) AS slot) s"
+            " ON m.namespace = s.namespace AND m.key = s.stored"
+            " WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[])) ORDER BY m.version, m.created_at",
+            [now, spaces, stored, slot, exclude],
         )
 
     def _plan_versions(
@@ -86,6 +100,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         *,
         exclude: list[str] | None = None,
         keep_consistent: bool = False,
+        given: list[Any] | None = None,
     ) -> VersionPlan:
         """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
         place) -> the changes to stored versions. Raises ConflictError (``strict``) or
@@ -94,14 +109,14 @@ class VersionsMixin(GateMixin, VectorsMixin):
         ``keep_consistent`` (an import): a key the store holds no live version of keeps the file's
         own statuses (its versions numbered after the stored ones) when they are consistent: at
         most one active version holding at ``now``. Otherwise the file's versions are decided in
-        version order, like writes.
+        version order, like writes. ``given``: the keys before the guard (:meth:`_stored_versions`).
         """
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
         keyed = [] if keys.count(None) == len(keys) else [i for i, k in enumerate(keys) if k is not None]
         if not keyed:
             return plan
-        stored = self._stored_versions(cols, keyed, now, exclude or [])  # one query for the whole batch
+        stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query for the whole batch
         for row in stored.filter(
             (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
         ).to_dicts():  # a non-public slot may only be rewritten by its owner or creator
