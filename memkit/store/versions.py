@@ -116,7 +116,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         keyed = [] if keys.count(None) == len(keys) else [i for i, k in enumerate(keys) if k is not None]
         if not keyed:
             return plan
-        stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query for the whole batch
+        stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query: the whole batch
         for row in stored.filter(
             (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
         ).to_dicts():  # a non-public slot may only be rewritten by its owner or creator
