@@ -47,6 +47,7 @@ ADMISSION_MIN_IMPORTANCE = 0.3  # below this a memory stays short_term (the admi
 DEFAULT_IMPORTANCE = 0.5  # a write that names no importance: above the admission threshold
 MAX_CONTENT_CHARS = 100_000  # one memory's text; longer input is a document, not a memory
 MAX_NAME_CHARS = 256  # namespaces, keys, owners, tags
+COUNT_MAX = 2**31 - 1  # an INTEGER column's largest: access counts saturate there (reads, merges)
 
 
 def default_layer(importance: float, kind: str) -> str:
@@ -342,9 +343,8 @@ def check_importance(value: Any) -> float:
 
 
 def check_count(name: str, value: Any) -> int:
-    """A non-negative whole number that fits an INTEGER column (``3`` or ``3.0``; ``1.5``, NaN and
-    bools are rejected)."""
-    v = check_number(name, value, lo=0, hi=2**31 - 1)
+    """A non-negative whole number fitting an INTEGER column (``3``, ``3.0``; not ``1.5``, NaN, bools)."""
+    v = check_number(name, value, lo=0, hi=COUNT_MAX)
     if v != int(v):
         raise ValidationError(name, f"must be a whole number, got {v}")
     return int(v)

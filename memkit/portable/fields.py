@@ -180,10 +180,11 @@ def _str(name: str, v: Any) -> str:
 
 
 def _version(v: Any) -> int:
-    """A version number: a whole number >= 1."""
+    """A version number: a whole number in [1, 10**9] (room left in the INTEGER column for the key's
+    later versions: a write numbers its version after the highest stored)."""
     n = check_count("version", v)
-    if n < 1:
-        raise ValidationError("version", "must be >= 1")
+    if not 1 <= n <= 10**9:
+        raise ValidationError("version", f"must be between 1 and 1000000000, got {n}")
     return n
 
 

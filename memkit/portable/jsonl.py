@@ -258,6 +258,9 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
     for a, b, n in zip(cols["valid_from"], cols["valid_until"], lines, strict=True):
         if a is not None and b is not None and b <= a:
             raise fail(n, "valid_until", f"must be after valid_from ({b} <= {a})")
+    for c, a, n in zip(cols["created_at"], cols["last_access_at"], lines, strict=True):  # as add_many
+        if isinstance(c, datetime) and isinstance(a, datetime) and a < c:
+            raise fail(n, "last_access_at", f"must not precede created_at ({a} < {c})")
     hashes = content_hashes(cols["content"])
     for given, h, n in zip(cols["content_hash"], hashes, lines, strict=True):
         if given is not MISSING_VALUE and given != h:

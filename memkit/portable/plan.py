@@ -39,6 +39,7 @@ def plan_import(
     on_conflict: str,
     namespace_map: dict[str, str],
     new_id: Callable[[], str],
+    erased: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[Parsed, pl.DataFrame]:
     """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
     source_id, id, namespace, action``).
@@ -46,7 +47,9 @@ def plan_import(
     ``existing`` holds the file's ids already in the store. ``on_conflict``: ``skip`` leaves those
     lines out, ``overwrite`` replaces the stored rows, ``error`` rejects the file, ``new_ids`` gives
     every line a fresh id (``supersedes`` and ``merged_from`` inside the file follow). Namespaces are
-    renamed by ``namespace_map``.
+    renamed by ``namespace_map``. ``erased`` holds ids the store erased (``delete``, ``forget``):
+    erasure is final, so a line with such an id, or merged from one (its text holds the erased
+    member's), is left out as ``erased`` whatever ``on_conflict`` says.
 
     >>> data = Parsed({}, {"id": ["a", "b"], "namespace": ["u", "u"]}, [2, 3])
     >>> rows, report = plan_import(data, {"a"}, "skip", {"u": "v"}, lambda: "new")
@@ -56,6 +59,11 @@ def plan_import(
     check_choice("on_conflict", on_conflict, ON_CONFLICT)
     cols = data.columns
     ids = cols["id"]
+    gone = (
+        {i for i, x in enumerate(ids) if x in erased or not erased.isdisjoint(cols["merged_from"][i])}
+        if erased
+        else set()
+    )
     if on_conflict == "error" and existing:
         row = next(i for i, x in enumerate(ids) if x in existing)
         raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")
@@ -66,11 +74,13 @@ def plan_import(
         cols["supersedes"] = [remap.get(x, x) for x in cols["supersedes"]]
         cols["merged_from"] = [[remap.get(x, x) for x in ms] for ms in cols["merged_from"]]
         existing = set()
-    keep = [i for i, x in enumerate(ids) if not (on_conflict == "skip" and x in existing)]
+    keep = [i for i, x in enumerate(ids) if not (on_conflict == "skip" and x in existing) and i not in gone]
     # subtle: the lists are copied only when a line is dropped; otherwise the plan shares them with data
     cols = {c: [v[i] for i in keep] if len(keep) < len(ids) else v for c, v in cols.items()}
     cols["namespace"] = [namespace_map.get(x, x) for x in cols["namespace"]]
-    action = ["skipped"] * len(ids)
+    stays = on_conflict == "skip" and bool(existing)  # a line of a stored id is skipped: not brought back
+    action = ["erased" if i in gone and not (stays and x in existing) else "skipped"
+              for i, x in enumerate(ids)]  # fmt: skip
     for i in keep:
         action[i] = "overwritten" if ids[i] in existing else "added"
     new_pos = {i: j for j, i in enumerate(keep)}  # line index in the file -> row index to write

@@ -30,6 +30,7 @@ from ..errors import ValidationError
 from ..guard import identity
 from ..schema import (
     ACCESS,
+    COUNT_MAX,
     DEFAULT_IMPORTANCE,
     KINDS,
     LAYER_HALF_LIFE_HOURS,
@@ -196,7 +197,7 @@ _EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compar
 _BOUNDS = {
     "importance": (0.0, 1.0, False),
     "half_life_hours": (0.0, math.inf, True),
-    "access_count": (0, 2**31 - 1, False),
+    "access_count": (0, COUNT_MAX, False),
 }  # (low, high, low excluded), as schema's checks say
 
 

@@ -191,20 +191,28 @@ class AuditMixin(StoreCore):
                 self._db.unregister("_events")
 
     def _history(
-        self, events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]]
+        self,
+        events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]],
+        keys: Sequence[str | None] = (),
     ) -> None:
         """Events carried over from elsewhere (an operator's import of a file with its history):
         ``(ts, namespace, op, memory_id, requester, detail JSON)``, checked by
         :func:`memkit.portable.fields.parse_events`; requesters become identities and details are scrubbed,
-        so a hand-made file cannot put text into the log."""
+        so a hand-made file cannot put text into the log. ``keys``: each event's memory's key as
+        stored (screened by the guard); a detail naming that key keeps it (``用户.地址`` would be
+        digested as free text, though the row itself holds it)."""
         if not events:
             return
         ts, spaces, ops, ids, reqs, details = map(list, zip(*events, strict=True))
         # as the log keeps its own: identities for requesters, no free text in details
         reqs = [None if r is None else identity(r) for r in reqs]
-        details = [
-            None if d is None else json.dumps(scrub(json.loads(d)), ensure_ascii=False) for d in details
-        ]
+        parsed = [None if d is None else json.loads(d) for d in details]
+        details = []
+        for i, d in enumerate(parsed):
+            kept = scrub(d) if d is not None else None
+            if isinstance(d, dict) and i < len(keys) and keys[i] is not None and d.get("key") == keys[i]:
+                kept["key"] = keys[i]  # the row's own key, as the memory table holds it
+            details.append(None if kept is None else json.dumps(kept, ensure_ascii=False))
         self._event_rows(list(zip(ts, spaces, ops, ids, reqs, details, strict=True)))
 
     def _event_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConnectionLost
+from ..schema import COUNT_MAX
 from .audit import AuditMixin
 from .core import log_space
 from .vectors import REINFORCE, VectorsMixin, epoch_us
@@ -182,7 +183,8 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             importance.append(v)
         self._run(
             "UPDATE memories SET last_access_at = greatest(last_access_at, r.latest),"
-            " access_count = access_count + r.reads, importance = r.importance"
+            f" access_count = CAST(least(CAST(access_count AS BIGINT) + r.reads, {COUNT_MAX}) AS INTEGER),"
+            " importance = r.importance"
             " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::TIMESTAMPTZ[]) AS latest,"
             " unnest(?::INTEGER[]) AS reads, unnest(?::DOUBLE[]) AS importance) AS r"
             " WHERE memories.id = r.id",

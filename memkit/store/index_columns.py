@@ -36,7 +36,7 @@ import numpy as np
 
 from ..access import readable_mask
 from ..decay import hours_until
-from ..schema import ACCESS, KINDS, LAYERS, STATUSES
+from ..schema import ACCESS, COUNT_MAX, KINDS, LAYERS, STATUSES
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
 from .codes import Codes, among, enum_codes
 
@@ -202,7 +202,7 @@ class IndexColumns:
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
         self.last_access_us[rows] = np.maximum(self.last_access_us[rows], now_us)  # never backwards
-        self.access_count[rows] += 1
+        self.access_count[rows] = np.minimum(self.access_count[rows] + 1, COUNT_MAX)  # as the column
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
         self._expire(rows)  # a higher importance fades below the floor later
 

@@ -111,7 +111,7 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
 
     def __init__(
         self,
-        path: str = ":memory:",
+        path: str | os.PathLike[str] = ":memory:",
         *,
         embedder: Embedder | None = None,
         conflict_policy: str = "flag",
@@ -126,8 +126,10 @@ class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableM
     ) -> None:
         """Check every argument (nothing is opened before they pass), then open the file: lock,
         hardening, migrations, the embedder check and the index (:mod:`memkit.store.files`)."""
+        if isinstance(path, os.PathLike):  # a pathlib.Path names the file as its str does
+            path = os.fspath(path)
         if not isinstance(path, str) or not path:
-            raise ValidationError("path", f"must be a non-empty str, got {path!r}")
+            raise ValidationError("path", f"must be a non-empty str or path, got {path!r}")
         if path != ":memory:" and not is_url(path):  # a file the file system can name (not a pipe: it waits)
             if (p := check_path("path", path)).exists() and not p.is_file():
                 raise ValidationError("path", f"{path!r} exists and is not a regular file")

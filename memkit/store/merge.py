@@ -22,6 +22,7 @@ from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, strength_expr
 from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
+from ..schema import COUNT_MAX
 from .core import log_space
 from .pipeline import PipelineMixin
 from .read import ReadMixin
@@ -52,7 +53,7 @@ def merged_record(members: list[dict[str, Any]], survivor: dict[str, Any], conte
         "half_life_hours": max(m["half_life_hours"] for m in members),
         "created_at": min(m["created_at"] for m in members),
         "last_access_at": max(m["last_access_at"] for m in members),
-        "access_count": sum(m["access_count"] for m in members),
+        "access_count": min(sum(m["access_count"] for m in members), COUNT_MAX),
         "protected": any(m["protected"] for m in members),
         "tags": list(dict.fromkeys(t for m in sorted(members, key=lambda m: (m["created_at"], m["id"]))
                                    for t in m["tags"])),

@@ -171,11 +171,15 @@ class PortableMixin(PipelineMixin, ReadMixin):
         conflict_policy: str | None = None,
     ) -> pl.DataFrame:
         """Load a portable JSONL file, all or nothing -> one row per line: ``line, source_id, id,
-        namespace, action`` (``added``, ``skipped`` or ``overwritten``).
+        namespace, action`` (``added``, ``skipped``, ``overwritten`` or ``erased``).
 
         ``on_conflict`` says what an id already in the store does: ``skip`` (default), ``overwrite``,
         ``new_ids`` (fresh ids for every line, lineage inside the file kept) or ``error``.
-        ``namespace_map`` renames namespaces (``{"old": "new"}``). The rows go through the write
+        ``namespace_map`` renames namespaces (``{"old": "new"}``). Erasure is final: a line whose id
+        this store erased (``delete``, ``forget``), or merged from such an id, is left out
+        (``erased``) whatever ``on_conflict`` says; to keep such a text again, ``add`` it anew. An
+        overwritten row the store has since superseded (by a newer version, by a merge) stays
+        superseded. The rows go through the write
         pipeline (module docstring): the guard screens them, and a keyed live version that meets
         another of its key (stored, or earlier in the file) is decided by ``conflict_policy``
         (default: the store's). A requester may import only rows it created (``created_by`` its
@@ -222,7 +226,13 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 "SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [data.columns["id"]]
             )
             existing = {r[0] for r in stored}  # the file's ids already in the store (any namespace)
-            data, report = plan_import(data, existing, on_conflict, nsmap, new_id)
+            named = {*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)} - existing
+            erased = self._run(  # tombstones: erasure is final, a backup does not bring text back
+                "SELECT DISTINCT memory_id FROM events WHERE op IN ('delete', 'forget')"
+                " AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                [list(named)],
+            )
+            data, report = plan_import(data, existing, on_conflict, nsmap, new_id, {r[0] for r in erased})
             cols, lines = data.columns, data.lines
             if not lines:  # every line skipped: nothing to write, nothing to log
                 return report
@@ -231,6 +241,14 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
                 for row in self._sql(query, [replaced]).to_dicts():
                     self._check_modify(row, requester, now, "overwrite")
+            if replaced:  # a row the store has since superseded (by a newer version, by a merge) keeps
+                # its place in the key's history: overwriting it with an older file does not revive it
+                held = {r[0]: r[1:] for r in self._run(
+                    "SELECT id, version, supersedes FROM memories WHERE status = 'superseded'"
+                    " AND id IN (SELECT unnest(?::VARCHAR[]))", [replaced])}  # fmt: skip
+                for i, x in enumerate(cols["id"] if held else ()):
+                    if x in held:
+                        cols["status"][i], (cols["version"][i], cols["supersedes"][i]) = "superseded", held[x]
             if (
                 requester is not None
             ):  # authorship cannot be forged by an import either; null is the requester
@@ -255,7 +273,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
             # the guard's findings a file brings keep their codes; their messages go through the
             # log's rule (a hand-made message could carry text)
             cols["findings"] = [_scrub_findings(f) for f in cols["findings"]]
-            act = report.filter(pl.col("action") != "skipped")  # row-aligned with `cols`
+            act = report.filter(pl.col("action").is_in(("added", "overwritten")))  # aligned with `cols`
             details = [
                 {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
             ]
@@ -265,7 +283,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 since a requester's file could otherwise write someone else's history."""
                 if requester is None:
                     self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
-                                   for r, ts, op, who, detail in data.events])  # fmt: skip
+                                   for r, ts, op, who, detail in data.events],
+                                  keys=[cols["key"][r] for r, *_ in data.events])  # fmt: skip
 
             self._write(
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,

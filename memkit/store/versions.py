@@ -114,6 +114,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
         keyed = [] if keys.count(None) == len(keys) else [i for i, k in enumerate(keys) if k is not None]
+        if exclude:  # a superseded row that replaces its stored self (an import's overwrite) stays as it is
+            out = set(exclude)
+            keyed = [i for i in keyed if not (cols["status"][i] == "superseded" and cols["id"][i] in out)]
         if not keyed:
             return plan
         stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query: the whole batch

@@ -62,7 +62,7 @@ def test_created_at_changed_elsewhere_refreshes_neighbours(url: str, tmp_path: P
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         for r in rows:  # the same text, written later: it is now the weather report's neighbour
             if r.get("id") == y.id:
-                r["created_at"] = (NOW + timedelta(days=20, minutes=1)).isoformat()
+                r["created_at"] = r["last_access_at"] = (NOW + timedelta(days=20, minutes=1)).isoformat()
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         a.import_(path, on_conflict="overwrite", now=NOW + timedelta(days=21))
         with mk.MemoryStore(url) as fresh:
