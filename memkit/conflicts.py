@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .errors import ConflictError
+from .errors import ConflictError, check_frame
 from .scoring import similar_pairs
 
 __all__ = ["POLICIES", "KeyedWrite", "conflict_graph", "plan_keyed_write"]
@@ -118,6 +118,7 @@ def conflict_graph(
     [('a', 'b', 'next_version'), ('b', 'a', 'conflicts_with')]
     """
     cols = ["id", "namespace", "key", "version", "status", "content", "created_at"]
+    check_frame(frame, "frame", cols)
     edge_schema = {"source": pl.String, "target": pl.String, "kind": pl.String}
     nodes = frame.select(cols)
     if nodes.is_empty():

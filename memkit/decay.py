@@ -52,6 +52,19 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
     return arr
 
 
+def _numbers(name: str, value: ArrayLike, lo: float = -np.inf, hi: float = np.inf) -> np.ndarray:
+    """``value`` as float64, no NaN, every element in ``[lo, hi]``, or ValidationError naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationError(name, f"must be numbers, got {type(value).__name__}") from None
+    ok = (arr >= lo) & (arr <= hi)  # NaN is neither
+    if not ok.all():
+        bound = "not be NaN" if lo == -np.inf and hi == np.inf else f"lie in [{lo}, {hi}]"
+        raise ValidationError(name, f"must {bound}, got {arr[~ok].ravel()[0]}")
+    return arr
+
+
 def strength(importance: ArrayLike, age_hours: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:
     """``importance · 0.5^(age_hours / half_life_hours)``; ages below 0 (written "in the future"
     relative to ``now``) count as 0, so strength never exceeds importance. Half-lives must be > 0.
@@ -63,10 +76,14 @@ def strength(importance: ArrayLike, age_hours: ArrayLike, half_life_hours: Array
     ...
     memkit.errors.ValidationError: half_life_hours: must be finite and > 0, got 0.0
     """
-    age = np.maximum(np.asarray(age_hours, dtype=np.float64), 0.0)
-    return np.asarray(importance, dtype=np.float64) * np.exp2(
-        -age / _positive("half_life_hours", half_life_hours)
-    )
+    age = np.maximum(_numbers("age_hours", age_hours), 0.0)
+    imp, hl = _numbers("importance", importance, 0.0, 1.0), _positive("half_life_hours", half_life_hours)
+    try:
+        np.broadcast_shapes(imp.shape, age.shape, hl.shape)
+    except ValueError:
+        shapes = f"{imp.shape} {age.shape} {hl.shape}"
+        raise ValidationError("age_hours", f"shapes {shapes} do not broadcast") from None
+    return imp * np.exp2(-age / hl)
 
 
 def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) -> np.ndarray:
@@ -78,7 +95,7 @@ def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) 
     """
     h = np.asarray(hours_since_access)
     if h.dtype != np.float32:
-        h = h.astype(np.float64)
+        h = _numbers("hours_since_access", h)  # (float32 is the search's own, from integer times)
     scale = _positive("time_scale_hours", time_scale_hours).astype(h.dtype)
     return np.exp(-np.maximum(h, h.dtype.type(0.0)) / scale)
 
@@ -91,7 +108,7 @@ def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayL
     >>> round(float(hours_until(0.1, 0.6, 2.0)), 2)   # the 0.6 / 2 h memory is forgotten after ~5.17 h
     5.17
     """
-    imp = np.asarray(importance, dtype=np.float64)
+    imp = _numbers("importance", importance, 0.0, 1.0)
     hl, fl = _positive("half_life_hours", half_life_hours), _positive("floor", floor)
     with np.errstate(divide="ignore", over="ignore"):  # a huge half-life lives "forever": inf
         t = hl * np.log2(imp / fl)

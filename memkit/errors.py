@@ -20,8 +20,11 @@ A failed call changes nothing: every store method validates first and writes in 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 __all__ = [
     "AccessDenied",
@@ -34,6 +37,7 @@ __all__ = [
     "StoreLocked",
     "ValidationError",
     "WriteRefused",
+    "check_frame",
     "check_path",
 ]
 
@@ -101,6 +105,16 @@ class ConnectionLost(MemkitError, ConnectionError):
 
 class MissingDependency(MemkitError, ImportError):
     """An optional dependency is absent; the message says which extra to install."""
+
+
+def check_frame(frame: Any, name: str, columns: Sequence[str]) -> None:
+    """Raise :class:`ValidationError` naming ``name`` unless ``frame`` is a polars DataFrame holding
+    every one of ``columns``."""
+    if not isinstance(frame, pl.DataFrame):
+        raise ValidationError(name, f"must be a polars DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValidationError(name, f"missing columns: {', '.join(missing)}")
 
 
 def check_path(name: str, value: Any) -> Path:

@@ -38,7 +38,9 @@ from datetime import datetime
 import polars as pl
 
 from .decay import age_hours_expr, strength_expr
+from .errors import ValidationError, check_frame
 from .params import ForgetParams
+from .schema import check_time
 
 __all__ = ["PLAN_SCHEMA", "forget_cost_expr", "plan_forget"]
 
@@ -50,6 +52,8 @@ PLAN_SCHEMA = {
     "forget_cost": pl.Float64,
     "detail": pl.String,
 }
+_NEEDS = ("id", "namespace", "status", "importance", "half_life_hours", "created_at", "valid_until",
+          "access_count", "protected")  # fmt: skip
 _LIVE = ("active",)
 _ELIGIBLE = ("active", "superseded")  # conflict / quarantined wait for a human decision
 _HELD_BY = ("active", "conflict", "quarantined")  # a merge in one of these keeps its members
@@ -85,8 +89,13 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     Returns columns ``id, namespace, reason, strength, forget_cost, detail``, in the order they would
     be dropped.
     """
+    check_frame(frame, "frame", ())
+    if not isinstance(params, ForgetParams):
+        raise ValidationError("params", f"must be a memkit.ForgetParams, got {type(params).__name__}")
+    now = check_time("now", now)
     if frame.is_empty():
         return pl.DataFrame(schema=PLAN_SCHEMA)
+    check_frame(frame, "frame", _NEEDS)
     # a live merge's members are its provenance: they go with it (or with an explicit delete), never
     # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
     held = pl.Series([_members(frame)], dtype=pl.List(pl.String))

@@ -262,7 +262,7 @@ def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
         raise ValidationError(name, f"is longer than {MAX_NAME_CHARS} characters")
     if (bad := next((c for c in value if unicodedata.category(c) in ("Cc", "Cs", "Cf")), None)) is not None:
         raise ValidationError(name, f"contains a control or invisible character (U+{ord(bad):04X})")
-    return value
+    return value if type(value) is str else str(value)  # a numpy str_ is stored and compared as a str
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:

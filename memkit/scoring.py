@@ -19,14 +19,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .errors import ValidationError
 from .params import KeywordParams, Weights
 from .text import tokenize
 
-__all__ = [
-    "similar_pairs",
-    "NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "neighbour_score",
-    "scale_unit", "second_neighbours", "tie_order", "top_k",
-]  # fmt: skip
+__all__ = ["NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "top_k",
+           "neighbour_score", "scale_unit", "second_neighbours", "similar_pairs", "tie_order"]  # fmt: skip
 
 
 def cosine(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -45,23 +43,25 @@ def hybrid(
 ) -> np.ndarray:
     """The hybrid score: the weighted sum of the components (arrays broadcast together).
 
-    The one implementation of the formula: the store's search (both passes), the evaluation
-    (:func:`memkit.evaluate.rank`) and the notebooks' re-ranker (:class:`memkit.views.Reranker`) call
-    it. ``dtype=np.float32`` is the fast first pass of a search; the reported scores are float64.
-    ``weights`` fields may be arrays too (a grid of weightings scored at once): shape ``(g, 1)``
-    against components ``(c,)`` gives ``(g, c)``.
+    The one implementation of the formula: search (both passes), :func:`memkit.evaluate.rank` and
+    :class:`memkit.views.Reranker` call it. ``dtype=np.float32``: a search's first pass.
+    ``weights`` fields may be arrays (a grid of weightings at once): ``(g, 1)`` by ``(c,)`` -> ``(g, c)``.
     """
-    dt = np.dtype(dtype)
-    terms = [(weights.importance, importance), (weights.recency, recency)]
+    if not all(hasattr(weights, f) for f in ("similarity", "importance", "recency", "keyword")):
+        raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+    dt, terms = np.dtype(dtype), [(weights.importance, importance), (weights.recency, recency)]
     if keyword is not None and np.any(weights.keyword):
         terms.append((weights.keyword, keyword))
-    score = np.multiply(weights.similarity, similarity, dtype=dt)
-    for w, x in terms:
-        t = np.multiply(w, x, dtype=dt)  # one allocation per term, in the target dtype
-        if score.shape == np.broadcast_shapes(score.shape, t.shape):
-            score += t
-        else:
-            score = score + t
+    try:  # numpy checks the components' types and shapes (no pass over the values: a hot path)
+        score = np.multiply(weights.similarity, similarity, dtype=dt)
+        for w, x in terms:
+            t = np.multiply(w, x, dtype=dt)  # one allocation per term, in the target dtype
+            if score.shape == np.broadcast_shapes(score.shape, t.shape):
+                score += t
+            else:
+                score = score + t
+    except (TypeError, ValueError) as e:
+        raise ValidationError("similarity", f"components must be numbers that broadcast: {e}") from None
     return score
 
 

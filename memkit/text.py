@@ -32,6 +32,8 @@ from functools import lru_cache
 
 import polars as pl
 
+from .errors import ValidationError
+
 __all__ = [
     "CJK",
     "INVISIBLE",
@@ -264,6 +266,8 @@ def tokenize(text: str, *, keep_stopwords: bool = True) -> list[str]:
     meaning together) and Chinese function words (什么, 哪里, 为什么) with every unigram and bigram
     that touches them (住在哪里 keeps 住, 住在 and drops 在哪, 哪里, 哪, 里).
     """
+    if not isinstance(text, str):
+        raise ValidationError("text", f"must be a str, got {type(text).__name__}")
     out: list[str] = []
     for cjk, word in _TOKEN.findall(normalize(text)):
         if word:

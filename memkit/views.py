@@ -21,14 +21,13 @@ them and a test can check every number:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
 import polars as pl
 
 from .decay import age_hours_expr, hours_until, strength, strength_expr
-from .errors import ValidationError
+from .errors import ValidationError, check_frame
 from .params import Weights
 
 __all__ = [
@@ -43,16 +42,6 @@ __all__ = [
 
 COMPONENTS = ("similarity", "importance", "recency", "keyword")
 """Score components in the order they are stacked (the fields of :class:`~memkit.params.Weights`)."""
-
-
-def check_frame(frame: pl.DataFrame, name: str, columns: Sequence[str]) -> None:
-    """Raise :class:`~memkit.errors.ValidationError` naming ``name`` unless ``frame`` is a polars
-    DataFrame holding every one of ``columns``."""
-    if not isinstance(frame, pl.DataFrame):
-        raise ValidationError(name, f"must be a polars DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValidationError(name, f"missing columns: {', '.join(missing)}")
 
 
 def decay_curves(

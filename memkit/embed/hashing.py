@@ -99,6 +99,9 @@ def check_embeddings(
     >>> check_embeddings([[3, 4]], 1, 2).tolist()
     [[0.6000000238418579, 0.800000011920929]]
     """
+    kind = x.dtype.kind if isinstance(x, np.ndarray) else "f"  # an array says what it holds
+    if kind not in "biuf":  # complex (the imaginary part would be dropped), text, objects...
+        raise ValidationError(field, f"must be an (n, dim) array of real numbers, got dtype {x.dtype}")
     try:
         arr = np.asarray(x, dtype=np.float32)
     except (TypeError, ValueError):
@@ -181,6 +184,8 @@ class HashEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``n`` texts -> ``(n, dim)`` float32, each row L2-normalized (zero if no tokens)."""
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise ValidationError("texts", "must be a list of str")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows: list[int] = []
         cols: list[int] = []

@@ -116,7 +116,18 @@ def scan(texts: Sequence[str] | pl.Series, params: GuardParams = GuardParams()) 
     """
     if not isinstance(params, GuardParams):
         raise ValidationError("params", f"must be a memkit.GuardParams, got {type(params).__name__}")
-    return _frame(_scan_rows(list(texts), params))
+    return _frame(_scan_rows(_texts(texts), params))
+
+
+def _texts(texts: Any) -> list[str]:
+    """``texts`` as a list of str, or ValidationError naming ``texts`` (a bare str is one text too many)."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, (Sequence, pl.Series)):
+        raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
+    out = texts.to_list() if isinstance(texts, pl.Series) else list(texts)
+    if not all(isinstance(t, str) for t in out):
+        bad = next(t for t in out if not isinstance(t, str))
+        raise ValidationError("texts", f"must hold str only, got {type(bad).__name__}")
+    return out
 
 
 def _shift(pos: int, edits: list[tuple[int, int, int]], end: bool) -> int:
@@ -295,7 +306,7 @@ def screen_many(
     """
     if not isinstance(params, GuardParams):
         raise ValidationError("params", f"must be a memkit.GuardParams, got {type(params).__name__}")
-    texts = list(texts)
+    texts = _texts(texts)
     limit = _thresholds(len(texts), params, sources)
     rows = _scan_rows(texts, params)
     prob = _probabilities(texts, rows, params)  # (n,) scored on the original texts, before redaction
@@ -313,6 +324,8 @@ def screen_many(
 def screen(text: str, params: GuardParams = GuardParams(), *, source: str | None = None) -> Verdict:
     """Screen one text -> :class:`Verdict` (see the module example); ``source`` as in
     :func:`screen_many`."""
+    if not isinstance(text, str):
+        raise ValidationError("text", f"must be a str, got {type(text).__name__}")
     s = screen_many([text], params, sources=None if source is None else [source])
     return Verdict(s.texts[0], s.actions[0], s.scores[0], s.findings.drop("row"), s.probabilities[0])
 

@@ -7,10 +7,12 @@ reading"). Heuristics on embeddings, without an LLM: see each function's honest 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import polars as pl
 
-from ..errors import ValidationError
+from ..errors import MemkitError, ValidationError
 from ..params import GuardParams
 
 __all__ = ["consistency", "lesson_similarity"]
@@ -70,8 +72,14 @@ def consistency(
     outlier = (z < -params.outlier_z) & (n >= params.min_hits)
     out = hits.with_columns(consensus=pl.Series(consensus, dtype=pl.Float64), consensus_z=pl.Series(z))
     if params.judge is not None and query is not None and n:
-        flags = list(params.judge(query, hits["content"].to_list()))
-        if len(flags) != n or not all(isinstance(f, (bool, np.bool_)) for f in flags):
+        try:  # a judge (often a model call) that fails is named, as a custom detector is
+            flags = params.judge(query, hits["content"].to_list())
+        except MemkitError:
+            raise
+        except Exception as e:
+            raise MemkitError(f"GuardParams.judge failed: {type(e).__name__}: {e}") from e
+        flags = list(flags) if isinstance(flags, Iterable) and not isinstance(flags, (str, bytes)) else None
+        if flags is None or len(flags) != n or not all(isinstance(f, (bool, np.bool_)) for f in flags):
             raise ValidationError("GuardParams.judge", f"must return {n} bools, one per hit")
         out = out.with_columns(judged=pl.Series(flags, dtype=pl.Boolean))
         outlier = outlier | np.asarray(flags, dtype=bool)

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -79,7 +78,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from ..conflicts import POLICIES
 from ..errors import NotFound, ValidationError
 from ..params import Weights
-from ..schema import ACCESS, Memory, check_choice, clock
+from ..schema import ACCESS, Memory, check_choice, check_number, check_text, clock
 from ..store import MemoryStore
 from .langgraph_items import (
     NOINDEX,
@@ -104,6 +103,7 @@ __all__ = [
     "encode_label",
     "encode_namespace",
 ]
+_TTL_MAX = 10**9  # minutes: ~1,900 years, so now + ttl stays a date
 
 
 # ----------------------------------------------------------------------------- the store
@@ -140,6 +140,10 @@ class MemkitStore(SearchOps, BaseStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
             raise ValidationError("fields", "must be a list of value paths such as ['$'] or ['memory']")
+        if weights is not None and not isinstance(weights, Weights):
+            raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
+        if min_strength is not None:
+            min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
         self.store, self.requester, self.min_strength = store, requester, min_strength
         # items are facts put one by one, not conversation turns: no neighbour expansion by default
         self.weights = weights or dataclasses.replace(Weights(), neighbour=0.0)
@@ -197,6 +201,10 @@ class MemkitStore(SearchOps, BaseStore):
                 raise InvalidNamespaceError(
                     f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
                 )
+        if isinstance(op, PutOp) and op.ttl is not None:  # a window the calendar can hold (~1,900 years)
+            t = op.ttl
+            if isinstance(t, bool) or not isinstance(t, numbers.Real) or not 0 < t <= _TTL_MAX:
+                raise ValidationError("ttl", f"must be minutes in (0, {_TTL_MAX}] or None, got {t!r}")
         if isinstance(op, (GetOp, PutOp)) and not (isinstance(op.key, str) and op.key):
             raise ValidationError("key", f"must be a non-empty str, got {op.key!r}")
         if isinstance(op, (SearchOp, ListNamespacesOp)):  # checked before anything in the batch runs
@@ -206,8 +214,8 @@ class MemkitStore(SearchOps, BaseStore):
                     raise ValidationError(name, f"must be an int >= 0, got {v!r}")
         if isinstance(op, SearchOp):
             check_filter(op.filter)
-            if op.query is not None and not isinstance(op.query, str):
-                raise ValidationError("query", f"must be a str or None, got {type(op.query).__name__}")
+            if op.query is not None:  # as the store's search checks it (NUL, lone surrogates, length)
+                check_text("query", op.query)
         if isinstance(op, ListNamespacesOp):
             d = op.max_depth
             if d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1):
@@ -250,9 +258,7 @@ class MemkitStore(SearchOps, BaseStore):
         else:
             raise ValidationError("index", f"must be None, False or a list of paths, got {op.index!r}")
         until = None
-        if op.ttl is not None:
-            if isinstance(op.ttl, bool) or not isinstance(op.ttl, numbers.Real) or not 0 < op.ttl < math.inf:
-                raise ValidationError("ttl", f"must be a positive number of minutes or None, got {op.ttl!r}")
+        if op.ttl is not None:  # checked by _check
             until = now + timedelta(minutes=float(op.ttl))
         return self.store.add(
             value_text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),

@@ -13,6 +13,8 @@ filter and namespace-match semantics. Pure functions; the store is in :mod:`.lan
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -222,6 +224,11 @@ def matches(value: Any, condition: Any) -> bool:
     return value == condition
 
 
+def _finite(v: Any) -> bool:
+    """A finite number (NaN matches nothing and orders against nothing; infinity is not JSON)."""
+    return isinstance(v, numbers.Real) and math.isfinite(v)
+
+
 def check_filter(flt: Any, top: bool = True) -> None:
     """A filter is a dict; a dict with ``$`` keys holds only the known operators.
 
@@ -235,6 +242,12 @@ def check_filter(flt: Any, top: bool = True) -> None:
             if isinstance(k, str) and k.startswith("$") and k not in _OPERATORS:
                 raise ValidationError("filter", f"unsupported operator {k!r} (use one of {list(_OPERATORS)})")
             check_filter(v, top=False)
+    elif isinstance(flt, (list, tuple)):
+        for v in flt:
+            check_filter(v, top=False)
+    elif not top and not (flt is None or isinstance(flt, str) or _finite(flt)):
+        # a value can only equal, or be ordered against, what a JSON value holds
+        raise ValidationError("filter", f"operands must be JSON values, got {type(flt).__name__} {flt!r:.40}")
 
 
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

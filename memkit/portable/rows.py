@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
@@ -96,6 +97,8 @@ def _one(
     protected = d.get("protected")
     if protected is None:
         protected = False
+    elif isinstance(protected, np.bool_):  # numpy's bool (a frame's, a mask's)
+        protected = bool(protected)
     elif not isinstance(protected, bool):  # 0/1 or "yes" would pass a truthiness test
         raise ValidationError("protected", f"must be a bool, got {type(protected).__name__}")
     valid_from = check_time("valid_from", d.get("valid_from"), optional=True)

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConnectionLost
-from ..schema import COUNT_MAX
 from .audit import AuditMixin
 from .core import log_space
 from .vectors import REINFORCE, VectorsMixin, epoch_us
@@ -183,7 +182,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             importance.append(v)
         self._run(
             "UPDATE memories SET last_access_at = greatest(last_access_at, r.latest),"
-            f" access_count = CAST(least(CAST(access_count AS BIGINT) + r.reads, {COUNT_MAX}) AS INTEGER),"
+            " access_count = CAST(least(CAST(access_count AS BIGINT) + r.reads, 2147483647) AS INTEGER),"
             " importance = r.importance"
             " FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::TIMESTAMPTZ[]) AS latest,"
             " unnest(?::INTEGER[]) AS reads, unnest(?::DOUBLE[]) AS importance) AS r"

@@ -237,6 +237,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
+        if reserved := sorted({"ts", "op", "memory_id", "status"} & detail.keys()):  # the event's own
+            raise ValidationError("detail", f"{reserved[0]!r} is a field of the event itself, not detail")
         try:  # fail here, naming the field, rather than inside the transaction
             # strict JSON (no NaN) that UTF-8 can hold (no lone surrogate), however deep
             json.dumps(detail, ensure_ascii=False, allow_nan=False).encode("utf-8")

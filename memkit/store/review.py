@@ -26,11 +26,13 @@ from typing import Any
 import polars as pl
 
 from ..errors import NotFound, ValidationError
-from ..guard import identity
+from ..guard import identity, screen
+from ..params import GuardParams
 from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
 from .core import log_space
 from .pipeline import PipelineMixin
+from .versions import check_forward
 
 __all__ = ["ReviewMixin"]
 
@@ -119,6 +121,7 @@ class ReviewMixin(PipelineMixin):
             if row["status"] != "quarantined":  # approving twice, or an active memory, is a mistake
                 raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
             self._check_reviewer(row, requester, now, "approve")
+            check_forward([row], now)
             cols: dict[str, list[Any]] = {}
 
             def decide() -> Any:
@@ -170,6 +173,10 @@ class ReviewMixin(PipelineMixin):
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
+        said = screen(reason, self.guard if self.guard.enabled else GuardParams())  # kept: screened as text
+        if "secret" in said.findings["kind"].to_list():
+            raise ValidationError("reason", "holds a secret (a key, a password): say why without it")
+        reason = said.text  # PII redacted
         namespace = self._space(namespace, optional=True)
         requester = self._who(requester)
         now = self._now(now)

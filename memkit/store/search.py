@@ -125,7 +125,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
         for name, flag in (("reinforce", reinforce), ("guard", guard)):
-            if not isinstance(flag, bool):
+            if not isinstance(flag, (bool, np.bool_)):
                 raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
         if not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")

@@ -24,7 +24,7 @@ import polars as pl
 from ..embed import Embedder, check_embeddings, content_hashes
 from ..errors import ValidationError
 from ..portable.columns import Column, arrow_batch
-from ..schema import COUNT_MAX, TABLE_FIELDS
+from ..schema import TABLE_FIELDS
 from .core import StoreCore
 from .files import check_embedder
 from .hnsw import HnswIndex
@@ -85,7 +85,7 @@ def epoch_us(t: datetime) -> int:
 
 REINFORCE = (
     "UPDATE memories SET last_access_at = greatest(last_access_at, ?), access_count ="
-    f" CAST(least(CAST(access_count AS BIGINT) + 1, {COUNT_MAX}) AS INTEGER),"  # saturates
+    " CAST(least(CAST(access_count AS BIGINT) + 1, 2147483647) AS INTEGER),"  # saturates: COUNT_MAX
     " importance = least(1.0, importance + ?) WHERE id IN (SELECT unnest(?::VARCHAR[]))"
 )  # one read's reinforcement of ``ids`` (``now``, ``step``, ``ids``): as the index adds it, one step
 

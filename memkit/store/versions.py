@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from ..conflicts import plan_keyed_write
-from ..errors import NotFound
+from ..errors import NotFound, ValidationError
 from ..schema import Memory, check_name
 from .gate import GateMixin
 from .vectors import COLUMNS, VectorsMixin
@@ -45,6 +45,16 @@ def _holds(cols: dict[str, list[Any]], i: int, now: datetime) -> bool:
     """Row ``i`` has not expired at ``now`` (only expiry frees a key's slot)."""
     until = cols["valid_until"][i]
     return until is None or now < until
+
+
+def check_forward(rows: list[dict[str, Any]], now: datetime) -> None:
+    """A change dated ``now`` to stored ``rows`` goes forward in time: not before any row's last change
+    (``updated_at``), or ``frame(as_of=)`` would show a version replaced before it was written."""
+    if late := [r for r in rows if r["updated_at"] is not None and r["updated_at"] > now]:
+        r = late[0]
+        last = r["updated_at"].isoformat()
+        raise ValidationError("now", f"{now.isoformat()} is before the last change of memory {r['id']!r}"
+                              f" ({last}): a change to it cannot be dated earlier")  # fmt: skip
 
 
 @dataclass
@@ -277,6 +287,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
             self._check_modify(winner, requester, now, "resolve")
             self._check_read(winner, requester, now, "resolve")
             losers = [r["id"] for r in live if r["id"] != keep]
+            check_forward(live, now)  # every live version changes (or is confirmed) at `now`
 
             def write() -> None:
                 """Winner, losers and their events, in one transaction."""
