@@ -19,7 +19,8 @@ returns to the caller as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -33,13 +34,19 @@ from .strictjson import fail
 __all__ = ["check_namespace_map", "plan_import"]
 
 
+def _holds_erased(cols: dict[str, list[Any]], i: int, erased: Mapping[str, datetime]) -> bool:
+    """Row ``i`` is a merge one of whose members was erased after the row's last change."""
+    changed = cols["updated_at"][i] if "updated_at" in cols else None
+    return any(m in erased and (changed is None or changed < erased[m]) for m in cols["merged_from"][i])
+
+
 def plan_import(
     data: Parsed,
     existing: set[str],
     on_conflict: str,
     namespace_map: dict[str, str],
     new_id: Callable[[], str],
-    erased: set[str] | frozenset[str] = frozenset(),
+    erased: Mapping[str, datetime] | None = None,
 ) -> tuple[Parsed, pl.DataFrame]:
     """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
     source_id, id, namespace, action``).
@@ -47,9 +54,10 @@ def plan_import(
     ``existing`` holds the file's ids already in the store. ``on_conflict``: ``skip`` leaves those
     lines out, ``overwrite`` replaces the stored rows, ``error`` rejects the file, ``new_ids`` gives
     every line a fresh id (``supersedes`` and ``merged_from`` inside the file follow). Namespaces are
-    renamed by ``namespace_map``. ``erased`` holds ids the store erased (``delete``, ``forget``):
-    erasure is final, so a line with such an id, or merged from one (its text holds the erased
-    member's), is left out as ``erased`` whatever ``on_conflict`` says.
+    renamed by ``namespace_map``. ``erased`` maps ids the store erased (``delete``, ``forget``) to
+    when: erasure is final, so a line with such an id, or a merge of such a member last changed
+    before its erasure (its text may hold the member's; a merge re-derived after it does not), is
+    left out as ``erased`` whatever ``on_conflict`` says.
 
     >>> data = Parsed({}, {"id": ["a", "b"], "namespace": ["u", "u"]}, [2, 3])
     >>> rows, report = plan_import(data, {"a"}, "skip", {"u": "v"}, lambda: "new")
@@ -59,11 +67,9 @@ def plan_import(
     check_choice("on_conflict", on_conflict, ON_CONFLICT)
     cols = data.columns
     ids = cols["id"]
-    gone = (
-        {i for i, x in enumerate(ids) if x in erased or not erased.isdisjoint(cols["merged_from"][i])}
-        if erased
-        else set()
-    )
+    gone: set[int] = set()
+    if erased:  # (a store that never erased anything costs no pass over the lines)
+        gone = {i for i, x in enumerate(ids) if x in erased or _holds_erased(cols, i, erased)}
     if on_conflict == "error" and existing:
         row = next(i for i, x in enumerate(ids) if x in existing)
         raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")

@@ -176,7 +176,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
         ``on_conflict`` says what an id already in the store does: ``skip`` (default), ``overwrite``,
         ``new_ids`` (fresh ids for every line, lineage inside the file kept) or ``error``.
         ``namespace_map`` renames namespaces (``{"old": "new"}``). Erasure is final: a line whose id
-        this store erased (``delete``, ``forget``), or merged from such an id, is left out
+        this store erased (``delete``, ``forget``), or a merge of one as it was before, is left out
         (``erased``) whatever ``on_conflict`` says; to keep such a text again, ``add`` it anew. An
         overwritten row the store has since superseded (by a newer version, by a merge) stays
         superseded. The rows go through the write
@@ -228,11 +228,11 @@ class PortableMixin(PipelineMixin, ReadMixin):
             existing = {r[0] for r in stored}  # the file's ids already in the store (any namespace)
             named = {*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)} - existing
             erased = self._run(  # tombstones: erasure is final, a backup does not bring text back
-                "SELECT DISTINCT memory_id FROM events WHERE op IN ('delete', 'forget')"
-                " AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                "SELECT memory_id, max(ts) FROM events WHERE op IN ('delete', 'forget')"
+                " AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id",
                 [list(named)],
             )
-            data, report = plan_import(data, existing, on_conflict, nsmap, new_id, {r[0] for r in erased})
+            data, report = plan_import(data, existing, on_conflict, nsmap, new_id, dict(erased))
             cols, lines = data.columns, data.lines
             if not lines:  # every line skipped: nothing to write, nothing to log
                 return report

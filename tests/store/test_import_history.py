@@ -141,3 +141,20 @@ def test_an_imported_history_keeps_its_memories_keys(tmp_path: Path) -> None:
     e.import_(tmp_path / "g.jsonl", now=NOW + H)
     keys = [json.loads(x)["key"] for x in e.audit(op="add")["detail"]]
     assert "用户.地址" in keys and not any("Elm" in k for k in keys)
+
+
+def test_a_merge_re_derived_after_an_erasure_is_imported_again(tmp_path: Path) -> None:
+    """Only text from before the erasure is held back: an export taken after it (the merge re-derived
+    without the member) imports whole, here as a copy in another namespace."""
+    s = mk.MemoryStore()
+    for i, text in enumerate(["User likes black coffee. Lives in Paris.", "User likes black coffee. Has a cat.",
+                              "User likes black coffee."]):  # fmt: skip
+        s.add(text, namespace="u", now=NOW + i * H)
+    plan = s.consolidate("u", now=NOW + 3 * H, threshold=0.6)
+    merged, members = plan["merged_id"][0], plan["members"][0]
+    s.delete(members[1], now=NOW + 4 * H)
+    s.export(tmp_path / "after.jsonl", namespace="u", now=NOW + 5 * H)
+    report = s.import_(tmp_path / "after.jsonl", on_conflict="new_ids", namespace_map={"u": "copy"},
+                       now=NOW + 6 * H)  # fmt: skip
+    assert set(report["action"]) == {"added"} and merged in report["source_id"].to_list()
+    assert s.frame("copy").height == s.frame("u").height
