@@ -147,8 +147,12 @@ def test_a_merge_re_derived_after_an_erasure_is_imported_again(tmp_path: Path) -
     """Only text from before the erasure is held back: an export taken after it (the merge re-derived
     without the member) imports whole, here as a copy in another namespace."""
     s = mk.MemoryStore()
-    for i, text in enumerate(["User likes black coffee. Lives in Paris.", "User likes black coffee. Has a cat.",
-                              "User likes black coffee."]):  # fmt: skip
+    texts = [
+        "User likes black coffee. Lives in Paris.",
+        "User likes black coffee. Has a cat.",
+        "User likes black coffee.",
+    ]
+    for i, text in enumerate(texts):
         s.add(text, namespace="u", now=NOW + i * H)
     plan = s.consolidate("u", now=NOW + 3 * H, threshold=0.6)
     merged, members = plan["merged_id"][0], plan["members"][0]
