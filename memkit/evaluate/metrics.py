@@ -5,7 +5,9 @@ A labelled set is a frame of queries, each with the ids of the memories that ans
 memory at rank ``r + 1`` relevant?), and every metric is one numpy expression over it:
 
 - recall@k = |relevant in top k| / |relevant|; hit@k = 1 if any relevant in top k;
-- MRR = 1 / rank of the first relevant (0 if none in the ranked list);
+- MRR = 1 / rank of the first relevant within the ranked list (0 if none there): with rankings cut
+  at the largest ``k`` evaluated (as :func:`score_rankings` and ``evaluate`` cut them), it is
+  MRR@max(k), so compare MRR only between runs with the same largest ``k``;
 - nDCG@k = Σ_r hits[r] / log2(r + 2) over the top k, divided by the same sum for an ideal ranking.
 
 >>> hits = np.array([[False, True, False], [True, True, False]])  # 2 queries, ranks 1-3
@@ -90,7 +92,10 @@ def score_rankings(ranked: pl.DataFrame, queries: pl.DataFrame, ks: Sequence[int
     """Metrics of rankings made anywhere -> one row per query with relevant ids.
 
     ``ranked``: ``query_id, rank (1 = best), id``; ``queries``: ``query_id, relevant`` (list of ids)
-    and any other columns (``category``...), which are kept. Queries without relevant ids are dropped.
+    and any other columns (``category``...), which are kept. Queries without relevant ids are dropped
+    (null ids in ``relevant`` are no ids). A ranking that is not a ranking — an id twice for one
+    query, two ids at one rank — and a query listed twice are refused (ValidationError): any
+    score of them would depend on row order. MRR is MRR@max(ks) (see the module docstring).
 
     >>> ranked = pl.DataFrame({"query_id": ["a", "a", "b"], "rank": [1, 2, 1], "id": ["x", "y", "z"]})
     >>> qs = pl.DataFrame({"query_id": ["a", "b"], "relevant": [["y"], ["q"]]})
@@ -102,6 +107,13 @@ def score_rankings(ranked: pl.DataFrame, queries: pl.DataFrame, ks: Sequence[int
     ks = check_ks(ks)
     if ranked.height and not (ranked["rank"].cast(pl.Int64, strict=False) >= 1).fill_null(False).all():  # 0
         raise ValidationError("rank", "must be whole numbers from 1 (the best) on")  # would wrap to the last
+    for cols, what in ((["query_id", "id"], "an id twice for one query"), (["query_id", "rank"], "two ids at one rank")):
+        if ranked.select(cols).is_duplicated().any():
+            row = ranked.filter(ranked.select(cols).is_duplicated()).row(0, named=True)
+            raise ValidationError("ranked", f"holds {what} (query {row['query_id']!r}, rank {row['rank']})")
+    if queries["query_id"].is_duplicated().any():
+        raise ValidationError("queries", f"lists query {queries.filter(pl.col('query_id').is_duplicated())['query_id'][0]!r} twice")
+    queries = queries.with_columns(pl.col("relevant").list.drop_nulls())
     qs = queries.filter(pl.col("relevant").list.len() > 0)
     rel = qs.select("query_id", pl.col("relevant").alias("id")).explode("id").unique().with_columns(hit=True)
     width = max(ks)

@@ -179,6 +179,9 @@ class IndexColumns:
         self.status[rows] = DELETED
         self._erasures = self.__dict__.get("_erasures", 0) + 1  # invalidates adjacency()
         self.content[rows] = ""  # the text is gone from memory too, not only unreachable
+        self.key[rows] = None  # and so are its names (a key, a tag may say what it was)
+        for r in np.atleast_1d(rows).tolist():
+            self.tags[r] = ()
         self._set_vectors(rows, np.zeros((len(rows), self.dim), np.float32))
         if self.keyword is not None:
             self.keyword.drop_rows(rows)

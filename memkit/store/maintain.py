@@ -147,6 +147,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
 
         self._tx(write)
         self._mirror(lambda: self._index.erase([i for i in done if i in self._index.row]))
+        self._embed_query.cache_clear()  # a cached query may be the erased text ("forget <it>")
         for row in rederived:  # a re-derived merge: its old index row goes, the new version is appended
             self._mirror(lambda row=row: self._index.erase([row["id"]]))
             self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))

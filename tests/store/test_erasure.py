@@ -165,3 +165,22 @@ def test_caller_detail_with_pii_or_secrets_is_digested() -> None:
         assert "duplicate of 3fa9" in log
         with pytest.raises(mk.ValidationError):
             s.search("x", namespace="u", requester="sk-abcdefghijklmnopqrstuvwx", now=NOW)
+
+
+@pytest.mark.parametrize("index", ["exact", "int8"])
+def test_the_search_index_in_memory_keeps_nothing_of_an_erased_memory(index: str) -> None:
+    """Beside the database, the process's own index: the erased row's key and tags are blanked with
+    its text and vector, and no cached query vector (a query may quote the erased text) survives."""
+    with mk.MemoryStore(index=index) as s:
+        gone = s.add("call the clinic", namespace="u", key=f"clinic.{MARK_EN}", tags=[MARK_EN], now=NOW)
+        s.search(f"where is {MARK_EN}", namespace="u", now=NOW)
+        assert s._embed_query.cache_info().currsize == 1
+        s.delete(gone.id, now=NOW)
+        ix = s._index
+        held = [
+            *ix.key[: ix.n].tolist(),
+            *(t for ts in ix.tags[: ix.n] for t in ts),
+            *ix.content[: ix.n].tolist(),
+        ]
+        assert not any(MARK_EN in str(x) for x in held)
+        assert s._embed_query.cache_info().currsize == 0

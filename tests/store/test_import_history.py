@@ -162,3 +162,16 @@ def test_a_merge_re_derived_after_an_erasure_is_imported_again(tmp_path: Path) -
                        now=NOW + 6 * H)  # fmt: skip
     assert set(report["action"]) == {"added"} and merged in report["source_id"].to_list()
     assert s.frame("copy").height == s.frame("u").height
+
+
+def test_an_imported_history_does_not_rewrite_what_the_store_saw_then(tmp_path: Path) -> None:
+    """frame(as_of=t) after an overwriting import of a backup with events: the file's old events,
+    appended after the store's own, do not outrank the store's later ones at t."""
+    s = mk.MemoryStore()
+    v1 = s.add("fact version one", key="k", namespace="u", requester="a", now=NOW)
+    s.export(tmp_path / "backup.jsonl", include_events=True, now=NOW + H)
+    v2 = s.add("fact version two", key="k", namespace="u", requester="a", now=NOW + 50 * H)
+    at60 = s.frame("u", as_of=NOW + 60 * H).select("id", "status").rows()
+    s.import_(tmp_path / "backup.jsonl", on_conflict="overwrite", now=NOW + 100 * H)
+    assert s.frame("u", as_of=NOW + 60 * H).select("id", "status").rows() == at60
+    assert dict(at60) == {v1.id: "superseded", v2.id: "active"}
