@@ -107,12 +107,13 @@ def score_rankings(ranked: pl.DataFrame, queries: pl.DataFrame, ks: Sequence[int
     ks = check_ks(ks)
     if ranked.height and not (ranked["rank"].cast(pl.Int64, strict=False) >= 1).fill_null(False).all():  # 0
         raise ValidationError("rank", "must be whole numbers from 1 (the best) on")  # would wrap to the last
-    for cols, what in ((["query_id", "id"], "an id twice for one query"), (["query_id", "rank"], "two ids at one rank")):
-        if ranked.select(cols).is_duplicated().any():
-            row = ranked.filter(ranked.select(cols).is_duplicated()).row(0, named=True)
+    pairs = ((["query_id", "id"], "an id twice for one query"), (["query_id", "rank"], "two ids at a rank"))
+    for cols, what in pairs:
+        if (twice := ranked.select(cols).is_duplicated()).any():  # a score would depend on row order
+            row = ranked.filter(twice).row(0, named=True)
             raise ValidationError("ranked", f"holds {what} (query {row['query_id']!r}, rank {row['rank']})")
-    if queries["query_id"].is_duplicated().any():
-        raise ValidationError("queries", f"lists query {queries.filter(pl.col('query_id').is_duplicated())['query_id'][0]!r} twice")
+    if (twice := queries["query_id"].is_duplicated()).any():
+        raise ValidationError("queries", f"lists query {queries.filter(twice)['query_id'][0]!r} twice")
     queries = queries.with_columns(pl.col("relevant").list.drop_nulls())
     qs = queries.filter(pl.col("relevant").list.len() > 0)
     rel = qs.select("query_id", pl.col("relevant").alias("id")).explode("id").unique().with_columns(hit=True)

@@ -159,11 +159,16 @@ class Reranker:
         ``recall, mrr``.
 
         All grid rows are scored at once per query, ``(g, 4) @ (4, c) -> (g, c)``, then a row-wise
-        partial sort finds each row's top k.
+        partial sort finds each row's top k. A query without relevant ids is left out (as
+        :func:`~memkit.evaluate.metrics.score_rankings` leaves it): it has no recall to measure.
         """
         unknown = [q for q in relevant if q not in self.frames]
         if unknown:
             raise ValidationError("relevant", f"queries not cached: {unknown}")
+        relevant = {q: [i for i in ids if i is not None] for q, ids in relevant.items()}
+        relevant = {q: ids for q, ids in relevant.items() if ids}
+        if not relevant:
+            raise ValidationError("relevant", "holds no query with a relevant id")
         w = np.column_stack(
             [
                 grid[c].to_numpy().astype(np.float64) if c in grid.columns else np.zeros(grid.height)

@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -30,16 +30,12 @@ from ..params import DecayParams, KeywordParams, Weights
 from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
 from ..store.gate import Gate
-from .metrics import (
-    check_ks,
-    metric_columns,
-    require_columns,
-    summarize,
-)
+from .metrics import check_ks, metric_columns, require_columns, summarize
 
 __all__ = ["Prepared", "evaluate", "prepare", "rank", "sweep"]
 
 _US_PER_HOUR = 3.6e9
+_GATED = ("status", "access", "owner", "created_by", "valid_from", "valid_until")  # store.frame() has them
 _WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
 SWEEP_KEYS = (*_WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 
@@ -55,6 +51,8 @@ class _Group:
     sim: np.ndarray  # (q, n) float32 cosine
     kw: np.ndarray  # (q, n) float32 BM25 scaled to [0, 1] (KeywordIndex.scores)
     rel: np.ndarray  # (q, n) bool relevance
+    n_rel: np.ndarray  # (q,) relevant ids of each query, found among the memories or not
+    visible: np.ndarray  # (n,) bool: what a search may return (the others are only neighbours' places)
     importance: np.ndarray  # (n,)
     half_life_h: np.ndarray  # (n,)
     age_h: np.ndarray  # (n,) hours from creation to `now`
@@ -65,8 +63,8 @@ class _Group:
 class Prepared:
     """Score components computed once for a memories frame and a queries frame (see :func:`prepare`).
 
-    ``queries`` holds the evaluated queries (those with at least one relevant id present), in the
-    row order the groups refer to.
+    ``queries`` holds the evaluated queries (those with at least one relevant id), in the row order
+    the groups refer to.
     """
 
     queries: pl.DataFrame
@@ -105,6 +103,7 @@ def prepare(
     group: str = "conversation",
     id_col: str = "id",
     now: datetime | None = None,
+    requester: str | None = None,
 ) -> Prepared:
     """Embed and score once: the cosine and BM25 matrices of every query against its group.
 
@@ -112,14 +111,18 @@ def prepare(
     ``importance`` (default 0.5), ``half_life_hours`` (default long-term 90 days),
     ``last_access_at`` (default ``created_at``) and ``embedding`` (else ``embedder``, default
     :class:`HashEmbedder`, embeds the contents). ``queries`` needs ``query_id``, ``question``,
-    ``relevant`` and ``group``. ``now=None`` evaluates each group at its newest memory's time. BM25
-    statistics are those of the whole group (the store computes them over the candidates that pass
-    its strength floor: the same when ``min_strength=0``).
+    ``relevant`` and ``group``. ``now=None`` evaluates each group at its newest memory's time.
+
+    A ``store.frame()`` (its ``status``, access and validity columns) is read as a search then would
+    read it (the read gate, for ``requester``); the memories it may not return keep their places in the
+    order of writing, so neighbour expansion pairs what the store pairs. A relevant id that names no
+    rankable memory (erased, expired, unreadable, mistyped) is a miss. BM25 statistics are those of
+    the rankable memories (the store's too when ``min_strength=0``).
     """
     require_columns("memories", memories, (id_col, "content", "created_at", group))
     require_columns("queries", queries, ("query_id", "question", "relevant", group))
     embedder = embedder if embedder is not None else HashEmbedder()
-    qs = queries.filter(pl.col("relevant").list.len() > 0)
+    qs = queries.with_columns(pl.col("relevant").list.drop_nulls()).filter(pl.col("relevant").list.len() > 0)
     groups: list[_Group] = []
     order: list[np.ndarray] = []
     offset = 0
@@ -136,16 +139,19 @@ def prepare(
             emb = embedder.embed(mem["content"].to_list())  # (n, dim)
         q_emb = embedder.embed(gq["question"].to_list())  # (q, dim): each query embedded once
         sim = (q_emb @ emb.T).astype(np.float32)  # (q, dim) @ (dim, n) -> (q, n)
+        age_h, now_us = _hours(mem["created_at"], now)
+        visible = np.ones(len(ids), dtype=bool)
+        if all(c in mem.columns for c in _GATED):  # a store's frame: what a search at that time reads
+            at = datetime.fromtimestamp(now_us / 1e6, UTC)
+            visible = mem.select(Gate(None, requester, ("active",), at).expr()).to_series().to_numpy()
         kwi = KeywordIndex()
         kwi.add(mem["content"].to_list(), 0)
-        every = np.ones(len(ids), dtype=bool)
-        kw = np.stack([kwi.scores(t, every, keyword) for t in gq["question"]]).astype(np.float32)
+        kw = np.stack([kwi.scores(t, visible, keyword) for t in gq["question"]]).astype(np.float32)
         rel = np.zeros(sim.shape, dtype=bool)
         flat = gq.select(pl.int_range(pl.len()).alias("q"), "relevant").explode("relevant")
         cols = flat["relevant"].replace_strict(pos, default=-1, return_dtype=pl.Int64).to_numpy()
         ok = cols >= 0
         rel[flat["q"].to_numpy()[ok], cols[ok]] = True
-        age_h, now_us = _hours(mem["created_at"], now)
         last = mem["last_access_at"] if "last_access_at" in mem.columns else mem["created_at"]
         idle_h = (now_us - last.dt.epoch("us").to_numpy()) / _US_PER_HOUR
         n = len(ids)
@@ -155,13 +161,13 @@ def prepare(
             if "half_life_hours" in mem.columns
             else np.full(n, LAYER_HALF_LIFE_HOURS["long_term"])
         )
-        keep = rel.any(axis=1)  # relevant ids that name no memory of the group do not count
+        n_rel = gq["relevant"].list.unique().list.len().to_numpy()  # found or not: a miss is a miss
         groups.append(
-            _Group(g, ids, np.arange(offset, offset + int(keep.sum())), sim[keep], kw[keep], rel[keep],
+            _Group(g, ids, np.arange(offset, offset + len(q_idx)), sim, kw, rel & visible, n_rel, visible,
                    imp.astype(np.float64), hl.astype(np.float64), age_h, np.maximum(idle_h, 0.0))
         )  # fmt: skip
-        order.append(q_idx[keep])
-        offset += int(keep.sum())
+        order.append(q_idx)
+        offset += len(q_idx)
     kept = qs[np.concatenate(order)] if order else qs.clear()
     return Prepared(kept, groups, embedder.name)
 
@@ -185,9 +191,8 @@ def rank(
     out = []
     for g in prep.groups:
         rec = recency(g.idle_h, time_scale_hours)  # (n,)
-        score = hybrid(
-            g.sim, g.importance, rec, weights, g.kw, dtype=np.float32
-        )  # (q, n): the store's formula
+        score = hybrid(g.sim, g.importance, rec, weights, g.kw, dtype=np.float32)  # (q, n): the store's
+        score[:, ~g.visible] = -np.inf  # not rankable: a place in the order of writing only
         if min_strength > 0:
             hl = g.half_life_h if half_life_hours is None else half_life_hours
             weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
@@ -207,7 +212,8 @@ def rank(
             key = step + newness  # (q, n): step, then newer first (ranks in [0, 1))
         else:
             key = -score
-        part = np.argpartition(key, wide - 1, axis=1)[:, :wide]  # (q, wide), unordered
+        part = np.sort(np.argpartition(key, wide - 1, axis=1)[:, :wide], axis=1)  # (q, wide): by row, so
+        # exact ties keep the lower row first, as the store's top_k does
         vals = np.take_along_axis(score, part, axis=1)
         order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
         top = np.take_along_axis(part, order, axis=1)[:, :kk]
@@ -226,7 +232,7 @@ def _per_query(
     """The queries frame with one column per metric and cut-off (hit@k, recall@k, MRR, nDCG) of a
     ranking (``ranked``: per group, the top ids and whether each is relevant)."""
     hits = np.vstack([h for _, h in ranked]) if ranked else np.zeros((0, max(ks)), bool)
-    n_rel = np.concatenate([g.rel.sum(axis=1) for g in prep.groups]) if ranked else np.zeros(0, int)
+    n_rel = np.concatenate([g.n_rel for g in prep.groups]) if ranked else np.zeros(0, int)
     return prep.queries.with_columns(**{c: pl.Series(v) for c, v in metric_columns(hits, n_rel, ks).items()})
 
 
@@ -241,8 +247,10 @@ def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
     if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
         group = kw.pop("group", "conversation")
         # what a search at `now` may return: active, and written and valid then (the read gate's rule)
-        mem = source.frame(include_embedding=True).filter(Gate(None, None, ("active",), kw.get("now")).expr())
-        mem = mem.drop(group, strict=False).rename({"namespace": group})
+        # every stored memory: prepare ranks what a search may return, the others are neighbours' places
+        mem = source.frame(include_embedding=True).drop(group, strict=False).rename({"namespace": group})
+        if kw.get("requester") is not None:
+            kw["requester"] = source._who(kw["requester"])
         kw.setdefault("id_col", "key")
         return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)
     raise ValidationError(
