@@ -176,9 +176,10 @@ def _forget(
     corpus = _corpus(frame, requester)
     if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
         hits = hits.filter(pl.Series(names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
-    # an old value the user names ("forget that I liked green tea" once it is coffee) is not searched
-    # (search sees current versions): its words decide, and it goes alone, the current value stays
-    old = frame.filter((pl.col("status") == "superseded") & acl.readable_expr(requester))
+    # an old value the user names ("forget that I liked green tea" once it is coffee), a value the guard
+    # holds for review or a disputed one are not searched (search sees current versions): their words
+    # decide, and each goes alone, the current value stays
+    old = frame.filter(pl.col("status").is_in(_UNSEARCHED) & acl.readable_expr(requester))
     old = old.filter(pl.Series(names_it(query, old["content"].to_list(), corpus), dtype=pl.Boolean))
     if hits.is_empty() and old.is_empty():  # nothing says it; the nearest is named, not erased
         return _frame(near.head(1).to_dicts(), "closest")
@@ -207,12 +208,15 @@ def _forget(
     )
 
 
+_UNSEARCHED = ("superseded", "quarantined", "conflict")  # a forget command finds these by their words
+
+
 def _corpus(frame: pl.DataFrame, requester: str | None) -> list[str]:
     """The texts of ``frame`` (a namespace's) a forget command is weighed against: the memories
     ``requester`` may read that it could erase, current and old values alike (a word only old values
     hold is not rare because the current ones lack it: "tea" after green tea and black tea gave way
     to coffee)."""
-    live = pl.col("status").is_in(["active", "superseded"]) & acl.readable_expr(requester)
+    live = pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester)
     return frame.filter(live)["content"].to_list()
 
 
