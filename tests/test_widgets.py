@@ -187,3 +187,79 @@ def test_time_machine_replays_the_store(store, now) -> None:
     assert bars == {"recalled": 2, "forget: weak": 3}
     with pytest.raises(mk.ValidationError, match="namespace"):
         widgets.time_machine(store, "empty")
+
+
+def test_time_machine_steps_end_on_end_and_stop_at_at(store, now) -> None:
+    for day in range(3):
+        store.add(f"note of day {day}", namespace="u", created_at=now + timedelta(days=day),
+                  now=now + timedelta(days=day))  # fmt: skip
+    end = now + timedelta(days=2, hours=5)  # not a whole number of 12 h steps from the first write
+    at = now + timedelta(days=1, hours=7)  # between two steps
+    panel = widgets.time_machine(store, "u", step_hours=12.0, end=end, at=at)
+    times = [t for _, t in panel.sliders["at"].options]
+    assert times[0] == now and times[-1] == end  # the last position is `end` itself
+    assert at in times and panel.at == at  # the slider sits exactly on `at`, not on the step before
+    assert times == sorted(times) and len(set(times)) == len(times)
+    # at = the last write (the default): the memory written then counts as written
+    last = widgets.time_machine(store, "u", step_hours=24.0 * 7, at=now + timedelta(days=2))
+    assert last.at == now + timedelta(days=2)
+    assert last.data.filter(pl.col("state") == "not yet written").height == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"step_hours": 0}, "step_hours"),
+        ({"step_hours": -24.0}, "step_hours"),
+        ({"step_hours": float("nan")}, "step_hours"),
+        ({"step_hours": "daily"}, "step_hours"),
+        ({"step_hours": 1e-6}, "step_hours"),  # millions of positions
+        ({"start": "yesterday"}, "start"),
+        ({"at": "now"}, "at"),
+    ],
+)
+def test_time_machine_refuses_bad_arguments(store, now, kwargs, field) -> None:
+    store.add("a note", namespace="u", now=now)
+    with pytest.raises(mk.ValidationError, match=f"^{field}:"):
+        widgets.time_machine(store, "u", **kwargs)
+
+
+def test_time_machine_refuses_start_after_end(store, now) -> None:
+    store.add("a note", namespace="u", now=now)
+    with pytest.raises(mk.ValidationError, match="^start:.*after end"):
+        widgets.time_machine(store, "u", start=now, end=now - timedelta(days=1))
+    one = widgets.time_machine(store, "u", start=now, end=now)  # a single instant is a valid range
+    assert [t for _, t in one.sliders["at"].options] == [now]
+
+
+@pytest.mark.parametrize(
+    ("queries", "k", "field"),
+    [([], 5, "queries"), ({}, 5, "queries"), ("我住在哪里", 5, "queries"), (3, 5, "queries"),
+     (["我住在哪里"], 0, "k"), (["我住在哪里"], 21, "k"), (["我住在哪里"], 2.5, "k")],
+)  # fmt: skip
+def test_weights_tuner_refuses_bad_arguments(sample_store, now, queries, k, field) -> None:
+    with pytest.raises(mk.ValidationError, match=f"^{field}:"):
+        widgets.weights_tuner(sample_store, queries, namespace="user_87", now=now, k=k)
+
+
+def test_half_life_explorer_sliders_stay_valid_and_on_the_chart() -> None:
+    panel = widgets.half_life_explorer()
+    floor = panel.sliders["floor"]
+    floor.value = floor.min  # the slider's lowest floor is one the formula accepts
+    assert floor.min > 0 and "must be" not in panel.message.value
+    assert f"below {floor.min:g}" in panel.message.value
+    # the longest life the sliders can make: its dot and its cross are inside the x axis
+    age, half_life = panel.sliders["age_hours"], panel.sliders["half_life_hours"]
+    age.value, half_life.value, panel.sliders["importance"].value = 10**age.max, 10**half_life.max, 1.0
+    x_end = panel.chart.to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"][1]
+    assert x_end >= age.value and x_end >= panel.data["hours_until_faded"][0]
+    crosses = [r for r in chart_rows(panel) if "hours" in r and "yours" in r.get("label", "")]
+    assert len(crosses) == 1 and crosses[0]["hours"] == pytest.approx(panel.data["hours_until_faded"][0])
+    for name, bad in [
+        ("floor", 0.0),
+        ("importance", 1.5),
+        ("half_life_hours", 0.0),
+        ("age_hours", float("inf")),
+    ]:
+        with pytest.raises(mk.ValidationError, match=f"^{name}:"):
+            widgets.half_life_explorer(**{name: bad})

@@ -62,7 +62,10 @@ COLORS: dict[str, dict[str, str]] = {
 }
 """Fixed colour of each score component, status, layer and rank movement, shared by every chart."""
 
-HOURS = {1: "1 h", 6: "6 h", 24: "1 d", 168: "1 wk", 720: "30 d", 2160: "90 d", 4320: "180 d", 8760: "1 y"}
+HOURS = {
+    1: "1 h", 6: "6 h", 24: "1 d", 168: "1 wk", 720: "30 d", 2160: "90 d", 4320: "180 d", 8760: "1 y",
+    43800: "5 y", 87600: "10 y",
+}  # fmt: skip
 """Tick positions (hours) and names for an age axis: spans a reader knows, not powers of ten."""
 
 

@@ -29,6 +29,7 @@ import polars as pl
 
 from .. import charts
 from ..consolidate import MergeParams, plan_grouped
+from ..errors import ValidationError
 from ..evaluate import Reranker
 from ..params import Weights, slider_ranges
 from ..views import nearest_similarity
@@ -38,6 +39,7 @@ __all__ = ["MergeExplorer", "WeightsTuner", "merge_explorer", "weights_tuner"]
 
 # wide controls (a query is a sentence); "initial" keeps a description from being cut
 _LAY = {"style": {"description_width": "initial"}, "layout": W.Layout(width="520px")}
+_MAX_K = 20  # the weights tuner's k slider runs 1-20
 
 
 class WeightsTuner(Panel):
@@ -70,7 +72,7 @@ class WeightsTuner(Panel):
             for name, (lo, hi, step) in slider_ranges(Weights).items()
         }
         controls["query"] = W.Dropdown(options=qs, value=qs[0], description="query", **_LAY)
-        controls["k"] = W.IntSlider(value=k, min=1, max=20, description="top k", style=_LAY["style"])
+        controls["k"] = W.IntSlider(value=k, min=1, max=_MAX_K, description="top k", style=_LAY["style"])
         super().__init__("Hybrid score weights: re-rank live", controls)
         self.refresh()
 
@@ -135,7 +137,20 @@ def weights_tuner(
     >>> panel = weights_tuner(store, {"where do I live": [home.id]}, namespace="u")  # doctest: +SKIP
     >>> panel.sliders["keyword"].value = 0.0                                        # doctest: +SKIP
     >>> panel.metrics["recall"].mean()                                              # doctest: +SKIP
+
+    No query, a single string instead of a list, or ``k`` outside the k slider's 1-20 raise a
+    ValidationError naming the argument.
     """
+    if isinstance(queries, str) or not isinstance(queries, Sequence | Mapping):
+        raise ValidationError(
+            "queries", f"must be a list of queries or {{query: relevant ids}}, got {type(queries).__name__}"
+        )
+    if len(queries) == 0:
+        raise ValidationError("queries", "must name at least one query, got none")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:
+        raise ValidationError(
+            "k", f"must be a whole number in [1, {_MAX_K}] (the k slider's range), got {k!r}"
+        )
     return WeightsTuner(store, queries, namespace, requester, now, k, baseline)
 
 

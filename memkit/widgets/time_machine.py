@@ -30,11 +30,16 @@ import polars as pl
 from .. import charts
 from ..errors import ValidationError
 from ..forget import plan_forget
-from ..params import ForgetParams
+from ..params import ForgetParams, check_number
+from ..schema import check_time
 from ..views import memory_states
 from .panel import Panel, table_html
 
 __all__ = ["TimeMachine", "time_machine"]
+
+MAX_POSITIONS = 5000
+"""The most slider positions :func:`time_machine` builds (each one is a replay of the audit log when
+the slider stops there; 5,000 daily steps are 13 years)."""
 
 
 class TimeMachine(Panel):
@@ -163,12 +168,15 @@ def time_machine(
     requester: str | None = None,
 ) -> TimeMachine:
     """A date slider from ``start`` (default: the namespace's first write) to ``end`` (default: 30
-    days after its last) in ``step_hours`` steps: what the store held then (``store.frame(as_of=)``),
-    each memory's strength and state, what a forget pass with ``policy`` would drop, and — given a
-    ``query`` — what a search then returns (``reinforce=False``).
+    days after its last) in ``step_hours`` steps, the last one on ``end`` itself: what the store held
+    then (``store.frame(as_of=)``), each memory's strength and state, what a forget pass with
+    ``policy`` would drop, and — given a ``query`` — what a search then returns (``reinforce=False``).
 
-    The slider starts at ``at`` when it is one of the steps, else at the step nearest to it
-    (default: the namespace's last write). A namespace without memories raises a ValidationError.
+    The slider starts at ``at`` (default: the namespace's last write): an instant between ``start``
+    and ``end`` is added to the steps, so the slider can sit exactly on it (``at=now`` shows what was
+    written at ``now``); one outside them starts the slider at the nearest step. A namespace without
+    memories, ``step_hours`` that is not a number of hours > 0 (or makes more than
+    :data:`MAX_POSITIONS` steps) and ``start`` after ``end`` raise a ValidationError naming it.
     The 30 days after the last write are the simulated future: nothing is written there, but
     memories keep fading, which is where a forget pass finds most to drop.
 
@@ -176,15 +184,27 @@ def time_machine(
     >>> panel.controls["at"].value = panel.controls["at"].options[-1][1]       # doctest: +SKIP
     >>> panel.plan["reason"].value_counts()          # what a pass would drop then  # doctest: +SKIP
     """
+    step_hours = check_number("step_hours", step_hours, lo=0.0, lo_open=True)
+    start, end, at = (
+        check_time(n, v, optional=True) for n, v in (("start", start), ("end", end), ("at", at))
+    )
     audit = store.audit(namespace, requester=requester)
     if audit.is_empty():
         raise ValidationError("namespace", f"{namespace!r} has no memories")
     start = start or audit["ts"].min()
     end = end or audit["ts"].max() + timedelta(days=30)
-    # every step_hours from start, the last at or before end
+    if start > end:
+        raise ValidationError("start", f"{start.isoformat()} is after end {end.isoformat()}")
+    # every step_hours from start, then end itself: the slider reaches both ends of the range
     n = int((end - start).total_seconds() // (step_hours * 3600)) + 1
-    times = [start + timedelta(hours=step_hours * i) for i in range(n)]
-    value = (
-        at if at in times else min(times, key=lambda t: abs((t - (at or audit["ts"].max())).total_seconds()))
-    )
+    if n > MAX_POSITIONS:
+        raise ValidationError(
+            "step_hours",
+            f"{step_hours:g} h makes {n:,} positions from start to end (at most {MAX_POSITIONS:,})",
+        )
+    times = sorted({start + timedelta(hours=step_hours * i) for i in range(n)} | {end})
+    at = at or audit["ts"].max()
+    if start <= at <= end and at not in times:  # subtle: the chosen instant, exactly, not the step before it
+        times = sorted([*times, at])
+    value = at if at in times else min(times, key=lambda t: abs((t - at).total_seconds()))
     return TimeMachine(store, namespace, times, policy, query, requester, value)

@@ -21,6 +21,7 @@ worked examples' curves. The store-backed panels are in :mod:`memkit.widgets.exp
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -31,10 +32,24 @@ from IPython.display import display
 from .. import charts
 from ..decay import hours_until, strength
 from ..errors import ValidationError
+from ..params import check_number
 from ..views import worked_examples
 from .panel import Panel, slider, table_html
 
 __all__ = ["HalfLifeExplorer", "Tuner", "half_life_explorer", "tune"]
+
+# the half-life explorer's slider ranges (hours for half-life and age, whose sliders are log sliders
+# over the exponents); the floor starts at its first step, 0.01: a floor of 0 is never crossed, and
+# hours_until refuses it
+_IMPORTANCE = (0.05, 1.0, 0.01)
+_HALF_LIFE_HOURS = (0.5, 20_000.0)  # half an hour to about 2.3 years
+_AGE_HOURS = (0.1, 10_000.0)  # 6 minutes to 10,000 h
+_FLOOR = (0.01, 0.5, 0.01)
+# where the explorer's age axis ends: past the age slider's end and the latest fade the sliders can
+# make (half-life 20,000 h, importance 1, floor 0.01: 20,000 · log2(100) ≈ 133,000 h, 15 years), so
+# the dot and the cross are always on the chart and the axis never moves while a slider does (10% more:
+# the farthest cross is not drawn on the axis' very edge, nor lost to a rounding of the slider's value)
+_HORIZON_HOURS = 1.1 * max(_AGE_HOURS[1], _HALF_LIFE_HOURS[1] * math.log2(_IMPORTANCE[1] / _FLOOR[0]))
 
 
 class Tuner(Panel):
@@ -147,7 +162,10 @@ class HalfLifeExplorer(Panel):
         self.show(
             "curves",
             charts.half_life_curves(
-                points.select("label", "importance", "half_life_hours"), floor=c["floor"], examples=points
+                points.select("label", "importance", "half_life_hours"),
+                floor=c["floor"],
+                examples=points,
+                horizon_hours=_HORIZON_HOURS,
             ),
         )
         state = "still recalled" if s >= c["floor"] else "below the floor: no longer recalled"
@@ -161,18 +179,27 @@ def _decay_controls(
     importance: float, half_life_hours: float, age_hours: float, floor: float
 ) -> dict[str, W.Widget]:
     """The explorer's four sliders. Half-life and age are log sliders (10^x hours): a linear slider
-    could not move both between half an hour and a year; the half-life runs from 0.5 h (10^-0.3)
-    to about 2.3 years (10^4.3 h), the age from 6 minutes (10^-1 h) to 10,000 h."""
+    could not move both between half an hour and a year; the half-life runs from 0.5 h to 20,000 h
+    (about 2.3 years), the age from 6 minutes (0.1 h) to 10,000 h. The floor runs
+    from 0.01 to 0.5: every position is a floor the formula accepts."""
     lay = {"base": 10, "step": 0.01, "readout_format": ".1f", "style": {"description_width": "initial"},
            "layout": W.Layout(width="300px")}  # fmt: skip
     return {
-        "importance": slider("importance", 0.05, 1.0, 0.01, importance),
+        "importance": slider("importance", *_IMPORTANCE, importance),
         "half_life_hours": W.FloatLogSlider(
-            value=half_life_hours, min=-0.3, max=4.3, description="half-life (h)", **lay
+            value=half_life_hours, **_log_range(_HALF_LIFE_HOURS), description="half-life (h)", **lay
         ),
-        "age_hours": W.FloatLogSlider(value=age_hours, min=-1, max=4, description="age (h)", **lay),
-        "floor": slider("retrieval floor", 0.0, 0.5, 0.01, floor),
+        "age_hours": W.FloatLogSlider(
+            value=age_hours, **_log_range(_AGE_HOURS), description="age (h)", **lay
+        ),
+        "floor": slider("retrieval floor", *_FLOOR, floor),
     }
+
+
+def _log_range(hours: tuple[float, float]) -> dict[str, float]:
+    """A log slider's ``min`` and ``max`` (exponents of 10) for a range in hours:
+    ``(0.1, 10_000.0) -> {"min": -1.0, "max": 4.0}``."""
+    return {"min": math.log10(hours[0]), "max": math.log10(hours[1])}
 
 
 def _your_memory(c: dict[str, float], s: float) -> pl.DataFrame:
@@ -199,5 +226,13 @@ def half_life_explorer(
     The arguments are the sliders' starting values (hours for ``half_life_hours`` and
     ``age_hours``). The message line reads the result out: your memory's strength at that age,
     whether it is still recalled, and after how many hours (and days) it falls below the floor.
+    A starting value outside its slider's range (importance 0.05-1, half-life 0.5-20,000 h, age
+    0.1-10,000 h, floor 0.01-0.5) raises a ValidationError naming it, rather than being moved
+    silently to the nearest end of the slider.
     """
-    return HalfLifeExplorer(importance, half_life_hours, age_hours, floor)
+    given = dict(importance=importance, half_life_hours=half_life_hours, age_hours=age_hours, floor=floor)
+    ranges = dict(
+        importance=_IMPORTANCE, half_life_hours=_HALF_LIFE_HOURS, age_hours=_AGE_HOURS, floor=_FLOOR
+    )
+    checked = {n: check_number(n, v, lo=ranges[n][0], hi=ranges[n][1]) for n, v in given.items()}
+    return HalfLifeExplorer(**checked)
