@@ -7,7 +7,7 @@ namespace, memory_id, key, message``. Codes are stable; the README lists them.
 code    severity   finding
 ======  =========  ==============================================================================
 MK001   warning    unresolved key conflict: a ``conflict`` version waits for ``store.resolve``
-MK002   warning    expired but still active: ``valid_until`` has passed (``forget`` would drop it)
+MK002   warning    expired but still active: ``valid_until`` has passed (``forget`` drops it unless protected)
 MK003   info       near-duplicates awaiting consolidation (one finding per cluster, on the survivor)
 MK004   info       stale owner: its owner has written nothing for ``stale_days`` days
 MK005   error      private memory with no creator: nobody but the operator can ever read it

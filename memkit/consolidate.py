@@ -18,14 +18,17 @@ every pair in Python and concatenates the texts. :func:`plan_merges` keeps the r
 The merge rule
 --------------
 - **survivor**: the most informative member, i.e. most distinct tokens (:func:`memkit.text.tokenize`),
-  ties to the highest importance, then the newest ``created_at``, then the smallest id. Its embedding
-  becomes the merged row's.
+  ties to the highest importance, then the newest ``created_at``, then the first text, then the
+  smallest id. Its embedding becomes the merged row's.
 - **content**: the survivor's content, plus, for each other member in ``created_at`` order, the
   sentences (split on ``。！？!?``, newlines, and a ``.`` before a space or the end, so ``3.10`` is not
-  split) that add at least one token not yet covered. Coverage counts Latin words and single CJK
-  characters without stopwords (CJK bigrams are ignored: dropping a particle would make them new), so
-  an exact or near-exact duplicate adds nothing. Added sentences are joined with ``"；"`` when the
-  survivor is CJK-dominant, else ``"; "``.
+  split) not yet said: a sentence is covered when its words in order (stemmed Latin words, stopwords
+  too — "not", "am"/"pm", "he"/"she" change a fact — but articles, copulas and particles; single CJK
+  characters; punctuation and case aside) are a run of the words of a sentence already in the text.
+  So a duplicate adds nothing, and two sentences that differ in a negation, a number or an order
+  (Beijing to Shanghai / Shanghai to Beijing) are both kept: a merge never drops a fact one of its
+  members states. Added sentences are joined with ``"；"`` when the survivor is CJK-dominant, else
+  ``"; "``.
 - **fields**: importance = max, created_at = min, last_access_at = max, access_count = sum,
   protected = any member protected.
 
@@ -181,27 +184,42 @@ def cluster_labels(
 
 
 # ------------------------------------------------------------------------------------------ content
-def _fact_tokens(text: str) -> set[str]:
-    """What a sentence says, for coverage: words and CJK characters, no stopwords, no CJK bigrams."""
-    return {t for t in tokenize(text, keep_stopwords=False) if not (len(t) == 2 and _CJK_CHAR.match(t))}
+# words that never change what a sentence states (articles, copulas, auxiliaries, particles): a
+# sentence that only adds or drops them says nothing new. Every other word counts, stopwords too:
+# "not", "don't", "am"/"pm", "he"/"she", "before"/"after", "to", 他/她 change a fact.
+_FILLER = frozenset(
+    "a an the is are was be been being do does doing has have having had of and or but so that this these"
+    " those there here which who whom what when where why how very just also ever oh yeah hey s d ll m re ve"
+    " 的 了 是 在 吗 呢 吧 啊".split()
+)
+
+
+def _said(text: str) -> str:
+    """What a sentence says, in order, for coverage: its stemmed words but :data:`_FILLER` and its CJK
+    characters (no bigrams), as one ``\\x1f``-separated string (a run is a substring)."""
+    words = (t for t in tokenize(text) if t not in _FILLER and not (len(t) == 2 and _CJK_CHAR.match(t)))
+    return "\x1f" + "\x1f".join(words) + "\x1f"
 
 
 def merge_content(survivor: str, others: list[str]) -> str:
-    """The survivor's text plus the sentences of ``others`` (in order) that add an uncovered token.
+    """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
+    covered when its words, in order, are a run of the words of a sentence already in the text.
 
     >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
     '用户喜欢用Python写脚本；Python3.10以上最好。'
     >>> merge_content("Lives in Hangzhou.", ["lives in Hangzhou!", "Works at a bank. Lives in Hangzhou."])
     'Lives in Hangzhou; Works at a bank.'
+    >>> merge_content("I like coffee.", ["I don't like coffee.", "Flight at 9 am.", "Flight at 9 pm."])
+    "I like coffee; I don't like coffee; Flight at 9 am; Flight at 9 pm."
     """
-    covered = _fact_tokens(survivor)
+    said = [_said(s) for s in _SPLIT.split(survivor)]
     added: list[str] = []
     for text in others:
         for sentence in _SPLIT.split(text):
-            tokens = _fact_tokens(sentence)
-            if tokens - covered:
+            words = _said(sentence)
+            if words != "\x1f\x1f" and not any(words in s for s in said):  # a fact not yet said, whole
                 added.append(_END.sub("", sentence.strip()))
-                covered |= tokens
+                said.append(words)
     if not added:
         return survivor  # a duplicate adds nothing, not even a separator
     cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
@@ -213,15 +231,18 @@ def merge_content(survivor: str, others: list[str]) -> str:
 # --------------------------------------------------------------------------------------------- plan
 def _by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
     """Members sorted so each cluster's survivor comes first: most distinct tokens, then highest
-    importance, newest ``created_at``, smallest id (the merge rule of the module docstring)."""
+    importance, newest ``created_at``, first text in code-point order, smallest id (the merge rule
+    of the module docstring; ids are random, so the text decides before them: the same memories merge
+    the same way in every run)."""
     tokens = pl.Series([len(set(tokenize(c))) for c in members["content"]], dtype=pl.Int64)
     return members.with_columns(_tokens=tokens).sort(
         *first,
         "_tokens",
         "importance",
         "created_at",
+        "content",
         "id",
-        descending=[False] * len(first) + [True, True, True, False],
+        descending=[False] * len(first) + [True, True, True, False, False],
     )
 
 

@@ -326,10 +326,10 @@ class MaintainMixin(MergeMixin, FilesMixin):
             # the operator's merge candidates, narrowed to what this requester may read
             cand, emb = self.merge_candidates(namespace, now=now)
             keep = cand["id"].is_in(frame["id"].implode()).to_numpy()
-            merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], MergeParams())
+            merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], MergeParams(self.merge_threshold))
             # MK006's floor: the retrieval floor when one is set (below it a memory cannot be
-            # recalled), else the forgetting policy's (0.1: what forget() drops as weak); with the
+            # recalled), else this store's forgetting policy's (what forget() drops as weak); with the
             # default retrieval floor of 0, using it would make MK006 silent
-            weak = self.decay.min_strength or ForgetParams().min_strength
+            weak = self.decay.min_strength or self.forget_policy.min_strength
             return lint(frame, now, min_strength=weak, stale_days=stale_days,
                         merge_plan=merges, guard=guard)  # fmt: skip

@@ -212,4 +212,5 @@ class MergeMixin(PipelineMixin, ReadMixin):
             self._mirror(lambda: self._index.set_status(members, "superseded"))
             for j, i in enumerate(ok):
                 merged_ids[i] = cols["id"][j]
-        return plan.with_columns(merged_id=pl.Series(merged_ids, dtype=pl.String))
+        merged = plan.with_columns(merged_id=pl.Series(merged_ids, dtype=pl.String))
+        return merged[np.argsort(order, kind="stable")]  # back in the plan's order, as a dry run gives it
