@@ -85,11 +85,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         ``given`` are the keys as the caller wrote them, before the guard: a key the guard renamed
         (``contact.[PHONE:…]``) continues the chain written under its raw name while the guard was
         off, so that chain's versions are reported under the name they are continued by."""
-        spaces, stored, slot = [], [], []
-        for i in rows:
-            names = [cols["key"][i]] + ([given[i]] if given and given[i] != cols["key"][i] else [])
-            for name in names:
-                spaces.append(cols["namespace"][i]), stored.append(name), slot.append(cols["key"][i])
+        spaces, slot = [cols["namespace"][i] for i in rows], [cols["key"][i] for i in rows]
+        stored = list(slot)
+        renamed = [i for i in rows if given[i] != cols["key"][i]] if given else []  # usually none
+        spaces += [cols["namespace"][i] for i in renamed]
+        stored += [given[i] for i in renamed]  # type: ignore[index]
+        slot += [cols["key"][i] for i in renamed]
         return self._sql(
             "SELECT m.id, m.namespace, s.slot AS key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
