@@ -22,9 +22,10 @@ The merge rule
   smallest id. Its embedding becomes the merged row's.
 - **content**: the survivor's content, plus, for each other member in ``created_at`` order, the
   sentences (split on ``。！？!?``, newlines, and a ``.`` before a space or the end, so ``3.10`` is not
-  split) not yet said: a sentence is covered when its words in order (stemmed Latin words, stopwords
-  too — "not", "am"/"pm", "he"/"she" change a fact — but articles, copulas and particles; single CJK
-  characters; punctuation and case aside) are a run of the words of a sentence already in the text.
+  split) not yet said: a sentence is covered when its words in order (as written, stopwords too —
+  "not", "am"/"pm", "he"/"she", "was"/"is" change a fact — but articles and Chinese particles; single
+  CJK characters; punctuation, case and width aside) are a run of the words of a sentence already in
+  the text.
   So a duplicate adds nothing, and two sentences that differ in a negation, a number or an order
   (Beijing to Shanghai / Shanghai to Beijing) are both kept: a merge never drops a fact one of its
   members states. Added sentences are joined with ``"；"`` when the survivor is CJK-dominant, else
@@ -63,7 +64,7 @@ import polars as pl
 from .errors import ValidationError
 from .params import check_number
 from .scoring import similar_pairs
-from .text import CJK, tokenize
+from .text import CJK, normalize, tokenize
 
 __all__ = [
     "PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_grouped", "plan_merges", "remerge",
@@ -184,20 +185,17 @@ def cluster_labels(
 
 
 # ------------------------------------------------------------------------------------------ content
-# words that never change what a sentence states (articles, copulas, auxiliaries, particles): a
-# sentence that only adds or drops them says nothing new. Every other word counts, stopwords too:
-# "not", "don't", "am"/"pm", "he"/"she", "before"/"after", "to", 他/她 change a fact.
-_FILLER = frozenset(
-    "a an the is are was be been being do does doing has have having had of and or but so that this these"
-    " those there here which who whom what when where why how very just also ever oh yeah hey s d ll m re ve"
-    " 的 了 是 在 吗 呢 吧 啊".split()
-)
+# words that never change what a sentence states (articles and Chinese particles): a sentence that only
+# adds or drops them says nothing new. Every other word counts, as written (no stemming, stopwords too):
+# "not", "don't", "am"/"pm", "he"/"she", "was"/"is", "lived"/"lives", "or"/"and", 他/她 change a fact.
+_FILLER = frozenset("a an the 的 了 在 吗 呢 吧 啊".split())
+_WORD = re.compile(f"[{CJK}]|[^\\W_{CJK}]+")  # a CJK character, or a run of other letters and digits
 
 
 def _said(text: str) -> str:
-    """What a sentence says, in order, for coverage: its stemmed words but :data:`_FILLER` and its CJK
-    characters (no bigrams), as one ``\\x1f``-separated string (a run is a substring)."""
-    words = (t for t in tokenize(text) if t not in _FILLER and not (len(t) == 2 and _CJK_CHAR.match(t)))
+    """What a sentence says, in order, for coverage: its words (case and width folded) and CJK
+    characters but :data:`_FILLER`, as one ``\\x1f``-separated string (a run of words is a substring)."""
+    words = (w for w in _WORD.findall(normalize(text)) if w not in _FILLER)
     return "\x1f" + "\x1f".join(words) + "\x1f"
 
 

@@ -53,15 +53,16 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
 
 
 def _numbers(name: str, value: ArrayLike, lo: float = -np.inf, hi: float = np.inf) -> np.ndarray:
-    """``value`` as float64, no NaN, every element in ``[lo, hi]``, or ValidationError naming ``name``."""
+    """``value`` as float64 with every number in ``[lo, hi]``, or ValidationError naming ``name``.
+    NaN passes through (a missing value, e.g. a null of a frame, stays missing in the result)."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationError(name, f"must be numbers, got {type(value).__name__}") from None
-    ok = (arr >= lo) & (arr <= hi)  # NaN is neither
-    if not ok.all():
-        bound = "not be NaN" if lo == -np.inf and hi == np.inf else f"lie in [{lo}, {hi}]"
-        raise ValidationError(name, f"must {bound}, got {arr[~ok].ravel()[0]}")
+    if lo > -np.inf or hi < np.inf:
+        out = (arr < lo) | (arr > hi)  # NaN is neither
+        if out.any():
+            raise ValidationError(name, f"must lie in [{lo}, {hi}], got {arr[out].ravel()[0]}")
     return arr
 
 

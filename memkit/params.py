@@ -313,7 +313,7 @@ class GuardParams:
                         raise ValidationError(name, f"must be a whole number, got {v}")
                     v = int(v)
             elif f.type == "bool" and not isinstance(v, bool):
-                if type(v).__name__ != "bool":  # numpy's bool is one too (np.True_)
+                if type(v).__name__ not in ("bool", "bool_"):  # numpy's bool is one too (np.True_)
                     raise ValidationError(name, f"must be a bool, got {type(v).__name__}")
                 v = bool(v)
             elif f.name in ("pii", "never_remember", "reviewers", "strict_sources") or f.name.endswith(

@@ -61,7 +61,7 @@ def hybrid(
             else:
                 score = score + t
     except (TypeError, ValueError) as e:
-        raise ValidationError("similarity", f"components must be numbers that broadcast: {e}") from None
+        raise ValidationError("similarity", f"(or another component) must be numbers that fit: {e}") from None
     return score
 
 

@@ -103,11 +103,9 @@ def test_numpy_scalars_are_taken_as_their_python_values() -> None:
         (lambda: mk.text.tokenize(None), "text"),
         (lambda: mk.HashEmbedder().embed([None]), "texts"),
         (lambda: mk.decay.strength("a", 1, 1), "importance"),
-        (lambda: mk.decay.strength(float("nan"), 1, 2), "importance"),
         (lambda: mk.decay.strength(1.5, 1, 2), "importance"),
         (lambda: mk.decay.strength([0.5, 0.6], [1, 2, 3], 2), "age_hours"),
-        (lambda: mk.decay.recency(float("nan")), "hours_since_access"),
-        (lambda: mk.decay.hours_until(0.1, float("nan"), 2), "importance"),
+        (lambda: mk.decay.hours_until(0.1, 1.5, 2), "importance"),
         (lambda: mk.scoring.hybrid(0.5, 0.5, 0.5, "w"), "weights"),
         (lambda: mk.scoring.hybrid(np.ones(3), np.ones(2), 1.0, mk.Weights()), "similarity"),
         (lambda: mk.conflicts.conflict_graph(None), "frame"),
@@ -120,3 +118,9 @@ def test_pure_functions_name_the_bad_argument(call: object, field: str) -> None:
     with pytest.raises(mk.ValidationError) as e:
         call()
     assert e.value.field == field
+
+
+def test_a_missing_value_stays_missing_in_decay() -> None:
+    """NaN (a null of a frame) passes through strength and recency as NaN; a number out of range does not."""
+    assert np.isnan(mk.decay.strength(np.array([np.nan, 0.5]), 1.0, 2.0)).tolist() == [True, False]
+    assert np.isnan(mk.decay.recency(np.array([np.nan]))).all()

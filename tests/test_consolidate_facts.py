@@ -23,6 +23,9 @@ PAIRS = [
     ("他是经理。", "她是经理。"),
     ("会议定在3月5日下午", "会议定在5月3日下午"),
     ("用户每天早上喝咖啡，加糖", "用户每天早上喝咖啡，不加糖"),
+    ("The user is a teacher.", "The user was a teacher."),
+    ("Anna lives in Paris.", "Anna lived in Paris."),
+    ("Tea and coffee are fine.", "Tea or coffee are fine."),
 ]
 
 

@@ -154,3 +154,26 @@ def test_the_reranker_leaves_out_a_query_without_labels_as_score_rankings_does()
     assert rr.metrics(labels, mk.Weights(), k=1)["query"].to_list() == ["apples"]
     with pytest.raises(mk.ValidationError, match="relevant"):
         rr.sweep({"cherries": []}, pl.DataFrame([vars(mk.Weights())]), k=1)
+
+
+def test_a_key_is_judged_by_its_current_version_not_a_newer_pending_one() -> None:
+    store = mk.MemoryStore()
+    store.add("The user drinks green tea every morning", namespace="c", key="k1", requester="a", now=T0)
+    store.add("The weather is rainy in Hangzhou", namespace="c", key="k2", requester="a", now=_h(1))
+    pending = store.add("The user drinks black coffee", namespace="c", key="k1", requester="b", now=_h(2))
+    assert pending.status == "conflict"
+    qs = pl.DataFrame(
+        {"query_id": ["q"], "question": ["green tea"], "relevant": [["k1"]], "conversation": ["c"]}
+    )
+    assert _same(store, qs, KW, 5, _h(3))["recall@5"].to_list() == [1.0]
+
+
+def test_exact_ties_past_the_shortlist_still_break_as_the_store_breaks_them() -> None:
+    n = 300  # ties across the first pass's cut (64 rows): a partition would keep any of them
+    store = mk.MemoryStore()
+    store.add_many(pl.DataFrame({"key": [f"m{i}" for i in range(n)], "content": ["alpha beta"] * n,
+                                 "created_at": [T0] * n}), namespace="c", now=T0)  # fmt: skip
+    qs = pl.DataFrame(
+        {"query_id": ["q"], "question": ["alpha beta"], "relevant": [["m0"]], "conversation": ["c"]}
+    )
+    assert _same(store, qs, KW, 5, T0)["recall@5"].to_list() == [1.0]

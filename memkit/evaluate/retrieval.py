@@ -132,7 +132,6 @@ def prepare(
             continue
         gq = qs[q_idx]
         ids = mem[id_col].to_numpy()
-        pos = {x: i for i, x in enumerate(ids)}
         if "embedding" in mem.columns:
             emb = l2_normalize(np.asarray(mem["embedding"].to_list(), dtype=np.float32))
         else:
@@ -144,6 +143,9 @@ def prepare(
         if all(c in mem.columns for c in _GATED):  # a store's frame: what a search at that time reads
             at = datetime.fromtimestamp(now_us / 1e6, UTC)
             visible = mem.select(Gate(None, requester, ("active",), at).expr()).to_series().to_numpy()
+        # an id names its rankable row when it has one (a store's key: the current version, not a
+        # newer pending or held one), else its last row
+        pos = {ids[i]: int(i) for i in np.argsort(visible, kind="stable")}
         kwi = KeywordIndex()
         kwi.add(mem["content"].to_list(), 0)
         kw = np.stack([kwi.scores(t, visible, keyword) for t in gq["question"]]).astype(np.float32)
@@ -212,8 +214,8 @@ def rank(
             key = step + newness  # (q, n): step, then newer first (ranks in [0, 1))
         else:
             key = -score
-        part = np.sort(np.argpartition(key, wide - 1, axis=1)[:, :wide], axis=1)  # (q, wide): by row, so
-        # exact ties keep the lower row first, as the store's top_k does
+        part = np.argsort(key, axis=1, kind="stable")[:, :wide]  # (q, wide): exact ties keep the lower
+        # row first, as the store's top_k does (a partition would cut them anywhere)
         vals = np.take_along_axis(score, part, axis=1)
         order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
         top = np.take_along_axis(part, order, axis=1)[:, :kk]
@@ -238,15 +240,14 @@ def _per_query(
 
 def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
     """What to evaluate -> :class:`Prepared`: a Prepared passes through; a memories frame, or a
-    store's active memories (one group per namespace, the store's embedder and BM25 settings), is
-    prepared against ``queries``."""
+    store's memories (every stored one: one group per namespace, the store's embedder and BM25
+    settings; :func:`prepare` ranks only what a search may return), is prepared against ``queries``."""
     if isinstance(source, Prepared):
         return source
     if isinstance(source, pl.DataFrame):
         return prepare(source, queries, **kw)
     if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
         group = kw.pop("group", "conversation")
-        # what a search at `now` may return: active, and written and valid then (the read gate's rule)
         # every stored memory: prepare ranks what a search may return, the others are neighbours' places
         mem = source.frame(include_embedding=True).drop(group, strict=False).rename({"namespace": group})
         if kw.get("requester") is not None:

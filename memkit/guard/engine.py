@@ -120,8 +120,9 @@ def scan(texts: Sequence[str] | pl.Series, params: GuardParams = GuardParams()) 
 
 
 def _texts(texts: Any) -> list[str]:
-    """``texts`` as a list of str, or ValidationError naming ``texts`` (a bare str is one text too many)."""
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, (Sequence, pl.Series)):
+    """``texts`` (any iterable of str: a list, a Series, an array, a generator) as a list of str, or
+    ValidationError naming ``texts`` (a bare str is one text too many)."""
+    if isinstance(texts, (str, bytes, Mapping)) or not isinstance(texts, (Iterable, pl.Series)):
         raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
     out = texts.to_list() if isinstance(texts, pl.Series) else list(texts)
     if not all(isinstance(t, str) for t in out):

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
+
 try:
     from langgraph.store.base import Item, MatchCondition, SearchItem, get_text_at_path, tokenize_path
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -226,7 +228,7 @@ def matches(value: Any, condition: Any) -> bool:
 
 def _finite(v: Any) -> bool:
     """A finite number (NaN matches nothing and orders against nothing; infinity is not JSON)."""
-    return isinstance(v, numbers.Real) and math.isfinite(v)
+    return isinstance(v, (numbers.Real, np.bool_)) and math.isfinite(v)
 
 
 def check_filter(flt: Any, top: bool = True) -> None:

@@ -8,10 +8,14 @@ is written:
 on_conflict     a line whose id is already in the store
 ==============  =================================================================================
 ``skip``        is left out (reported ``skipped``); the other lines are ``added``
-``overwrite``   replaces the stored row (``overwritten``), in the same transaction as the rest
+``overwrite``   replaces the stored row (``overwritten``), in the same transaction as the rest (a
+                row the store has since superseded stays superseded: the store decides that)
 ``new_ids``     every line gets a fresh id, so nothing collides; lineage inside the file follows
 ``error``       rejects the whole file, naming the first such line
 ==============  =================================================================================
+
+Whatever ``on_conflict`` says, a line whose id the store erased, or a merge of such a member as it
+was before the erasure, is left out as ``erased``: erasure is final.
 
 The plan returns the rows to write and a report, one row per line of the file, that the store
 returns to the caller as it is.

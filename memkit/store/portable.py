@@ -281,10 +281,16 @@ class PortableMixin(PipelineMixin, ReadMixin):
             def file_events() -> None:  # the file's history (an operator's import), before its own events
                 """Replay the file's events (``_history`` scrubs them): the operator's import only,
                 since a requester's file could otherwise write someone else's history."""
+                # an overwritten memory keeps the store's own history (the file's, appended after it,
+                # would outrank later events: frame(as_of=) replays the log in order); a held row's
+                # key is the guard's business, not the log's
+                own = set(replaced)
+                events = [e for e in data.events if cols["id"][e[0]] not in own]
                 if requester is None:
                     self._history([(ts, cols["namespace"][r], op, cols["id"][r], who, detail)
-                                   for r, ts, op, who, detail in data.events],
-                                  keys=[cols["key"][r] for r, *_ in data.events])  # fmt: skip
+                                   for r, ts, op, who, detail in events],
+                                  keys=[None if cols["status"][r] == "quarantined" else cols["key"][r]
+                                        for r, *_ in events])  # fmt: skip
 
             self._write(
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,

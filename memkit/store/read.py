@@ -162,14 +162,15 @@ class ReadMixin(GateMixin, VectorsMixin):
                 sql = f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, rowid"
                 return self._sql(sql, params)
             # every write logs the status it sets, so the last such event by `t` is the status then,
-            # and a memory with no event by `t` had not been written yet; last by time, then by log
-            # order (an imported history is appended after the store's own events of the same id)
+            # and a memory with no event by `t` had not been written yet (last in log order: a write
+            # dated before an earlier one still comes after it; an import replays no history over a
+            # memory the store already has)
             frame = self._sql(
                 f"""SELECT m.*, s.status_then FROM
                     (SELECT {cols}, rowid AS _row FROM memories WHERE {where}) m
                     JOIN (SELECT DISTINCT ON (memory_id) memory_id, detail->>'status' AS status_then
                           FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
-                          ORDER BY memory_id, ts DESC, seq DESC) s ON s.memory_id = m.id
+                          ORDER BY memory_id, seq DESC) s ON s.memory_id = m.id
                     ORDER BY created_at, _row""",
                 [*params, as_of],
             )
