@@ -59,8 +59,9 @@ def _numbers(name: str, value: ArrayLike, lo: float = -np.inf, hi: float = np.in
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationError(name, f"must be numbers, got {type(value).__name__}") from None
-    if lo > -np.inf or hi < np.inf:
-        out = (arr < lo) | (arr > hi)  # NaN is neither
+    bounded = lo > -np.inf or hi < np.inf
+    if bounded and arr.size and not (arr.min() >= lo and arr.max() <= hi):  # two reductions; a number
+        out = (arr < lo) | (arr > hi)  # out of range, or a NaN somewhere: look closer (NaN is neither)
         if out.any():
             raise ValidationError(name, f"must lie in [{lo}, {hi}], got {arr[out].ravel()[0]}")
     return arr
