@@ -88,3 +88,19 @@ def test_analyze_plans_with_the_stores_threshold_and_forgetting_policy() -> None
         at = NOW + timedelta(hours=hours)
         assert s.forget(namespace="u", now=at, dry_run=True).height == flagged
         assert s.analyze(namespace="u", now=at).filter(code="MK006").height == flagged
+
+
+def test_a_fresh_fact_is_not_merged_into_an_old_duplicate_that_forget_would_drop() -> None:
+    """A merged memory takes its oldest member's created_at: merged with a year-old duplicate, a fact
+    written today would be dated a year old, and forget() would erase it with the merge."""
+    s = mk.MemoryStore()
+    year_ago = NOW - timedelta(days=365)
+    s.add("The user likes oolong tea.", namespace="u", importance=0.9, now=year_ago)
+    fresh = s.add("The user likes oolong tea!", namespace="u", importance=0.9, now=NOW)
+    a = s.add("The user likes oolong tea.", namespace="v", importance=0.9, now=year_ago)
+    b = s.add("The user likes oolong tea?", namespace="v", importance=0.9, now=year_ago)
+    plan = s.consolidate(now=NOW)  # u: not merged; v: two weak duplicates merge among themselves
+    assert [sorted(m) for m in plan["members"].to_list()] == [sorted([a.id, b.id])]
+    gone = s.forget(namespace="u", now=NOW)["id"].to_list()
+    assert fresh.id not in gone and fresh.id in s.frame("u")["id"].to_list()
+    assert "_weak" in s.merge_candidates("u", now=NOW)[0].columns

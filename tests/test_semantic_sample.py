@@ -33,6 +33,9 @@ from memkit.portable.semantic import (
 THRESHOLDS = (0.75, 0.80, 0.85, 0.90, 0.95)
 # the evidence of data/README.md: clusters of >= 2 memories and wrong clusters per threshold
 CLUSTERS = {0.75: 45, 0.80: 39, 0.85: 34, 0.90: 29, 0.95: 22}
+# the store at SEMANTIC_NOW (lesson 03's numbers): a memory below the forgetting floor stays out of a
+# cluster with a stronger member, which takes one cluster each at 0.80 and 0.75 (old episodic notes)
+STORE_CLUSTERS = {**CLUSTERS, 0.75: 44, 0.80: 38}
 WRONG = {0.75: 16, 0.80: 9, 0.85: 2, 0.90: 1, 0.95: 0}
 
 
@@ -109,7 +112,7 @@ def test_store_consolidation_sees_the_same_clusters() -> None:
     store = mk.MemoryStore(embedder=SemanticEmbedder())
     semantic_into(store)
     got = {t: store.consolidate(threshold=t, dry_run=True, now=SEMANTIC_NOW).height for t in THRESHOLDS}
-    assert got == CLUSTERS
+    assert got == STORE_CLUSTERS
 
 
 def test_model_merges_translations_that_hashing_cannot(frame: pl.DataFrame) -> None:

@@ -95,15 +95,22 @@ class MergeMixin(PipelineMixin, ReadMixin):
     ) -> tuple[pl.DataFrame, np.ndarray]:
         """What ``consolidate`` would plan over -> ``(memories frame, embeddings (n, dim))``, row-aligned:
         the memories written and valid at ``now``, strong enough to be recalled (strength at least
-        ``DecayParams.min_strength``), that ``requester`` may read and change. The merge explorer
+        ``DecayParams.min_strength``), that ``requester`` may read and change; ``_weak`` marks those
+        below the forgetting policy's floor, which stay out of a cluster that has a stronger member
+        (they merge among themselves, or are forget's business: a merged memory takes
+        its oldest member's ``created_at``: one year-old duplicate would date a fresh fact a year old,
+        and ``forget()`` would erase it). The merge explorer
         plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
         # only what search could recall: a weak memory is forget's business, and as the oldest member
         # it would date the merged memory (created_at = min) below the floor, hiding the others
-        recallable = strength_expr(age_hours=age_hours_expr("created_at", now)) >= self.decay.min_strength
-        frame = frame.filter(recallable & (pl.col("status") == "active"))  # only active memories merge
+        strength = strength_expr(age_hours=age_hours_expr("created_at", now))
+        frame = frame.filter((strength >= self.decay.min_strength) & (pl.col("status") == "active"))
+        # below the forgetting floor: plan_merges keeps it out of a cluster with a stronger member, whose
+        # facts a merged memory dated by it would lose to forget()
+        frame = frame.with_columns(_weak=strength < self.forget_policy.min_strength)
         emb = frame["embedding"].to_numpy()
         dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
         emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)
