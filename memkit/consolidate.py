@@ -293,13 +293,14 @@ def plan_merges(
     times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
     schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
     labels = cluster_labels(frame, embeddings, params)
-    if "_weak" in frame.columns:  # a member forget would drop leaves a cluster that has a strong one: as
-        weak = frame["_weak"].to_numpy()  # the oldest, it would date the merged memory (created_at =
-        strong = np.bincount(labels, weights=~weak, minlength=len(labels)) > 0  # min) below the floor,
-        out = weak & strong[labels]  # and forget() would erase the fresh members' facts with it
-        labels = labels.copy()
-        labels[out] += len(labels)  # their own cluster: they merge among themselves (idempotent: a second
-        # plan would find them together once the strong members merged)
+    if "_weak" in frame.columns:
+        # a member below the forgetting floor leaves a cluster that has a stronger one: as the oldest it
+        # would date the merged memory (created_at = min) below the floor, and forget() would erase the
+        # fresh members' facts with it. The weak ones of a cluster keep a cluster of their own (they
+        # merge among themselves), so a second plan finds nothing new: the plan stays idempotent.
+        weak = frame["_weak"].to_numpy()
+        strong = np.bincount(labels, weights=~weak, minlength=len(labels)) > 0  # (n,) per label
+        labels = np.where(weak & strong[labels], labels + len(labels), labels)
     emb = np.asarray(embeddings, dtype=np.float32)
     size = np.bincount(labels, minlength=len(labels))[labels]  # (n,) members in each row's cluster
     rows = np.flatnonzero((size >= 2) & (size <= params.max_cluster))
