@@ -948,6 +948,43 @@ def test_as_of_before_a_backdated_write_shows_nothing_yet(store: mk.MemoryStore,
     assert store.frame("u", as_of=now + H)["status"].to_list() == ["superseded", "active"]
 
 
+def test_a_backdated_update_never_replaces_a_version_before_it_was_written(
+    store: mk.MemoryStore, now: datetime
+) -> None:
+    """A write dated before the last change of the version it supersedes changes that version at
+    its last change, not earlier: no snapshot shows a version replaced before it was written."""
+    v1 = store.add("url a", namespace="u", key="deploy.url", requester="alice", now=now + 10 * H)
+    v2 = store.add("url b", namespace="u", key="deploy.url", requester="alice", now=now + 5 * H)
+    assert (v2.status, v2.created_at, v2.supersedes) == ("active", now + 5 * H, v1.id)
+    assert store.get(v1.id).updated_at == now + 10 * H  # not moved back to 5 h
+    superseded = store.audit("u", op="supersede")
+    assert superseded["memory_id"].to_list() == [v1.id] and superseded["ts"].to_list() == [now + 10 * H]
+    assert store.frame("u", as_of=now + 6 * H)["id"].to_list() == [v2.id]  # v1 not written yet
+    then = store.frame("u", as_of=now + 11 * H)
+    assert dict(zip(then["id"], then["status"], strict=True)) == {v1.id: "superseded", v2.id: "active"}
+
+
+def test_a_backdated_erasure_still_keeps_an_older_backup_out(
+    store: mk.MemoryStore, now: datetime, tmp_path: Path
+) -> None:
+    """An erasure dated before the merge that held the erased text is logged just after the merge's
+    last change: a backup taken before the erasure is older than it, so the import's tombstone
+    holds (neither the member nor the merge as it was come back)."""
+    a = store.add("I like green tea in the morning", namespace="u", now=now + H)
+    store.add("I like green tea in the morning.", namespace="u", now=now + 2 * H)
+    merged = store.consolidate("u", now=now + 10 * H)["merged_id"][0]
+    backup = str(tmp_path / "backup.jsonl")
+    store.export(backup, namespace="u", now=now + 11 * H)
+    store.delete(a.id, now=now + 5 * H)  # dated before the merge (10 h)
+    erased = store.audit("u", op="delete")["ts"].to_list()
+    assert erased[0] > now + 10 * H  # just after the merge's last change
+    assert store.get(merged).updated_at == erased[0]  # re-derived then, from what is left
+    report = store.import_(backup, on_conflict="overwrite", now=now + 12 * H)
+    actions = dict(zip(report["source_id"], report["action"], strict=True))
+    assert actions[a.id] == actions[merged] == "erased"
+    assert a.id not in store.frame("u")["id"].to_list()
+
+
 def test_search_in_the_past_never_moves_last_access_back(store: mk.MemoryStore, now: datetime) -> None:
     store.add("likes coffee", namespace="u", now=now)
     store.search("coffee", namespace="u", now=now + 3 * D)

@@ -190,6 +190,26 @@ class AuditMixin(StoreCore):
             with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
                 self._db.unregister("_events")
 
+    def _events_at(
+        self,
+        ts: Sequence[datetime],
+        op: str,
+        namespaces: Sequence[str | None],
+        ids: Sequence[str | None],
+        requester: str | None,
+        details: Sequence[dict[str, Any] | None],
+    ) -> None:
+        """:meth:`_events`, each event at its own time ``ts[i]`` (almost always one time for all)."""
+        if not ts or ts.count(ts[0]) == len(ts):
+            self._events(ts[0] if ts else datetime.min, op, namespaces, ids, requester, details)
+            return
+        at: dict[datetime, list[int]] = {}
+        for i, t in enumerate(ts):
+            at.setdefault(t, []).append(i)
+        for t, rows in at.items():
+            pick = [namespaces[i] for i in rows], [ids[i] for i in rows]
+            self._events(t, op, *pick, requester, [details[i] for i in rows])
+
     def _history(
         self,
         events: Sequence[tuple[datetime, str | None, str, str | None, str | None, str | None]],

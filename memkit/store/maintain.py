@@ -36,6 +36,7 @@ from ..schema import check_name, check_value
 from .files import FilesMixin
 from .merge import MergeMixin, merged_record
 from .vectors import COLUMNS
+from .versions import after
 
 __all__ = ["MaintainMixin"]
 
@@ -119,8 +120,14 @@ class MaintainMixin(MergeMixin, FilesMixin):
 
         def write() -> None:
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
-            where = "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
-            spaces = dict(self._run(where, [gone]))
+            where = "SELECT id, namespace, updated_at FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+            found = self._run(where, [gone])
+            spaces = {i: ns for i, ns, _ in found}
+            # the merges holding an erased text (not those erased with it)
+            parents = [p for p in self._merges_of(list(spaces)) if p["id"] not in spaces]
+            # dated just after the last change of what it erases or re-derives, if `now` is earlier: a
+            # backup of them is then older than the erasure, so the import's tombstone keeps them out
+            at = after(now, max([t for *_, t in found] + [p["updated_at"] for p in parents], default=None))
             if op == "delete" and ids[0] not in spaces:  # another process erased it meanwhile
                 raise NotFound(f"memory {ids[0]!r} was erased meanwhile")
             # per attempt (a retried transaction starts again): what is still there, then what
@@ -135,8 +142,8 @@ class MaintainMixin(MergeMixin, FilesMixin):
             self._run("DELETE FROM embed_cache WHERE content_hash IN (SELECT content_hash FROM _gone)"
                       " AND content_hash NOT IN (SELECT content_hash FROM memories)")  # fmt: skip
             self._run("DROP TABLE _gone")
-            self._events(now, op, [spaces[i] for i in erased], erased, requester, details)
-            rederived[:] = self._rederive(erased, op, now, requester)
+            self._events(at, op, [spaces[i] for i in erased], erased, requester, details)
+            rederived[:] = self._rederive(erased, op, at, requester, parents)
             self._forget_in_log(erased)
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._run(
@@ -177,19 +184,24 @@ class MaintainMixin(MergeMixin, FilesMixin):
             )
 
     def _rederive(
-        self, erased: list[str], op: str, now: datetime, requester: str | None
+        self,
+        erased: list[str],
+        op: str,
+        at: datetime,
+        requester: str | None,
+        parents: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
-        """Inside an erasure: re-derive every merge that held an erased text from the members of its
-        own group that remain (text, survivor, embedding and every merged field), up the lineage;
-        a merge with none left is erased too -> the re-derived rows as they are now."""
+        """Inside an erasure dated ``at``: re-derive every merge that held an erased text from the
+        members of its own group that remain (text, survivor, embedding and every merged field), up
+        the lineage; a merge with none left is erased too (its id joins ``erased``) -> the re-derived
+        rows as they are now. ``parents``: the merges of ``erased``, if the caller has them."""
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         frontier = list(erased)
         while frontier:  # up the lineage: a merge of merges is re-derived after the merge it holds
-            parents = self._sql(
-                f"SELECT {COLUMNS} FROM memories WHERE list_has_any(merged_from, ?::VARCHAR[])", [frontier]
-            ).to_dicts()
+            parents = self._merges_of(frontier) if parents is None else parents
             frontier = []
             for p in parents:  # merges are few; each re-derived once per erased member
+                now = after(at, p["updated_at"])  # (a merge changed after the erasure's `now`: after it)
                 group = [p["merged_from"], p["namespace"], p["access"], p["owner"], p["created_by"]]
                 members = self._sql(_GROUP_MEMBERS, group).to_dicts()
                 if not members:  # nothing of it is left
@@ -231,6 +243,7 @@ class MaintainMixin(MergeMixin, FilesMixin):
                         self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)
                     changed[p["id"]] = None
                 frontier.append(p["id"])
+            parents = None
         live = [i for i in changed if i not in erased]  # re-derived, and not erased since
         return self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [live]

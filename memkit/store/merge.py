@@ -26,6 +26,7 @@ from ..schema import COUNT_MAX
 from .core import log_space
 from .pipeline import PipelineMixin
 from .read import ReadMixin
+from .vectors import COLUMNS
 
 __all__ = ["MergeMixin"]
 
@@ -70,6 +71,12 @@ class MergeMixin(PipelineMixin, ReadMixin):
     """The memories maintenance works on, and ``consolidate``."""
 
     # ------------------------------------------------------------------------------------ frames
+    def _merges_of(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The merges that list any of ``ids`` as a member (stored rows, every column)."""
+        return self._sql(
+            f"SELECT {COLUMNS} FROM memories WHERE list_has_any(merged_from, ?::VARCHAR[])", [ids]
+        ).to_dicts()
+
     def _frame_at(
         self,
         namespace: str | None,
@@ -206,9 +213,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
                         "another process changed the memories being merged: nothing was merged;"
                         " run consolidate again"
                     )
-            self._set_status(members, "superseded", now)
-            self._events(now, "supersede", [by_id[m][1]["namespace"] for m in members], members, requester,
-                         [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip
+            dated = self._set_status(members, "superseded", now)  # (a member changed after `now`: then)
+            self._events_at([dated[m] for m in members], "supersede",
+                            [by_id[m][1]["namespace"] for m in members], members, requester,
+                            [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip
 
         merged_ids: list[str | None] = [None] * plan.height
         if ok:

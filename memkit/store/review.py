@@ -201,8 +201,8 @@ class ReviewMixin(PipelineMixin):
                 )
                 self._event(now, "lesson", ns, memory_id, requester, lesson=lid, action="learn")
                 if retire:
-                    self._set_status([memory_id], "quarantined", now)
-                    self._event(now, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
+                    at = self._set_status([memory_id], "quarantined", now)[memory_id]  # (or its last change)
+                    self._event(at, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
 
             self._tx(write)
             self._on_commit(lambda: self._lesson_cache.pop(ns, None))  # the next write reloads the lessons

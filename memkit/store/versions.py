@@ -25,7 +25,7 @@ and bob's v2 still waits beside it. The decisions themselves are the pure
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -55,6 +55,12 @@ def check_forward(rows: list[dict[str, Any]], now: datetime) -> None:
         last = r["updated_at"].isoformat()
         raise ValidationError("now", f"{now.isoformat()} is before the last change of memory {r['id']!r}"
                               f" ({last}): a change to it cannot be dated earlier")  # fmt: skip
+
+
+def after(now: datetime, last: datetime | None) -> datetime:
+    """``now``, or just after ``last`` if that is later: an erasure dated before the last change of
+    what it erases is logged just after it (an import's tombstone compares the two)."""
+    return now if last is None or last <= now else last + timedelta(microseconds=1)
 
 
 @dataclass
@@ -211,13 +217,17 @@ class VersionsMixin(GateMixin, VectorsMixin):
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
 
-    def _set_status(self, ids: list[str], status: str, now: datetime) -> None:
-        """Set the status of ``ids`` in DuckDB (inside a transaction); ``updated_at`` = ``now``.
-        The caller logs the change and mirrors it into the index."""
-        self._run(
-            "UPDATE memories SET status = ?, updated_at = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-            [status, now, list(ids)],
-        )
+    def _set_status(self, ids: list[str], status: str, now: datetime) -> dict[str, datetime]:
+        """Set the status of ``ids`` in DuckDB (inside a transaction) -> each id's ``updated_at``:
+        ``now``, or the row's own if later (a write dated before a version's last change changes it
+        at that change, so ``frame(as_of=)`` never shows a version replaced before it was written).
+        The caller logs the change at that time and mirrors it into the index."""
+        where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+        # (not UPDATE ... RETURNING: DuckDB then moves the rows to the table's end, changing rowid ties)
+        self._run(f"UPDATE memories SET status = ?, updated_at = greatest(updated_at, ?) {where}",
+                  [status, now, list(ids)])  # fmt: skip
+        later = self._run(f"SELECT id, updated_at FROM memories {where} AND updated_at > ?", [list(ids), now])
+        return {**dict.fromkeys(ids, now), **dict(later)}
 
     def _apply_versions(
         self, plan: VersionPlan, cols: dict[str, list[Any]], now: datetime, requester: str | None
@@ -228,13 +238,15 @@ class VersionsMixin(GateMixin, VectorsMixin):
         details = [{"key": cols["key"][i], "against": a, "status": "conflict"} for i, a in plan.conflicts]
         self._events(now, "conflict", [cols["namespace"][i] for i in rows], [cols["id"][i] for i in rows],
                      requester, details)  # fmt: skip
+        dated: dict[str, datetime] = {}  # a stored version's change: at `now`, or its own later change
         for status in dict.fromkeys(st for _, _, st, _ in plan.changes):
-            self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now)
+            dated.update(self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now))
         changes = plan.changes + plan.batch
         spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
-        self._events(
-            now, "supersede", spaces, ids, requester, [{"by": by, "status": st} for _, _, st, by in changes]
-        )
+        self._events_at(
+            [dated.get(i, now) for i in ids], "supersede", spaces, ids, requester,
+            [{"by": by, "status": st} for _, _, st, by in changes],
+        )  # fmt: skip
 
     def _mirror_versions(self, plan: VersionPlan) -> None:
         """After the commit, the plan's status changes of stored rows in the index (the batch's own
