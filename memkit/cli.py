@@ -206,6 +206,9 @@ def _run(args: argparse.Namespace) -> None:
     ``import`` and ``analyze`` share one opened store, closed (and the file released) on the way
     out, whether the command succeeded or raised.
     """
+    for name in ("db", "source", "target"):  # `import --from` is also `source`: never this value
+        if getattr(args, name, None) == ":memory:":  # DuckDB's in-memory database: nothing would be kept
+            raise ValidationError(name, "is ':memory:': a command works on a database file or a URL")
     if args.command in _NO_STORE:
         _NO_STORE[args.command](args)
         return

@@ -43,10 +43,11 @@ import polars as pl
 
 from .agent.tour import conversation_section, guard_section, show_section
 from .decay import hours_until
-from .errors import AccessDenied
+from .errors import AccessDenied, ValidationError
 from .params import ForgetParams, Weights
 from .portable.sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
+from .store.files import is_database
 
 __all__ = ["run_demo"]
 
@@ -60,6 +61,8 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
     Returns a few facts of the run (used by the tests): counts, the conflict's statuses and so on.
     """
     db = Path(db)
+    if db.exists() and not is_database(db):  # a text file, a directory, a device: not the demo's to remove
+        raise ValidationError("db", f"{str(db)!r} is not a DuckDB database: the demo replaces only one")
     for p in (db, Path(f"{db}.wal")):  # the file and DuckDB's write-ahead log: a clean start
         p.unlink(missing_ok=True)
     now = SAMPLE_NOW  # the day after the sample's last memory; every section counts from it

@@ -16,7 +16,15 @@
 from __future__ import annotations
 
 from .fusion import FusedEmbedder
-from .hashing import Embedder, HashEmbedder, check_embeddings, content_hash, content_hashes, l2_normalize
+from .hashing import (
+    Embedder,
+    HashEmbedder,
+    check_embedder,
+    check_embeddings,
+    content_hash,
+    content_hashes,
+    l2_normalize,
+)
 from .models import MINILM, Model2VecEmbedder, SentenceTransformerEmbedder, distill_model2vec
 
 __all__ = [
@@ -26,6 +34,7 @@ __all__ = [
     "HashEmbedder",
     "Model2VecEmbedder",
     "SentenceTransformerEmbedder",
+    "check_embedder",
     "check_embeddings",
     "content_hash",
     "content_hashes",

@@ -30,9 +30,10 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..params import check_number
+from ..schema import check_name
 from ..text import tokenize
 
-__all__ = ["Embedder", "HashEmbedder", "check_embeddings", "content_hash", "l2_normalize"]
+__all__ = ["Embedder", "HashEmbedder", "check_embedder", "check_embeddings", "content_hash", "l2_normalize"]
 
 
 @runtime_checkable
@@ -142,6 +143,17 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
 
 _CHUNK = 1 << 16
 """Features :meth:`HashEmbedder.embed` collects before adding them to the matrix."""
+
+
+def check_embedder(embedder: object) -> Embedder:
+    """An embedder the store can use: ``name`` (a name), ``dim`` (1..65536) and ``embed``."""
+    if not isinstance(embedder, Embedder):
+        raise ValidationError("embedder", "must have name, dim and embed(texts)")
+    check_name("embedder.name", embedder.name)
+    dim = embedder.dim
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
+        raise ValidationError("embedder.dim", f"must be an int in [1, 65536], got {dim!r}")
+    return embedder
 
 
 class HashEmbedder:

@@ -224,7 +224,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
                 header = _header(obj, columns)
                 raw = {name: [] for name in header["fields"]}
                 # the keys every memory line must have, exactly: the fields, plus the optional parts
-                expected = set(raw) | {k for k, on in (("embedding", header["embedding_encoding"]),
+                expected = set(raw) | {k for k, on in (("embedding", header.get("embedding_encoding")),
                                                        ("events", header.get("events"))) if on}  # fmt: skip
                 continue
             if not isinstance(obj, dict):

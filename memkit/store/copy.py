@@ -14,6 +14,7 @@ the source's vectors, which are copied, not recomputed. The source's deferred re
 
 from __future__ import annotations
 
+import os
 from contextlib import suppress
 from typing import Any
 
@@ -58,7 +59,9 @@ class CopyMixin(StoreCore):
         # the vectors travel as they are: the target records the embedder that wrote them, which
         # need not be loaded here (`memkit copy` opens every store with the default embedder)
         embedder = self.embedder if self._stale is None else Recorded(*self._stale)
-        opened = isinstance(target, str)
+        opened = isinstance(target, (str, os.PathLike))
+        if opened and str(target) == ":memory:":  # the copy would vanish as the target closes
+            raise ValidationError("target", "is ':memory:': a copy opened by path must go to a file or a URL")
         if not opened and not isinstance(target, type(self)):
             got = type(target).__name__
             raise ValidationError("target", f"must be a MemoryStore, a path or a URL, got {got}")

@@ -26,9 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..embed import Embedder
+from ..embed import check_embedder
 from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
-from ..schema import check_name
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS, log_spaces
@@ -45,6 +44,7 @@ SETTINGS = {
     "autoload_known_extensions": False,  # no loading of one either
 }
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
+_FILE_OF = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
 _OPEN_FILES: set[str] = set()  # database files open in this process (resolved paths)
 _OPEN_LOCK = threading.Lock()  # guards _OPEN_FILES across threads (and stores)
 
@@ -54,7 +54,7 @@ def is_database(path: str | Path) -> bool:
     write an export (``export("memories.db")`` by mistake would destroy the store)."""
     target = str(Path(path).resolve())
     with _OPEN_LOCK:
-        if any(target in (f, f + ".wal") for f in _OPEN_FILES):
+        if any(target in (f, f + ".wal", f + ".reads") for f in _OPEN_FILES):  # .reads: its journal
             return True
     if not os.path.isfile(target):  # opening a pipe would wait for a writer
         return False
@@ -63,17 +63,6 @@ def is_database(path: str | Path) -> bool:
             return f.read(12)[8:12] == b"DUCK"  # the DuckDB file header's magic bytes
     except OSError:
         return False
-
-
-def check_embedder(embedder: object) -> Embedder:
-    """An embedder the store can use: ``name`` (a name), ``dim`` (1..65536) and ``embed``."""
-    if not isinstance(embedder, Embedder):
-        raise ValidationError("embedder", "must have name, dim and embed(texts)")
-    check_name("embedder.name", embedder.name)
-    dim = embedder.dim
-    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
-        raise ValidationError("embedder.dim", f"must be an int in [1, 65536], got {dim!r}")
-    return embedder
 
 
 def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -93,6 +82,10 @@ def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
             ) from None
         raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
     try:
+        # DuckDB opens an existing JSON, CSV or Parquet file as a database in memory (the file a view
+        # of it): everything written would vanish at close, so a path must be a database file
+        if path != ":memory:" and con.execute(_FILE_OF).fetchone()[0] is None:
+            raise ValidationError("path", f"{path!r} is a data file, not a DuckDB database")
         con.execute("SET TimeZone = 'UTC'")  # timestamps come back in UTC, whatever the machine's zone
         con.execute("SET lock_configuration = true")  # last: no SQL text can undo the settings now
     except BaseException:
@@ -168,6 +161,11 @@ class FilesMixin(StoreCore):
         )[0][0]
         meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
         version = int(meta.get("schema_version", 0))
+        if version > len(MIGRATIONS):  # a newer memkit's store: its meaning is not this version's to guess
+            raise MemkitError(
+                f"{self.path} has schema version {version}, newer than this memkit's ({len(MIGRATIONS)}):"
+                " open it with the memkit that wrote it, or upgrade memkit"
+            )
         if version == 0 and not create and (self._file or self._pg):  # an existing database, not a store
             raise ValidationError("path", f"{self.path} is not a memkit database (create=True makes it one)")
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):

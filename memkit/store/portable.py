@@ -223,20 +223,26 @@ class PortableMixin(PipelineMixin, ReadMixin):
             columns = self._memory_columns()
             data = jsonl.read(path, columns)  # the whole file, validated: nothing is written yet
             stored = self._run(
-                "SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [data.columns["id"]]
+                "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+                [data.columns["id"]],
             )
-            existing = {r[0] for r in stored}  # the file's ids already in the store (any namespace)
-            named = {*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)} - existing
+            existing: dict[str, str] = dict(stored)  # the file's ids already stored -> their namespace
+            named = {*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)}
+            named -= existing.keys()
             erased = self._run(  # tombstones: erasure is final, a backup does not bring text back
                 "SELECT memory_id, max(ts) FROM events WHERE op IN ('delete', 'forget')"
                 " AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id",
                 [list(named)],
             )
-            data, report = plan_import(data, existing, on_conflict, nsmap, new_id, dict(erased))
+            data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, dict(erased))
             cols, lines = data.columns, data.lines
             if not lines:  # every line skipped: nothing to write, nothing to log
                 return report
             replaced = [x for x in cols["id"] if x in existing] if on_conflict == "overwrite" else []
+            for x, ns, line in zip(cols["id"], cols["namespace"], lines, strict=True) if replaced else ():
+                if x in existing and existing[x] != ns:  # overwriting it would move it out of its namespace
+                    raise fail(line, "id", f"{x!r} is a memory of another namespace: overwrite replaces one"
+                               " in its own namespace only (on_conflict='new_ids' copies it)")  # fmt: skip
             if replaced and requester is not None:  # overwriting is changing: owner or creator only
                 query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
                 for row in self._sql(query, [replaced]).to_dicts():
