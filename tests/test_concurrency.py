@@ -181,3 +181,29 @@ def test_non_conflict_errors_are_not_retried() -> None:
         with pytest.raises(mk.ValidationError):
             store._tx(write)
         assert attempts == [1]
+
+
+def test_a_wall_clock_search_during_a_key_update_always_finds_one_version() -> None:
+    """Searches and reads with ``now=None`` while another thread supersedes a key: the clock was read
+    before the lock, so an update that ran first was "written after now" while its old version was
+    already superseded, and ~1 search in 4 found no version of the key at all."""
+    store = mk.MemoryStore(embedder=mk.HashEmbedder(dim=64), conflict_policy="supersede")
+    store.add("value -1 of city", namespace="u", key="city")
+    stop, seen = threading.Event(), []
+
+    def writer() -> None:
+        try:
+            for i in range(150):
+                store.add(f"value {i} of city", namespace="u", key="city")
+        finally:
+            stop.set()
+
+    def searcher() -> None:
+        while not stop.is_set():
+            hits = store.search("value city", namespace="u", k=10, min_strength=0.0, reinforce=False)
+            current = store.read("city", namespace="u")
+            seen.append((hits.height, current is not None))
+
+    errors = _run_threads([writer, searcher, searcher])
+    assert not errors, errors
+    assert seen and set(seen) == {(1, True)}

@@ -36,7 +36,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .core import log_space
+from .core import log_space, utcnow
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -95,11 +95,11 @@ class ReadMixin(GateMixin, VectorsMixin):
         key, raw = self._key_names(key)
         namespace = self._space(namespace)
         requester = self._who(requester)
-        now = self._now(now)
-        # access is checked on the one row found, so a denial is audited (a gate would just hide it)
-        gate = self._gate(namespace, None, statuses=("active",), valid_at=now)
-        where, params = gate.where()
+        clock, now = now is None, self._now(now)
         with self._lock:
+            now = utcnow() if clock else now  # the clock under the lock: after every write before it
+            # access is checked on the one row found, so a denial is audited (a gate would just hide it)
+            where, params = self._gate(namespace, None, statuses=("active",), valid_at=now).where()
             rows = self._sql(
                 f"SELECT {COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
                 " ORDER BY key = ? DESC, version DESC LIMIT 1",  # the screened chain's first: it is the one

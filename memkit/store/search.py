@@ -27,6 +27,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -37,6 +38,7 @@ from ..guard.fields import names_as_stored
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
+from .core import utcnow
 from .deferred import DeferredMixin
 from .gate import Gate
 from .guard import GuardMixin
@@ -120,7 +122,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         query = check_text("query", query)
         namespace = self._space(namespace)
         requester = self._who(requester)
-        now = self._now(now)
+        clock, now = now is None, self._now(now)  # the wall clock is read again under the lock (ask)
         weights = self.weights if weights is None else weights  # the store's (settings=), by default
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
@@ -141,17 +143,25 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             tag_list = list(dict.fromkeys([*names_as_stored(tag_list, self.guard), *tag_list]))
         if self._stale is not None:  # raises: explains that reembed() is needed
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
-        gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # the read gate
         q = self._embed_query(query)  # (dim,)
-        ask = {"q": q, "query": query, "gate": gate, "now": now, "floor": floor, "weights": weights,
-               "k": int(k), "layer": layers, "kind": kinds, "tags": tag_list, "guard": guard}  # fmt: skip
+
+        def ask() -> dict[str, Any]:
+            """The ranking's arguments, under the lock: a wall-clock `now` read there comes after every
+            write that ran before (read earlier, a key's new version could be "not yet written" while
+            the old one is already superseded: no version at all)."""
+            t = utcnow() if clock else now
+            gate = self._gate(namespace, requester, statuses=("active",), valid_at=t)  # the read gate
+            return dict(q=q, query=query, gate=gate, now=t, floor=floor, weights=weights, k=int(k),
+                        layer=layers, kind=kinds, tags=tag_list, guard=guard)  # fmt: skip
+
         # alone, as every statement: a server syncs the index first, the guard reads lessons from
         # DuckDB, and an int8 index reads its pool's exact rows from DuckDB inside the ranking
         if self._pg is not None or guard or self.index != "exact":
             with self._lock:
                 self._check_open()
-                hits, ids = self._hits(self._synced(), **ask)  # (sync.py: the other processes' writes)
-                self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
+                asked = ask()
+                hits, ids = self._hits(self._synced(), **asked)  # (sync.py: the other processes' writes)
+                self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
             return hits
         place = None  # the search's place in the writers' queue, taken as its ranking begins
         try:
@@ -160,7 +170,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 self._check_open()  # close() may have come first
                 ix = self._index
                 seen = ix.version
-                hits, ids = self._hits(ix, **ask)
+                asked = ask()
+                hits, ids = self._hits(ix, **asked)
             if self.read_only:
                 return hits
             with self._lock.turn(place):  # the event and reinforcement: alone, before later writers
@@ -168,8 +179,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 # subtle: the queue keeps other threads' writes out until here; should one have run
                 # all the same, the event would describe a ranking of an index that is gone: rank again
                 if self._index is not ix or ix.version != seen:
-                    hits, ids = self._hits(self._index, **ask)
-                self._log_search(now, namespace, requester, query, int(k), ids, reinforce)
+                    hits, ids = self._hits(self._index, **asked)
+                self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
             return hits
         finally:
             self._lock.cancel(place)  # nothing once taken; a raise or a read-only store gives it up
