@@ -20,78 +20,23 @@ from __future__ import annotations
 
 import glob
 import os
-import threading
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 
 from ..embed import check_embedder
-from ..errors import MemkitError, NotFound, StoreLocked, ValidationError
+from ..errors import MemkitError, NotFound, ValidationError
+from .connect import claim, connect, is_database, release
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS, log_spaces
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
-__all__ = ["FilesMixin", "check_embedder"]
+__all__ = ["FilesMixin", "check_embedder", "is_database"]
 
-# DuckDB settings of every connection, set when it opens and then locked (`lock_configuration`): memkit's
-# SQL only touches its own tables, so a value that reached SQL text could not read files, URLs or extensions.
-SETTINGS = {
-    "enable_external_access": False,  # no file or network access from SQL text
-    "autoinstall_known_extensions": False,  # no download of an extension a query names
-    "autoload_known_extensions": False,  # no loading of one either
-}
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
-_FILE_OF = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-_OPEN_FILES: set[str] = set()  # database files open in this process (resolved paths)
-_OPEN_LOCK = threading.Lock()  # guards _OPEN_FILES across threads (and stores)
-
-
-def is_database(path: str | Path) -> bool:
-    """Whether ``path`` is an open store's file (or its log) or a DuckDB database: never a place to
-    write an export (``export("memories.db")`` by mistake would destroy the store)."""
-    target = str(Path(path).resolve())
-    with _OPEN_LOCK:
-        if any(target in (f, f + ".wal", f + ".reads") for f in _OPEN_FILES):  # .reads: its journal
-            return True
-    if not os.path.isfile(target):  # opening a pipe would wait for a writer
-        return False
-    try:
-        with open(target, "rb") as f:
-            return f.read(12)[8:12] == b"DUCK"  # the DuckDB file header's magic bytes
-    except OSError:
-        return False
-
-
-def _connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A hardened connection to ``path`` (:data:`SETTINGS`, UTC, configuration locked).
-
-    A file another process holds raises :class:`~memkit.errors.StoreLocked`; anything DuckDB cannot
-    open as a database is a ValidationError on ``path``. The connection is closed again if the
-    hardening fails, so no half-configured connection escapes.
-    """
-    try:
-        con = duckdb.connect(path, read_only=read_only, config=SETTINGS)
-    except duckdb.Error as e:
-        if isinstance(e, duckdb.IOException) and "lock" in str(e).lower():
-            raise StoreLocked(
-                f"{path} is locked by another process (DuckDB allows one read-write process, or"
-                f" several read-only ones, per file): {e}"
-            ) from None
-        raise ValidationError("path", f"cannot open {path!r} as a DuckDB database: {e}") from None
-    try:
-        # DuckDB opens an existing JSON, CSV or Parquet file as a database in memory (the file a view
-        # of it): everything written would vanish at close, so a path must be a database file
-        if path != ":memory:" and con.execute(_FILE_OF).fetchone()[0] is None:
-            raise ValidationError("path", f"{path!r} is a data file, not a DuckDB database")
-        con.execute("SET TimeZone = 'UTC'")  # timestamps come back in UTC, whatever the machine's zone
-        con.execute("SET lock_configuration = true")  # last: no SQL text can undo the settings now
-    except BaseException:
-        con.close()
-        raise
-    return con
 
 
 class FilesMixin(StoreCore):
@@ -133,14 +78,13 @@ class FilesMixin(StoreCore):
             raise NotFound(
                 f"{self.path} does not exist (create=True, or `memkit import --create`, makes a new store)"
             )
-        with _OPEN_LOCK:
-            if self._file in _OPEN_FILES:
-                # DuckDB would hand a second connection the same database, but this store's search
-                # index would not see the other store's writes: one store per file per process.
-                raise StoreLocked(f"{self.path} is already open in this process; close the other MemoryStore")
-            self._con = _connect(self.path, self.read_only)
-            if self._file:
-                _OPEN_FILES.add(self._file)
+        if self._file:  # one store per file per process, and the file's lock for the store's life
+            claim(self._file, self.read_only)
+        try:
+            self._con = connect(self.path, self.read_only)
+        except BaseException:
+            release(self._file)
+            raise
 
     def _migrate(self, create: bool) -> None:
         """Bring the file to the newest schema: run :data:`~memkit.store.migrations.MIGRATIONS`
@@ -221,7 +165,7 @@ class FilesMixin(StoreCore):
             # a crash's leftover: this process holds the file's lock, so no one else is compacting
             for leftover in folder.glob(f"{glob.escape(name)}.compact-*"):
                 leftover.unlink(missing_ok=True)
-            fresh = _connect(tmp)
+            fresh = connect(tmp)
             try:
                 # subtle: the fresh sequence continues where the old one stopped, or the next event
                 # would reuse the number (the primary key) of a copied one
@@ -247,11 +191,10 @@ class FilesMixin(StoreCore):
                 Path(tmp).unlink(missing_ok=True)
             else:
                 os.replace(tmp, self._file)  # atomic: a crash leaves either file whole
-            try:
-                self._con = _connect(self._file)
+            try:  # (no other process came in meanwhile: this store holds the file's lock: connect.py)
+                self._con = connect(self._file)
             except BaseException:
-                with _OPEN_LOCK:
-                    _OPEN_FILES.discard(self._file)
+                release(self._file)
                 raise
             if stuck:
                 raise MemkitError(f"{self.path} was not compacted (its write-ahead log would not fold in)")
@@ -330,8 +273,7 @@ class FilesMixin(StoreCore):
                 finally:  # even if that fails: the connection closes and the file is free again
                     self._con.close()
                     self._con = None
-                    with _OPEN_LOCK:
-                        _OPEN_FILES.discard(self._file or "")
+                    release(self._file)
 
     def __enter__(self) -> FilesMixin:
         """``with MemoryStore(path) as store:`` closes the store when the block ends."""

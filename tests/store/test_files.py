@@ -4,6 +4,9 @@ embedder opens readable and migrates in place in one transaction, compaction kee
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,6 +15,7 @@ import pytest
 from conftest import CountingEmbedder
 
 import memkit as mk
+import memkit.store.files as files
 from memkit.cli import main
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -214,3 +218,58 @@ def test_export_never_overwrites_the_store_itself_and_info_never_writes_a_foreig
     before = foreign.read_bytes()
     assert main(["info", str(foreign)]) == 2
     assert foreign.read_bytes() == before
+
+
+_OPEN_IN_B = """
+import sys, memkit as mk
+try:
+    mk.MemoryStore(sys.argv[1], embedder=mk.HashEmbedder(dim=64), create=False, read_only=sys.argv[2] == "ro")
+    print("opened")
+except mk.StoreLocked:
+    print("locked")
+"""
+
+
+def test_no_other_process_opens_the_file_while_a_compaction_swaps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compaction closes its DuckDB connection to swap the rewritten file in: for that moment
+    DuckDB's lock is gone, and a process that opened the file then wrote into the replaced file
+    (its acknowledged writes lost) or locked the compacting store out. The store's own lock file
+    holds for its whole life; another process is refused while it does, also read-only."""
+    path = str(tmp_path / "m.duckdb")
+    store = mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64))
+    keep = store.add("kept", namespace="u", now=NOW)
+    gone = store.add("erased", namespace="u", now=NOW)
+    answers: list[str] = []
+    real = os.replace
+
+    def replace_while_another_process_tries(src: str, dst: str) -> None:
+        for mode in ("rw", "ro"):  # the file is unlocked by DuckDB here: the other process tries now
+            argv = [sys.executable, "-c", _OPEN_IN_B, path, mode]
+            run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            answers.append(run.stdout.strip() or run.stderr[-300:])
+        real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace_while_another_process_tries)
+    store.delete(gone.id, now=NOW)  # an erasure compacts the file
+    monkeypatch.undo()
+    assert answers == ["locked", "locked"]
+    assert store.add("still mine", namespace="u", now=NOW).status == "active"
+    store.close()
+    assert not Path(path + ".lock").exists()  # the last store out removes it
+    with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64)) as again:
+        assert set(again.frame("u")["content"]) == {"kept", "still mine"} and again.get(keep.id)
+
+
+def test_a_hard_link_is_the_same_file(tmp_path: Path) -> None:
+    """Two stores on one file in one process (the second through a hard link): the first's writes
+    were lost when the second closed."""
+    path, link = tmp_path / "m.duckdb", tmp_path / "link.duckdb"
+    with mk.MemoryStore(path) as store:
+        os.link(path, link)
+        with pytest.raises(mk.StoreLocked, match="already open in this process"):
+            mk.MemoryStore(link)
+        store.add("kept", namespace="u", now=NOW)
+        with pytest.raises(mk.ValidationError, match="path"):  # nor is its lock file a place to export to
+            store.export(f"{path}.lock", namespace="u", now=NOW)
