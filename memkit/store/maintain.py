@@ -47,7 +47,7 @@ _MEMBERS_OF = (
     "SELECT m.id, p.id FROM (SELECT id, namespace, access, owner, created_by, unnest(merged_from) AS mid"
     " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))) p JOIN memories m ON m.id = p.mid"
     " AND m.namespace = p.namespace AND m.access = p.access AND m.owner IS NOT DISTINCT FROM p.owner"
-    " AND m.created_by IS NOT DISTINCT FROM p.created_by"
+    " AND m.created_by IS NOT DISTINCT FROM p.created_by ORDER BY p.id, m.created_at, m.id"
 )
 # the remaining members of one merge (its merged_from, in its namespace and access group)
 _GROUP_MEMBERS = (

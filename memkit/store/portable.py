@@ -245,8 +245,9 @@ class PortableMixin(PipelineMixin, ReadMixin):
                                " in its own namespace only (on_conflict='new_ids' copies it)")  # fmt: skip
             if replaced and requester is not None:  # overwriting is changing: owner or creator only
                 query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
-                for row in self._sql(query, [replaced]).to_dicts():
-                    self._check_modify(row, requester, now, "overwrite")
+                rows = {r["id"]: r for r in self._sql(query, [replaced]).to_dicts()}
+                for x in replaced:  # in the file's order: the first the requester may not change is named
+                    self._check_modify(rows[x], requester, now, "overwrite")
             if replaced:  # a row the store has since superseded (by a newer version, by a merge) keeps
                 # its place in the key's history: overwriting it with an older file does not revive it
                 held = {r[0]: r[1:] for r in self._run(

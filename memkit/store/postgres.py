@@ -147,6 +147,11 @@ _JSON_COLUMNS = (
 )
 
 
+_EMBEDDING_DIM = (  # the dimension of the table's vectors
+    "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
+)
+
+
 class PgConnection(SessionMixin):
     """A psycopg connection that answers the store as a DuckDB connection would (module docstring).
 
@@ -226,7 +231,11 @@ class PgConnection(SessionMixin):
             return Result([], None, self.vector_oid)
         # a vector column's type modifier is its dimension (vector(384) -> 384)
         dims = [cur.pgresult.fmod(i) if cur.pgresult else -1 for i in range(len(cur.description))]
-        return Result(cur.fetchall(), cur.description, self.vector_oid, dims)
+        rows = cur.fetchall()
+        for i, d in enumerate(cur.description):  # an expression (a masked embedding) has no dimension;
+            if d.type_code == self.vector_oid and dims[i] <= 0 and all(r[i] is None for r in rows):
+                dims[i] = self.con.execute(_EMBEDDING_DIM).fetchone()[0]  # no vector to tell: the table's
+        return Result(rows, cur.description, self.vector_oid, dims)
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Result:
         """As :meth:`execute`; DuckDB's name for a query whose result is read as Arrow."""

@@ -270,7 +270,8 @@ class ReadMixin(GateMixin, VectorsMixin):
                 f"SELECT id FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND {where}",
                 [ids, *params],
             )
-            ok = [r[0] for r in found]
+            have = {r[0] for r in found}
+            ok = [i for i in dict.fromkeys(ids) if i in have]  # in the caller's order, on every backend
             if ok:
                 self._touch(ok, now)
         return ok

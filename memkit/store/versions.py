@@ -287,7 +287,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 """The live versions of the key (active or conflict), oldest first."""
                 return self._sql(
                     f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND (key = ? OR key = ?)"
-                    " AND status IN ('active', 'conflict')",
+                    " AND status IN ('active', 'conflict') ORDER BY version, created_at",
                     [namespace, key, raw],
                 ).to_dicts()
 
