@@ -28,7 +28,7 @@ from .pipeline import PipelineMixin
 from .read import ReadMixin
 from .vectors import COLUMNS
 
-__all__ = ["MergeMixin"]
+__all__ = ["MergeMixin", "merged_record", "own_reinforcement"]
 
 
 def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
@@ -60,6 +60,28 @@ def merged_record(members: list[dict[str, Any]], survivor: dict[str, Any], conte
                                    for t in m["tags"])),
         **_union_validity(members),
     }  # fmt: skip
+
+
+def own_reinforcement(
+    rec: dict[str, Any], merge: dict[str, Any], members: list[dict[str, Any]], was: dict[str, tuple[Any, ...]]
+) -> dict[str, Any]:
+    """A re-derived merge's ``rec`` (from the members left) with the reinforcement the merge earned
+    itself: its hits since it was made are its count above its members' summed counts, its gain in
+    importance above their max, as the members were at the merge (members are superseded then, so
+    their counts stay; ``was`` has those an erasure just changed). Its last access stays if it had
+    hits (they came after every member's)."""
+    now = {m["id"]: (m["access_count"], m["importance"]) for m in members}
+    then = [t for i in merge["merged_from"] if (t := was.get(i) or now.get(i)) is not None]
+    hits = max(0, merge["access_count"] - sum(c for c, _ in then))
+    gain = max(0.0, merge["importance"] - max((w for _, w in then), default=merge["importance"]))
+    return {
+        **rec,
+        "access_count": min(rec["access_count"] + hits, COUNT_MAX),
+        "importance": min(1.0, rec["importance"] + gain),
+        "last_access_at": max(
+            rec["last_access_at"], merge["last_access_at"] if hits else rec["last_access_at"]
+        ),
+    }
 
 
 _STILL_ACTIVE = (

@@ -184,3 +184,26 @@ def test_the_search_index_in_memory_keeps_nothing_of_an_erased_memory(index: str
         ]
         assert not any(MARK_EN in str(x) for x in held)
         assert s._embed_query.cache_info().currsize == 0
+
+
+def test_a_rederived_merge_keeps_the_reinforcement_it_earned_itself(backend: str) -> None:
+    """Erasing a member re-derived the merge from the members left and dropped its own hits: access
+    count back to the members' sum, importance to their max, last access moved backwards."""
+    text = "the user lives in Hangzhou"
+    with mk.MemoryStore() as s:
+        a, b, c = (s.add(text, namespace="u", now=NOW + i * H) for i in range(3))
+        s.reinforce([a.id, a.id], namespace="u", now=NOW + 3 * H)  # a member's own count: 1 (once per call)
+        s.reinforce([b.id], namespace="u", now=NOW + 3 * H)
+        s.reinforce([b.id], namespace="u", now=NOW + 3 * H)
+        merged = s.consolidate("u", now=NOW + 4 * H)["merged_id"][0]
+        assert s.get(merged).access_count == 3
+        for i in range(5):  # the merge's own hits
+            assert s.search("Hangzhou", namespace="u", now=NOW + (5 + i) * H)["id"].to_list() == [merged]
+        before = s.get(merged)
+        s.delete(a.id, now=NOW + 20 * H)  # it brought 1 of the 3 the merge started with
+        after = s.get(merged)
+        assert after.access_count == before.access_count - 1 == 7  # b's 2 and c's 0, plus its own 5
+        assert after.importance == pytest.approx(before.importance)  # its gain stays (b was as important)
+        assert after.last_access_at == before.last_access_at == NOW + 9 * H
+        s.delete(c.id, now=NOW + 21 * H)  # nothing of c was in the counts: nothing changes
+        assert s.get(merged).access_count == 7
