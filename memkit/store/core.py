@@ -96,6 +96,7 @@ class StoreCore:
     _pg: PgConnection | None  # the PostgreSQL backend's connection (memkit.store.postgres), else None
     _seen_xid: str  # on a server: the snapshot of the last look (changes it did not see are not applied)
     _file: str | None  # resolved path of a file store (None for ":memory:")
+    _let_go: Callable[[], object]  # lets the file go (memkit.store.connect.release), once; also at collection
     _lock: StoreLock  # `with _lock:` one call at a time; `_lock.shared()` rankings side by side (rwlock.py)
     _index: SearchIndex
     index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import weakref
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,6 +48,7 @@ class FilesMixin(StoreCore):
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
         self._pg, self._seen_xid = None, ""  # the PostgreSQL backend (postgres.py, sync.py)
+        self._let_go = weakref.finalize(self, release, None)  # a file store's: _open_file
         if is_url(self.path):  # a server: no file, no lock; many processes may share it
             self._file, url = None, self.path
             self.path = redact_url(url)  # what reprs and errors show: never the password
@@ -80,10 +82,13 @@ class FilesMixin(StoreCore):
             )
         if self._file:  # one store per file per process, and the file's lock for the store's life
             claim(self._file, self.read_only)
+        # let go once: at close, or when a store dropped unclosed is collected (or the file would stay
+        # held, by this process and from every other, until it exits)
+        self._let_go = weakref.finalize(self, release, self._file)
         try:
             self._con = connect(self.path, self.read_only)
         except BaseException:
-            release(self._file)
+            self._let_go()
             raise
 
     def _migrate(self, create: bool) -> None:
@@ -110,6 +115,8 @@ class FilesMixin(StoreCore):
                 f"{self.path} has schema version {version}, newer than this memkit's ({len(MIGRATIONS)}):"
                 " open it with the memkit that wrote it, or upgrade memkit"
             )
+        if version == 0 and create and self._file:  # a new store: a journal beside it is another one's
+            Path(self._file + ".reads").unlink(missing_ok=True)  # (one deleted with its journal left)
         if version == 0 and not create and (self._file or self._pg):  # an existing database, not a store
             raise ValidationError("path", f"{self.path} is not a memkit database (create=True makes it one)")
         if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
@@ -194,7 +201,7 @@ class FilesMixin(StoreCore):
             try:  # (no other process came in meanwhile: this store holds the file's lock: connect.py)
                 self._con = connect(self._file)
             except BaseException:
-                release(self._file)
+                self._let_go()
                 raise
             if stuck:
                 raise MemkitError(f"{self.path} was not compacted (its write-ahead log would not fold in)")
@@ -273,7 +280,7 @@ class FilesMixin(StoreCore):
                 finally:  # even if that fails: the connection closes and the file is free again
                     self._con.close()
                     self._con = None
-                    release(self._file)
+                    self._let_go()
 
     def __enter__(self) -> FilesMixin:
         """``with MemoryStore(path) as store:`` closes the store when the block ends."""

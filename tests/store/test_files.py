@@ -273,3 +273,46 @@ def test_a_hard_link_is_the_same_file(tmp_path: Path) -> None:
         store.add("kept", namespace="u", now=NOW)
         with pytest.raises(mk.ValidationError, match="path"):  # nor is its lock file a place to export to
             store.export(f"{path}.lock", namespace="u", now=NOW)
+
+
+def test_a_store_dropped_unclosed_lets_its_file_go(tmp_path: Path) -> None:
+    """A store that is dropped without close() (a notebook cell run again) kept its file held for
+    the rest of the process: no store of this process, nor (by its lock file) of any other, could
+    open it again. Its reads are not lost: the journal replays them at the next open."""
+    import gc
+    import weakref
+
+    path = tmp_path / "m.duckdb"
+    store = mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64))
+    store.add("hello", namespace="u", now=NOW)
+    store.search("hello", namespace="u", now=NOW)
+    dropped = weakref.ref(store)
+    del store
+    gc.collect()
+    assert dropped() is None
+    argv = [sys.executable, "-c", _OPEN_IN_B, str(path), "rw"]
+    assert subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout.strip() == "opened"
+    with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64)) as again:
+        assert again.count("u") == 1 and again.audit("u", op="search").height == 1
+
+
+_KILLED_AFTER_READS = """
+import os, sys, memkit as mk
+from datetime import datetime, timezone
+s = mk.MemoryStore(sys.argv[1], embedder=mk.HashEmbedder(dim=64))
+s.add("the old tenant likes coffee", namespace="old_tenant", now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+s.search("coffee", namespace="old_tenant", requester="alice", now=datetime(2026, 1, 2, tzinfo=timezone.utc))
+os._exit(0)  # killed: the search is only in the journal
+"""
+
+
+def test_a_new_store_does_not_replay_another_databases_journal(tmp_path: Path) -> None:
+    """A journal left beside a deleted database (its process killed) was replayed into the next
+    database created at that path: another tenant's reads in its audit log."""
+    path = tmp_path / "m.duckdb"
+    subprocess.run([sys.executable, "-c", _KILLED_AFTER_READS, str(path)], check=True, timeout=120)
+    assert Path(f"{path}.reads").stat().st_size > 0  # the test can fail: a journal is left
+    for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.lock")):
+        leftover.unlink(missing_ok=True)  # the user throws the database away, and starts a new one
+    with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64)) as fresh:
+        assert fresh.audit().is_empty()
