@@ -91,8 +91,7 @@ def _requester_option(p: argparse.ArgumentParser) -> None:
 
 
 def _now_option(p: argparse.ArgumentParser) -> None:
-    """``--now`` for a command that writes events or reads decayed strengths: a fixed clock, so a
-    test or a replay gives the same output every run (an ISO-8601 time with its UTC offset)."""
+    """``--now``: a fixed clock (ISO-8601 with its UTC offset), so a test or a replay repeats exactly."""
     p.add_argument(
         "--now", type=datetime.fromisoformat, help="the clock, ISO-8601 with offset (tests, replays)"
     )
@@ -125,17 +124,13 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 
 def _add_import(sub: argparse._SubParsersAction) -> None:
     """``memkit import FILE --db FILE [--create] [--on-conflict ...] [--namespace-map OLD=NEW]
-    [--from mem0|cogx|chat]``.
-
-    ``--on-conflict`` is what a memory id already in the store does: ``skip`` keeps the stored
-    one, ``overwrite`` replaces it, ``new_ids`` imports every line under a fresh id (a copy beside
-    the original, its lineage inside the file kept), ``error`` refuses the whole file.
-    """
+    [--from mem0|cogx|chat]``. ``--on-conflict``: what a memory id already in the store does
+    (:meth:`MemoryStore.import_`). An option the format does not take is refused, not ignored."""
     imp = sub.add_parser("import", help="load a portable JSONL file (all or nothing)")
     imp.add_argument("file", help="input file (a COGX archive directory with --from cogx)")
     imp.add_argument("--db", required=True, help="database file (must exist unless --create)")
     imp.add_argument("--create", action="store_true", help="create the database file if it does not exist")
-    imp.add_argument("--on-conflict", default="skip", choices=("skip", "overwrite", "new_ids", "error"),
+    imp.add_argument("--on-conflict", choices=("skip", "overwrite", "new_ids", "error"),
                      help="what an id already in the store does (default skip)")  # fmt: skip
     imp.add_argument("--namespace-map", action="append", default=[], metavar="OLD=NEW",
                      help="rename a namespace on the way in (repeatable)")  # fmt: skip
@@ -193,8 +188,8 @@ def _namespace_map(pairs: Sequence[str]) -> dict[str, str]:
     out = {}
     for pair in pairs:
         old, sep, new = pair.partition("=")
-        if not sep:
-            raise ValidationError("--namespace-map", f"must be OLD=NEW, got {pair!r}")
+        if not sep or old in out:
+            raise ValidationError("--namespace-map", f"must be OLD=NEW, each OLD once, got {pair!r}")
         out[old] = new
     return out
 
@@ -278,10 +273,15 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> None:
 def _import(store: MemoryStore, args: argparse.Namespace) -> None:
     """Load a memkit JSONL file, or another framework's data through its adapter (``--from``), and
     print what happened to the records (``added 12, skipped 3``)."""
+    given = {"--namespace": args.namespace is not None, "--namespace-map": args.namespace_map,
+             "--on-conflict": args.on_conflict, "--reembed": args.reembed}  # fmt: skip
+    takes = ("--namespace-map", "--on-conflict", "--reembed") if args.source == "memkit" else ("--namespace",)
+    if wrong := [o for o, v in given.items() if v and o not in takes]:
+        raise ValidationError(wrong[0], f"does not apply to --from {args.source}")
     if args.source == "memkit":
         report = store.import_(
             args.file,
-            on_conflict=args.on_conflict,
+            on_conflict=args.on_conflict or "skip",
             requester=args.requester,
             namespace_map=_namespace_map(args.namespace_map),
             reembed=args.reembed,

@@ -123,3 +123,29 @@ def test_an_export_never_writes_over_the_read_journal(db: str) -> None:
     with mk.MemoryStore(db) as s:
         with pytest.raises(mk.ValidationError, match="path"):
             s.export(f"{db}.reads", namespace="u", now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--namespace", "alice"], "--namespace"),  # a memkit file names its namespaces
+        (["--from", "chat", "--namespace", "b", "--namespace-map", "b=c"], "--namespace-map"),
+        (["--from", "chat", "--namespace", "b", "--on-conflict", "error"], "--on-conflict"),
+        (["--from", "chat", "--namespace", "b", "--reembed"], "--reembed"),
+        (["--namespace-map", "u=x", "--namespace-map", "u=y"], "--namespace-map"),  # which one?
+    ],
+)
+def test_an_import_option_that_does_not_apply_is_refused(
+    db: str, tmp_path: Path, extra: list[str], named: str, capsys
+) -> None:
+    """Options the format does not take were ignored with exit 0 (rows landed elsewhere than asked)."""
+    out = tmp_path / "u.jsonl"
+    with mk.MemoryStore(db) as s:
+        s.export(out, namespace="u", now=NOW)
+        before = s.frame()
+    if "chat" in extra:
+        out.write_text('[{"role": "user", "content": "I live in Hangzhou"}]', encoding="utf-8")
+    assert main(["import", "--db", db, str(out), T, *extra]) == 2
+    assert f"ValidationError: {named}:" in capsys.readouterr().err
+    with mk.MemoryStore(db) as s:
+        assert s.frame().equals(before)

@@ -292,6 +292,7 @@ class FilesMixin(StoreCore):
 
     def __repr__(self) -> str:
         """``MemoryStore('m.db', embedder=hash-v1-384-tw0.5, memories=12)``: the file, the embedder
-        (and the one the file was written with, when stale) and the rows in the index."""
+        (and the one the file was written with, when stale) and the rows it holds."""
         stale = f", stale={self._stale[0]}" if self._stale else ""
-        return f"MemoryStore({self.path!r}, embedder={self.embedder.name}{stale}, memories={self._index.n})"
+        n = self.count() if self._stale and self._con is not None else self._index.n  # (no index: stale)
+        return f"MemoryStore({self.path!r}, embedder={self.embedder.name}{stale}, memories={n})"
