@@ -12,8 +12,8 @@
   free, and another process opening it then would write into the replaced file (its writes lost) or
   lock the compacting store out. So a store also holds ``<file>.lock`` (``flock``: shared when read-only,
   exclusive to write) from open to close, and another process is refused while it does. The lock file
-  is removed by the last store to let it go; a directory where it cannot be made (read-only) has
-  DuckDB's lock alone.
+  is removed by the last store to let it go; a directory where it cannot be made (read-only), or a
+  file system without ``flock``, has DuckDB's lock alone.
 """
 
 from __future__ import annotations
@@ -72,19 +72,23 @@ def claim(file: str, read_only: bool) -> None:
     with _OPEN_LOCK:
         if file in _OPEN or any(_same_file(f, file) for f in _OPEN):
             raise StoreLocked(f"{file} is already open in this process; close the other MemoryStore")
-        try:
-            fd: int | None = os.open(file + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:  # a read-only directory: DuckDB's own lock is all there is
-            fd = None
+        fd: int | None = None
+        for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # (a lock file another user made: read it)
+            with suppress(OSError):
+                fd = os.open(file + ".lock", flags, 0o644)
+                break  # neither: a read-only directory, where DuckDB's own lock is all there is
         if fd is not None:
             try:
                 fcntl.flock(fd, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-            except OSError:
+            except BlockingIOError:  # held by another process
                 os.close(fd)
                 raise StoreLocked(
                     f"{file} is locked by another process (one read-write process, or several"
                     " read-only ones, per file)"
                 ) from None
+            except OSError:  # a file system without flock (some network mounts): DuckDB's lock alone
+                os.close(fd)
+                fd = None
         _OPEN[file] = fd
 
 
