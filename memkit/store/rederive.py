@@ -34,12 +34,13 @@ _GROUP_MEMBERS = (
     f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[])) AND namespace = ?"
     " AND access = ? AND owner IS NOT DISTINCT FROM ? AND created_by IS NOT DISTINCT FROM ?"
 )
-# a re-derived merge: every merged field from the remaining members, the survivor's embedding
+# a re-derived merge: every merged field from the remaining members, the survivor's embedding; and a
+# new place in the table order ({place}: see _new_place)
 _REDERIVE = (
     "UPDATE memories SET content = ?, content_hash = ?, value = ?, tags = ?, importance = ?,"
     " half_life_hours = ?, created_at = ?, last_access_at = ?, access_count = ?, protected = ?,"
     " valid_from = ?, valid_until = ?, supersedes = ?, updated_at = ?, status = ?, findings = ?,"
-    " embedding = (SELECT embedding FROM memories WHERE id = ?) WHERE id = ?"
+    " embedding = (SELECT embedding FROM memories WHERE id = ?){place} WHERE id = ?"
 )
 # the last review of a memory: approve (a reviewer released it) or quarantine (the guard held it since)
 _LAST_REVIEW = (
@@ -109,7 +110,7 @@ class RederiveMixin(MergeMixin):
                     findings = cols["findings"][0]
                     # held for review, unless superseded: an older version is not served as current
                     status = "superseded" if p["status"] == "superseded" else cols["status"][0]
-                    self._run(_REDERIVE, [
+                    self._run(_REDERIVE.format(place=self._new_place()), [
                         content, content_hash(content), value, tags, rec["importance"],
                         rec["half_life_hours"], rec["created_at"], rec["last_access_at"], rec["access_count"],
                         rec["protected"], rec["valid_from"], rec["valid_until"], survivor, now, status,
@@ -130,6 +131,14 @@ class RederiveMixin(MergeMixin):
         return self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [live]
         ).to_dicts()
+
+    def _new_place(self) -> str:
+        """What :data:`_REDERIVE` adds so that the rewritten merge moves to the end of the table order,
+        after every row, on both backends: nothing on DuckDB, which writes a row whose list column
+        (tags, embedding) an UPDATE changes at the table's end (its rowid changes); on a server the
+        identity column's next value. Ties of equal ``created_at`` (neighbour expansion, near ties,
+        frames, exports) then rank the same on both, in every process (:mod:`memkit.store.sync`)."""
+        return "" if self._pg is None else ", rowid = DEFAULT"
 
     def _rescreen(
         self,

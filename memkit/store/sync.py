@@ -6,9 +6,16 @@ processes write too: before a search, :meth:`SyncMixin._synced` reads the change
 keep (:mod:`memkit.store.pg_schema`) from the last bound on, and applies each changed memory:
 
 - a memory now gone (erased elsewhere) is erased from the index;
-- a memory whose text, key, tags and names are unchanged (a status change, a reinforcement) is
-  updated in place (:meth:`~memkit.store.index_columns.IndexColumns.update`);
-- any other (new, or rewritten by a merge) is erased and appended again.
+- a memory whose text, key, tags, names and place in the table order (``rowid``) are unchanged (a
+  status change, a reinforcement) is updated in place
+  (:meth:`~memkit.store.index_columns.IndexColumns.update`);
+- any other (new, or rewritten: a re-derived merge, an overwriting import, even with the same text)
+  is erased and appended again, at the end of the index as at the end of the table, as on DuckDB.
+
+The index's rows are in table order (loaded ``ORDER BY rowid``, then appended as written), which
+decides neighbour expansion and near ties among memories written at the same instant. So the store
+keeps each index row's ``rowid`` beside the index (:attr:`SyncMixin._rowids`): a row written again
+has a new one, and is moved.
 
 The bound is the previous look's snapshot: the changes of transactions it did not see are read, so
 a transaction that commits late is still seen, and one left open elsewhere costs nothing until it
@@ -27,11 +34,12 @@ import polars as pl
 
 from ..errors import MemkitError
 from .index import SearchIndex
-from .pg_schema import EMBEDDER, STATE
+from .pg_schema import EMBEDDER, SNAPSHOT, STATE
 from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
 
 __all__ = ["SyncMixin"]
 
+_ROWIDS = "SELECT id, rowid FROM memories"  # each memory's place in the table order
 _CHANGED = (
     f"SELECT c.id AS changed_id, m.* FROM memkit_changes c LEFT JOIN (SELECT {INDEX_COLUMNS}, rowid"
     " FROM memories) m"
@@ -45,6 +53,25 @@ _CODED = {"namespace": "ns", "owner": "owner", "created_by": "creator"}  # the i
 
 class SyncMixin(VectorsMixin):
     """The index kept in step with a shared server (see the module docstring)."""
+
+    _rowids: np.ndarray  # on a server: the rowid each index row was read with, (>= n,) int64; -1 unknown
+
+    def _load_index(self) -> None:
+        """(Re)build the search index, and on a server note each row's ``rowid``. Read first, with
+        the look's bound set back to before that read: whatever commits in between (a row written
+        again after its rowid was read) is applied again by the next :meth:`_synced`."""
+        if self._pg is None:
+            super()._load_index()
+            self._rowids = np.zeros(0, np.int64)
+            return
+        seen = self._run(SNAPSHOT)[0][0]
+        places = pl.DataFrame(self._db.sql(_ROWIDS).to_arrow_table())  # (id, rowid) of every memory
+        super()._load_index()
+        ix = self._index  # its ids, in table order -> their rowids as read (-1: written since)
+        ids = pl.DataFrame({"id": pl.Series(ix.ids[: ix.n], dtype=pl.String)})
+        found = ids.join(places, on="id", how="left", maintain_order="left")["rowid"]
+        self._rowids = found.fill_null(-1).to_numpy().astype(np.int64)  # (n,)
+        self._seen_xid = seen
 
     def _synced(self) -> SearchIndex:
         """The search index, with every change other processes committed applied (a no-op on DuckDB).
@@ -116,6 +143,8 @@ class SyncMixin(VectorsMixin):
                     same[at] &= ix_column(ix, c)[rows] == np.array(new, dtype=object)
             tags = [tuple(ix.tags[r]) == tuple(cols["tags"][j] or ()) for r, j in zip(rows, at, strict=True)]
             same[at] &= np.array(tags, dtype=bool)
+            # written again (a re-derived merge, an overwrite), even with the same text: it moved
+            same[at] &= self._rowids[rows] == cols["rowid"][at]
         pick = {c: _take(v, np.flatnonzero(same)) for c, v in cols.items()}
         if same.any():
             ix.update(ix.rows(pick["id"]), pick)
@@ -124,7 +153,19 @@ class SyncMixin(VectorsMixin):
             stale = [ids[j] for j in renew if known[j]]
             if stale:
                 ix.erase(stale)
+            start = ix.n
             ix.append({c: _take(v, renew) for c, v in cols.items()}, emb[renew])
+            self._note_rowids(start, cols["rowid"][renew])
+
+    def _note_rowids(self, start: int, rowids: np.ndarray) -> None:
+        """The rowids of the index rows appended from ``start`` on; the array grows by doubling, as
+        the index's columns do (an append costs what it appends)."""
+        end = start + len(rowids)
+        if end > len(self._rowids):
+            grown = np.full(max(2 * len(self._rowids), end), -1, np.int64)
+            grown[:start] = self._rowids[:start]
+            self._rowids = grown
+        self._rowids[start:end] = rowids
 
 
 def ix_column(ix: SearchIndex, name: str) -> np.ndarray:
