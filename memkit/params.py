@@ -21,22 +21,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ValidationError
 
-__all__ = [
-    "DecayParams",
-    "ForgetParams",
-    "GuardParams",
-    "KeywordParams",
-    "MAX_WEIGHT",
-    "NEVER_REMEMBER",
-    "Weights",
-    "check_number",
-    "slider_ranges",
-]
+__all__ = ["DecayParams", "ForgetParams", "GuardParams", "KeywordParams", "MAX_WEIGHT", "NEVER_REMEMBER",
+           "Weights", "check_number", "slider_ranges"]  # fmt: skip
 
 
 def _knob(default: float, lo: float, hi: float, step: float, doc: str) -> Any:
@@ -230,15 +222,30 @@ class ForgetParams:
 NEVER_REMEMBER = ("密码", "令牌", "银行账号", "password", "access token", "bank account number")
 PII_TYPES = ("email", "phone", "id_number", "card", "ip")
 _SOURCES = ("user", "agent", "system", "tool", "import")  # memkit.schema.SOURCES (params sits below schema)
+_NAME_CHARS = 256  # memkit.schema.MAX_NAME_CHARS, the longest requester name
 
 
 def _str_tuple(name: str, value: Any) -> tuple[str, ...]:
-    """A tuple or list of non-empty str -> a tuple (a bare str is refused, naming ``name``)."""
+    """A tuple or list of non-empty str of valid Unicode -> a tuple (else ValidationError naming ``name``:
+    a bare str; a lone surrogate, which no settings file could save)."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ValidationError(name, f"must be a tuple of str, got {type(value).__name__}")
     if not all(isinstance(v, str) and v.strip() for v in value):
         raise ValidationError(name, "must hold non-empty strings only")
+    try:
+        "".join(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(name, "contains a lone surrogate (invalid Unicode)") from None
     return tuple(value)
+
+
+def _requester_name(name: str, value: str) -> None:
+    """ValidationError naming ``name`` unless a requester may be named ``value``: the rule of
+    :func:`memkit.schema.check_name` (params sits below schema; a test keeps the two in step)."""
+    if value != value.strip() or len(value) > _NAME_CHARS:  # (not quoted back: a name may hold a key)
+        raise ValidationError(name, f"must be {_NAME_CHARS} characters at most, without surrounding spaces")
+    if (bad := next((c for c in value if unicodedata.category(c) in ("Cc", "Cs", "Cf")), None)) is not None:
+        raise ValidationError(name, f"contains a control or invisible character (U+{ord(bad):04X})")
 
 
 @dataclass(frozen=True)
@@ -316,32 +323,28 @@ class GuardParams:
                 if type(v).__name__ not in ("bool", "bool_"):  # numpy's bool is one too (np.True_)
                     raise ValidationError(name, f"must be a bool, got {type(v).__name__}")
                 v = bool(v)
-            elif f.name in ("pii", "never_remember", "reviewers", "strict_sources") or f.name.endswith(
-                "_patterns"
-            ):
+            elif f.type == "tuple[str, ...]":  # pii, strict_sources, never_remember, *_patterns, reviewers
                 v = _str_tuple(name, v)
             object.__setattr__(self, f.name, v)
+        for reviewer in self.reviewers:
+            _requester_name("GuardParams.reviewers", reviewer)
         if bad := set(self.strict_sources) - set(_SOURCES):
             raise ValidationError(
                 "GuardParams.strict_sources", f"unknown source {sorted(bad)[0]!r}; use {_SOURCES}"
             )
         if bad := set(self.pii) - set(PII_TYPES):
             raise ValidationError("GuardParams.pii", f"unknown type {sorted(bad)[0]!r}; use {PII_TYPES}")
-        for name in ("extra_secret_patterns", "extra_injection_patterns"):
-            for p in getattr(self, name):
+        for f in ("extra_secret_patterns", "extra_injection_patterns"):
+            for p in getattr(self, f):
                 try:  # the same pattern runs in Python (spans) and in polars (batch pre-filter)
                     re.compile(p)
                     pl.Series(["x"]).str.contains(p)
                 except (re.error, pl.exceptions.PolarsError) as e:
-                    raise ValidationError(
-                        f"GuardParams.{name}", f"{p!r} is not a usable regex: {e}"
-                    ) from None
+                    raise ValidationError(f"GuardParams.{f}", f"{p!r} is not a usable regex: {e}") from None
         if isinstance(self.detectors, (str, bytes)) or not isinstance(self.detectors, (list, tuple)):
             raise ValidationError("GuardParams.detectors", "must be a tuple of callables")
         object.__setattr__(self, "detectors", tuple(self.detectors))
         if not all(callable(d) for d in self.detectors):
             raise ValidationError("GuardParams.detectors", "must hold callables text -> findings")
         if self.judge is not None and not callable(self.judge):
-            raise ValidationError(
-                "GuardParams.judge", "must be None or a callable (query, contents) -> flags"
-            )
+            raise ValidationError("GuardParams.judge", "must be None or callable (query, contents) -> flags")

@@ -115,7 +115,9 @@ def _command_expr(norm: pl.Expr, question: pl.Expr) -> pl.Expr:
 def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "user") -> pl.DataFrame:
     """Admission for many messages at once -> a frame ``text, role, store, layer, kind, importance,
     protected, reason, key`` (one row per message, in order). Vectorized: the rules run as polars
-    expressions, so importing thousands of chat messages costs one pass per rule.
+    expressions, so importing thousands of chat messages costs one pass per rule. A text with a lone
+    surrogate (invalid Unicode, which a polars column cannot hold) is decided as :func:`admit` decides
+    it and listed with U+FFFD in the surrogate's place.
 
     >>> texts = ["嗯嗯", "我喜欢喝美式咖啡", "记住我对花生过敏"]
     >>> admit_many(texts).select("store", "layer", "kind", "importance")
@@ -136,15 +138,18 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     for i, t in enumerate(values):
         if not isinstance(t, str):
             raise ValidationError("texts", f"row {i} must be a str, got {type(t).__name__}")
+    if not isinstance(roles, (str, Sequence, pl.Series)):
+        raise ValidationError("roles", f"must be a str or a sequence of str, got {type(roles).__name__}")
     role_list = [roles] * len(values) if isinstance(roles, str) else list(roles)
     if len(role_list) != len(values):
         raise ValidationError("roles", f"has {len(role_list)} entries for {len(values)} texts")
     for i, r in enumerate(role_list):
         if r not in ROLES:
             raise ValidationError("roles", f"row {i} must be one of {ROLES}, got {r!r}")
-    given = pl.DataFrame(
-        {"text": list(values), "role": role_list}, schema={"text": pl.String, "role": pl.String}
-    )
+    try:
+        given = pl.DataFrame({"text": list(values), "role": role_list}, schema=_GIVEN)
+    except UnicodeEncodeError:  # a lone surrogate: decided as admit() decides it (see _valid_text)
+        given = pl.DataFrame({"text": [_valid_text(t) for t in values], "role": role_list}, schema=_GIVEN)
     df = given.unique(maintain_order=True)  # chat logs repeat themselves ("ok", "thanks"): decide once
     raw = pl.col("text").str.normalize("NFKC").str.strip_chars()
     # materialized once: every pattern below reads these two columns (~40 patterns)
@@ -192,6 +197,21 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     cols = ["text", "role", "store", "layer", "kind", "importance", "protected", "reason", "key"]
     out = out.join(prefs, on=["text", "role"], how="left").select(cols)
     return given.join(out, on=["text", "role"], how="left", maintain_order="left")
+
+
+_GIVEN = {"text": pl.String, "role": pl.String}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(text: str) -> str:
+    """``text`` with each lone surrogate (which UTF-8, and so a polars column, cannot hold) replaced
+    by U+FFFD, one character for one: no pattern tells the two apart, so the decision is
+    :func:`admit`'s on the original text.
+
+    >>> _valid_text("ok\\ud800")
+    'ok\ufffd'
+    """
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def admit(text: str, *, role: str = "user") -> Admission:

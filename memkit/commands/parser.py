@@ -98,5 +98,7 @@ def is_question(text: str) -> bool:
     >>> is_question("记得我们上次去的那家店吗？"), is_question("Can you remember that I'm vegan")
     (True, False)
     """
+    if not isinstance(text, str):
+        raise ValidationError("text", f"must be a str, got {type(text).__name__}")
     raw = normalize(text, casefold=False).strip()
     return _QUESTION.search(raw) is not None and _REQUEST.search(raw) is None

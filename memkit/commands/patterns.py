@@ -40,7 +40,17 @@ _PZ = rf"{_ACK_ZH}(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|
 # an English acknowledgement, with its punctuation ("Alright, forget …", "ok. remember …"); not "yes",
 # "yeah", "right" or "well", which as often answer the conversation as open a command
 _ACK_EN = r"(?:(?:ok|okay|alright|all right|sure)\s*[,.!]+\s*)*"
-_PE = rf"{_ACK_EN}(?:(?:please|pls|hey|ok|okay|can you|could you|would you|will you|assistant)[,\s]+)*"
+_POLITE_EN = r"(?:please|pls|hey|can you|could you|would you|will you|assistant)"  # and "ok" / "okay"
+# subtle: "ok, " is both an acknowledgement and politeness, and a loop of each that can both take it
+# backtracks quadratically on "ok, ok, ok, … x" (16 KB of it took 50 s). So the politeness loop must
+# open with what no acknowledgement takes: a politeness word, or "ok" followed by spaces without a
+# comma ("ok please") or by two comma runs (", , "). The same prefixes match as with a plain
+# {_ACK_EN}(?:(?:{_POLITE_EN}|ok|okay)[,\s]+)*, but each in one way only, so a near miss fails in
+# linear time. No atomic group or possessive quantifier: polars' regex engine reads neither.
+_PE = (
+    rf"{_ACK_EN}(?:(?:{_POLITE_EN}[,\s]+|(?:ok|okay)(?:\s+|\s*,+\s+,[,\s]*))"
+    rf"(?:(?:{_POLITE_EN}|ok|okay)[,\s]+)*)?"
+)
 _ACK = rf"{_ACK_ZH}{_ACK_EN}"  # before a sentence that is not a command, too (NOT_COMMANDS)
 # the verbs that undo (删除 · 删掉 · 撤销 · 不要了 · 忘掉), and "the last one": 刚才那条 · 上一条记忆 ·
 # 最后一个; in English "the last memory", "your latest entry", "the previous one you saved"

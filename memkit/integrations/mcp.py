@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import polars as pl
@@ -76,9 +76,10 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependency("memkit's MCP server needs the MCP SDK: pip install 'memkit[mcp]'") from e
 
 from .._version import __version__
-from ..errors import MemkitError, NotFound, ValidationError
-from ..schema import check_name
+from ..errors import AccessDenied, MemkitError, NotFound, ValidationError
+from ..schema import check_name, check_time
 from ..store import MemoryStore
+from ..store.gate import Gate
 from .mcp_types import (
     MAX_RESULTS,
     Content,
@@ -128,6 +129,19 @@ class _MemoryTools:
         now = None if self._clock is None else self._clock()
         return {"namespace": self.namespace, "requester": self.requester, "now": now}
 
+    def _shown(self) -> pl.DataFrame:
+        """What the requester may read here, oldest first, quarantined text withheld, as of the clock: a
+        pinned clock sees the store as it stood then (``frame(as_of=)``: what was written by then, each in
+        its status then), the wall clock as it stands; either way only what is valid then, as a search."""
+        now = self._scope()["now"]
+        shown = self.store.frame(self.namespace, as_of=now, requester=self.requester, withhold=True)
+        return shown.filter(Gate(None, None, valid_at=now or datetime.now(UTC)).expr())
+
+    def _denied(self, key: str) -> AccessDenied:
+        """The refusal of a new version of ``key`` (another writer's value, not public), the same from
+        add_memory and update_memory, without the id the store's message names (it may not read it)."""
+        return AccessDenied(f"{self.requester!r} may not write key {key!r} (another writer's value)")
+
     def add_memory(
         self, content: Content, key: NewKey = None, importance: Importance = None, kind: Kind = None,
         tags: Tags = None,
@@ -140,8 +154,11 @@ class _MemoryTools:
         its id, status (active; conflict: its key already holds another writer's value; quarantined)
         and the guard's finding codes.
         """
-        m = self.store.add(content, key=key, importance=importance, kind=kind, tags=tags, source=_SOURCE,
-                           **self._scope())  # fmt: skip
+        try:
+            m = self.store.add(content, key=key, importance=importance, kind=kind, tags=tags, source=_SOURCE,
+                               **self._scope())  # fmt: skip
+        except AccessDenied as e:  # audited by the store, whose message names the memory
+            raise (e if key is None else self._denied(key)) from None
         return written(m)
 
     def search_memories(self, query: Query, k: Limit = 5) -> dict[str, Any]:
@@ -169,6 +186,8 @@ class _MemoryTools:
         where = {k: v for k, v in self._scope().items() if k != "now"}
         versions = self.store.versions(key, **where)
         if versions.is_empty():
+            if not self.store.versions(key, namespace=self.namespace).is_empty():  # the operator's view
+                raise self._denied(key)  # the key is there, none of it readable: refused as add_memory is
             raise NotFound(
                 f"no memory with key {key!r} in namespace {self.namespace!r}; add_memory creates it"
             )
@@ -180,8 +199,11 @@ class _MemoryTools:
         given = {"importance": importance, "kind": kind, "tags": tags}
         fields = {f: current[0][f] for f in _CARRIED} if current else {}
         fields |= {f: v for f, v in given.items() if v is not None}
-        m = self.store.add(content, key=key, source=_SOURCE, conflict_policy="supersede", **fields,
-                           **self._scope())  # fmt: skip
+        try:
+            m = self.store.add(content, key=key, source=_SOURCE, conflict_policy="supersede", **fields,
+                               **self._scope())  # fmt: skip
+        except AccessDenied:  # audited by the store, whose message names the memory
+            raise self._denied(key) from None
         return written(m)
 
     def delete_memory(self, id: MemoryId) -> dict[str, Any]:
@@ -201,7 +223,7 @@ class _MemoryTools:
     def list_conflicts(self) -> dict[str, Any]:
         """The keys whose value is disputed: the current (active) version and the pending ones
         (status conflict), oldest first. Settle one with resolve_conflict."""
-        shown = self.store.frame(self.namespace, requester=self.requester, withhold=True)  # a model reads it
+        shown = self._shown()
         disputed = shown.filter(pl.col("status") == "conflict")["key"].unique(maintain_order=True)
         live = shown.filter(
             pl.col("key").is_in(disputed.implode()) & pl.col("status").is_in(["active", "conflict"])
@@ -220,9 +242,9 @@ class _MemoryTools:
         return record(self.store.resolve(key, keep=keep, **self._scope()))
 
     def show_memories(self, limit: Limit = 20) -> dict[str, Any]:
-        """What is stored here that you may read, newest first, in every status (active, superseded,
-        conflict; quarantined text withheld). `total` counts them all."""
-        shown = self.store.frame(self.namespace, requester=self.requester, withhold=True)  # a model reads it
+        """What is stored here that you may read and that holds now (not expired), newest first, in every
+        status (active, superseded, conflict; quarantined text withheld). `total` counts them all."""
+        shown = self._shown()
         newest = shown.reverse().head(limit).select(_LISTED)  # frame() is oldest first
         return {"total": shown.height, "memories": rows(newest)}
 
@@ -290,11 +312,11 @@ def build_server(
     namespace : str
         The one namespace every tool acts in.
     requester : str, optional
-        Who the client acts as, under memkit's access rules and in the audit log; None (default)
-        is the operator, who may change every memory of the namespace.
+        Who the client acts as, under memkit's access rules and in the audit log (a name the store
+        takes: one holding a secret is refused); None (default) is the operator, who may change all.
     now : callable, optional
-        A zero-argument function returning the time (a timezone-aware datetime) of each call;
-        default: the wall clock. Tests and replays pass a fixed clock.
+        A zero-argument function returning each call's time (timezone-aware, checked at start);
+        default: the wall clock. A fixed one (tests, replays) dates show_memories too: ``as_of``.
 
     Returns
     -------
@@ -310,9 +332,15 @@ def build_server(
         raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
     namespace = check_name("namespace", namespace)
     store._check_spaces((namespace,))  # the tools write there: a secret is refused at start
-    requester = check_name("requester", requester, optional=True)
+    store._who(requester)  # the store's rule for requesters (a name, no secret), at start, not at each call
     if now is not None and not callable(now):
         raise ValidationError("now", f"must be a zero-argument callable returning a datetime, got {now!r}")
+    if now is not None:
+        try:  # called once here: a naive or broken clock is refused at start, not at every call
+            first = now()
+        except Exception as e:
+            raise ValidationError("now", f"calling it raised {type(e).__name__}: {e}"[:200]) from None
+        check_time("now", first)
     tools = _MemoryTools(store, namespace, requester, now)
     return MCPServer(
         "memkit",
