@@ -11,7 +11,7 @@ analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`
 reembed     migrate a file written by another (or an older) embedder to the default one
 mcp         serve one namespace as MCP memory tools over stdio (extra ``memkit[mcp]``)
 data        ``data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached; :func:`fetch_locomo`)
-copy, pg    a whole store into a new one; a local PostgreSQL server (:mod:`memkit.operate`)
+copy, pg    a whole store into a new one; a local PostgreSQL server (:mod:`memkit.operate`, as data)
 ==========  ======================================================================================
 
 The CLI never creates a database by accident: every command but ``demo`` needs an existing file
@@ -49,7 +49,6 @@ import polars as pl
 
 from .demo import run_demo
 from .errors import MemkitError, ValidationError
-from .evaluate import LOCOMO, fetch_locomo
 from .operate import COMMANDS as OPERATOR_COMMANDS
 from .operate import add_commands as add_operator_commands
 from .portable import adapters
@@ -71,18 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memkit", description="memkit: the memory layer of LLM agents")
     sub = parser.add_subparsers(dest="command", required=True)
     adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp,
-              _add_data, add_operator_commands)  # fmt: skip
+              add_operator_commands)  # fmt: skip
     for add in adders:
         add(sub)
     return parser
-
-
-def _add_data(sub: argparse._SubParsersAction) -> None:
-    """``memkit data locomo [--path P] [--no-download]``: the data set's checked file, fetched once."""
-    p = sub.add_parser("data", help="fetch a public evaluation set (LoCoMo), check and cache it")
-    p.add_argument("name", choices=["locomo"], help="the data set")  # one today; the word leaves room
-    p.add_argument("--path", help="a file or folder to use (default: $MEMKIT_LOCOMO, else ~/.cache/memkit)")
-    p.add_argument("--no-download", action="store_true", help="only look for the file and check it")
 
 
 def _requester_option(p: argparse.ArgumentParser) -> None:
@@ -216,9 +207,14 @@ def _run(args: argparse.Namespace) -> None:
             _WITH_STORE[args.command](store, args)
     except MemkitError:  # the import refused (nothing written): a reader leaving early is not that
         if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
-            for f in (args.db, f"{args.db}.wal", f"{args.db}.reads"):
-                Path(f).unlink(missing_ok=True)
+            _remove(args.db)
         raise
+
+
+def _remove(db: str) -> None:
+    """Remove a database this command made and then refused, with its files beside it."""
+    for f in (db, f"{db}.wal", f"{db}.reads", f"{db}.lock"):
+        Path(f).unlink(missing_ok=True)
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -247,8 +243,16 @@ def _mcp(args: argparse.Namespace) -> None:
     from .integrations.mcp import build_server
 
     clock = None if args.now is None else (lambda: args.now)
+    made = args.create and not Path(args.db).exists()
     with MemoryStore(args.db, create=args.create) as store:
-        build_server(store, namespace=args.namespace, requester=args.requester, now=clock).run()
+        try:  # refused at start (a bad namespace, requester or clock): no new, empty file is left
+            server = build_server(store, namespace=args.namespace, requester=args.requester, now=clock)
+        except MemkitError:
+            store.close()
+            if made:
+                _remove(args.db)
+            raise
+        server.run()
 
 
 def _export(store: MemoryStore, args: argparse.Namespace) -> None:
@@ -312,16 +316,9 @@ def _analyze(store: MemoryStore, args: argparse.Namespace) -> None:
     print(f"{findings.height} findings" + "".join(f"; {s}: {n}" for s, n in by.iter_rows()))
 
 
-def _data(args: argparse.Namespace) -> None:
-    """Find or download the data set, check its sha256, print its absolute path last (for scripts:
-    ``export MEMKIT_LOCOMO=$(memkit data locomo | tail -1)``)."""
-    path = fetch_locomo(args.path, download=not args.no_download, say=print)
-    print(f"LoCoMo ({LOCOMO.licence}; cite {LOCOMO.citation}):\n{path}")
-
-
 # the commands that open the database themselves (or none), and those that share one opened store
 _NO_STORE: dict[str, Callable[[argparse.Namespace], None]] = {
-    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp, "data": _data, **OPERATOR_COMMANDS,
+    "demo": _demo, "info": _info, "reembed": _reembed, "mcp": _mcp, **OPERATOR_COMMANDS,
 }  # fmt: skip
 _WITH_STORE: dict[str, Callable[[MemoryStore, argparse.Namespace], None]] = {
     "export": _export, "import": _import, "analyze": _analyze,

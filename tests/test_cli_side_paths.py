@@ -149,3 +149,25 @@ def test_an_import_option_that_does_not_apply_is_refused(
     assert f"ValidationError: {named}:" in capsys.readouterr().err
     with mk.MemoryStore(db) as s:
         assert s.frame().equals(before)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--namespace", ""],
+        ["--namespace", "u", "--now", "2026-01-01"],
+        ["--namespace", "u", "--requester", "sk-" + "a1" * 20],
+    ],
+)
+def test_an_mcp_server_refused_at_start_leaves_no_new_file(tmp_path: Path, bad: list[str], capsys) -> None:
+    pytest.importorskip("mcp")
+    new = tmp_path / "new.duckdb"
+    assert main(["mcp", "--db", str(new), "--create", *bad]) == 2
+    assert "memkit: ValidationError" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # no database, log, journal or lock file left behind
+
+
+def test_memkit_data_is_still_a_command(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["data", "--help"])
+    assert "--no-download" in capsys.readouterr().out
