@@ -462,3 +462,27 @@ def test_reinforce_and_resolve_answer_in_order_on_every_backend(backend: str) ->
         over = json.loads(s.audit("u", op="resolve")["detail"][0])["over"]
         assert over == [v[1].id, v[2].id]
         assert s.audit("u", op="supersede")["memory_id"].to_list()[-2:] == [v[1].id, v[2].id]
+
+
+def test_an_older_backup_of_a_merge_of_merges_stays_erased(backend: str, tmp_path) -> None:
+    """The import's tombstone looked at a merge's direct members only: a backup of a merge of merges
+    (g = merge(p, c), p = merge(a, b)) brought a's erased text back after delete(a)."""
+    h = timedelta(hours=1)
+    text = "I like green tea in the morning with honey and lemon every day at home"
+    with mk.MemoryStore() as s:
+        a = s.add(text + ". Zanzibar", namespace="u", now=NOW)
+        s.add(text + ".", namespace="u", now=NOW + h)
+        p = s.consolidate("u", now=NOW + 10 * h)["merged_id"][0]
+        s.add(text + ". Also", namespace="u", now=NOW + 11 * h)
+        g = s.consolidate("u", now=NOW + 20 * h)["merged_id"][0]
+        assert p in s.get(g).merged_from and "Zanzibar" in s.get(g).content
+        backup, later = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+        s.export(backup, namespace="u", now=NOW + 21 * h)
+        s.delete(a.id, now=NOW + 30 * h)
+        s.export(later, namespace="u", now=NOW + 31 * h)
+        for how in ("overwrite", "new_ids"):
+            report = s.import_(backup, on_conflict=how, now=NOW + 32 * h)
+            assert dict(zip(report["source_id"], report["action"], strict=True))[g] == "erased"
+            assert not [x for x in s.frame("u")["content"] if "Zanzibar" in x]
+        with mk.MemoryStore() as fresh:  # what was exported after the erasure imports whole
+            assert set(fresh.import_(later, now=NOW + 32 * h)["action"]) == {"added"}

@@ -51,6 +51,7 @@ def plan_import(
     namespace_map: dict[str, str],
     new_id: Callable[[], str],
     erased: Mapping[str, datetime] | None = None,
+    rederived: Mapping[str, datetime] | None = None,
 ) -> tuple[Parsed, pl.DataFrame]:
     """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
     source_id, id, namespace, action``).
@@ -61,7 +62,9 @@ def plan_import(
     renamed by ``namespace_map``. ``erased`` maps ids the store erased (``delete``, ``forget``) to
     when: erasure is final, so a line with such an id, or a merge of such a member last changed
     before its erasure (its text may hold the member's; a merge re-derived after it does not), is
-    left out as ``erased`` whatever ``on_conflict`` says.
+    left out as ``erased`` whatever ``on_conflict`` says. ``rederived`` maps the merges an erasure
+    re-derived to when: a line of one, or of a merge holding one, last changed before that is an
+    older version that held the erased text (a merge of merges), and is left out too.
 
     >>> data = Parsed({}, {"id": ["a", "b"], "namespace": ["u", "u"]}, [2, 3])
     >>> rows, report = plan_import(data, {"a"}, "skip", {"u": "v"}, lambda: "new")
@@ -72,8 +75,14 @@ def plan_import(
     cols = data.columns
     ids = cols["id"]
     gone: set[int] = set()
-    if erased:  # (a store that never erased anything costs no pass over the lines)
-        gone = {i for i, x in enumerate(ids) if x in erased or _holds_erased(cols, i, erased)}
+    if erased or rederived:  # (a store that never erased anything costs no pass over the lines)
+        before = {**(rederived or {}), **(erased or {})}  # a member changed since: the line is older
+        changed = cols["updated_at"] if "updated_at" in cols else [None] * len(ids)
+        gone = {
+            i for i, x in enumerate(ids)
+            if (erased and x in erased) or _holds_erased(cols, i, before)
+            or (rederived and x in rederived and (changed[i] is None or changed[i] < rederived[x]))
+        }  # fmt: skip
     if on_conflict == "error" and existing:
         row = next(i for i, x in enumerate(ids) if x in existing)
         raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")

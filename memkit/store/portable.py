@@ -227,14 +227,12 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 [data.columns["id"]],
             )
             existing: dict[str, str] = dict(stored)  # the file's ids already stored -> their namespace
-            named = {*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)}
-            named -= existing.keys()
-            erased = self._run(  # tombstones: erasure is final, a backup does not bring text back
-                "SELECT memory_id, max(ts) FROM events WHERE op IN ('delete', 'forget')"
-                " AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id",
-                [list(named)],
-            )
-            data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, dict(erased))
+            named = [*{*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)}]
+            # tombstones: erasure is final, a backup does not bring text back: what the store erased,
+            # and the merges it re-derived then (an older version of one still holds the erased text)
+            erased, rederived = (dict(self._run(_TOMBSTONES.format(ops=ops), [named])) for ops in (
+                "op IN ('delete', 'forget')", "op = 'merge' AND detail->>'rederived' = 'true'"))  # fmt: skip
+            data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, erased, rederived)
             cols, lines = data.columns, data.lines
             if not lines:  # every line skipped: nothing to write, nothing to log
                 return report
@@ -307,6 +305,12 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 released=_approved(data.events) if requester is None else (),
             )  # fmt: skip
         return report
+
+
+_TOMBSTONES = (  # when the store last did `ops` to each of the ids
+    "SELECT memory_id, max(ts) FROM events WHERE {ops} AND memory_id IN (SELECT unnest(?::VARCHAR[]))"
+    " GROUP BY memory_id"
+)
 
 
 def _approved(events: list[tuple[Any, ...]]) -> list[int]:
