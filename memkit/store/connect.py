@@ -39,7 +39,9 @@ SETTINGS = {
 }
 _FILE_OF = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
 _OPEN: dict[str, int | None] = {}  # database files open in this process (resolved) -> their lock's fd
-_OPEN_LOCK = threading.Lock()  # guards _OPEN across threads (and stores)
+# guards _OPEN across threads (and stores); re-entrant: a store dropped unclosed is let go by the
+# garbage collector, which may run inside claim() or release() in the same thread
+_OPEN_LOCK = threading.RLock()
 _SIDE = (".wal", ".reads", ".lock")  # a store's own files beside its database: its log, journal, lock
 
 
@@ -48,7 +50,7 @@ def is_database(path: str | Path) -> bool:
     never a place to write an export (``export("memories.db")`` by mistake would destroy the store)."""
     target = str(Path(path).resolve())
     with _OPEN_LOCK:
-        if any(target == f or target in (f + s for s in _SIDE) for f in _OPEN):
+        if any(target == f or target in (f + s for s in _SIDE) for f in tuple(_OPEN)):
             return True
     if not os.path.isfile(target):  # opening a pipe would wait for a writer
         return False
@@ -70,26 +72,42 @@ def claim(file: str, read_only: bool) -> None:
     """Mark ``file`` (a resolved path) open in this process and take its lock file -> StoreLocked if
     this process already holds it, or another process holds its lock."""
     with _OPEN_LOCK:
-        if file in _OPEN or any(_same_file(f, file) for f in _OPEN):
+        if file in _OPEN or any(_same_file(f, file) for f in tuple(_OPEN)):
             raise StoreLocked(f"{file} is already open in this process; close the other MemoryStore")
+        _OPEN[file] = _lock_file(file + ".lock", read_only)
+
+
+def _lock_file(path: str, read_only: bool) -> int | None:
+    """Open and ``flock`` the lock file ``path`` -> its descriptor (None: no lock file here).
+
+    The last store out removes the file, so one opened just before that is a deleted file: a lock
+    on it would hold nothing (the next opener makes a new file). So the lock must be on the file
+    the path names once it is held, or the open is tried again."""
+    for _ in range(100):  # (each retry means another process let go meanwhile: a few at most)
         fd: int | None = None
         for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # (a lock file another user made: read it)
             with suppress(OSError):
-                fd = os.open(file + ".lock", flags, 0o644)
+                fd = os.open(path, flags, 0o644)
                 break  # neither: a read-only directory, where DuckDB's own lock is all there is
-        if fd is not None:
-            try:
-                fcntl.flock(fd, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-            except BlockingIOError:  # held by another process
-                os.close(fd)
-                raise StoreLocked(
-                    f"{file} is locked by another process (one read-write process, or several"
-                    " read-only ones, per file)"
-                ) from None
-            except OSError:  # a file system without flock (some network mounts): DuckDB's lock alone
-                os.close(fd)
-                fd = None
-        _OPEN[file] = fd
+        if fd is None:
+            return None
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:  # held by another process
+            os.close(fd)
+            raise StoreLocked(
+                f"{path[:-5]} is locked by another process (one read-write process, or several read-only"
+                " ones, per file)"
+            ) from None
+        except OSError:  # a file system without flock (some network mounts): DuckDB's lock alone
+            os.close(fd)
+            return None
+        with suppress(OSError):
+            held, named = os.fstat(fd), os.stat(path)
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+                return fd
+        os.close(fd)  # removed (or replaced) meanwhile: open the file the path names now
+    raise StoreLocked(f"{path[:-5]} is being opened and closed by other processes: try again")
 
 
 def release(file: str | None) -> None:

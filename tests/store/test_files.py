@@ -316,3 +316,47 @@ def test_a_new_store_does_not_replay_another_databases_journal(tmp_path: Path) -
         leftover.unlink(missing_ok=True)  # the user throws the database away, and starts a new one
     with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=64)) as fresh:
         assert fresh.audit().is_empty()
+
+
+def test_a_lock_on_a_lock_file_removed_meanwhile_is_not_taken(tmp_path: Path, monkeypatch) -> None:
+    """The last store out removes ``<file>.lock``; a process that opened it just before then locked
+    a deleted file and held nothing (a later opener made a new one: two writers, and a compaction
+    let a third in). The lock is now checked to be on the file the path names, else opened again."""
+    from memkit.store import connect
+
+    path = str(tmp_path / "m.duckdb.lock")
+    first = connect._lock_file(path, read_only=False)
+    assert first is not None
+    stale = os.open(path, os.O_RDWR)  # opened by another process just before the holder let go:
+    os.unlink(path)  # the holder removes the file ...
+    os.close(first)  # ... and lets go
+    real, handed = os.open, []
+
+    def open_the_stale_file_first(p: str, flags: int, mode: int = 0o777) -> int:
+        if not handed:
+            handed.append(p)
+            return stale
+        return real(p, flags, mode)
+
+    monkeypatch.setattr(connect.os, "open", open_the_stale_file_first)
+    fd = connect._lock_file(path, read_only=False)
+    assert fd is not None and handed
+    assert os.fstat(fd).st_ino == os.stat(path).st_ino  # the lock is on the file the path names
+    os.close(fd)
+
+
+def test_letting_a_file_go_inside_a_claim_does_not_deadlock() -> None:
+    """A store dropped unclosed is let go by the garbage collector, which may run while the same
+    thread holds the open-files lock (inside claim, release or is_database): a plain lock hung."""
+    import threading
+
+    from memkit.store import connect
+
+    def collected_inside_a_claim() -> None:
+        with connect._OPEN_LOCK:
+            connect.release("/nowhere/m.duckdb")
+
+    t = threading.Thread(target=collected_inside_a_claim, daemon=True)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive()
