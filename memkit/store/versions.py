@@ -309,6 +309,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                     again = live_now()  # inside the serializable transaction
                     if keep not in {r["id"] for r in again}:
                         raise NotFound(f"{keep!r} is no longer a live version of key {key!r}")
+                    check_forward(again, now)  # (a version written since may be later than `now`)
                     losers = [r["id"] for r in again if r["id"] != keep]
                 self._set_status([keep], "active", now)
                 self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)

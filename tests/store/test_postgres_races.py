@@ -434,3 +434,30 @@ def test_an_import_that_keeps_losing_the_race_is_a_memkit_conflict(
         with pytest.raises(mk.ConflictError, match="run the import again"):
             b.import_(path, now=NOW)
         assert len(tries) == portable._PLANS and b.count() == 0
+
+
+def test_a_resolve_never_dates_a_change_before_a_version_written_meanwhile(url: str) -> None:
+    """resolve() reads the live versions again inside its transaction on a server, but did not check
+    again that its `now` goes forward: a version another process wrote meanwhile, dated later, was
+    superseded before it was written (frame(as_of=) showed it so). Now it is refused, unchanged."""
+    h = timedelta(hours=1)
+    a, b = mk.MemoryStore(url, conflict_policy="flag"), mk.MemoryStore(url, conflict_policy="flag")
+    try:
+        v1 = a.add("city is Paris", namespace="u", key="city", now=NOW)
+        a.add("city is Rome", namespace="u", key="city", requester="w2", now=NOW + h)
+        late: list[mk.Memory] = []
+        real = a._tx
+
+        def another_process_writes_first(fn):  # in the window between resolve's check and its write
+            if not late:
+                late.append(b.add("city: Oslo", namespace="u", key="city", requester="w3", now=NOW + 10 * h))
+            return real(fn)
+
+        a._tx = another_process_writes_first
+        with pytest.raises(mk.ValidationError, match="now"):
+            a.resolve("city", namespace="u", keep=v1.id, now=NOW + 2 * h)
+        a._tx = real
+        assert a.get(late[0].id).status == "conflict" and a.audit("u", op="resolve").is_empty()
+    finally:
+        a.close()
+        b.close()
