@@ -38,7 +38,7 @@ __all__ = ["MaintainMixin"]
 
 
 _FOUND = (  # the rows an erasure takes, with what a merge of them needs to know
-    "SELECT id, namespace, updated_at, access_count, importance FROM memories"
+    "SELECT id, namespace, updated_at, access_count, importance, last_access_at FROM memories"
     " WHERE id IN (SELECT unnest(?::VARCHAR[]))"
 )
 # the members of the merges in ?, in the merge's own namespace and access group (a lineage that
@@ -96,7 +96,7 @@ class MaintainMixin(RederiveMixin, FilesMixin):
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
             found = self._run(_FOUND, [gone])
             spaces = {r[0]: r[1] for r in found}
-            was = {r[0]: r[3:] for r in found}  # count and importance as they were (for a re-derived merge)
+            was = {r[0]: r[3:] for r in found}  # count, importance, last access (for a re-derived merge)
             # the merges holding an erased text (not those erased with it)
             parents = [p for p in self._merges_of(list(spaces)) if p["id"] not in spaces]
             # dated just after the last change of what it erases or re-derives, if `now` is earlier: a

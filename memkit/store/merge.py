@@ -67,21 +67,17 @@ def own_reinforcement(
 ) -> dict[str, Any]:
     """A re-derived merge's ``rec`` (from the members left) with the reinforcement the merge earned
     itself: its hits since it was made are its count above its members' summed counts, its gain in
-    importance above their max, as the members were at the merge (members are superseded then, so
-    their counts stay; ``was`` has those an erasure just changed). Its last access stays if it had
-    hits (they came after every member's)."""
-    now = {m["id"]: (m["access_count"], m["importance"]) for m in members}
+    importance above their max, its own last access one later than theirs, as the members were at
+    the merge (members are superseded then, so they stay; ``was`` has those an erasure just changed:
+    ``(count, importance, last access)``). Nothing of an erased member's own stays."""
+    now = {m["id"]: (m["access_count"], m["importance"], m["last_access_at"]) for m in members}
     then = [t for i in merge["merged_from"] if (t := was.get(i) or now.get(i)) is not None]
-    hits = max(0, merge["access_count"] - sum(c for c, _ in then))
-    gain = max(0.0, merge["importance"] - max((w for _, w in then), default=merge["importance"]))
-    return {
-        **rec,
-        "access_count": min(rec["access_count"] + hits, COUNT_MAX),
-        "importance": min(1.0, rec["importance"] + gain),
-        "last_access_at": max(
-            rec["last_access_at"], merge["last_access_at"] if hits else rec["last_access_at"]
-        ),
-    }
+    hits = max(0, merge["access_count"] - sum(t[0] for t in then))
+    gain = max(0.0, merge["importance"] - max((t[1] for t in then), default=merge["importance"]))
+    own = merge["last_access_at"] > max((t[2] for t in then), default=merge["last_access_at"])
+    last = max(rec["last_access_at"], merge["last_access_at"]) if own else rec["last_access_at"]
+    count, importance = min(rec["access_count"] + hits, COUNT_MAX), min(1.0, rec["importance"] + gain)
+    return {**rec, "access_count": count, "importance": importance, "last_access_at": last}
 
 
 _STILL_ACTIVE = (

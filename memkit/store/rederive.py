@@ -68,15 +68,16 @@ class RederiveMixin(MergeMixin):
         at: datetime,
         requester: str | None,
         parents: list[dict[str, Any]] | None = None,
-        was: dict[str, tuple[int, float]] | None = None,
+        was: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[dict[str, Any]]:
         """Inside an erasure dated ``at``: re-derive every merge that held an erased text from the
         members of its own group that remain (text, survivor, embedding and every merged field), up
         the lineage; a merge with none left is erased too (its id joins ``erased``) -> the re-derived
         rows as they are now. ``parents``: the merges of ``erased``, if the caller has them; ``was``:
-        the erased rows' access count and importance (:func:`~memkit.store.merge.own_reinforcement`)."""
+        the erased rows' access count, importance and last access
+        (:func:`~memkit.store.merge.own_reinforcement`)."""
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
-        was = {} if was is None else was  # rows this erasure changes -> (count, importance) before
+        was = {} if was is None else was  # rows this erasure changes -> (count, importance, last) before
         frontier = list(erased)
         while frontier:  # up the lineage: a merge of merges is re-derived after the merge it holds
             parents = self._merges_of(frontier) if parents is None else parents
@@ -95,7 +96,8 @@ class RederiveMixin(MergeMixin):
                     survivor, content = remerge(pl.DataFrame(members))  # the merge rule, on what is left
                     rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
                     rec = own_reinforcement(rec, p, members, was)  # what the merge earned itself stays
-                    was[p["id"]] = (p["access_count"], p["importance"])  # (for a merge of this merge)
+                    # (for a merge of this merge: the merge as it was)
+                    was[p["id"]] = (p["access_count"], p["importance"], p["last_access_at"])
                     value = None if rec["value"] is None else check_value(rec["value"])
                     cols = self._rescreen(
                         p, {**rec, "content": content, "value": value}, survivor, requester, now, op

@@ -207,3 +207,18 @@ def test_a_rederived_merge_keeps_the_reinforcement_it_earned_itself(backend: str
         assert after.last_access_at == before.last_access_at == NOW + 9 * H
         s.delete(c.id, now=NOW + 21 * H)  # nothing of c was in the counts: nothing changes
         assert s.get(merged).access_count == 7
+
+
+def test_a_rederived_merge_keeps_no_last_access_of_the_erased_member(backend: str) -> None:
+    """A merge whose last access is its member a's (its own hits were dated earlier: a search in
+    the past never moves last access back) kept a's time after delete(a): a trace of a."""
+    text = "the user lives in Hangzhou"
+    with mk.MemoryStore() as s:
+        a, b = (s.add(text, namespace="u", now=NOW + i * H) for i in range(2))
+        s.reinforce([a.id], namespace="u", now=NOW + 8 * H)
+        merged = s.consolidate("u", now=NOW + 10 * H)["merged_id"][0]
+        assert s.search("Hangzhou", namespace="u", now=NOW + 5 * H)["id"].to_list() == [merged]
+        assert s.get(merged).last_access_at == NOW + 8 * H  # a's, though the merge was hit
+        s.delete(a.id, now=NOW + 20 * H)
+        after = s.get(merged)
+        assert after.last_access_at == b.last_access_at == NOW + H and after.access_count == 1  # its own hit
