@@ -161,24 +161,28 @@ class MemkitStore(SearchOps, BaseStore):
         for op in ops:
             self._check(op)
         results: list[Result] = [None] * len(ops)
-        now = self._clock()
-        i = 0
-        while i < len(ops):
-            if isinstance(ops[i], PutOp):
-                j = i
-                while j < len(ops) and isinstance(ops[j], PutOp):
-                    j += 1
-                self._put_all(ops[i:j], now)  # type: ignore[arg-type]
-                i = j
-                continue
-            op = ops[i]
-            if isinstance(op, GetOp):
-                results[i] = self._get(op, now)
-            elif isinstance(op, SearchOp):
-                results[i] = self._search(op, now)
-            else:
-                results[i] = self._list_namespaces(op)  # type: ignore[arg-type]
-            i += 1
+        # the batch runs with the store alone, its clock read there: after every write before it (read
+        # earlier, a key another thread updates meanwhile had no version at all: the new one "not yet
+        # written", the old one superseded); the store's lock is re-entrant for the calls inside
+        with self.store._lock:
+            now = self._clock()
+            i = 0
+            while i < len(ops):
+                if isinstance(ops[i], PutOp):
+                    j = i
+                    while j < len(ops) and isinstance(ops[j], PutOp):
+                        j += 1
+                    self._put_all(ops[i:j], now)  # type: ignore[arg-type]
+                    i = j
+                    continue
+                op = ops[i]
+                if isinstance(op, GetOp):
+                    results[i] = self._get(op, now)
+                elif isinstance(op, SearchOp):
+                    results[i] = self._search(op, now)
+                else:
+                    results[i] = self._list_namespaces(op)  # type: ignore[arg-type]
+                i += 1
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

@@ -492,3 +492,31 @@ def test_a_query_and_a_filter_together_lose_nothing_and_keep_memkits_order(lg: M
                              reinforce=False)  # fmt: skip
     want = [decode_label(k) for k in direct["key"].to_list()]
     assert [h.key for h in lg.search(ALICE, query="green tea", limit=20)] == want  # near ties newest first
+
+
+def test_a_get_racing_a_put_of_the_same_key_always_finds_it() -> None:
+    """A batch read its clock before the store's lock: a get() while another thread put() the same
+    key found no item at all (every one of 150), though the key always has a current version."""
+    import threading
+
+    store = MemkitStore(mk.MemoryStore(embedder=mk.HashEmbedder(dim=64)))
+    store.put(("u",), "city", {"city": "v-1"})
+    stop, seen = threading.Event(), []
+
+    def writer() -> None:
+        try:
+            for i in range(100):
+                store.put(("u",), "city", {"city": f"v{i}"})
+        finally:
+            stop.set()
+
+    def reader() -> None:
+        while not stop.is_set():
+            seen.append(store.get(("u",), "city") is not None)
+
+    threads = [threading.Thread(target=f) for f in (writer, reader, reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert seen and all(seen)
