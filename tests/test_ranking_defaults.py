@@ -13,7 +13,7 @@ from conftest import NOW
 
 import memkit as mk
 from memkit.agent.context import build_context
-from memkit.scoring import neighbour_score
+from memkit.scoring import neighbour_score, tie_order
 
 M, H = timedelta(minutes=1), timedelta(hours=1)
 PLAIN = dict(keyword=0.0, neighbour=0.0, tie=0.0)
@@ -308,3 +308,22 @@ def test_the_reranker_reports_the_neighbour_component_as_search_does(
     assert rr["score"].to_list() == pytest.approx(hits["score"].to_list())
     total = mk.views.contributions(rr, w).group_by("rank").agg(pl.col("contribution").sum()).sort("rank")
     assert total["contribution"].to_list() == pytest.approx(rr["score"].to_list())
+
+
+@pytest.mark.parametrize("index", ["exact", "int8"])
+def test_exact_score_ties_keep_write_order_in_every_index(backend: str, index: str) -> None:
+    """Memories written at one instant with the same float64 score ranked in the order float32
+    rounding gave the exact index's first pass (the shortlist's order was the last tie-break), so
+    the exact and int8 indexes returned different members of a tie group. Ties keep write order."""
+    texts = [f"项下务址会点务东上器 #124 {j}" for j in range(130)]
+    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.0)
+    if backend == "postgres" and index == "int8":
+        pytest.skip("the int8 index is DuckDB's")
+    with mk.MemoryStore(embedder=mk.HashEmbedder(dim=64), index=index) as store:
+        store.add_many(pl.DataFrame({"content": texts}), namespace="u", now=NOW)
+        f = store.frame("u", include_embedding=True)
+        query = store._embed_query("户啡址址").astype(np.float64)
+        sims = np.stack(f["embedding"].to_numpy()).astype(np.float64) @ query
+        want = f["content"].to_numpy()[tie_order(sims, np.zeros(len(sims)), 0.0)[:5]].tolist()
+        q = dict(namespace="u", now=NOW, k=5, weights=w, reinforce=False, min_strength=0.0)
+        assert store.search("户啡址址", **q)["content"].to_list() == want

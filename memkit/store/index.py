@@ -128,6 +128,8 @@ class SearchIndex(IndexColumns):
         (:meth:`vectors`), then the top ``k`` and their score components."""
         ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
         lam2 = float(weights.neighbour2)
+        cand = np.sort(cand)  # in row order: equal scores and ages keep the earlier row (tie_order),
+        # not the order float32 noise gave the first pass
         if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
             reach = (prev, nxt, prev2, nxt2) if lam2 else (prev, nxt)  # them, in a tenth of its time)
             around = np.concatenate([a[cand] for a in reach])

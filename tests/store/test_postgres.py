@@ -155,6 +155,22 @@ def test_hnsw_index_holds_no_vectors_and_returns_exact_scores(url: str) -> None:
         mk.MemoryStore(index="hnsw")  # a DuckDB store has no HNSW index
 
 
+def test_hnsw_returns_the_exact_hits_when_k_is_above_ef_search(url: str) -> None:
+    """Only ``ef_search`` (100) rows got their real cosine from HNSW, every other row 0: with k=200
+    recall fell to ~0.55. At least the shortlist (4k) nearest rows are asked for now."""
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(2000, 384)).astype(np.float32)  # more than the shortlist (4k = 800)
+    frame = pl.DataFrame({"content": [f"note {i}" for i in range(2000)], "embedding": vectors.tolist()})
+    w = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=0.0)
+    with mk.MemoryStore(url) as exact:
+        exact.add_many(frame, namespace="u", now=NOW)
+        with mk.MemoryStore(url, index="hnsw") as hnsw:
+            q = dict(namespace="u", k=200, now=NOW, reinforce=False, weights=w, min_strength=0.0)
+            want = exact.search("note 3", **q)["id"].to_list()
+            got = hnsw.search("note 3", **q)["id"].to_list()
+            assert len(set(got) & set(want)) >= 0.98 * len(want)
+
+
 def test_hnsw_first_pass_takes_only_what_the_read_gate_lets_through(url: str) -> None:
     """300 memories the requester may not read (or a tags filter leaves out) lie nearer the query than
     every readable one: they took all of HNSW's places, and the readable nearest were cut."""
