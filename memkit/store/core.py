@@ -163,6 +163,13 @@ class StoreCore:
         """``now=`` validated, or the wall clock when it is None."""
         return check_time("now", now, optional=True) or utcnow()
 
+    @staticmethod
+    def _clock(now: datetime | None) -> Callable[[], datetime]:
+        """``now=`` validated -> the call's time, read when asked: ``now``, or the wall clock then (a
+        read asks under the store's lock, so the time comes after every write that ran before)."""
+        given = check_time("now", now, optional=True)
+        return utcnow if given is None else lambda: given
+
     # -------------------------------------------------------------------------------- transactions
     def _check_writable(self) -> None:
         """Raise MemkitError unless the store may write: not opened read-only, and its vectors are

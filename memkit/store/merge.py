@@ -70,8 +70,8 @@ def own_reinforcement(
     importance above their max, its own last access one later than theirs, as the members were at
     the merge (members are superseded then, so they stay; ``was`` has those an erasure just changed:
     ``(count, importance, last access)``). Nothing of an erased member's own stays."""
-    now = {m["id"]: (m["access_count"], m["importance"], m["last_access_at"]) for m in members}
-    then = [t for i in merge["merged_from"] if (t := was.get(i) or now.get(i)) is not None]
+    current = {m["id"]: (m["access_count"], m["importance"], m["last_access_at"]) for m in members}
+    then = [t for i in merge["merged_from"] if (t := was.get(i) or current.get(i)) is not None]
     hits = max(0, merge["access_count"] - sum(t[0] for t in then))
     gain = max(0.0, merge["importance"] - max((t[1] for t in then), default=merge["importance"]))
     own = merge["last_access_at"] > max((t[2] for t in then), default=merge["last_access_at"])

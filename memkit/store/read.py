@@ -36,7 +36,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .core import log_space, utcnow
+from .core import log_space
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -95,9 +95,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         key, raw = self._key_names(key)
         namespace = self._space(namespace)
         requester = self._who(requester)
-        clock, now = now is None, self._now(now)
+        clock = self._clock(now)
         with self._lock:
-            now = utcnow() if clock else now  # the clock under the lock: after every write before it
+            now = clock()  # under the lock: after every write that ran before
             # access is checked on the one row found, so a denial is audited (a gate would just hide it)
             where, params = self._gate(namespace, None, statuses=("active",), valid_at=now).where()
             rows = self._sql(

@@ -38,7 +38,6 @@ from ..guard.fields import names_as_stored
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
-from .core import utcnow
 from .deferred import DeferredMixin
 from .gate import Gate
 from .guard import GuardMixin
@@ -122,7 +121,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         query = check_text("query", query)
         namespace = self._space(namespace)
         requester = self._who(requester)
-        clock, now = now is None, self._now(now)  # the wall clock is read again under the lock (ask)
+        clock = self._clock(now)  # read under the lock (ask)
         weights = self.weights if weights is None else weights  # the store's (settings=), by default
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
             raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
@@ -149,7 +148,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             """The ranking's arguments, under the lock: a wall-clock `now` read there comes after every
             write that ran before (read earlier, a key's new version could be "not yet written" while
             the old one is already superseded: no version at all)."""
-            t = utcnow() if clock else now
+            t = clock()
             gate = self._gate(namespace, requester, statuses=("active",), valid_at=t)  # the read gate
             return dict(q=q, query=query, gate=gate, now=t, floor=floor, weights=weights, k=int(k),
                         layer=layers, kind=kinds, tags=tag_list, guard=guard)  # fmt: skip
@@ -269,10 +268,11 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         any other id gets nulls."""
         namespace = self._space(namespace)
         ids = check_ids("ids", ids)  # a list (a bare string is not read as its characters)
-        now = self._now(now)
-        gate = self._gate(namespace, self._who(requester), statuses=("active",), valid_at=now)  # search's
+        clock, requester = self._clock(now), self._who(requester)
         self._check_open()
         with self._lock:
+            now = clock()  # under the lock, as search reads it
+            gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # search's
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
             adj = ix.adjacency()  # prev, next, prev2, next2
             seen = ix.mask(gate, epoch_us(now))  # namespace, access, status, validity, the floor
