@@ -49,6 +49,8 @@ class HnswIndex(SearchIndex):
     ``con`` returns the store's connection; ``ef_search`` is pgvector's ``hnsw.ef_search`` and the
     number of nearest memories the first pass takes (40 is pgvector's default)."""
 
+    bounded_first_pass = False  # a row past the HNSW neighbours scores similarity 0, not near it
+
     def __init__(self, dim: int, floor: float, con: Callable[[], Any], ef_search: int = 100) -> None:
         self.con, self.ef_search = con, ef_search
         self._limit = ef_search  # how many nearest rows this ranking asks for (_first_pass_size)

@@ -37,6 +37,10 @@ class SearchIndex(IndexColumns):
     """Columns of every stored memory, row-aligned with ``emb`` (shape ``(n, dim)``), and the
     ranking of a query over them. A store holds one, rebuilt from DuckDB whenever in doubt."""
 
+    # the first pass scores every candidate within a small error of its exact score (float32 here,
+    # int8 codes in the quantized index), so the shortlist's cut can be checked (:func:`_missed`)
+    bounded_first_pass = True
+
     def rank(
         self,
         q: np.ndarray,
@@ -115,21 +119,48 @@ class SearchIndex(IndexColumns):
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
             short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)  # type: ignore[arg-type]
+            first = score if self.bounded_first_pass else None  # every row's: to check the cut
+            if first is not None and not dense:
+                first = np.full(n, -np.inf, np.float32)
+                first[cand] = score
             cand = short if dense else cand[short]
+            return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k, first=first)
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
 
     def _rescore(
         self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
         adj: tuple[Any, ...], now_us: int, weights: Weights, decay: DecayParams, k: int,
+        first: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
         """The second stage of :meth:`rank`, shared by every index kind: float64 scores of ``cand``
         (and of its neighbours, for neighbour expansion) from their exact float32 rows
-        (:meth:`vectors`), then the top ``k`` and their score components."""
-        ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
-        lam2 = float(weights.neighbour2)
+        (:meth:`vectors`), then the top ``k`` and their score components.
+
+        ``first`` (every row's first-pass score, ``-inf`` off the mask), when ``cand`` is a cut of
+        it: a row left out whose first-pass score is within the first pass's error of ranking
+        above the ``k``-th hit (:func:`_missed`) joins ``cand`` and the stage runs again, so a
+        near tie the approximate scores put on the wrong side of the cut still ranks as the exact
+        scores say."""
         cand = np.sort(cand)  # in row order: equal scores and ages keep the earlier row (tie_order),
         # not the order float32 noise gave the first pass
+        while True:
+            rows, comp, score, best = self._exact(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
+            more = np.empty(0, np.int64) if first is None else _missed(
+                first, cand, score, best, _Hours(now_us, self.created_us, None), float(weights.tie)
+            )  # fmt: skip
+            if not len(more):
+                return rows, comp
+            cand = np.union1d(cand, more)
+
+    def _exact(
+        self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
+        adj: tuple[Any, ...], now_us: int, weights: Weights, decay: DecayParams, k: int,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray]:  # fmt: skip
+        """One pass of :meth:`_rescore` over ``cand`` (ascending) -> ``(rows, components, exact
+        score of each of cand, the top k's positions in cand)``."""
+        ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
+        lam2 = float(weights.neighbour2)
         if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
             reach = (prev, nxt, prev2, nxt2) if lam2 else (prev, nxt)  # them, in a tenth of its time)
             around = np.concatenate([a[cand] for a in reach])
@@ -169,7 +200,7 @@ class SearchIndex(IndexColumns):
             comp["keyword"] = kw_all[rows]
         if near is not None:
             comp["neighbour"] = near[best]
-        return rows, comp
+        return rows, comp, score, best
 
     def _first_pass_size(self, k: int, shortlist: int) -> int:
         """How many candidates the float32 first pass keeps for exact rescoring: the shortlist."""
@@ -193,6 +224,36 @@ class _Hours:
     def __getitem__(self, at: np.ndarray) -> np.ndarray:
         rows = at if self.rows is None else self.rows[at]
         return (self.now_us - self.created_us[rows]) / US_PER_HOUR
+
+
+def _missed(
+    first: np.ndarray, cand: np.ndarray, exact: np.ndarray, best: np.ndarray, hours: Any, tie: float
+) -> np.ndarray:
+    """The rows outside ``cand`` that could rank above the ``k``-th hit once scored exactly -> their
+    row numbers (ascending; empty when the cut is sound).
+
+    ``first``: every row's first-pass score (``-inf`` off the mask); ``exact``: the exact scores of
+    ``cand``, whose top ``k`` are ``best`` (positions in cand, best first); ``hours[rows]``: hours
+    since those rows were written. A row's exact score is at most its first-pass one plus ``err``:
+    three times the largest first-pass error among ``cand`` (whose scores are known both ways;
+    the int8 codes' rounding, or float32's), plus float32's rounding of the best score. Such a row
+    could rank above the ``k``-th hit (:func:`memkit.scoring.tie_order`) if it could beat the best
+    score (the steps then start from it), fall in an earlier tie step than the ``k``-th's, or in
+    the same one and be as new (tie 0: score at least the ``k``-th's)."""
+    if not len(best):
+        return np.empty(0, np.int64)
+    b, kth = float(exact.max()), float(exact[best[-1]])
+    err = 3.0 * float(np.max(np.abs(first[cand] - exact))) + 1e-6 * abs(b)
+    width = tie * abs(b)
+    last = np.floor((b - kth) / width) if width > 0 else 0.0  # the k-th hit's tie step
+    low = b - (last + 1.0) * width if width > 0 else kth  # a row at or below it ranks after the k-th
+    rows = np.flatnonzero(first >= low - err)  # (r,): the cut's neighbourhood, a few rows
+    rows = rows[cand[np.minimum(np.searchsorted(cand, rows), len(cand) - 1)] != rows]  # not yet scored
+    if not len(rows) or width <= 0:
+        return rows
+    up = first[rows].astype(np.float64) + err  # the most each could score exactly
+    step = np.floor((b - up) / width)
+    return rows[(up > b) | (step < last) | ((step == last) & (hours[rows] <= hours[cand[best[-1]]]))]
 
 
 def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -15,8 +15,9 @@ threshold of the *pool*, the best ``max(pool_per_k · k, min_pool)`` candidates 
 rule. The error of an approximate cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
 The pool's exact float32 rows (and its neighbours') are then read from DuckDB, the source of truth,
 and scored exactly in float64 as the exact index scores its shortlist: the returned scores are the
-exact ones, and the hits are the exact index's whenever its top k is inside the pool (recall@10 1.0
-on random unit vectors and on LoCoMo turns here, ``benchmarks/search.py``).
+exact ones, and so are the hits, since the pool's cut is checked as the shortlist's is (a row within
+the approximation error of ranking above the k-th hit joins the pool: ``_missed`` in
+:mod:`memkit.store.index`).
 
 Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts and runs 5x slower than the
 float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
@@ -201,9 +202,10 @@ class QuantizedIndex(SearchIndex):
         mode = kern.GATE_SCORE if fused else kern.SCORE
         score, count = self._scan(mode, gate, q, mask, kw_all, weights, decay, now_us)
         lams = (lam, float(weights.neighbour2))
-        cand = self._pool(score, adj, lams, now_us, float(weights.tie), size) if count > size else None
-        cand = np.flatnonzero(mask) if cand is None else cand
-        return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
+        if count <= size:  # every candidate is scored exactly
+            return self._rescore(q, np.flatnonzero(mask), mask, kw_all, adj, now_us, weights, decay, k)
+        cand, first = self._pool(score, adj, lams, now_us, float(weights.tie), size)
+        return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k, first=first)
 
     def _gate_args(self, gate: Any, now_us: int) -> tuple[Any, ...]:
         """The gate's arguments of :func:`~memkit.store.int8_kernels.scan` -> ``(columns, status_ok,
@@ -252,10 +254,11 @@ class QuantizedIndex(SearchIndex):
     def _pool(
         self, score: np.ndarray, adj: tuple[Any, ...], lams: tuple[float, float], now_us: int,
         tie: float, size: int,
-    ) -> np.ndarray:  # fmt: skip
-        """The rest of the first pass -> the rows (ascending) of the ``size`` best approximate
-        scores (plus ``lams[0]`` times the neighbour term, ``lams[1]`` its share two places away)
-        under the final rule (:func:`memkit.scoring.top_k`: near ties newest first)."""
+    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """The rest of the first pass -> ``(the rows (ascending) of the size best approximate scores
+        under the final rule (:func:`memkit.scoring.top_k`: near ties newest first), every row's
+        approximate score)``, the score plus ``lams[0]`` times the neighbour term (``lams[1]`` its
+        share two places away)."""
         n, kr = self.n, self._kernels
         if lams[0] > 0:  # neighbour expansion needs every row's score first: a second pass
             base, score = score, np.empty(n, dtype=np.float32)
@@ -270,4 +273,4 @@ class QuantizedIndex(SearchIndex):
             low = best - (np.floor((best - kth) / width) + 1.001) * width
         sub = np.flatnonzero(score >= low)  # (s,): a few hundred rows, a superset of top_k's
         age = (now_us - self.created_us[sub]) / US_PER_HOUR
-        return np.sort(sub[top_k(score[sub], size, age=age, tie=tie)])
+        return np.sort(sub[top_k(score[sub], size, age=age, tie=tie)]), score

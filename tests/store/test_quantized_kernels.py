@@ -139,7 +139,7 @@ def test_the_pool_is_top_k_under_the_tie_rule(tie: float) -> None:
     score[rng.random(int8.n) < 0.3] = -np.inf
     score[100:130] = score[100]  # exact ties at some rank
     for size in (10, 64, 200):
-        got = int8._pool(score, (None,) * 4, (0.0, 0.0), NOW_US, tie, size)
+        got, _ = int8._pool(score, (None,) * 4, (0.0, 0.0), NOW_US, tie, size)
         age = (NOW_US - int8.created_us[: int8.n]) / HOUR
         want = np.sort(top_k(score, size, age=age, tie=tie))
         assert np.array_equal(got, want), size
