@@ -54,6 +54,7 @@ import polars as pl
 from .decay import age_hours_expr, strength_expr
 from .guard import screen_many
 from .params import GuardParams
+from .schema import check_time
 
 __all__ = ["CODES", "FINDING_SCHEMA", "analyze"]
 
@@ -154,6 +155,7 @@ def analyze(
     ``stale_days`` is how long an owner must have written nothing for MK004.
     Returns :data:`FINDING_SCHEMA` columns; an empty frame of that schema when ``frame`` is empty.
     """
+    now = check_time("now", now)  # in UTC, as the frame's columns are
     if frame.is_empty():
         return pl.DataFrame(schema=FINDING_SCHEMA)
     # strength at now, from the hours since created_at: the same number forget() compares to its floor

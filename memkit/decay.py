@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from .errors import ValidationError
+from .schema import check_time
 
 __all__ = [
     "age_hours_expr",
@@ -124,6 +125,7 @@ def _col(x: str | pl.Expr) -> pl.Expr:
 
 def age_hours_expr(column: str | pl.Expr, now: datetime) -> pl.Expr:
     """Hours from a timestamp column to ``now`` (a timezone-aware datetime), as Float64."""
+    now = check_time("now", now)  # in UTC, as the columns are (polars compares no two zones)
     return (pl.lit(now) - _col(column)).dt.total_microseconds().cast(pl.Float64) / 3.6e9
 
 

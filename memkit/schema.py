@@ -275,7 +275,9 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
 
 
 def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
-    """A timezone-aware datetime (naive ones are ambiguous and rejected)."""
+    """A timezone-aware datetime (naive ones are ambiguous and rejected) -> the instant in UTC: polars
+    refuses to compare UTC columns with a named zone's value, and Python compares datetimes of one
+    ``tzinfo`` by wall clock (across a daylight-saving fold, an earlier instant passed as later)."""
     if value is None and optional:
         return None
     if not isinstance(value, datetime):
@@ -283,10 +285,9 @@ def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | N
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(name, "must be timezone-aware (e.g. datetime(..., tzinfo=timezone.utc))")
     try:  # the store keeps UTC: an instant that has no UTC date (datetime.max at -05:00) cannot be stored
-        value.astimezone(UTC)
+        return value.astimezone(UTC)
     except OverflowError:
         raise ValidationError(name, f"{value.isoformat()} is out of range once converted to UTC") from None
-    return value
 
 
 def clock(now: Any) -> Callable[[], datetime]:

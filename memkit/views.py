@@ -29,6 +29,7 @@ import polars as pl
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError, check_frame
 from .params import Weights
+from .schema import check_time
 
 __all__ = [
     "COMPONENTS",
@@ -178,6 +179,7 @@ def memory_states(
     check_frame(
         frame, "frame", ("id", "status", "importance", "half_life_hours", "created_at", "valid_until")
     )
+    at = check_time("at", at)  # in UTC, as the frame's columns are
     df = frame.with_columns(strength_expr(age_hours=age_hours_expr("created_at", at)))
     state = (
         pl.when(pl.col("created_at") > pl.lit(at))

@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -27,9 +27,10 @@ from ..decay import recency, strength
 from ..embed import Embedder, HashEmbedder, l2_normalize
 from ..errors import ValidationError
 from ..params import DecayParams, KeywordParams, Weights
-from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS
+from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
 from ..store.gate import Gate
+from ..store.vectors import epoch_us
 from .metrics import check_ks, metric_columns, require_columns, summarize
 
 __all__ = ["Prepared", "evaluate", "prepare", "rank", "sweep"]
@@ -90,7 +91,7 @@ def _hours(col: pl.Series, now: datetime | None) -> tuple[np.ndarray, int]:
     """Hours from each timestamp of ``col`` to ``now`` (default: the column's newest value), and
     that ``now`` in epoch microseconds."""
     us = col.dt.epoch("us").to_numpy()
-    now_us = int(us.max()) if now is None else int(now.timestamp() * 1e6)
+    now_us = int(us.max()) if now is None else epoch_us(now)  # exact (a float's µs drift past ~2500)
     return (now_us - us) / _US_PER_HOUR, now_us
 
 
@@ -119,6 +120,7 @@ def prepare(
     rankable memory (erased, expired, unreadable, mistyped) is a miss. BM25 statistics are those of
     the rankable memories (the store's too when ``min_strength=0``).
     """
+    now = check_time("now", now, optional=True)  # a naive one would be read in the process's zone
     require_columns("memories", memories, (id_col, "content", "created_at", group))
     require_columns("queries", queries, ("query_id", "question", "relevant", group))
     embedder = embedder if embedder is not None else HashEmbedder()
@@ -141,7 +143,7 @@ def prepare(
         age_h, now_us = _hours(mem["created_at"], now)
         visible = np.ones(len(ids), dtype=bool)
         if all(c in mem.columns for c in _GATED):  # a store's frame: what a search at that time reads
-            at = datetime.fromtimestamp(now_us / 1e6, UTC)
+            at = now or mem["created_at"].max()  # the newest memory's time, as _hours takes it
             visible = mem.select(Gate(None, requester, ("active",), at).expr()).to_series().to_numpy()
         # an id names its rankable row when it has one (a store's key: the current version, not a
         # newer pending or held one), else its last row

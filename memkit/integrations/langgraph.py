@@ -107,6 +107,17 @@ _TTL_MAX = 10**9  # minutes: ~1,900 years, so now + ttl stays a date
 
 
 # ----------------------------------------------------------------------------- the store
+
+
+def _until(now: datetime, ttl: float) -> datetime:
+    """The end of a ``ttl`` (minutes) from ``now`` (UTC: a wall-clock sum in a named zone would be
+    an hour off across a daylight-saving change) -> raises ValidationError past the calendar's end."""
+    try:
+        return now + timedelta(minutes=float(ttl))
+    except OverflowError:
+        raise ValidationError("ttl", f"{ttl} minutes from {now.isoformat()} is past year 9999") from None
+
+
 class MemkitStore(SearchOps, BaseStore):
     """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
 
@@ -166,6 +177,9 @@ class MemkitStore(SearchOps, BaseStore):
         # written", the old one superseded); the store's lock is re-entrant for the calls inside
         with self.store._lock:
             now = self._clock()
+            for op in ops:  # a ttl past the calendar's end from this clock (near year 9999) writes nothing
+                if isinstance(op, PutOp) and op.ttl is not None:
+                    _until(now, op.ttl)
             i = 0
             while i < len(ops):
                 if isinstance(ops[i], PutOp):
@@ -261,9 +275,7 @@ class MemkitStore(SearchOps, BaseStore):
             paths = op.index
         else:
             raise ValidationError("index", f"must be None, False or a list of paths, got {op.index!r}")
-        until = None
-        if op.ttl is not None:  # checked by _check
-            until = now + timedelta(minutes=float(op.ttl))
+        until = None if op.ttl is None else _until(now, op.ttl)  # checked by _check and batch
         return self.store.add(
             value_text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),
             value=value, requester=self.requester, tags=[NOINDEX] if op.index is False else None,

@@ -77,7 +77,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from .._version import __version__
 from ..errors import AccessDenied, MemkitError, NotFound, ValidationError
-from ..schema import check_name, check_time
+from ..schema import check_name, check_time, clock
 from ..store import MemoryStore
 from ..store.gate import Gate
 from .mcp_types import (
@@ -99,8 +99,7 @@ from .mcp_types import (
 __all__ = ["MAX_RESULTS", "build_server"]
 
 _SOURCE = "agent"  # the source of every write: the model wrote the text, whoever it quotes
-# the fields an update carries over from the key's current version when it does not give them
-_CARRIED = ("kind", "importance", "tags", "access", "protected")
+_CARRIED = ("kind", "importance", "tags", "access", "protected")  # an update's, from the current version
 # the columns of a memory in a listing (get_memory returns every field)
 _LISTED = ("id", "key", "content", "kind", "status", "version", "importance", "tags", "created_at")
 
@@ -121,7 +120,8 @@ class _MemoryTools:
         now: Callable[[], datetime] | None,
     ) -> None:
         """Tools bound to one store, namespace and requester (who the model acts as)."""
-        self.store, self.namespace, self.requester, self._clock = store, namespace, requester, now
+        self.store, self.namespace, self.requester = store, namespace, requester
+        self._clock = now and clock(now)  # each reading checked and in UTC
 
     def _scope(self) -> dict[str, Any]:
         """Where, as whom and when a store call acts: the configuration and the clock (None: the

@@ -185,11 +185,13 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
         until = r.get("expiration_date")
         if isinstance(until, str) and len(until) == 10:  # a date ("2025-12-31"): valid through that day (UTC)
             try:
-                until = datetime.combine(
-                    date.fromisoformat(until) + timedelta(days=1), datetime.min.time(), UTC
-                )
+                day = date.fromisoformat(until)
             except ValueError:
                 raise FormatError(f"{where}.expiration_date", f"is not a date: {until!r}") from None
+            # the day after, or the calendar's last instant for 9999-12-31 (mem0's usual "never")
+            until = datetime.max.replace(tzinfo=UTC) if day == date.max else datetime.combine(
+                day + timedelta(days=1), datetime.min.time(), UTC
+            )  # fmt: skip
         keep = {  # everything mem0 knows that has no memkit field of its own travels in value["mem0"]
             k: v
             for k, v in r.items()

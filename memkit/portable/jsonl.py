@@ -116,7 +116,8 @@ def write(
         "format": FORMAT,
         "version": VERSION,
         "embedder": {"name": embedder[0], "dim": int(embedder[1])},
-        "exported_at": now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        # isoformat, not strftime: glibc's %Y writes year 999 as "999", which no ISO-8601 parser reads
+        "exported_at": now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
         "namespace": namespace,
         "counts": {"memories": out.height, "events": sum(map(len, per_memory.values()))},
         "fields": names,

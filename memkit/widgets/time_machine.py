@@ -21,7 +21,7 @@ No slider move writes to the store: the plan is computed by the pure
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import ipywidgets as W
@@ -191,8 +191,9 @@ def time_machine(
     audit = store.audit(namespace, requester=requester)
     if audit.is_empty():
         raise ValidationError("namespace", f"{namespace!r} has no memories")
-    start = start or audit["ts"].min()
-    end = end or audit["ts"].max() + timedelta(days=30)
+    start, last = start or audit["ts"].min(), audit["ts"].max()
+    if end is None:  # 30 days on, or the calendar's end when that is past year 9999
+        end = last + min(timedelta(days=30), datetime.max.replace(tzinfo=UTC) - last)
     if start > end:
         raise ValidationError("start", f"{start.isoformat()} is after end {end.isoformat()}")
     # every step_hours from start, then end itself: the slider reaches both ends of the range
