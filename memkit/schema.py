@@ -275,9 +275,8 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
 
 
 def check_time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
-    """A timezone-aware datetime (naive ones are ambiguous and rejected) -> the instant in UTC: polars
-    refuses to compare UTC columns with a named zone's value, and Python compares datetimes of one
-    ``tzinfo`` by wall clock (across a daylight-saving fold, an earlier instant passed as later)."""
+    """An aware datetime (naive ones are ambiguous) -> the instant in UTC (polars compares no two zones;
+    Python compares one ``tzinfo``'s datetimes by wall clock, wrong across a daylight-saving fold)."""
     if value is None and optional:
         return None
     if not isinstance(value, datetime):

@@ -30,23 +30,36 @@ SECRET_IN_NAME = "holds something that looks like a secret (a key or password)"
 PLACEHOLDERS = {r.code: r.placeholder for r in gr.RULES if r.placeholder}
 """Rule code -> its typed placeholder (``MG101`` -> ``[EMAIL]``, ...)."""
 _SEPARATORS = re.compile(r"[\s\-().]")
+# placeholders whose value's separators are formatting (a number written 138-1234-5678 or 13812345678;
+# a secret namespace's pseudonym in the audit log, kept as it was): dropped before the digest
+_FORMATTED = frozenset({"[PHONE]", "[CARD]", "[ID_NUMBER]", "[SECRET]"})
 
 
-def pseudonym(placeholder: str, span: str) -> str:
-    """A placeholder that keeps distinct values apart: ``[PHONE]`` + 8 hex of blake2b over the
-    normalized span (NFKC, case-folded, separators dropped), for names such as keys and owners,
-    where two phone numbers must stay two keys and one number must always give the same key.
+def pseudonym(placeholder: str, span: str, *, legacy: bool = False) -> str:
+    """A placeholder that keeps distinct values apart, for names such as keys and owners, where two
+    phone numbers must stay two keys and one number must always give the same key: the placeholder
+    plus a blake2b digest of the normalized span (NFKC, case-folded). A number's separators are
+    formatting and dropped first (8 hex); an address's dots and hyphens tell people apart
+    (``john.smith@`` is not ``johnsmith@``, ``10.1.0.11`` not ``10.10.1.1``) and are kept (12 hex).
 
     >>> pseudonym("[PHONE]", "138-1234-5678") == pseudonym("[PHONE]", "13812345678")
     True
     >>> pseudonym("[EMAIL]", "a@example.com")
-    '[EMAIL:6e0c32b8]'
+    '[EMAIL:25d3542f9821]'
+    >>> pseudonym("[EMAIL]", "a.b@example.com") == pseudonym("[EMAIL]", "ab@example.com")
+    False
 
+    ``legacy=True``: the pseudonym that stores written before addresses kept their separators hold
+    (every separator dropped, 8 hex: such addresses shared one); :meth:`MemoryStore.reidentify`
+    replaces it.
     The digest separates values; it does not hide them from someone who can enumerate the
     candidates (every phone number): identities and keys should not be PII in the first place.
     """
-    folded = _SEPARATORS.sub("", unicodedata.normalize("NFKC", span).casefold())
-    tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=4, person=b"memkit-pseudonym").hexdigest()
+    folded = unicodedata.normalize("NFKC", span).casefold()
+    size = 6
+    if legacy or placeholder in _FORMATTED:
+        folded, size = _SEPARATORS.sub("", folded), 4
+    tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=size, person=b"memkit-pseudonym").hexdigest()
     return f"{placeholder[:-1]}:{tag}]"
 
 
@@ -59,7 +72,7 @@ def _name_findings(name: str) -> tuple[Finding, ...]:
     return tuple(f for f in scan_rows([name], _IDENTITY_GUARD).get(0, []) if f.start is not None)
 
 
-def identity(name: str) -> str:
+def identity(name: str, *, legacy: bool = False) -> str:
     """A requester, owner or creator name as memkit keeps it: PII in it replaced by
     :func:`pseudonym`\\ s, by the default rules whatever a store's guard settings, so that the same
     person always has the same identity, distinct people stay distinct, and the store and its audit
@@ -67,7 +80,9 @@ def identity(name: str) -> str:
     itself). A secret in a name is not an identity's business: the store refuses it.
 
     >>> identity("assistant"), identity("alice@example.com")
-    ('assistant', '[EMAIL:fa9ce63e]')
+    ('assistant', '[EMAIL:c733d071b967]')
+
+    ``legacy=True``: the identity as stores written before addresses kept their separators hold it.
     """
     edits = sorted((f for f in _name_findings(name) if f.kind == "pii"), key=lambda f: f.start or 0)
     out, last = [], 0
@@ -75,7 +90,7 @@ def identity(name: str) -> str:
         if (f.start or 0) < last:  # overlapping spans: the first one covers it
             continue
         ph = PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
-        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end])]
+        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end], legacy=legacy)]
         last = f.end or last
     return "".join(out) + name[last:] if out else name
 

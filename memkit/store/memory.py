@@ -45,6 +45,7 @@ from ..schema import check_choice
 from ..settings import Settings, load_settings
 from .copy import CopyMixin
 from .files import check_embedder
+from .identities import IdentitiesMixin
 from .maintain import MaintainMixin
 from .portable import PortableMixin
 from .postgres import is_url
@@ -59,7 +60,9 @@ __all__ = ["MemoryStore"]
 _DEFAULTS = (DecayParams(), KeywordParams(), GuardParams())
 
 
-class MemoryStore(WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin):
+class MemoryStore(
+    WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin, IdentitiesMixin
+):
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 
     Parameters

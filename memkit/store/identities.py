@@ -1,0 +1,137 @@
+"""Re-identification: a store written before pseudonyms of addresses kept their separators carried
+over to the pseudonyms of today (:meth:`IdentitiesMixin.reidentify`).
+
+An identity (a requester, owner or creator) and a name (a key, a tag) hold PII as a pseudonym
+(:func:`memkit.guard.names.pseudonym`). Pseudonyms of e-mail and IP addresses used to drop every
+dot and hyphen before the digest, so ``john.smith@corp.com`` and ``johnsmith@corp.com`` were one
+identity: each read the other's private memories, and a key of one overwrote the other's. They are
+kept apart now, which changes the pseudonym of every address. The store holds digests, not the
+addresses, so it cannot translate them itself: the operator names the people (their addresses),
+and each old pseudonym becomes the new one in owners, creators, keys, tags and the requesters of
+the audit log and of the lessons, in one transaction. Two names that shared an old pseudonym cannot
+be told apart in what the store holds, and are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from ..errors import MemkitError, ValidationError
+from ..guard.names import SECRET_IN_NAME, holds_secret, identity
+from ..schema import check_name
+from .core import StoreCore
+
+__all__ = ["IdentitiesMixin"]
+
+# the columns that hold identities or names with pseudonyms in them (a tag list apart)
+_TEXT_COLUMNS = (("memories", "owner"), ("memories", "created_by"), ("memories", "key"),
+                 ("events", "requester"), ("lessons", "requester"))  # fmt: skip
+_PSEUDONYM = re.compile(r"\[[A-Z_]+:[0-9a-f]+\]")
+
+
+def _renames(names: Iterable[Any]) -> dict[str, str]:
+    """People's names (addresses) -> ``{old pseudonym: new one}`` for each PII span whose pseudonym
+    changed; ValidationError naming ``names`` for a bad name or two that shared an old pseudonym."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise ValidationError("names", f"must be a list of names, got {type(names).__name__}")
+    out: dict[str, str] = {}
+    owner: dict[str, str] = {}  # old pseudonym -> the name that gave it
+    for name in names:
+        name = check_name("names", name)
+        if holds_secret(name):
+            raise ValidationError("names", SECRET_IN_NAME)
+        old, new = identity(name, legacy=True), identity(name)
+        if old == new:  # no address in it (or one whose pseudonym never changed)
+            continue
+        # the pseudonyms themselves: a name is its text with each span replaced, so the parts that
+        # differ between the two identities are the old and new pseudonyms, in the same order
+        for o, n in zip(_pseudonyms(old), _pseudonyms(new), strict=True):
+            if o == n:
+                continue
+            if out.get(o, n) != n:
+                raise ValidationError(
+                    "names",
+                    f"{owner[o]!r} and {name!r} shared the pseudonym {o} in stores written before"
+                    " addresses kept their separators: what either wrote cannot be told apart",
+                )
+            out[o], owner[o] = n, name
+    return out
+
+
+def _pseudonyms(name: str) -> list[str]:
+    """The pseudonyms in an identity, in order: ``[EMAIL:…]`` spans."""
+    return _PSEUDONYM.findall(name)
+
+
+class IdentitiesMixin(StoreCore):
+    """:meth:`reidentify` (module doc)."""
+
+    def reidentify(self, names: Iterable[str], *, now: datetime | None = None) -> pl.DataFrame:
+        """Carry the people ``names`` (e-mail or IP addresses, or names holding them) over from
+        the pseudonyms stores kept before addresses kept their separators -> one row per
+        pseudonym replaced: ``old, new, rows`` (values changed across owners, creators, keys, tags
+        and the requesters of the audit log and the lessons).
+
+        For a store written before that change: until then, an owner named by an address does not
+        match its requester (private memories are unreadable to it) and a key holding one is not
+        found by its address. Operator only (it takes no requester); one transaction, audited as a
+        ``reidentify`` event with the pseudonyms, never the addresses. Refused (nothing changed):
+        two names that shared an old pseudonym (their memories cannot be told apart), a key held
+        under both pseudonyms (two chains of one key: resolve by hand), a read-only store, inside
+        :meth:`transaction`. Values of structured ``value`` objects and the audit log's details
+        keep their old pseudonyms.
+        """
+        renames = _renames(names)
+        self._check_writable()
+        if self._depth:  # it reloads the index, which a rollback could not restore
+            raise ValidationError("reidentify", "cannot run inside store.transaction(); call it on its own")
+        with self._lock:
+            now = self._now(now)
+            counts = self._tx(lambda: self._reidentify(renames, now))
+            if any(counts.values()):
+                self._load_index()
+        return pl.DataFrame(
+            {"old": list(renames), "new": list(renames.values()), "rows": [counts[o] for o in renames]},
+            schema={"old": pl.String, "new": pl.String, "rows": pl.Int64},
+        )
+
+    def _reidentify(self, renames: dict[str, str], now: datetime) -> dict[str, int]:
+        """The writes of :meth:`reidentify` (inside its transaction) -> values changed per old one."""
+        counts = dict.fromkeys(renames, 0)
+        moved = "" if self._pg is None else ", rowid = DEFAULT"  # a rewritten row moves, as on DuckDB
+        for old, new in renames.items():
+            clash = self._run(
+                "SELECT DISTINCT a.key FROM memories a JOIN memories b ON a.namespace = b.namespace"
+                " AND b.key = replace(a.key, ?, ?) WHERE strpos(a.key, ?) > 0 LIMIT 1",
+                [old, new, old],
+            )
+            if clash:
+                raise MemkitError(
+                    f"key {clash[0][0]!r} is also held as {clash[0][0].replace(old, new)!r} (written"
+                    " after the upgrade): two chains of one key; resolve them by hand, then run this again"
+                )
+            for table, column in _TEXT_COLUMNS:  # (no RETURNING: on DuckDB it moves the rows)
+                where = f"WHERE strpos({column}, ?) > 0"
+                counts[old] += self._run(f"SELECT count(*) FROM {table} {where}", [old])[0][0]
+                extra = moved if table == "memories" else ""
+                self._run(
+                    f"UPDATE {table} SET {column} = replace({column}, ?, ?){extra} {where}", [old, new, old]
+                )
+            tagged = self._run(
+                "SELECT id, tags FROM memories WHERE strpos(array_to_string(tags, ' '), ?) > 0", [old]
+            )
+            for memory_id, tags in tagged:  # few rows: those whose tags name this person
+                self._run(
+                    f"UPDATE memories SET tags = ?{moved} WHERE id = ?",
+                    [[t.replace(old, new) for t in tags], memory_id],
+                )
+            counts[old] += len(tagged)
+        done = {o: n for o, n in renames.items() if counts[o]}
+        if done:
+            self._event(now, "reidentify", None, None, None, pseudonyms=done)
+        return counts
