@@ -39,7 +39,8 @@ CONTRACT = {
     "test_store.py", "test_store_validation.py", "test_store_guard.py", "test_store_consolidate.py",
     "test_forget.py", "test_write_pipeline.py", "test_read_gate.py", "test_import_pipeline.py",
     "test_conflicts.py", "test_ranking_defaults.py", "test_state_machine.py", "test_portable.py",
-    "test_erasure.py", "test_agent_trust.py", "test_analyze.py", "test_trust_side_paths.py", "test_reidentify.py",
+    "test_erasure.py", "test_agent_trust.py", "test_analyze.py", "test_trust_side_paths.py",
+    "test_reidentify.py",
 }  # fmt: skip
 
 

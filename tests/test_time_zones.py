@@ -75,10 +75,13 @@ def test_validity_compares_instants_across_a_daylight_saving_fold() -> None:
     first, second = datetime(2026, 11, 1, 1, 30, tzinfo=NY), datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=NY)
     m = s.add("window", namespace="u", valid_from=first, valid_until=second, now=now)
     assert m.valid_until - m.valid_from == timedelta(hours=1)
-    row = pl.DataFrame({"content": ["w"], "value": [{"x": 1}], "valid_from": [first], "valid_until": [second]})
+    row = pl.DataFrame({"content": ["w"], "value": [{"x": 1}], "valid_from": [first]}).with_columns(
+        valid_until=pl.lit(second)
+    )
     assert s.add_many(row, namespace="u", now=now)["status"].to_list() == ["active"]  # the row path too
     with pytest.raises(mk.ValidationError, match="valid_until"):  # 06:30Z -> 05:45Z
-        s.add("inverted", namespace="u", valid_from=second, valid_until=first + timedelta(minutes=15), now=now)
+        until = first + timedelta(minutes=15)
+        s.add("inverted", namespace="u", valid_from=second, valid_until=until, now=now)
     with pytest.raises(mk.ValidationError, match="last_access_at"):
         s.add_many(
             pl.DataFrame({"content": ["d"], "created_at": [second], "last_access_at": [first]}),
@@ -113,7 +116,9 @@ def test_langgraph_ttl_is_real_time_and_bounded() -> None:
         lambda f, t: age_hours_expr("created_at", t),
         lambda f, t: mk.evaluate.prepare(
             f.with_columns(conversation=pl.lit("c")),
-            pl.DataFrame({"query_id": ["q"], "question": ["tea"], "relevant": [["x"]], "conversation": ["c"]}),
+            pl.DataFrame({"query_id": ["q"], "question": ["tea"], "relevant": [["x"]]}).with_columns(
+                conversation=pl.lit("c")
+            ),
             now=t,
         ),
     ],

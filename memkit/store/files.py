@@ -31,7 +31,7 @@ from ..errors import MemkitError, NotFound, ValidationError
 from .connect import claim, connect, is_database, release
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
-from .migrations import MIGRATIONS, log_spaces
+from .migrations import MIGRATIONS, log_spaces, read_meta
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
@@ -94,8 +94,9 @@ class FilesMixin(StoreCore):
     def _migrate(self, create: bool) -> None:
         """Bring the file to the newest schema: run :data:`~memkit.store.migrations.MIGRATIONS`
         from the file's ``schema_version`` on, each in its own transaction, recording the version
-        and the embedder with it. Also decides whether the file is *stale* (written by another
-        embedder). A read-only or stale file cannot be upgraded: it must already be current.
+        with it (and, in a new store, the embedder). Also decides whether the file is *stale*
+        (written by another embedder): the migrations need only the file's dimension, so a stale
+        file is upgraded too and stays stale. A read-only open cannot upgrade: it needs a current file.
         """
         if self._pg is not None:  # one process migrates a server at a time; the others wait here
             with prepare_server(self._pg, self.read_only, create):
@@ -103,44 +104,40 @@ class FilesMixin(StoreCore):
         return self._migrate_schema(create)
 
     def _migrate_schema(self, create: bool) -> None:
-        """:meth:`_migrate` itself (on a server, under its migration lock)."""
-        has_meta = self._run(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-            " AND table_schema = current_schema()"
-        )[0][0]
-        meta = dict(self._run("SELECT name, value FROM meta")) if has_meta else {}
-        version = int(meta.get("schema_version", 0))
-        if version > len(MIGRATIONS):  # a newer memkit's store: its meaning is not this version's to guess
-            raise MemkitError(
-                f"{self.path} has schema version {version}, newer than this memkit's ({len(MIGRATIONS)}):"
-                " open it with the memkit that wrote it, or upgrade memkit"
-            )
-        if version == 0 and create and self._file:  # a new store: a journal beside it is another one's
-            Path(self._file + ".reads").unlink(missing_ok=True)  # (one deleted with its journal left)
+        """:meth:`_migrate` itself (on a server, under its migration lock). Nothing is written
+        before ``meta`` is read and checked (:func:`~memkit.store.migrations.read_meta`)."""
+        meta = read_meta(self._run, self.path)
+        version = meta.version
         if version == 0 and not create and (self._file or self._pg):  # an existing database, not a store
             raise ValidationError("path", f"{self.path} is not a memkit database (create=True makes it one)")
-        if meta and (meta.get("embedder"), int(meta["dim"])) != (self.embedder.name, self.embedder.dim):
-            self._stale = (meta["embedder"], int(meta["dim"]))
-        if version < len(MIGRATIONS) and (self.read_only or self._stale):
+        if version and (meta.embedder, meta.dim) != (self.embedder.name, self.embedder.dim):
+            self._stale = (meta.embedder, meta.dim)
+        if version < len(MIGRATIONS) and self.read_only:
             raise MemkitError(
-                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}: open it once without"
-                " read_only, with the embedder that wrote it, to upgrade it"
+                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}, and a read-only open"
+                " cannot upgrade it: open it once without read_only (MemoryStore(path), or `memkit info"
+                " FILE`) to upgrade it in place; then it opens read-only too"
             )
-        stale, self._stale = self._stale, None  # writable for the migrations (a current file only)
-        for i in range(version, len(MIGRATIONS)):
+        if version == 0 and self._file:  # a new store: a journal beside it is another one's
+            Path(self._file + ".reads").unlink(missing_ok=True)  # (one deleted with its journal left)
+        dim = meta.dim or self.embedder.dim  # subtle: the file's own, which a stale file keeps
+        stale, self._stale = self._stale, None  # writable for the migrations
+        try:
+            for i in range(version, len(MIGRATIONS)):
 
-            def step(i: int = i) -> None:
-                """Migration ``i`` and the version it reaches, in one transaction."""
-                MIGRATIONS[i](self._run, self.embedder.dim)
-                for name, value in (("schema_version", i + 1), ("embedder", self.embedder.name),
-                                    ("dim", self.embedder.dim)):  # fmt: skip
-                    self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
+                def step(i: int = i) -> None:
+                    """Migration ``i`` and the version it reaches, in one transaction; a new store
+                    records its embedder too (an old one keeps the name its vectors were made by)."""
+                    MIGRATIONS[i](self._run, dim)
+                    own = (("embedder", self.embedder.name), ("dim", dim)) if version == 0 else ()
+                    for name, value in (("schema_version", i + 1), *own):
+                        self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
 
-            self._tx(step)
-        self._stale = stale
-        renamed = meta.get("log_spaces") == "1"  # once per database; a new one (version 0) logged nothing
-        if version and not (self.read_only or stale or renamed):
-            self._tx(lambda: log_spaces(self._run))
+                self._tx(step)
+        finally:
+            self._stale = stale
+        if version and not (self.read_only or stale or meta.log_spaces):  # once per database
+            self._tx(lambda: log_spaces(self._run))  # (a new one, version 0, logged nothing)
         if version < len(MIGRATIONS) and self._file:  # fold the migrated schema into the file itself
             self._run("CHECKPOINT")
 
@@ -177,7 +174,7 @@ class FilesMixin(StoreCore):
                 # subtle: the fresh sequence continues where the old one stopped, or the next event
                 # would reuse the number (the primary key) of a copied one
                 seq = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
-                dim = int(dict(self._run("SELECT name, value FROM meta"))["dim"])
+                dim = read_meta(self._run, self.path).dim
                 for migrate in MIGRATIONS:
                     migrate(lambda q, p=(): fresh.execute(q, list(p)).fetchall(), dim)
                 for table in TABLES:

@@ -4,25 +4,35 @@ transaction, by :meth:`memkit.store.files.FilesMixin._open` (and replayed on a f
 compaction). Append new ones; never edit an applied one: a file that already ran it would never run
 the edited version, and two files of the same ``schema_version`` would differ.
 
-A file records its version in ``meta.schema_version``; opening a file of an older version runs the
-missing migrations (in a writable store with the embedder that wrote it), so files written by an
-older memkit stay readable. A migration takes the embedding dimension because vector columns are
-typed ``FLOAT[dim]``: the dimension is part of the schema.
+A file records its version in ``meta.schema_version``; a writable open of a file of an older version
+runs the missing migrations, so files written by an older memkit stay readable (a read-only open
+refuses them). A migration takes the embedding dimension because vector columns are typed
+``FLOAT[dim]``: the dimension is part of the schema, and an old file's own (``meta.dim``) is used.
 
 1. ``_m1_initial`` — ``meta``, ``memories``, ``events`` (with its sequence), ``embed_cache``;
 2. ``_m2_guard`` — the guard's ``findings`` column and the ``lessons`` table;
 3. ``_m3_identities`` — owners, creators and requesters as identities (a data migration).
+
+Data steps that change no schema are not numbered (a numbered one makes every older file refuse a
+read-only open until a writable one): :func:`log_spaces` runs once on a writable open.
+
+Needing only the dimension, the migrations upgrade a file of any embedder, which keeps its embedder's
+name (it then opens *stale*, until ``reembed``). :func:`read_meta` reads ``meta`` in one checked
+place: a damaged value is refused before anything is written.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..guard import identity
+from ..errors import MemkitError, ValidationError
+from ..guard import identity, pseudonym, secret_names
 from .core import log_space
 
-__all__ = ["MIGRATIONS", "Execute"]
+__all__ = ["MIGRATIONS", "Execute", "Meta", "read_meta"]
 
 Execute = Callable[..., Any]
 """``execute(sql, params=())`` -> the fetched rows."""
@@ -123,11 +133,26 @@ def _m3_identities(execute: Execute, dim: int) -> None:
                 execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [identity(name), name])
 
 
+def _secret_names(execute: Execute) -> None:
+    """Owners, creators and requesters that hold a secret (an API key given as a requester, which
+    memkit up to 2288d78 stored raw; the store now refuses one) as a pseudonym, ``[SECRET:668dd6bf]``,
+    the form :func:`~memkit.store.core.log_space` gives such a namespace: the same name always gets
+    the same one, so owner, creator and requester still match, and neither the file nor its exports
+    hold the key (an export holding it could not be imported). Part of :func:`log_spaces`."""
+    for table, column in (("memories", "owner"), ("memories", "created_by"), ("events", "requester"),
+                          ("lessons", "requester")):  # fmt: skip
+        names = [n for (n,) in execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL")]
+        for name in sorted(secret_names(names)):  # one scan of the distinct names (most hold none)
+            hidden = pseudonym("[SECRET]", name)
+            execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [hidden, name])
+
+
 def log_spaces(execute: Execute) -> None:
     """Namespaces that hold a secret as the log now keeps them (:func:`~memkit.store.core.log_space`),
-    in the events and lessons an older memkit wrote under the raw name. Not a numbered migration:
-    the schema is the same, so a read-only or stale file still opens; a writable open runs it once
-    (``meta.log_spaces``)."""
+    in the events and lessons an older memkit wrote under the raw name, and names holding a secret
+    as pseudonyms (:func:`_secret_names`). Not a numbered migration: the schema is the same, so a
+    read-only or stale file still opens; a writable open runs it once (``meta.log_spaces`` = 2; 1:
+    the namespaces only, as memkit before the names step)."""
     have = {
         t
         for (t,) in execute(
@@ -138,8 +163,65 @@ def log_spaces(execute: Execute) -> None:
         for (name,) in execute(f"SELECT DISTINCT namespace FROM {table} WHERE namespace IS NOT NULL"):
             if log_space(name) != name:
                 execute(f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [log_space(name), name])
-    execute("INSERT OR REPLACE INTO meta VALUES ('log_spaces', '1')")
+    if "events" in have and "lessons" in have:
+        _secret_names(execute)
+    execute("INSERT OR REPLACE INTO meta VALUES ('log_spaces', '2')")
 
 
 MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial, _m2_guard, _m3_identities)
 """Every migration in order: a file at version ``v`` runs ``MIGRATIONS[v:]``."""
+
+_OWN = ("meta", "memories", "events", "embed_cache", "lessons")  # the tables the migrations create
+_DAMAGED = "the file is damaged (restore it from a backup, or import an export into a new store)"
+_WHOLE = re.compile(r"[0-9]+")  # a count as meta keeps it: ASCII digits only ('3', not '3.0' or '-1')
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What a database's ``meta`` says, checked. ``version`` 0 is a database without memkit's
+    tables (a new store); then ``embedder`` and ``dim`` are None."""
+
+    version: int
+    embedder: str | None = None
+    dim: int | None = None
+    journal_seq: int = 0  # the last deferred read written (memkit.store.deferred)
+    log_spaces: bool = False  # whether :func:`log_spaces` has run (its current steps)
+
+
+def read_meta(execute: Execute, path: str) -> Meta:
+    """The database's ``meta``, every value checked before anything is written: ValidationError
+    (field ``path``) naming the file and the key when one is missing or damaged, MemkitError when
+    the file is of a newer memkit. memkit's tables without ``meta`` (or ``meta`` without
+    ``schema_version``: the first migration writes both in one transaction) are damage too, never
+    a new store."""
+    tables = {t for (t,) in execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    )}  # fmt: skip
+    if "meta" not in tables:
+        if ours := sorted(tables & set(_OWN)):  # not a new store: never migrated (nor its journal deleted)
+            raise ValidationError(
+                "path", f"{path} holds tables named like memkit's ({', '.join(ours)}) but no meta table:"
+                f" not a memkit database, or {_DAMAGED}",
+            )  # fmt: skip
+        return Meta(0)
+    meta = dict(execute("SELECT name, value FROM meta"))
+
+    def whole(key: str, least: int) -> int:
+        """``meta.<key>`` as an int >= ``least``, or ValidationError naming the file and the key."""
+        value = meta.get(key)
+        if not isinstance(value, str) or not _WHOLE.fullmatch(value) or int(value) < least:
+            found = "no meta." + key if value is None else f"meta.{key} = {value!r}"
+            raise ValidationError("path", f"{path} has {found}, not a whole number >= {least}: {_DAMAGED}")
+        return int(value)
+
+    version = whole("schema_version", 1)
+    if version > len(MIGRATIONS):  # a newer memkit's store: its meaning is not this version's to guess
+        raise MemkitError(
+            f"{path} has schema version {version}, newer than this memkit's ({len(MIGRATIONS)}):"
+            " open it with the memkit that wrote it, or upgrade memkit"
+        )
+    embedder = meta.get("embedder")
+    if not isinstance(embedder, str) or not embedder.strip():
+        raise ValidationError("path", f"{path} has meta.embedder = {embedder!r}, not a name: {_DAMAGED}")
+    journal = whole("journal_seq", 0) if "journal_seq" in meta else 0
+    return Meta(version, embedder, whole("dim", 1), journal, meta.get("log_spaces") == "2")

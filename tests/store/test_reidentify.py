@@ -20,7 +20,7 @@ def test_addresses_that_differ_by_a_dot_are_two_people(store: mk.MemoryStore) ->
     write superseded the first), 10.10.1.1 and 10.1.0.11 one requester."""
     assert identity(JOHN) != identity(JOHNS) and identity("10.10.1.1") != identity("10.1.0.11")
     m = store.add("my salary is 9000", namespace="u", requester=JOHN, access="private", now=NOW)
-    assert store.search("salary", namespace="u", requester=JOHNS, now=NOW, reinforce=False).is_empty()  # only m
+    assert store.search("salary", namespace="u", requester=JOHNS, now=NOW, reinforce=False).is_empty()
     with pytest.raises(mk.AccessDenied):
         store.get(m.id, namespace="u", requester=JOHNS)
     assert store.get(m.id, namespace="u", requester=JOHN).content == "my salary is 9000"
@@ -39,7 +39,8 @@ def _as_before(store: mk.MemoryStore, name: str) -> None:
                    [new, old, new])  # fmt: skip
     for memory_id, tags in store._run("SELECT id, tags FROM memories"):
         if any(new in t for t in tags):
-            store._run("UPDATE memories SET tags = ? WHERE id = ?", [[t.replace(new, old) for t in tags], memory_id])
+            back = [t.replace(new, old) for t in tags]
+            store._run("UPDATE memories SET tags = ? WHERE id = ?", [back, memory_id])
     store._load_index()
 
 
