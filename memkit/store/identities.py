@@ -118,16 +118,15 @@ class IdentitiesMixin(StoreCore):
             for table, column in _TEXT_COLUMNS:  # (no RETURNING: on DuckDB it moves the rows)
                 where = f"WHERE strpos({column}, ?) > 0"
                 counts[old] += self._run(f"SELECT count(*) FROM {table} {where}", [old])[0][0]
-                extra = moved if table == "memories" else ""
-                self._run(
-                    f"UPDATE {table} SET {column} = replace({column}, ?, ?){extra} {where}", [old, new, old]
-                )
+                cols = f"{column} = replace({column}, ?, ?)" + (moved if table == "memories" else "")
+                self._run(f"UPDATE {table} SET {cols} {where}", [old, new, old])
             tagged = self._run(
                 "SELECT id, tags FROM memories WHERE strpos(array_to_string(tags, ' '), ?) > 0", [old]
             )
             for memory_id, tags in tagged:  # few rows: those whose tags name this person
+                cols = "tags = ?" + moved
                 self._run(
-                    f"UPDATE memories SET tags = ?{moved} WHERE id = ?",
+                    f"UPDATE memories SET {cols} WHERE id = ?",
                     [[t.replace(old, new) for t in tags], memory_id],
                 )
             counts[old] += len(tagged)
