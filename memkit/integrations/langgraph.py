@@ -76,7 +76,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("memkit.integrations.langgraph needs LangGraph: pip install 'memkit[langgraph]'") from e
 
 from ..conflicts import POLICIES
-from ..errors import NotFound, ValidationError
+from ..errors import AccessDenied, NotFound, ValidationError
 from ..params import Weights
 from ..schema import ACCESS, Memory, check_choice, check_number, check_text, clock
 from ..store import MemoryStore
@@ -301,7 +301,7 @@ class MemkitStore(SearchOps, BaseStore):
         whatever its validity, as it erases every version of a key."""
         try:
             m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
-        except (NotFound, ValidationError):
+        except (NotFound, ValidationError, AccessDenied):  # another's: no item, as for a missing one
             return None
         now_valid = (m.created_at <= now and (m.valid_from is None or m.valid_from <= now)
                      and (m.valid_until is None or now < m.valid_until))  # fmt: skip
@@ -326,7 +326,10 @@ class MemkitStore(SearchOps, BaseStore):
                               updated_at=m.updated_at, **names)  # fmt: skip
         first = versions["created_at"][0]
         newest = versions.row(-1, named=True)
-        current = self.store.read(key, namespace=ns, requester=self.requester, now=now)
+        try:  # the current version another writer's and not readable: the key has no item for us
+            current = self.store.read(key, namespace=ns, requester=self.requester, now=now)
+        except AccessDenied:
+            return None
         held = newest["status"] in ("quarantined", "conflict") and (
             current is None or newest["id"] != current.id
         )

@@ -143,10 +143,13 @@ class GateMixin(AuditMixin):
     def _deny(
         self, row: dict[str, Any], requester: str | None, now: datetime, op: str, why: str = ""
     ) -> None:
-        """Audit a refused operation on ``row`` and raise AccessDenied."""
+        """Audit a refused operation on ``row`` and raise AccessDenied, naming the memory only to a
+        requester who may read it (a write to another's private key must not tell its id)."""
         self._log("deny", now, row["namespace"], requester, memory_id=row["id"], attempted=op,
                   access=row["access"])  # fmt: skip
-        raise AccessDenied(f"{requester!r} may not {op} memory {row['id']} (access {row['access']!r}){why}")
+        seen = acl.can_read(row["access"], row["owner"], row["created_by"], requester)
+        which = f"memory {row['id']}" if seen else "another writer's memory"
+        raise AccessDenied(f"{requester!r} may not {op} {which} (access {row['access']!r}){why}")
 
     def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         """AccessDenied (audited) unless ``requester`` may read ``row`` (:func:`memkit.access.can_read`)."""

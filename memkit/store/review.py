@@ -118,9 +118,9 @@ class ReviewMixin(PipelineMixin):
         now = self._now(now)
         with self._lock:
             row = self._reviewable(memory_id, namespace)
+            self._check_reviewer(row, requester, now, "approve")  # first: no one else may learn the status
             if row["status"] != "quarantined":  # approving twice, or an active memory, is a mistake
                 raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
-            self._check_reviewer(row, requester, now, "approve")
             check_forward([row], now)
             cols: dict[str, list[Any]] = {}
 

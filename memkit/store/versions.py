@@ -299,6 +299,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
             # too (an owner may change a memory whose creator made it private, but not read it)
             self._check_modify(winner, requester, now, "resolve")
             self._check_read(winner, requester, now, "resolve")
+            for r in live:  # each version it supersedes: public, or one the requester could replace
+                if r["id"] != keep and r["access"] != "public":
+                    self._check_modify(r, requester, now, "supersede (by resolve)")
             losers = [r["id"] for r in live if r["id"] != keep]
             check_forward(live, now)  # every live version changes (or is confirmed) at `now`
 
