@@ -304,7 +304,7 @@ def int8_scan(ix: quantized.QuantizedIndex, q: np.ndarray) -> np.ndarray:
     rows from DuckDB, the exact top 10 of those."""
     every = _EVERY.setdefault(ix.n, np.ones(ix.n, bool))  # no gate: every row
     score, _ = ix._scan(SCORE, Gate(None, None), q, every, None, SIM_ONLY, DecayParams(), 0)  # (n,)
-    pool = ix._pool(score, (None,) * 4, (0.0, 0.0), 0, 0.0, 64)  # (64,) rows
+    pool, _ = ix._pool(score, (None,) * 4, (0.0, 0.0), 0, 0.0, 64)  # (64,) rows, every score
     exact = ix.vectors(pool) @ q  # (64, dim) @ (dim,) -> (64,)
     return pool[np.argsort(-exact)[:K]]
 
