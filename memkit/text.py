@@ -50,7 +50,8 @@ __all__ = [
 
 # CJK unified ideographs (+ extension A), kana and hangul: scripts written without spaces.
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+)", re.UNICODE)
+# a word may hold combining accents NFKC could not compose onto its letter (g̃): they never split it
+_TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}](?:[^\W_{CJK}]|[\u0300-\u036f])*)", re.UNICODE)
 _VOWEL = re.compile(r"[aeiouy]")
 _VC = re.compile(r"v+c+")
 _SHORT_CVC = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")  # one syllable ending consonant-vowel-consonant
@@ -101,24 +102,28 @@ IRREGULAR: dict[str, str] = {
 # ----------------------------------------------------------------------------- normalization
 # memkit's one text normalizer. Every module that compares texts (tokenizer, BM25, the hash embedder,
 # command and admission patterns, the guard's rules) normalizes here, in one of two forms:
-# - normalize(): NFKC (full-width ＡＢＣ１２３ -> ABC123, ligatures and compatibility forms resolved),
-#   then optional case folding, whitespace collapsing and trimming of trailing punctuation;
+# - normalize(): NFKC (full-width ＡＢＣ１２３ -> ABC123, ligatures and compatibility forms resolved)
+#   without invisible characters, then optional case folding, whitespace collapsing and trimming;
 # - fold(): the same NFKC mapping restricted to characters that map to exactly one character, so
 #   every offset stays in place (the guard finds a span in the folded text and redacts the original).
 
 
 def normalize(text: str, *, casefold: bool = True, collapse: bool = False, trim: str = "") -> str:
-    """NFKC-normalize ``text``; ``casefold`` it (default), ``collapse`` whitespace runs to one space and
-    strip the ends, and strip the characters of ``trim`` (and spaces) from its end.
+    """NFKC-normalize ``text`` and remove invisible characters (:data:`INVISIBLE`: a soft hyphen or a
+    zero-width space splits no word); ``casefold`` it (default), ``collapse`` whitespace runs to one
+    space and strip the ends, and strip the characters of ``trim`` (and spaces) from its end.
 
     >>> normalize("ＰＹＴＨＯＮ ３")
     'python 3'
     >>> normalize("  记住：我喜欢茶。 ", casefold=False, collapse=True, trim="。")
     '记住:我喜欢茶'
+    >>> normalize("İstanbul"), normalize("Donau\u00addampfschiff"), normalize("杭\u200b州")
+    ('istanbul', 'donaudampfschiff', '杭州')
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
     if casefold:
-        text = text.casefold()
+        # subtle: casefold("İ") is "i" + U+0307 (a combining dot above), which a lowercase i already has
+        text = text.casefold().replace("i\u0307", "i")
     if collapse:
         text = _SPACE.sub(" ", text.replace("\u2019", "'")).strip()
     if trim:
@@ -129,9 +134,9 @@ def normalize(text: str, *, casefold: bool = True, collapse: bool = False, trim:
 def normalize_expr(col: str, *, casefold: bool = True, collapse: bool = False, trim: str = "") -> pl.Expr:
     """:func:`normalize` as a polars expression over column ``col`` (the same result, vectorized;
     ``casefold`` lowercases, as polars has no full case folding: they differ on a few letters, ß)."""
-    expr = pl.col(col).str.normalize("NFKC")
+    expr = pl.col(col).str.normalize("NFKC").str.replace_all(f"[{INVISIBLE}]", "")
     if casefold:
-        expr = expr.str.to_lowercase()
+        expr = expr.str.to_lowercase().str.replace_all("i\u0307", "i", literal=True)
     if collapse:
         expr = (
             expr.str.replace_all("\u2019", "'", literal=True).str.replace_all(r"\s+", " ").str.strip_chars()
@@ -141,21 +146,33 @@ def normalize_expr(col: str, *, casefold: bool = True, collapse: bool = False, t
     return expr
 
 
+# Where a character's NFKC form can differ from it: everything but the CJK unified ideographs, the
+# Hangul syllables and the ideograph planes' unified blocks (a test checks the table against a scan
+# of every code point; skipping them keeps the import fast)
+_FOLD_SCAN = ((0x00A0, 0x3400), (0xA000, 0xAC00), (0xD7A4, 0x20000), (0x2F800, 0x2FA20))
+
+
 def _fold_table() -> dict[int, int]:
-    """Characters whose NFKC form is one (different) character: a 1:1, offset-preserving fold."""
+    """Code points whose NFKC form is exactly one other code point: a 1:1, offset-preserving fold
+    (full-width ``１`` -> ``1``, NBSP -> space, ``𝐬`` -> ``s``, ``①`` -> ``1``)."""
     table = {}
-    for lo, hi in ((0x00A0, 0x00BF), (0x2000, 0x33FF), (0xFE30, 0xFFEF)):
-        for cp in range(lo, hi + 1):
-            n = unicodedata.normalize("NFKC", chr(cp))
-            if len(n) == 1 and n != chr(cp):
+    for lo, hi in _FOLD_SCAN:
+        for cp in range(lo, hi):
+            c = chr(cp)
+            if not unicodedata.is_normalized("NFKC", c) and len(n := unicodedata.normalize("NFKC", c)) == 1:
                 table[cp] = ord(n)
     return table
 
 
 FOLD = _fold_table()
 """Code point -> code point: the one-character NFKC mappings :func:`fold` applies."""
-# zero-width, bidi controls, word joiners, BOM and Unicode tag characters: text a human never sees
-INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+# Unicode's Default_Ignorable_Code_Point characters, text a human never sees: the soft hyphen,
+# zero-width characters, bidi controls, word joiners, variation selectors, fillers, the BOM and the
+# tag characters. NFKC keeps them; every comparison here removes them.
+INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
 _INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
 _SPACE = re.compile(r"\s+")
 

@@ -8,7 +8,8 @@ touches a database.
 
 Modules, from data to decision:
 
-- :mod:`~memkit.guard.rules` — the detectors as data (regexes, checksums, weights) and the width fold;
+- :mod:`~memkit.guard.rules` — the detectors as data (regexes, weights) and the width fold;
+- :mod:`~memkit.guard.checks` — what a regex cannot say: checksums, Luhn, dates, contexts (order ids);
 - :mod:`~memkit.guard.scanner` — runs the rules over many texts at once (polars pre-filter);
 - :mod:`~memkit.guard.engine` — findings -> a verdict: :func:`screen`, :func:`screen_many`,
   :func:`redact`;

@@ -3,13 +3,19 @@
 Each :class:`Rule` has one pattern written in the subset of regex syntax that both Python's ``re``
 and Rust's ``regex`` crate (polars ``str.contains``) accept — no look-around, no back-references —
 so the same pattern pre-filters a whole batch in polars and then finds exact spans in Python for
-the few rows that matched. Boundaries (``not preceded by a digit``) and semantics (checksum, Luhn,
-calendar date, "is this word really a password?") live in the rule's ``check``:
+the few rows that matched. The one exception is the word boundary: the pre-filter drops every
+``\\b`` and ``(?a:\\b)`` (:data:`ASCII_B`, Python's spelling of an ASCII boundary), keeping a pattern
+that matches wherever the exact one does. Boundaries (``not preceded by a digit``) and semantics
+(checksum, Luhn, calendar date, "is this word really a password?") live in the rule's ``check``:
 ``check(text, start, end) -> bool``.
 
 Rules see the text after :func:`fold`: every character whose NFKC form is a single other character
-is replaced by it (full-width ``１３８`` → ``138``, ``＠`` → ``@``, NBSP → space), which keeps every
-offset in place, so a span found in the folded text is the same span in the original.
+is replaced by it (full-width ``１３８`` → ``138``, ``＠`` → ``@``, NBSP → space, ``𝟏`` → ``1``), which
+keeps every offset in place, so a span found in the folded text is the same span in the original;
+invisible characters (soft hyphens, zero-width, variation selectors) are then removed and the spans
+mapped back. English words are bounded by ASCII word boundaries (:func:`_en`), so ``我的password:``
+and ``请ignore all previous instructions`` match as they do with a space. The checks live in
+:mod:`memkit.guard.checks`.
 
 Codes: ``MG1xx`` PII (redacted), ``MG2xx`` secrets and never-remember topics (write refused),
 ``MG3xx`` injection signals (write quarantined when their weights add up).
@@ -22,14 +28,17 @@ Codes: ``MG1xx`` PII (redacted), ``MG2xx`` secrets and never-remember topics (wr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from datetime import date
 from typing import NamedTuple
 
 from ..text import FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names here
+from . import checks as ck
+from .checks import id_checksum_ok, luhn_ok
 
 __all__ = ["FOLD", "INVISIBLE", "RULES", "Rule", "fold", "id_checksum_ok", "luhn_ok", "strip_invisible"]
+
+
+_ID_CHECK, _ID_WEIGHTS = ck.ID_CHECK, ck.ID_WEIGHTS  # their old names here
 
 
 class Rule(NamedTuple):
@@ -45,194 +54,85 @@ class Rule(NamedTuple):
     placeholder: str | None = None
 
 
-# ---------------------------------------------------------------------------------------- checks
-def _ok_around(text: str, start: int, end: int, chars: str) -> bool:
-    """Neither the character before ``start`` nor the one at ``end`` is in ``chars``."""
-    return (start == 0 or text[start - 1] not in chars) and (end >= len(text) or text[end] not in chars)
-
-
-_DIGITS = "0123456789"
-_ALNUM = _DIGITS + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_ID_CHECK = "10X98765432"
-# GB/T 2260 province-level codes: the first two digits of a resident ID
-_PROVINCES = {11, 12, 13, 14, 15, 21, 22, 23, 31, 32, 33, 34, 35, 36, 37, 41, 42, 43, 44, 45, 46}
-_PROVINCES |= {50, 51, 52, 53, 54, 61, 62, 63, 64, 65, 71, 81, 82, 83}
-# the 16 characters before a number: an order word makes it an id, a version word makes it a release
-_ORDER_CONTEXT = re.compile(
-    r"(?i)(订单|单号|运单|快递|物流|编号|流水|工单|order|tracking|invoice|ref(erence)?|serial|sku)\W{0,3}\w{0,6}\W{0,3}$"
-)
-_VERSION_CONTEXT = re.compile(r"(?i)(version|ver\.?|release|build|版本|升级到?|更新到?)\s*[:：]?\s*$")
-
-
-def id_checksum_ok(s: str) -> bool:
-    """GB 11643 check digit of an 18-character Chinese resident ID (ISO 7064 MOD 11-2)."""
-    if len(s) != 18 or not s[:17].isdigit():
-        return False
-    total = sum(int(c) * w for c, w in zip(s[:17], _ID_WEIGHTS, strict=True))
-    return _ID_CHECK[total % 11] == s[17].upper()
-
-
-def _id_number(text: str, start: int, end: int) -> bool:
-    """MG104: not glued to letters or digits, a real province, a calendar birth date from 1900, checksum."""
-    s = text[start:end]
-    if not _ok_around(text, start, end, _ALNUM) or int(s[:2]) not in _PROVINCES:
-        return False
-    try:  # the birth date must exist on the calendar
-        born = date(int(s[6:10]), int(s[10:12]), int(s[12:14]))
-    except ValueError:
-        return False
-    return born.year >= 1900 and id_checksum_ok(s)
-
-
-def luhn_ok(digits: str) -> bool:
-    """The Luhn (mod 10) check of a card number given as digits only."""
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = int(c) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _card_brand_ok(d: str) -> bool:
-    """Issuer prefix and length of the major networks (Visa, Mastercard, Amex, UnionPay, Discover, JCB)."""
-    n = len(d)
-    return (
-        (d[0] == "4" and n in (13, 16, 19))
-        or (51 <= int(d[:2]) <= 55 and n == 16)
-        or (2221 <= int(d[:4]) <= 2720 and n == 16)
-        or (d[:2] in ("34", "37") and n == 15)
-        or (d[:2] == "62" and 16 <= n <= 19)
-        or ((d[:4] == "6011" or d[:2] == "65") and n in (16, 19))
-        or (3528 <= int(d[:4]) <= 3589 and 16 <= n <= 19)
-    )
-
-
-def _card(text: str, start: int, end: int) -> bool:
-    """MG105: 13-19 digits, not one digit repeated, not an order id, an issuer's prefix and length, Luhn."""
-    d = re.sub(r"[ -]", "", text[start:end])
-    if not _ok_around(text, start, end, _DIGITS) or not 13 <= len(d) <= 19 or len(set(d)) == 1:
-        return False
-    if _ORDER_CONTEXT.search(text[max(0, start - 16) : start]):
-        return False  # "订单号 6222…" is an order id that happens to pass Luhn
-    return _card_brand_ok(d) and luhn_ok(d)
-
-
-def _digits_between(lo: int, hi: int) -> Callable[[str, int, int], bool]:
-    """A check: ``lo``..``hi`` digits in the span and no digit glued on either side (not a slice)."""
-
-    def check(text: str, start: int, end: int) -> bool:
-        n = sum(c.isdigit() for c in text[start:end])
-        return _ok_around(text, start, end, _DIGITS) and lo <= n <= hi
-
-    return check
-
-
-def _email(text: str, start: int, end: int) -> bool:
-    """Not glued to more address characters; a final dot is sentence punctuation."""
-    before, after = text[start - 1 : start], text[end : end + 1]
-    return (not before or before not in _ALNUM + "._%+-") and (not after or after not in _ALNUM + "@-")
-
-
-def _landline(text: str, start: int, end: int) -> bool:
-    """10-12 digits written with the area code set off (``010-…``, ``(0571)…``), never a bare run."""
-    s = text[start:end]
-    return _digits_between(10, 12)(text, start, end) and ("-" in s or s.startswith("("))
-
-
-def _ipv4(text: str, start: int, end: int) -> bool:
-    """A dotted quad on its own: not a version number, not a slice of a longer dotted number."""
-    if start > 0 and text[start - 1] in _ALNUM + ".":
-        return False  # v1.2.3.4, 10.1.2.3.4
-    after = text[end : end + 2]
-    if after[:1].isdigit() or (after[:1] == "." and after[1:].isdigit()):
-        return False  # part of a longer dotted number
-    return not _VERSION_CONTEXT.search(text[max(0, start - 16) : start])
-
-
-def _edge(chars: str) -> Callable[[str, int, int], bool]:
-    """A check: no character of ``chars`` glued to either end (a key is not a slice of a longer token)."""
-    return lambda text, start, end: _ok_around(text, start, end, chars)
-
-
-# words that follow "password is" in ordinary talk ("the password is wrong"): never a credential
-_NOT_SECRETS = frozenset(
-    "required incorrect wrong invalid expired reset changed strong weak correct needed missing empty set "
-    "protected secure same different new old forgotten long short too not the a an my your our their "
-    "what how where".split()
-)
-
-
-def _secret_value(text: str, start: int, end: int) -> bool:
-    """After "password is / 密码是", a value that looks like a credential, not an ordinary word."""
-    m = re.search(r"(?:is|was|=|:|：|是|为|為)\s*[\"'“‘]?(\S+)\s*$", text[start:end], re.IGNORECASE)
-    if m is None:
-        return False
-    value = m.group(1).strip("\"'”’“‘.,;:!?，。；：！？")
-    if len(value) < 3 or value.lower() in _NOT_SECRETS:
-        return False
-    if not any(c.isascii() and (c.isalnum() or c in "!@#$%^&*_-+=") for c in value):
-        return False  # 密码是什么 / 密码是必须的: no credential characters at all
-    plain_word = value.isascii() and value.isalpha() and value.islower()
-    assigned = bool(re.search(r"[=:：]", m.group(0)))
-    return assigned or not plain_word or value.startswith(('"', "'"))
-
-
 # ---------------------------------------------------------------------------------------- rules
+ASCII_B = r"(?a:\b)"
+"""A word boundary between an ASCII letter, digit or ``_`` and anything else (Python's scoped flag)."""
+
+
+def _en(pattern: str) -> str:
+    r"""``pattern`` with each ``\b`` an ASCII word boundary (:data:`ASCII_B`), for rules whose words
+    are English: CJK characters are word characters to a Unicode ``\b``, which finds no boundary in
+    ``我的password`` or ``请ignore``. Only Python reads it: the batch pre-filter drops boundaries
+    (:func:`memkit.guard.scanner._relaxed`), so Rust's regex, which spells it ``(?-u:\b)``, never sees it.
+
+    >>> import re
+    >>> bool(re.search(r"\bpassword", "我的password")), bool(re.search(_en(r"\bpassword"), "我的password"))
+    (False, True)
+    """
+    return pattern.replace(r"\b", ASCII_B)
+
+
+# the letters of e-mail addresses in Latin, Greek and Cyrillic scripts (no CJK: 联系li@x.cn keeps 联系)
+_LATIN = "A-Za-z0-9À-ÖØ-öø-ɏͰ-ϿЀ-ӿ"
 _P = "pii"
 RULES: tuple[Rule, ...] = (
     # PII: redacted with a typed placeholder
-    Rule("MG101", _P, "info", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}",
-         "email address", _email, "[EMAIL]"),
-    Rule("MG104", _P, "info", r"[1-9][0-9]{5}(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9]{4}[0-9Xx]",
-         "Chinese resident ID number (checksum and birth date valid)", _id_number, "[ID_NUMBER]"),
+    # subtle: bounded runs (RFC 5321: a local part has at most 64 characters, a label 63) keep the search
+    # linear: with "+", every start in a long run of letters scans to its end (quadratic)
+    Rule("MG101", _P, "info",
+         rf"[{_LATIN}._%+-]{{1,64}}@[{_LATIN}-]{{1,63}}(?:\.[{_LATIN}-]{{1,63}})*\.[A-Za-zЀ-ӿ]{{2,24}}",
+         "email address", ck.email, "[EMAIL]"),
+    Rule("MG104", _P, "info",  # written whole or in groups: 110105 19491231 002X
+         r"[1-9][0-9]{5}[ -]?(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}[0-9Xx]",
+         "Chinese resident ID number (checksum and birth date valid)", ck.id_number, "[ID_NUMBER]"),
     Rule("MG102", _P, "info", r"(?:(?:\+|00)86[ -]?|\(\+?86\) ?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}",
-         "Chinese mobile number", _digits_between(11, 13), "[PHONE]"),
-    Rule("MG102", _P, "info", r"\(?0[1-9][0-9]{1,2}\)?-?[2-9][0-9]{6,7}",
-         "Chinese landline number", _landline, "[PHONE]"),
+         "Chinese mobile number", ck.mobile, "[PHONE]"),
+    Rule("MG102", _P, "info", r"\(?0[1-9][0-9]{1,2}\)?[ -]?[2-9][0-9]{2,3}[ -]?[0-9]{4}",
+         "Chinese landline number", ck.landline, "[PHONE]"),
     Rule("MG105", _P, "info", r"[0-9](?:[ -]?[0-9]){12,18}",
-         "bank card number (Luhn and issuer prefix valid)", _card, "[CARD]"),
+         "bank card number (Luhn and issuer prefix valid)", ck.card, "[CARD]"),
     Rule("MG103", _P, "info", r"\+[1-9][0-9 ().-]{6,20}[0-9]",
-         "international phone number", _digits_between(8, 15), "[PHONE]"),
+         "international phone number", ck.international, "[PHONE]"),
     Rule("MG103", _P, "info", r"\(?[2-9][0-9]{2}\)?[ .-][2-9][0-9]{2}[ .-][0-9]{4}",
-         "North American phone number", _digits_between(10, 10), "[PHONE]"),
+         "North American phone number", ck.digits_between(10, 10), "[PHONE]"),
     Rule("MG106", _P, "info",
          r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
-         "IPv4 address", _ipv4, "[IP]"),
+         "IPv4 address", ck.ipv4, "[IP]"),
     # secrets: the write is refused and nothing is stored. MG201 is vendors' key prefixes (OpenAI, AWS,
     # GitHub, Slack, Google, Stripe, GitLab, Hugging Face); MG202 auth headers and JWTs (eyJ…: '{"' in base64)
     Rule("MG201", "secret", "error",
          r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}"
          r"|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
          r"|[rs]k_(?:live|test)_[0-9A-Za-z]{16,}|glpat-[0-9A-Za-z_-]{20}|hf_[A-Za-z]{30,}",
-         "API key", _edge(_ALNUM)),
+         "API key", ck.key_edge),
     Rule("MG202", "secret", "error",
-         r"(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+         _en(r"(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}"
+             r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
          "bearer token or JWT"),
     Rule("MG203", "secret", "error",
-         r"(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin|api[ _-]?key|secret[ _-]?key"
+         _en(r"(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin|api[ _-]?key|secret[ _-]?key"
          r"|access[ _-]?token)"
-         r"\s*(?:is|was|=|:|：)\s*\S+",
-         "a password or key given in the text", _secret_value),
+         r"\s*(?:is|was|=|:|：)\s*\S+"),
+         "a password or key given in the text", ck.secret_value),
     Rule("MG203", "secret", "error",
          r"(?:密码|口令|密钥|秘钥|PIN码|pin码|验证码)\s*(?:是|为|為|:|：|=)\s*\S+",
-         "a password or key given in the text", _secret_value),
+         "a password or key given in the text", ck.secret_value_zh),
     Rule("MG204", "secret", "error", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----", "private key block"),
-    Rule("MG205", "secret", "error", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@",
+    Rule("MG205", "secret", "error", r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@]+:[^\s@/]+@",
          "credentials in a URL"),
     # injection signals: severity "warning" weighs 1.0, "info" 0.5 (GuardParams.quarantine_score)
     # and each distinct (code, severity) counts once per text, so by default one warning, or info
     # signals of two codes, quarantine. "info" marks what an honest text also says ("always reply in
     # English"). MG301: drop your instructions; gaps like [^.!?\n]{0,40}? stay inside one sentence
     Rule("MG301", "injection", "warning",
-         r"(?i)\b(?:ignore|disregard|forget|override|bypass|neglect|skip|drop|abandon|discard|remove|erase|leave)\b"
+         _en(r"(?i)\b(?:ignore|disregard|forget|override|bypass|neglect|skip|drop|abandon|discard|remove|erase|leave)\b"
          r"[^.!?\n]{0,40}?\b(?:previous|prior|above|earlier|preceding|former|initial|original|system|all|any|your|the"
          r"|these|those|my)\b[^.!?\n]{0,30}?\b(?:instructions?|prompts?|rules|directions|directives|guidelines"
          r"|guardrails|context|commands|orders|constraints|policies|programming|restrictions|tasks?|messages|text"
          r"|information|documents|thoughts|everything)\b"
          r"|\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:the\s+)?(?:above|everything|all\s+that|what\s+(?:i|you)\s+(?:said|were\s+told))\b"
          r"|\b(?:previous|prior|above|earlier|preceding)\s+(?:instructions|information|tasks|rules|prompts?)\b"
-         r"[^.!?\n]{0,40}?\b(?:irrelevant|void|null|obsolete|cancell?ed|no\s+longer\s+(?:apply|valid|matter))\b",
+         r"[^.!?\n]{0,40}?\b(?:irrelevant|void|null|obsolete|cancell?ed|no\s+longer\s+(?:apply|valid|matter))\b"),
          "override instruction (ignore previous instructions)"),
     Rule("MG301", "injection", "warning",
          r"(?:忽略|无视|忽视|不要理会|别理会|不用管|别管|忘记|忘掉|抛开|跳过|覆盖)[^。！？\n]{0,12}?"
@@ -252,94 +152,98 @@ RULES: tuple[Rule, ...] = (
          r"|инструкции|sve)\b",
          "override instruction (Spanish, French, Russian, Croatian)"),
     Rule("MG301", "injection", "warning",
-         r"(?i)\b(?:change|update|replace|rewrite)\s+your\s+(?:instructions|rules|prompt|programming)\b"
-         r"|\byour\s+(?:new\s+)?instructions\s+are\s+now\b|\bstop\s+everything\b",
+         _en(r"(?i)\b(?:change|update|replace|rewrite)\s+your\s+(?:instructions|rules|prompt|programming)\b"
+         r"|\byour\s+(?:new\s+)?instructions\s+are\s+now\b|\bstop\s+everything\b"),
          "rewrites the agent's instructions"),
     Rule("MG301", "injection", "warning",
-         r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+(?:instructions?|rules|system\s+prompt)\s*[:：]"
-         r"|(?:新的?|真正的|隐藏的?)(?:指令|规则|系统提示)\s*[:：]",
+         _en(r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+(?:instructions?|rules|system\s+prompt)\s*[:：]"
+         r"|(?:新的?|真正的|隐藏的?)(?:指令|规则|系统提示)\s*[:：]"),
          "announces new instructions (new instructions: …)"),
     Rule("MG301", "injection", "info",
-         r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+task\s*[:：]"
+         _en(r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+task\s*[:：]"
          r"|\b(?:now\s+)?(?:new|further|additional|next)\s+(?:instructions?|tasks?)\s+(?:follows?|are\s+followed)\b"
          r"|\bstart\s+(?:over|from\s+the\s+(?:front|beginning))\s+with\s+a\s+new\s+task\b"
-         r"|(?:新的?|真正的|隐藏的?)(?:指令|任务|规则)\s*[:：]|\b(?:neue|weitere)\s+(?:anweisung\w*|aufgabe\w*)\b",
+         r"|(?:新的?|真正的|隐藏的?)(?:指令|任务|规则)\s*[:：]|\b(?:neue|weitere)\s+(?:anweisung\w*|aufgabe\w*)\b"),
          "announces new instructions"),
     # MG309: dictates the reply word for word, the payload of many injections
     Rule("MG309", "injection", "info",
-         r"(?i)\b(?:just|only|simply)\s+(?:say|output|print|write|reply|respond|answer)\b|\brepeat\s+after\s+me\b"
+         _en(r"(?i)\b(?:just|only|simply)\s+(?:say|output|print|write|reply|respond|answer)\b|\brepeat\s+after\s+me\b"
          r"|\b(?:say|output|print|reply\s+with|respond\s+with)\s*:?\s*[\"“][^\"”]{1,80}[\"”]"
-         r"|(?:只|仅)(?:需要?)?(?:回答|输出|回复|说)|\b(?:sag|sage|schreib|schreibe|antworte)\s+(?:\w+\s+){0,3}?[\"“„]",
+         r"|(?:只|仅)(?:需要?)?(?:回答|输出|回复|说)|\b(?:sag|sage|schreib|schreibe|antworte)\s+(?:\w+\s+){0,3}?[\"“„]"),
          "dictates the output (just say …)"),
     Rule("MG302", "injection", "warning",
          # "you are now" + a new identity (a / the / a name / free / able to / in DAN mode), not a
          # state: "You are now connected to the VPN" is an ordinary statement
-         r"(?i)\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?|the|my|under|going|able|free|designed|roleplaying"
+         _en(r"(?i)\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?|the|my|under|going|able|free|designed|roleplaying"
          r"|playing|acting|called|named|known|allowed|permitted|unrestricted|unfiltered|uncensored|jailbroken|evil"
          r"|in\s+(?:\w+\s+){0,2}?(?:mode|role|character)|(?-i:[A-Z][\w-]*))\b|\bnow,?\s+you\s+are\s+(?:an?|the|my)\b|\bdo\s+anything\s+now\b|(?-i:\bDAN\b)[^.!?\n]{0,40}?\b(?:mode|jailbreak|anything)"
          r"|\b(?:developer|god|jailbreak|jailbroken|unrestricted|sudo|admin|dan)\s+mode\b"
-         r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil)\b",
+         r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil)\b"),
          "role hijack (you are now …)"),
     Rule("MG302", "injection", "warning",
          r"你现在是[^在否不几多什谁哪吗]|从现在(?:开始|起)[，, ]?你(?:是|就是|将是|扮演|要扮演)|你不再是"
          r"|(?:开发者|越狱|上帝|无限制|管理员)模式|扮演一个(?:没有|不受)",
          "role hijack (你现在是…)"),
     Rule("MG302", "injection", "warning",
-         r"(?i)\b(?:du\s+bist\s+(?:jetzt|nun|ab\s+sofort)|ab\s+jetzt\s+bist\s+du|tu\s+so,?\s+als\s+(?:ob\s+)?du)\b",
+         _en(r"(?i)\b(?:du\s+bist\s+(?:jetzt|nun|ab\s+sofort)|ab\s+jetzt\s+bist\s+du|tu\s+so,?\s+als\s+(?:ob\s+)?du)\b"),
          "role hijack (German: du bist jetzt …)"),
     Rule("MG302", "injection", "info",
-         r"(?i)\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b|\bact\s+as\s+(?:if|though)\s+you\b|\broleplay\s+as\b"
+         _en(r"(?i)\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b|\bact\s+as\s+(?:if|though)\s+you\b|\broleplay\s+as\b"
          r"|\b(?:i\s+want\s+you\s+to\s+act|immerse\s+yourself\s+in(?:to)?\s+the\s+role|stay\s+in\s+character)\b"
          r"|\bals\s+[\w-]+\s+fungieren\b"
-         r"|假装你是|假装自己是|扮演|stell\s+dir\s+vor,?\s+du\s+bist",
+         r"|假装你是|假装自己是|扮演|stell\s+dir\s+vor,?\s+du\s+bist"),
          "role-play request"),
     # MG303: an instruction meant to be replayed in every later prompt, what stored memory makes possible
     Rule("MG303", "injection", "info",
-         r"(?i)\b(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:all|every)\s+(?:future|subsequent)|every\s+time"
+         _en(r"(?i)\b(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:all|every)\s+(?:future|subsequent)|every\s+time"
          r"|each\s+time|whenever)\b[^.!?\n]{0,60}?\b(?:always|never|must|should|first|start|begin|respond|reply|answer"
          r"|print|output|include|send|say|append|add)\b"
          r"|\b(?:always|never)\s+(?:respond|reply|answer|start|begin|print|output|include|say|mention|reveal|send"
          r"|forward|recommend|append|obey|follow)\b|\bremember\s+(?:to\s+)?(?:always|never)\b"
-         r"|\b(?:remember|keep)\s+(?:this\s+|that\s+)?(?:forever|permanently)\b",
+         r"|\b(?:remember|keep)\s+(?:this\s+|that\s+)?(?:forever|permanently)\b"),
          "persistence attempt (from now on always …)"),
     Rule("MG303", "injection", "info",
-         r"(?:从现在(?:开始|起)|今后|以后|之后|往后|接下来)[^。！？\n]{0,6}?(?:每次|每一次|所有回答|一律|总是|始终|永远)"
+         _en(r"(?:从现在(?:开始|起)|今后|以后|之后|往后|接下来)[^。！？\n]{0,6}?(?:每次|每一次|所有回答|一律|总是|始终|永远)"
          r"|(?:每次|每一次|每当)[^。！？\n]{0,20}?(?:先|都要|都先|必须|务必|总是)|(?:记住|牢记)[^。！？\n]{0,4}?(?:以后|今后|之后|每次|永远|始终|总是)"
-         r"|(?i:\b(?:ab\s+(?:jetzt|sofort)|von\s+nun\s+an|in\s+zukunft)\b[^.!?\n]{0,40}?\b(?:immer|nie|musst|sollst|antworte))",
+         r"|(?i:\b(?:ab\s+(?:jetzt|sofort)|von\s+nun\s+an|in\s+zukunft)\b[^.!?\n]{0,40}?\b(?:immer|nie|musst|sollst|antworte))"),
          "persistence attempt (以后每次都先 …)"),
     # MG304: chat-template tokens (ChatML, Llama [INST] and headers) that pose as a turn boundary
     Rule("MG304", "injection", "warning",
-         r"(?i)<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>"
-         r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|im_start|instructions?)>|(?m:^)\s*#{2,}\s*(?:system|instruction)\b",
+         _en(r"(?i)<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>"
+         r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|im_start|instructions?)>|(?m:^)\s*#{2,}\s*(?:system|instruction)\b"),
          "chat-template or role tag"),
     Rule("MG304", "injection", "info", r"(?im)^\s*(?:system|assistant)\s*[:：]",
          "a line posing as a system turn"),
     # MG307: asks to leak the system prompt, or to send credentials or data out
     Rule("MG307", "injection", "warning",
-         r"(?i)\b(?:print|output|reveal|show|repeat|leak|dump|disclose|tell\s+me)\b[^.!?\n]{0,30}?"
+         _en(r"(?i)\b(?:print|output|reveal|show|repeat|leak|dump|disclose|tell\s+me)\b[^.!?\n]{0,30}?"
          r"\b(?:system\s+prompt|initial\s+prompt|prompt\s+texts?|(?:your|the)\s+(?:instructions|prompt|rules)"
          r"|(?:beginning|start)\s+of\s+(?:this|the|your)\s+prompt)\b|\bprompt-?text\b"
-         r"|(?:输出|打印|显示|透露|泄露|告诉我|重复)[^。！？\n]{0,10}?(?:系统提示|提示词|系统指令|初始指令|你的指令)",
+         r"|(?:输出|打印|显示|透露|泄露|告诉我|重复)[^。！？\n]{0,10}?(?:系统提示|提示词|系统指令|初始指令|你的指令)"),
          "asks to leak the system prompt"),
     Rule("MG307", "injection", "info",
-         r"(?i)\b(?:print|output|reveal|list|send|e-?mail|forward|leak|dump|exfiltrate|upload|post)\b[^.!?\n]{0,40}?"
+         _en(r"(?i)\b(?:print|output|reveal|list|send|e-?mail|forward|leak|dump|exfiltrate|upload|post)\b[^.!?\n]{0,40}?"
          r"\b(?:passwords?|credentials|api\s*keys?|secrets|tokens|account\s+(?:list|info\w*|details|numbers?)"
          r"|private\s+keys?|(?:conversation|chat)\s+history|user\s+data)\b"
          r"|(?:输出|打印|列出|发送|发给|透露|泄露|上传|转发|导出)[^。！？\n]{0,16}?(?:密码|账号|帐号|账户|凭证|密钥|令牌|聊天记录|对话记录|用户数据)"
          r"|把[^。！？\n]{0,12}?(?:密码|账号|帐号|账户|凭证|密钥|令牌|聊天记录|对话记录|用户数据)[^。！？\n]{0,8}?"
-         r"(?:发给|发送|发到|告诉|转发|上传|输出|打印)",
+         r"(?:发给|发送|发到|告诉|转发|上传|输出|打印)"),
          "asks to send out credentials or data"),
     Rule("MG307", "injection", "info",
-         r"(?i)\b(?:send|forward|post|upload|submit|transmit|leak|report|copy|mail)\b[^.!?\n]{0,60}?\bto\s+"
+         _en(r"(?i)\b(?:send|forward|post|upload|submit|transmit|leak|report|copy|mail)\b[^.!?\n]{0,60}?\bto\s+"
          r"(?:https?://|www\.|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.)"
-         r"|(?:发送|发到|发给|上传|转发|提交)[^。！？\n]{0,20}?(?:https?://|www\.)",
+         r"|(?:发送|发到|发给|上传|转发|提交)[^。！？\n]{0,20}?(?:https?://|www\.)"),
          "sends data to an outside address (URL or e-mail)"),
 )  # fmt: skip
 """The built-in rules, in priority order (an earlier PII rule wins an overlap)."""
 
 # scanned by code of their own in memkit.guard.scanner (invisible runs; base64 decoded and screened)
+# the invisible characters that can hide text (MG305): zero-width, bidi controls, word joiners, the BOM,
+# tags. Soft hyphens, variation selectors and fillers are removed before matching but flag nothing on
+# their own: hyphenated web text (&shy;) and emoji are full of them.
+HIDING = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
 HIDDEN = Rule(
-    "MG305", "injection", "warning", f"[{INVISIBLE}]", "hidden text (zero-width, bidi or tag characters)"
+    "MG305", "injection", "warning", f"[{HIDING}]", "hidden text (zero-width, bidi or tag characters)"
 )
 ENCODED = Rule("MG306", "injection", "info", r"[A-Za-z0-9+/]{40,}={0,2}", "encoded (base64) text payload")
 # (code, kind, severity, message) of findings from GuardParams' topics and patterns, lessons, the model

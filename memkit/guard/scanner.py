@@ -41,7 +41,7 @@ import polars as pl
 from ..errors import MemkitError, ValidationError
 from ..params import GuardParams
 from ..schema import Finding
-from ..text import FOLD, INVISIBLE, fold, strip_invisible
+from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible
 from . import rules as gr
 
 __all__ = ["ENCODED_INJECTION", "scan_rows"]
@@ -63,7 +63,7 @@ def _rules(params: GuardParams) -> list[gr.Rule]:
     """The rules ``params`` switches on, built-ins first, then topics and extra patterns.
 
     >>> print(*[r.pattern for r in _rules(GuardParams(never_remember=("密码", "salary")))][-4:-2])
-    (?i)密码 (?i)\\bsalary
+    (?i)密码 (?i)(?a:\\b)salary
     """
     rules = [
         r for r in gr.RULES
@@ -73,10 +73,11 @@ def _rules(params: GuardParams) -> list[gr.Rule]:
     ]  # fmt: skip
     if params.block_secrets:
         # a topic is a plain phrase (escaped, any case). A word boundary goes in front only when it
-        # starts with an ASCII letter or digit: CJK characters are all word characters, so \b before
-        # 密码 in 我的密码 never matches. There is none at the end: the phrase may start a longer word.
+        # starts with an ASCII letter or digit, and an ASCII one: CJK characters are all word
+        # characters, so a Unicode \b before 密码 in 我的密码, or before salary in 我的salary, never
+        # matches. There is none at the end: the phrase may start a longer word.
         for topic in params.never_remember:
-            edge = r"\b" if topic[0].isascii() and topic[0].isalnum() else ""
+            edge = gr.ASCII_B if topic[0].isascii() and topic[0].isalnum() else ""
             code, kind, sev, msg = gr.TOPIC
             rules.append(gr.Rule(code, kind, sev, "(?i)" + edge + re.escape(topic), f"{msg} ({topic})"))
         rules += [gr.Rule(*gr.EXTRA_SECRET[:3], p, gr.EXTRA_SECRET[3]) for p in params.extra_secret_patterns]
@@ -107,24 +108,32 @@ def _payload(run: str) -> str | None:
 
 
 _ALWAYS_HIDDEN = re.compile("[\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")  # bidi overrides, tags
+# scripts written without spaces (CJK, kana, hangul; Thai, Lao, Myanmar, Khmer), where a zero-width
+# space is how a word boundary is marked: 欢迎\u200b来到\u200b杭州
+_NO_SPACES = re.compile(f"[{CJK}\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 
 
 def _hidden(text: str) -> tuple[int, int, int] | None:
-    """(first, last + 1, count) of the invisible characters that hide something: bidi overrides and
-    tag characters anywhere; zero-width characters only inside a word (splitting a token, the
-    evasion trick). Copy-paste debris next to a space, a leading BOM and a zero-width joiner
-    inside an emoji sequence are innocent.
+    """(first, last + 1, count) of the invisible characters that hide something (:data:`rules.HIDING
+    <memkit.guard.rules.HIDING>`): bidi overrides and tag characters anywhere; zero-width characters
+    only inside a word (splitting a token, the evasion trick). Copy-paste debris next to a space, a
+    leading BOM, a zero-width joiner inside an emoji sequence and a zero-width space between two words
+    of a script written without spaces are innocent.
 
-    It reads the original text: every other rule sees the text with these characters removed.
+    It reads the original text: every other rule sees the text with invisible characters removed.
 
     >>> _hidden("ig\u200bnore"), _hidden("hello \u200bworld"), _hidden("\ufeffhello")
     ((2, 3, 1), None, None)
+    >>> _hidden("欢迎\u200b来到\u200b杭州"), _hidden("Donau\u00addampfschiff")
+    (None, None)
     """
     pos = []
-    for m in re.finditer(f"[{INVISIBLE}]+", text):
+    for m in re.finditer(f"[{gr.HIDING}]+", text):
         s, e = m.span()
         before, after = text[s - 1 : s], text[e : e + 1]
-        inside = before.isalnum() and after.isalnum()  # the run splits a word: ig\u200bnore
+        # the run splits a word (ig\u200bnore), not two words of a script without spaces
+        spaceless = _NO_SPACES.match(before) or _NO_SPACES.match(after)
+        inside = before.isalnum() and after.isalnum() and not spaceless
         if _ALWAYS_HIDDEN.search(m.group()) or inside:
             pos += range(s, e)
     return (pos[0], pos[-1] + 1, len(pos)) if pos else None
@@ -218,10 +227,13 @@ def _relaxed(pattern: str) -> str:
     regex engine cannot run a Unicode ``\b`` in its fast automaton on non-ASCII text (one Chinese
     character is enough): with them the costliest rules took ~15 µs per text, without ~1 µs.
 
-    >>> print(_relaxed(r"(?i)\bignore\b and a\\b"))
-    (?i)ignore and a\\b
+    The rules' ASCII boundaries (:data:`memkit.guard.rules.ASCII_B`, ``(?a:\b)``: Python's syntax,
+    which Rust's regex spells ``(?-u:\b)``) go the same way.
+
+    >>> print(_relaxed(r"(?i)\bignore\b and a\\b"), _relaxed(r"(?a:\b)password"))
+    (?i)ignore and a\\b password
     """
-    return _WORD_BOUNDARY.sub(r"\1", pattern)
+    return _WORD_BOUNDARY.sub(r"\1", pattern.replace(gr.ASCII_B, ""))
 
 
 def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
