@@ -18,6 +18,7 @@ The CLI never creates a database by accident: every command but ``demo`` needs a
 (``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
 and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction.
+``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE``: the tuned parameters.
 
 A session, from the demo to another framework's data and back to an agent::
 
@@ -88,6 +89,11 @@ def _now_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _settings_option(p: argparse.ArgumentParser) -> None:
+    """``--settings FILE``: what was tuned (weights, decay, guard, ...: ``mk.save_settings``) travels."""
+    p.add_argument("--settings", help="a settings file (TOML/JSON, mk.save_settings) the store opens with")
+
+
 def _add_demo(sub: argparse._SubParsersAction) -> None:
     """``memkit demo [--db FILE]``: the file is deleted and rebuilt, so a run is repeatable."""
     demo = sub.add_parser("demo", help="load the sample set into a DuckDB file and walk through memkit")
@@ -111,6 +117,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--to", choices=("memkit", "cogx"), default="memkit", help="output format")
     _requester_option(exp)
     _now_option(exp)
+    _settings_option(exp)
 
 
 def _add_import(sub: argparse._SubParsersAction) -> None:
@@ -133,6 +140,7 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
         "--reembed", action="store_true", help="recompute embeddings even from the same embedder"
     )
     _now_option(imp)
+    _settings_option(imp)
 
 
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
@@ -147,6 +155,7 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     ana.add_argument("--stale-days", type=float, default=90.0, help="MK004 threshold in days (default 90)")
     _requester_option(ana)
     _now_option(ana)
+    _settings_option(ana)
 
 
 def _add_reembed(sub: argparse._SubParsersAction) -> None:
@@ -168,9 +177,8 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     srv.add_argument(
         "--requester", help="who the client acts as (access rules, audit; default: the operator)"
     )
-    srv.add_argument(
-        "--now", type=datetime.fromisoformat, help="a fixed clock, ISO-8601 with offset (tests, replays)"
-    )
+    _now_option(srv)
+    _settings_option(srv)
 
 
 def _namespace_map(pairs: Sequence[str]) -> dict[str, str]:
@@ -203,7 +211,7 @@ def _run(args: argparse.Namespace) -> None:
     create = args.command == "import" and args.create
     made = create and not Path(args.db).exists()
     try:
-        with MemoryStore(args.db, create=create) as store:
+        with MemoryStore(args.db, create=create, settings=args.settings) as store:
             _WITH_STORE[args.command](store, args)
     except MemkitError:  # the import refused (nothing written): a reader leaving early is not that
         if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
@@ -244,7 +252,7 @@ def _mcp(args: argparse.Namespace) -> None:
 
     clock = None if args.now is None else (lambda: args.now)
     made = args.create and not Path(args.db).exists()
-    with MemoryStore(args.db, create=args.create) as store:
+    with MemoryStore(args.db, create=args.create, settings=args.settings) as store:
         try:  # refused at start (a bad namespace, requester or clock): no new, empty file is left
             server = build_server(store, namespace=args.namespace, requester=args.requester, now=clock)
         except MemkitError:
@@ -292,14 +300,8 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> None:
             now=args.now,
         )
     else:  # another framework's export, mapped to memkit rows by its adapter (one transaction)
-        report = adapters.import_file(
-            store,
-            args.file,
-            args.source,
-            namespace=args.namespace,
-            requester=args.requester,
-            now=args.now,
-        )
+        report = adapters.import_file(store, args.file, args.source, namespace=args.namespace,
+                                      requester=args.requester, now=args.now)  # fmt: skip
     # the report has one row per record; the summary counts them by action
     counts = report.group_by("action").len().sort("action")
     summary = ", ".join(f"{a} {n}" for a, n in counts.iter_rows())

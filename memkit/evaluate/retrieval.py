@@ -14,8 +14,7 @@ against every memory of its group), so a grid point is a weighted sum and a top-
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,12 +32,12 @@ from ..store.gate import Gate
 from ..store.vectors import epoch_us
 from .metrics import check_ks, metric_columns, require_columns, summarize
 
-__all__ = ["Prepared", "evaluate", "prepare", "rank", "sweep"]
+__all__ = ["Prepared", "evaluate", "prepare", "rank", "tuned"]
 
 _US_PER_HOUR = 3.6e9
 _GATED = ("status", "access", "owner", "created_by", "valid_from", "valid_until")  # store.frame() has them
-_WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
-SWEEP_KEYS = (*_WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
+WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
+SWEEP_KEYS = (*WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 
 
 # ------------------------------------------------------------------------------ prepared components
@@ -230,7 +229,7 @@ def rank(
     return out
 
 
-def _per_query(
+def query_metrics(
     prep: Prepared, ranked: list[tuple[np.ndarray, np.ndarray]], ks: Sequence[int]
 ) -> pl.DataFrame:
     """The queries frame with one column per metric and cut-off (hit@k, recall@k, MRR, nDCG) of a
@@ -240,7 +239,7 @@ def _per_query(
     return prep.queries.with_columns(**{c: pl.Series(v) for c, v in metric_columns(hits, n_rel, ks).items()})
 
 
-def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
+def as_prepared(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
     """What to evaluate -> :class:`Prepared`: a Prepared passes through; a memories frame, or a
     store's memories (every stored one: one group per namespace, the store's embedder and BM25
     settings; :func:`prepare` ranks only what a search may return), is prepared against ``queries``."""
@@ -261,16 +260,27 @@ def _source(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepared:
     )
 
 
+def tuned(source: Any, weights: Weights | None, time_scale_hours: float | None) -> tuple[Any, float]:
+    """The weights and recency time scale to rank with: those given, else a store's own (its search's:
+    ``store.weights``, ``store.decay``), else the defaults."""
+    store = hasattr(source, "frame") and hasattr(source, "weights")  # a MemoryStore
+    if weights is None:
+        weights = source.weights if store else Weights()
+    if time_scale_hours is None:
+        time_scale_hours = (source.decay if store else DecayParams()).time_scale_hours
+    return weights, time_scale_hours
+
+
 def evaluate(
     store_or_frame: Any,
     queries: pl.DataFrame | None = None,
     *,
-    weights: Weights = Weights(),
+    weights: Weights | None = None,
     k: int | Sequence[int] = (5, 10),
     now: datetime | None = None,
     by: str | None = "category",
     per_query: bool = False,
-    time_scale_hours: float = DecayParams().time_scale_hours,
+    time_scale_hours: float | None = None,
     min_strength: float = 0.0,
     **prepare_kw: Any,
 ) -> pl.DataFrame:
@@ -279,71 +289,14 @@ def evaluate(
     ``store_or_frame``: a :class:`~memkit.MemoryStore` (namespaces are the groups, memories are
     matched to ``relevant`` by their ``key``), a memories frame (see :func:`prepare`) or a
     :class:`Prepared`. Columns: ``by``, ``n``, ``recall@k``, ``hit@k``, ``ndcg@k`` for each ``k``,
-    ``mrr``. ``per_query=True`` returns the per-query metrics instead.
+    ``mrr``. ``per_query=True`` returns the per-query metrics instead. ``weights`` and
+    ``time_scale_hours`` default to a store's own (what its search ranks with), else ``Weights()``.
     """
     ks = check_ks(k)
+    weights, time_scale_hours = tuned(store_or_frame, weights, time_scale_hours)
     if not isinstance(weights, Weights):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
-    prep = _source(store_or_frame, queries, {"now": now, **prepare_kw})
+    prep = as_prepared(store_or_frame, queries, {"now": now, **prepare_kw})
     ranked = rank(prep, weights, k=max(ks), time_scale_hours=time_scale_hours, min_strength=min_strength)
-    pq = _per_query(prep, ranked, ks)
+    pq = query_metrics(prep, ranked, ks)
     return pq if per_query else summarize(pq, by)
-
-
-def _grid_points(
-    grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]],
-) -> list[dict[str, float]]:
-    """A grid -> its points as dicts: ``{name: values}`` gives every combination, a list of dicts
-    gives those points; every name must be one of :data:`SWEEP_KEYS`."""
-    if isinstance(grid, Mapping):
-        keys = list(grid)
-        points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*grid.values())]
-    else:
-        points = [dict(p) for p in grid]
-    if not points:
-        raise ValidationError("grid", "is empty")
-    for p in points:
-        bad = set(p) - set(SWEEP_KEYS)
-        if bad:
-            raise ValidationError("grid", f"unknown parameter(s) {sorted(bad)}; use {', '.join(SWEEP_KEYS)}")
-    return points
-
-
-def sweep(
-    store_or_frame: Any,
-    queries: pl.DataFrame | None = None,
-    grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]] = (),
-    *,
-    k: int | Sequence[int] = (5, 10),
-    by: str | None = "category",
-    base: Weights = Weights(),
-    **prepare_kw: Any,
-) -> pl.DataFrame:
-    """Evaluate every point of ``grid`` -> a tidy frame: the point's parameters, ``by``, metrics.
-
-    ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
-    ``similarity, importance, recency, keyword, neighbour, tie, neighbour2`` (unset ones come from ``base``),
-    ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
-    Embeddings and BM25 are computed once; points whose weights are all zero are skipped.
-    """
-    ks = check_ks(k)
-    prep = _source(store_or_frame, queries, dict(prepare_kw))
-    frames = []
-    for p in _grid_points(grid):
-        w = {f: p.get(f, getattr(base, f)) for f in _WEIGHT_KEYS}
-        if sum(w[f] for f in _WEIGHT_KEYS[:4]) <= 0:  # neighbour and tie alone rank nothing
-            continue
-        opts = {
-            "time_scale_hours": p.get("time_scale_hours", DecayParams().time_scale_hours),
-            "half_life_hours": p.get("half_life_hours"),
-            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else 0.1),
-        }
-        ranked = rank(prep, Weights(**w), k=max(ks), **opts)
-        summary = summarize(_per_query(prep, ranked, ks), by)
-        params = {**w, **{c: v for c, v in opts.items() if v is not None}}
-        frames.append(summary.select(*[pl.lit(v).alias(c) for c, v in params.items()], pl.all()))
-    if not frames:
-        raise ValidationError(
-            "grid", "has no point with a weight above 0 (similarity, importance, recency, keyword)"
-        )
-    return pl.concat(frames, how="diagonal_relaxed")

@@ -156,8 +156,9 @@ class MemkitStore(SearchOps, BaseStore):
         if min_strength is not None:
             min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
         self.store, self.requester, self.min_strength = store, requester, min_strength
-        # items are facts put one by one, not conversation turns: no neighbour expansion by default
-        self.weights = weights or dataclasses.replace(Weights(), neighbour=0.0)
+        # the store's tuned weights; items are facts put one by one, not conversation turns: no
+        # neighbour expansion by default
+        self.weights = weights or dataclasses.replace(store.weights, neighbour=0.0)
         self.fields = tuple(fields)
         self.access = None if access is None else check_choice("access", access, ACCESS)
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)

@@ -124,15 +124,16 @@ def weights_tuner(
     requester: str | None = None,
     now: datetime | None = None,
     k: int = 5,
-    baseline: Weights = Weights(),
+    baseline: Weights | None = None,
 ) -> WeightsTuner:
     """Weight sliders over live re-ranking of ``queries`` (a list, or ``{query: relevant ids}`` to
     also show recall@k and MRR): the score breakdown of the top k and how it moved from ``baseline``.
     Each query is searched once (``reinforce=False``); slider moves re-rank the cached components.
 
-    ``baseline`` is what the slope chart compares against (the default weights, unless you pass
-    the ones in production). What to look at: a hit whose bar is mostly one colour ranks on one
-    signal only; a weight that moves nothing in the slope chart does not matter for these queries.
+    ``baseline`` is what the slope chart compares against and where the sliders start (default: the
+    store's own ``store.weights``, what its search ranks with). What to look at: a hit whose bar is
+    mostly one colour ranks on one signal only; a weight that moves nothing in the slope chart does
+    not matter for these queries.
 
     >>> panel = weights_tuner(store, {"where do I live": [home.id]}, namespace="u")  # doctest: +SKIP
     >>> panel.sliders["keyword"].value = 0.0                                        # doctest: +SKIP
@@ -151,7 +152,9 @@ def weights_tuner(
         raise ValidationError(
             "k", f"must be a whole number in [1, {_MAX_K}] (the k slider's range), got {k!r}"
         )
-    return WeightsTuner(store, queries, namespace, requester, now, k, baseline)
+    return WeightsTuner(
+        store, queries, namespace, requester, now, k, store.weights if baseline is None else baseline
+    )
 
 
 class MergeExplorer(Panel):
@@ -265,7 +268,7 @@ def merge_explorer(
     *,
     now: datetime | None = None,
     requester: str | None = None,
-    threshold: float = 0.85,
+    threshold: float | None = None,
     judge: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> MergeExplorer:
     """A threshold slider over the distribution of merge-partner similarities and the clusters that
@@ -278,4 +281,5 @@ def merge_explorer(
     namespace (merges never cross one). ``judge`` grades a plan against labels, e.g.
     ``judge=lambda plan: judge_plan(plan, frame)`` with :func:`memkit.portable.semantic.judge_plan`.
     """
+    threshold = store.merge_threshold if threshold is None else threshold  # the store's own by default
     return MergeExplorer(store, namespace, now, requester, threshold, judge)

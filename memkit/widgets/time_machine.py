@@ -163,14 +163,15 @@ def time_machine(
     end: datetime | None = None,
     step_hours: float = 24.0,
     at: datetime | None = None,
-    policy: ForgetParams = ForgetParams(),
+    policy: ForgetParams | None = None,
     query: str | None = None,
     requester: str | None = None,
 ) -> TimeMachine:
     """A date slider from ``start`` (default: the namespace's first write) to ``end`` (default: 30
     days after its last) in ``step_hours`` steps, the last one on ``end`` itself: what the store held
     then (``store.frame(as_of=)``), each memory's strength and state, what a forget pass with
-    ``policy`` would drop, and — given a ``query`` — what a search then returns (``reinforce=False``).
+    ``policy`` (default: the store's own, ``store.forget_policy``) would drop, and — given a ``query``
+    — what a search then returns (``reinforce=False``).
 
     The slider starts at ``at`` (default: the namespace's last write): an instant between ``start``
     and ``end`` is added to the steps, so the slider can sit exactly on it (``at=now`` shows what was
@@ -208,4 +209,5 @@ def time_machine(
     if start <= at <= end and at not in times:  # subtle: the chosen instant, exactly, not the step before it
         times = sorted([*times, at])
     value = at if at in times else min(times, key=lambda t: abs((t - at).total_seconds()))
+    policy = store.forget_policy if policy is None else policy
     return TimeMachine(store, namespace, times, policy, query, requester, value)
