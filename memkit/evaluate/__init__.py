@@ -17,12 +17,11 @@
 from __future__ import annotations
 
 from .data import LOCOMO, LocomoUnavailable, cache_dir, fetch_locomo
-from .grid import sweep
 from .locomo import CATEGORIES, load_locomo
 from .metrics import hit_at_k, metric_columns, mrr, ndcg_at_k, recall_at_k, score_rankings, summarize
 from .reranker import Reranker
 from .retrieval import SWEEP_KEYS as SWEEP_KEYS  # the old mk.evaluate name, kept
-from .retrieval import Prepared, evaluate, prepare, rank
+from .retrieval import Prepared, evaluate, prepare, rank, sweep
 from .scenarios import forgetting_scenario, knowledge_update_scenario
 
 __all__ = [

@@ -14,7 +14,7 @@ against every memory of its group), so a grid point is a weighted sum and a top-
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,14 +30,13 @@ from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
 from ..store.gate import Gate
 from ..store.vectors import epoch_us
+from .grid import SWEEP_KEYS, WEIGHT_KEYS, grid_points
 from .metrics import check_ks, metric_columns, require_columns, summarize
 
-__all__ = ["Prepared", "evaluate", "prepare", "rank", "tuned"]
+__all__ = ["SWEEP_KEYS", "Prepared", "evaluate", "prepare", "rank", "sweep", "tuned"]
 
 _US_PER_HOUR = 3.6e9
 _GATED = ("status", "access", "owner", "created_by", "valid_from", "valid_until")  # store.frame() has them
-WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
-SWEEP_KEYS = (*WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 
 
 # ------------------------------------------------------------------------------ prepared components
@@ -300,3 +299,45 @@ def evaluate(
     ranked = rank(prep, weights, k=max(ks), time_scale_hours=time_scale_hours, min_strength=min_strength)
     pq = query_metrics(prep, ranked, ks)
     return pq if per_query else summarize(pq, by)
+
+
+def sweep(
+    store_or_frame: Any,
+    queries: pl.DataFrame | None = None,
+    grid: Mapping[str, Sequence[float]] | Sequence[Mapping[str, float]] = (),
+    *,
+    k: int | Sequence[int] = (5, 10),
+    by: str | None = "category",
+    base: Weights | None = None,
+    **prepare_kw: Any,
+) -> pl.DataFrame:
+    """Evaluate every point of ``grid`` -> a tidy frame: the point's parameters, ``by``, metrics.
+
+    ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
+    ``similarity, importance, recency, keyword, neighbour, tie, neighbour2`` (unset ones come from ``base``),
+    ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
+    Embeddings and BM25 are computed once; points whose weights are all zero are skipped. ``base`` and
+    the time scale default to a store's own (what its search ranks with), else ``Weights()``.
+    """
+    ks = check_ks(k)
+    base, scale = tuned(store_or_frame, base, None)
+    prep = as_prepared(store_or_frame, queries, dict(prepare_kw))
+    frames = []
+    for p in grid_points(grid):
+        w = {f: p.get(f, getattr(base, f)) for f in WEIGHT_KEYS}
+        if sum(w[f] for f in WEIGHT_KEYS[:4]) <= 0:  # neighbour and tie alone rank nothing
+            continue
+        opts = {
+            "time_scale_hours": p.get("time_scale_hours", scale),
+            "half_life_hours": p.get("half_life_hours"),
+            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else 0.1),
+        }
+        ranked = rank(prep, Weights(**w), k=max(ks), **opts)
+        summary = summarize(query_metrics(prep, ranked, ks), by)
+        params = {**w, **{c: v for c, v in opts.items() if v is not None}}
+        frames.append(summary.select(*[pl.lit(v).alias(c) for c, v in params.items()], pl.all()))
+    if not frames:
+        raise ValidationError(
+            "grid", "has no point with a weight above 0 (similarity, importance, recency, keyword)"
+        )
+    return pl.concat(frames, how="diagonal_relaxed")

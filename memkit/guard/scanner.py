@@ -248,9 +248,10 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
             [[bool(_compiled(r.pattern).search(f if r is gr.HIDDEN else c)) for r in rules]
              for f, c in zip(folded, clean, strict=True)], dtype=bool,
         ).reshape(len(texts), len(rules))  # fmt: skip
-    # the same fold and stripping in polars: FOLD is fold()'s one-character table
+    # the same fold and stripping in polars: FOLD is fold()'s one-character table; and İ, ı as I, i,
+    # which Python's (?i) takes for them (simple case mappings) and Rust's regex does not
     src = pl.Series("t", texts, dtype=pl.String).str.replace_many(
-        [chr(k) for k in FOLD], [chr(v) for v in FOLD.values()]
+        [*map(chr, FOLD), "\u0130", "\u0131"], [*map(chr, FOLD.values()), "I", "i"]
     )
     clean = src.str.replace_all(f"[{INVISIBLE}]", "")
     mask = pl.DataFrame({"t": clean, "raw": src}).select(

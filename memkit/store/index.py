@@ -40,6 +40,9 @@ class SearchIndex(IndexColumns):
     # the first pass scores every candidate within a small error of its exact score (float32 here,
     # int8 codes in the quantized index), so the shortlist's cut can be checked (:func:`_missed`)
     bounded_first_pass = True
+    # how many rows the check may add at most, once (their exact rows cost a gather here, a read
+    # from DuckDB in the int8 index): a store of thousands of identical memories stays fast
+    widen_at_most = 2048
 
     def rank(
         self,
@@ -141,16 +144,22 @@ class SearchIndex(IndexColumns):
         it: a row left out whose first-pass score is within the first pass's error of ranking
         above the ``k``-th hit (:func:`_missed`) joins ``cand`` and the stage runs again, so a
         near tie the approximate scores put on the wrong side of the cut still ranks as the exact
-        scores say."""
+        scores say. More such rows than :attr:`widen_at_most` (a store of thousands of identical
+        memories) join once, the best of them by the final rule: the cost stays bounded."""
         cand = np.sort(cand)  # in row order: equal scores and ages keep the earlier row (tie_order),
         # not the order float32 noise gave the first pass
+        if first is not None:  # the best first-pass score: near ties count their steps from it, and a
+            cand = np.union1d(cand, [int(np.argmax(first))])  # cut by newest first may leave it out
+        cap, tie, hours = self.widen_at_most, float(weights.tie), _Hours(now_us, self.created_us, None)
         while True:
             rows, comp, score, best = self._exact(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
-            more = np.empty(0, np.int64) if first is None else _missed(
-                first, cand, score, best, _Hours(now_us, self.created_us, None), float(weights.tie)
+            more = np.empty(0, np.int64) if first is None or cap == 0 else _missed(
+                first, cand, score, best, hours, tie
             )  # fmt: skip
             if not len(more):
                 return rows, comp
+            if len(more) > cap:  # too many to score: the likeliest, once
+                more, cap = more[top_k(first[more], cap, age=hours[more], tie=tie)], 0
             cand = np.union1d(cand, more)
 
     def _exact(
@@ -237,23 +246,30 @@ def _missed(
     since those rows were written. A row's exact score is at most its first-pass one plus ``err``:
     three times the largest first-pass error among ``cand`` (whose scores are known both ways;
     the int8 codes' rounding, or float32's), plus float32's rounding of the best score. Such a row
-    could rank above the ``k``-th hit (:func:`memkit.scoring.tie_order`) if it could beat the best
-    score (the steps then start from it), fall in an earlier tie step than the ``k``-th's, or in
-    the same one and be as new (tie 0: score at least the ``k``-th's)."""
+    could rank above the ``k``-th hit (:func:`memkit.scoring.tie_order`) if its earliest possible
+    tie step (counted from the best score known, and never before the first) comes before the
+    latest the ``k``-th's could be (counted from the highest best score any row could reach), or is
+    the same and the row is as new (tie 0: score at least the ``k``-th's)."""
     if not len(best):
         return np.empty(0, np.int64)
     b, kth = float(exact.max()), float(exact[best[-1]])
     err = 3.0 * float(np.max(np.abs(first[cand] - exact))) + 1e-6 * abs(b)
     width = tie * abs(b)
-    last = np.floor((b - kth) / width) if width > 0 else 0.0  # the k-th hit's tie step
-    low = b - (last + 1.0) * width if width > 0 else kth  # a row at or below it ranks after the k-th
+    if width > 0:  # the k-th's latest step: counted from the highest best score a row could reach
+        scored, first[cand] = first[cand], -np.inf  # (the rows outside cand, without a copy of first)
+        top = max(b, float(first.max()) + err)
+        first[cand] = scored
+        last = np.floor((top - kth) / (tie * abs(top)))
+        low = b - (last + 1.0) * width  # below it, a row's earliest step (from b) is after the k-th's
+    else:
+        low = kth  # tie 0: a row below the k-th's score ranks after it
     rows = np.flatnonzero(first >= low - err)  # (r,): the cut's neighbourhood, a few rows
     rows = rows[cand[np.minimum(np.searchsorted(cand, rows), len(cand) - 1)] != rows]  # not yet scored
     if not len(rows) or width <= 0:
         return rows
     up = first[rows].astype(np.float64) + err  # the most each could score exactly
-    step = np.floor((b - up) / width)
-    return rows[(up > b) | (step < last) | ((step == last) & (hours[rows] <= hours[cand[best[-1]]]))]
+    step = np.maximum(np.floor((b - up) / width), 0.0)  # its earliest step (a new best is step 0)
+    return rows[(step < last) | ((step == last) & (hours[rows] <= hours[cand[best[-1]]]))]
 
 
 def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
