@@ -40,9 +40,11 @@ class SearchIndex(IndexColumns):
     # the first pass scores every candidate within a small error of its exact score (float32 here,
     # int8 codes in the quantized index), so the shortlist's cut can be checked (:func:`_missed`)
     bounded_first_pass = True
-    # how many rows the check may add at most, once (their exact rows cost a gather here, a read
-    # from DuckDB in the int8 index): a store of thousands of identical memories stays fast
-    widen_at_most = 2048
+    # how many rows the check of the cut (_missed) may add at most, once; 0: no check. Not here: a
+    # float32 first pass errs by ~1e-7 and changed no list in any test, while every exact tie (a
+    # query no memory resembles) would be rescored (10k memories: 1.6 -> 3.1 ms a search). The int8
+    # index checks (its codes err by ~1e-3), up to 256 rows, read from DuckDB
+    widen_at_most = 0
 
     def rank(
         self,
@@ -182,7 +184,9 @@ class SearchIndex(IndexColumns):
         # use at once; rankings run side by side (the store's lock, shared), so one reads at a time
         with self._serial:
             vec = self.vectors(rows_u).astype(np.float64)  # (s, dim): exact float32 rows, any index
-        sim = vec @ q.astype(np.float64)  # (s, dim) @ (dim,) -> (s,)
+        # (s, dim) . (dim,) -> (s,), row by row: each row's sum the same whichever rows are scored with
+        # it (BLAS's matrix-vector product rounds a row differently as the matrix grows)
+        sim = np.einsum("ij,j->i", vec, q.astype(np.float64))
         imp = ix.importance[rows_u]
         rec = recency((now_us - ix.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
         kw = kw_all[rows_u] if kw_all is not None else None
@@ -249,7 +253,9 @@ def _missed(
     could rank above the ``k``-th hit (:func:`memkit.scoring.tie_order`) if its earliest possible
     tie step (counted from the best score known, and never before the first) comes before the
     latest the ``k``-th's could be (counted from the highest best score any row could reach), or is
-    the same and the row is as new (tie 0: score at least the ``k``-th's)."""
+    the same and the row is newer, or as new and could score at least as much (tie 0: score at
+    least the ``k``-th's). Rows of exactly the ``k``-th's first-pass score, where the scored ones of
+    that score tie exactly too (identical memories), are left in the first pass's order."""
     if not len(best):
         return np.empty(0, np.int64)
     b, kth = float(exact.max()), float(exact[best[-1]])
@@ -269,7 +275,13 @@ def _missed(
         return rows
     up = first[rows].astype(np.float64) + err  # the most each could score exactly
     step = np.maximum(np.floor((b - up) / width), 0.0)  # its earliest step (a new best is step 0)
-    return rows[(step < last) | ((step == last) & (hours[rows] <= hours[cand[best[-1]]]))]
+    k_h, k_f = hours[cand[best[-1]]], first[cand[best[-1]]]
+    h = hours[rows]  # within the k-th's step the newer ranks first, then (as new) the higher score
+    keep = (step < last) | ((step == last) & ((h < k_h) | ((h == k_h) & (up >= kth))))
+    same = first[cand] == k_f  # an exact tie: scored rows of the k-th's very first-pass score all
+    if same.sum() > 1 and np.ptp(exact[same]) == 0:  # score alike exactly (identical memories)
+        keep &= ~((first[rows] == k_f) & (hours[rows] >= k_h))  # the first pass ordered them, as exactly
+    return rows[keep]
 
 
 def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
