@@ -1,5 +1,5 @@
 """The operator's commands of the CLI: ``memkit copy`` and ``memkit pg`` (prototype to production),
-and ``memkit data`` (the evaluation data sets).
+``memkit reidentify`` (an older store's people) and ``memkit data`` (the evaluation data sets).
 
 ==========  ======================================================================================
 command     what it does
@@ -8,6 +8,9 @@ copy        ``memkit copy SRC DST``: every table of one store into a new one, Du
             PostgreSQL URL either way (:meth:`memkit.store.MemoryStore.copy_to`)
 pg          ``memkit pg [--dir .pg]``: start a local PostgreSQL 18 + pgvector server (the extra
             ``memkit[postgres]``), print its URL, serve until interrupted (``make pg``)
+reidentify  ``memkit reidentify --db FILE NAME...``: carry the people named (their addresses) over
+            from the pseudonyms of a store written before addresses kept their separators
+            (:meth:`memkit.store.MemoryStore.reidentify`)
 data        ``memkit data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached;
             :func:`memkit.evaluate.fetch_locomo`)
 ==========  ======================================================================================
@@ -51,6 +54,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     pg.add_argument("--dir", default=".pg", help="its data directory (created on first use; default .pg)")
     pg.add_argument("--once", action="store_true", help="print the URL and stop the server again (a check)")
+    ri = sub.add_parser("reidentify", help="carry people over from an older store's pseudonyms of addresses")
+    ri.add_argument("names", nargs="+", help="the people's addresses (e-mail or IP), as names hold them")
+    ri.add_argument("--db", required=True, help="database file or postgresql:// URL")
 
 
 def _data(args: argparse.Namespace) -> None:
@@ -66,6 +72,15 @@ def _copy(args: argparse.Namespace) -> None:
         counts = source.copy_to(args.target)
         where = source.path  # as reprs show it: a URL without its password
     print(f"copied {where} -> {redact_url(args.target)}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+
+
+def _reidentify(args: argparse.Namespace) -> None:
+    """Re-identify the people named and print each pseudonym replaced (never an address)."""
+    with MemoryStore(args.db, create=False) as store:
+        out = store.reidentify(args.names)
+    for old, new, rows in out.filter(out["rows"] > 0).iter_rows():
+        print(f"{old} -> {new}: {rows} values")
+    print(f"{int((out['rows'] > 0).sum())} pseudonyms replaced ({len(args.names)} names) in {store.path}")
 
 
 def _pg(args: argparse.Namespace) -> None:
@@ -84,5 +99,7 @@ def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"data": _data, "copy": _copy, "pg": _pg}
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "data": _data, "copy": _copy, "pg": _pg, "reidentify": _reidentify,
+}  # fmt: skip
 """The runner of each command this module adds."""

@@ -98,3 +98,19 @@ def test_a_key_held_under_both_pseudonyms_is_refused(store: mk.MemoryStore) -> N
         store.reidentify([JOHN], now=NOW + timedelta(hours=2))
     after = snapshot(store)
     assert before[1].equals(after[1]) and before[2].equals(after[2])
+
+
+@pytest.mark.duckdb_only("the CLI on a file")
+def test_the_cli_reidentifies_a_file(tmp_path, capsys) -> None:
+    from memkit.cli import main
+
+    path = str(tmp_path / "old.duckdb")
+    with mk.MemoryStore(path) as s:
+        private = _written_before(s)
+    assert main(["reidentify", "--db", path, JOHN, "alice@example.com"]) == 0
+    out = capsys.readouterr().out
+    assert f"{identity(JOHN, legacy=True)} -> {identity(JOHN)}: 5 values" in out and JOHN not in out
+    assert "1 pseudonyms replaced (2 names)" in out
+    with mk.MemoryStore(path) as s:
+        assert s.get(private, namespace="u", requester=JOHN).content == "my salary is 9000"
+    assert main(["reidentify", "--db", path, "sk-live-4eC39HqLyjWDarjtT1zdp7dc"]) == 2  # a secret: refused
