@@ -38,7 +38,8 @@ class SearchIndex(IndexColumns):
     ranking of a query over them. A store holds one, rebuilt from DuckDB whenever in doubt."""
 
     # the first pass scores every candidate within a small error of its exact score (float32 here,
-    # int8 codes in the quantized index), so the shortlist's cut can be checked (:func:`_missed`)
+    # int8 codes in the quantized index): its best row joins the shortlist, and its cut can be
+    # checked (:func:`_missed`)
     bounded_first_pass = True
     # how many rows the check of the cut (_missed) may add at most, once; 0: no check. Not here: a
     # float32 first pass errs by ~1e-7 and changed no list in any test, while every exact tie (a
@@ -124,12 +125,11 @@ class SearchIndex(IndexColumns):
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
             short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)  # type: ignore[arg-type]
-            first = score if self.bounded_first_pass else None  # every row's: to check the cut
-            if first is not None and not dense:
-                first = np.full(n, -np.inf, np.float32)
-                first[cand] = score
+            top = int(np.argmax(score))  # the best first-pass row: near ties count their steps from
+            top = top if dense else int(cand[top])  # it, and a cut by newest first may leave it out
             cand = short if dense else cand[short]
-            return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k, first=first)
+            if self.bounded_first_pass:
+                cand = np.union1d(cand, [top])
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
 
@@ -271,13 +271,15 @@ def _missed(
         low = kth  # tie 0: a row below the k-th's score ranks after it
     rows = np.flatnonzero(first >= low - err)  # (r,): the cut's neighbourhood, a few rows
     rows = rows[cand[np.minimum(np.searchsorted(cand, rows), len(cand) - 1)] != rows]  # not yet scored
-    if not len(rows) or width <= 0:
+    if not len(rows):
         return rows
     up = first[rows].astype(np.float64) + err  # the most each could score exactly
-    step = np.maximum(np.floor((b - up) / width), 0.0)  # its earliest step (a new best is step 0)
     k_h, k_f = hours[cand[best[-1]]], first[cand[best[-1]]]
-    h = hours[rows]  # within the k-th's step the newer ranks first, then (as new) the higher score
-    keep = (step < last) | ((step == last) & ((h < k_h) | ((h == k_h) & (up >= kth))))
+    keep = np.ones(len(rows), dtype=bool)  # tie 0: every row that could score at least the k-th's
+    if width > 0:
+        step = np.maximum(np.floor((b - up) / width), 0.0)  # its earliest step (a new best: step 0)
+        h = hours[rows]  # within the k-th's step the newer ranks first, then (as new) the higher score
+        keep = (step < last) | ((step == last) & ((h < k_h) | ((h == k_h) & (up >= kth))))
     same = first[cand] == k_f  # an exact tie: scored rows of the k-th's very first-pass score all
     if same.sum() > 1 and np.ptp(exact[same]) == 0:  # score alike exactly (identical memories)
         keep &= ~((first[rows] == k_f) & (hours[rows] >= k_h))  # the first pass ordered them, as exactly
