@@ -83,3 +83,20 @@ def test_langgraph_get_of_a_key_whose_current_version_is_hidden_is_no_item(store
     assert bob.get(("memories", "alice"), v2.id) is None  # an unkeyed lookup by a hidden id
     out = bob.batch([SearchOp(("memories", "alice")), GetOp(("memories", "alice"), "note")])
     assert out[1] is None
+
+
+def test_a_requesters_audit_names_no_memory_its_refusal_did_not(store: mk.MemoryStore) -> None:
+    """The deny event of a refused write on another's private key carried its id into the
+    requester's own audit view (the refusal's message no longer did)."""
+    hidden = store.add(
+        "alice's home address", namespace="u", key="addr", requester="alice", access="private", now=T
+    )
+    with pytest.raises(mk.AccessDenied):
+        store.add("bob's guess", namespace="u", key="addr", requester="bob", now=T + M)
+    mine = store.add("bob's note", namespace="u", requester="bob", now=T)
+    with pytest.raises(mk.AccessDenied):  # a refusal about a memory carol may read: named
+        store.delete(mine.id, namespace="u", requester="carol", now=T + M)
+    bobs = store.audit("u", requester="bob").filter(op="deny")  # his refusal, and carol's on his note
+    assert bobs.select("requester", "memory_id").rows() == [("bob", None), ("carol", mine.id)]
+    assert store.audit("u", requester="carol").filter(op="deny")["memory_id"].to_list() == [mine.id]
+    assert hidden.id in store.audit("u").filter(op="deny")["memory_id"].to_list()  # the operator's view

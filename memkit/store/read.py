@@ -204,7 +204,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         """The audit log (``seq, ts, namespace, op, memory_id, requester, detail``), oldest first.
 
         The operator sees every event. A ``requester`` (with its namespace) sees its own events and
-        those about memories it may read. Events never hold memory text (:mod:`memkit.store.audit`).
+        those about memories it may read; its refusals name no memory it may not read (the refusal
+        told it none). Events never hold memory text (:mod:`memkit.store.audit`).
         """
         namespace = self._space(namespace, optional=True)
         op = None if op is None else check_choice("op", op, OPS)
@@ -212,15 +213,18 @@ class ReadMixin(GateMixin, VectorsMixin):
         where, params = self._gate(namespace, requester).where()
         logged = log_space(namespace)  # as the events name it
         # a requester's events: those it made, and those about memories it may read now
-        mine = "TRUE" if requester is None else (
-            f"(e.requester = ? OR e.memory_id IN (SELECT id FROM memories WHERE {where}))"
-        )  # fmt: skip
+        mine, cols, head, tail = "TRUE", "memory_id", [], []
+        if requester is not None:
+            readable = f"e.memory_id IN (SELECT id FROM memories WHERE {where})"
+            mine = f"(e.requester = ? OR {readable})"
+            cols = f"CASE WHEN e.op = 'deny' AND NOT {readable} THEN NULL ELSE e.memory_id END AS memory_id"
+            head, tail = list(params), [requester, *params]  # the parameters of cols, and of mine
         with self._lock:
             return self._sql(
-                "SELECT seq, ts, namespace, op, memory_id, requester, CAST(detail AS VARCHAR) AS detail"
+                f"SELECT seq, ts, namespace, op, {cols}, requester, CAST(detail AS VARCHAR) AS detail"
                 " FROM events e WHERE (? IS NULL OR namespace IN (?, ?)) AND (? IS NULL OR op = ?)"
                 f" AND {mine} ORDER BY seq",
-                [logged, logged, namespace, op, op, *([requester, *params] if requester is not None else [])],
+                [*head, logged, logged, namespace, op, op, *tail],
             )
 
     def log_context(
