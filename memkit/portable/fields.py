@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import MISSING
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -83,7 +83,7 @@ def parse_time(name: str, v: Any) -> datetime | None:
         t = datetime.fromisoformat(v)
     except ValueError:
         raise ValidationError(name, f"is not an ISO-8601 timestamp: {v!r}") from None
-    return check_time(name, t).astimezone(UTC)
+    return check_time(name, t)  # in UTC
 
 
 def _name(field: str, v: Any, optional: bool = False) -> str | None:

@@ -12,7 +12,7 @@ may also bring back any :data:`RESTORABLE` field.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -43,7 +43,7 @@ def utc_time(where: str, v: Any) -> datetime | None:
         return None
     try:
         t = datetime.fromisoformat(v) if isinstance(v, str) else v
-        return check_time(where, t).astimezone(UTC)
+        return check_time(where, t)  # in UTC
     except (ValueError, TypeError) as e:
         raise FormatError(where, f"is not a timezone-aware ISO-8601 timestamp ({v!r}): {e}") from None
 

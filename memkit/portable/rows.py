@@ -139,12 +139,12 @@ def _one(
         "tags": list(check_tags(d.get("tags"))),  # duplicates dropped, order kept
         "status": "active",  # the guard and the version plan may change it
         "protected": protected,
-        # every timestamp is stored in UTC, whatever offset it came with
-        "valid_from": valid_from and valid_from.astimezone(UTC),
-        "valid_until": valid_until and valid_until.astimezone(UTC),
-        "created_at": created_at.astimezone(UTC),
+        # every timestamp is stored in UTC, whatever offset it came with (check_time converted them)
+        "valid_from": valid_from,
+        "valid_until": valid_until,
+        "created_at": created_at,
         "updated_at": now.astimezone(UTC),
-        "last_access_at": last_access.astimezone(UTC),
+        "last_access_at": last_access,
         "access_count": count,
         "version": 1,  # the version plan numbers keyed rows
         "supersedes": None,

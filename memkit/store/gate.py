@@ -24,7 +24,7 @@ AccessDenied, audited, as any denial.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -98,7 +98,7 @@ class Gate:
         if self.statuses is not None:
             e = e & pl.col("status").is_in(list(self.statuses))
         if self.valid_at is not None:
-            t = pl.lit(self.valid_at.astimezone(UTC))  # the columns' zone: polars compares no two
+            t = pl.lit(self.valid_at)  # in UTC (check_time), the columns' zone: polars compares no two
             e = e & (
                 (pl.col("valid_from").is_null() | (pl.col("valid_from") <= t))
                 & (pl.col("valid_until").is_null() | (pl.col("valid_until") > t))
