@@ -40,7 +40,7 @@ CONTRACT = {
     "test_forget.py", "test_write_pipeline.py", "test_read_gate.py", "test_import_pipeline.py",
     "test_conflicts.py", "test_ranking_defaults.py", "test_state_machine.py", "test_portable.py",
     "test_erasure.py", "test_agent_trust.py", "test_analyze.py", "test_trust_side_paths.py",
-    "test_reidentify.py", "test_gate_side_channels.py",
+    "test_reidentify.py", "test_gate_side_channels.py", "test_transaction_reads.py",
 }  # fmt: skip
 
 

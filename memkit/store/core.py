@@ -105,6 +105,7 @@ class StoreCore:
     _lesson_cache: dict[str, Any]  # namespace -> its lessons' embeddings (guard.py)
     _depth: int  # > 0 inside a transaction
     _after: list[Callable[[], None]]  # work waiting for the outer commit
+    _erased: set[str]  # ids the open transaction erased: the index holds them until its commit
     _pending: list[dict[str, Any]]  # reads whose event and reinforcement wait for a flush (deferred.py)
     _flushing: bool  # a flush is writing them: statements run without triggering another
 
@@ -270,7 +271,8 @@ class StoreCore:
         ...     store.count()
         0
 
-        Searches inside see the index as it was before the transaction (rows join it at commit).
+        Searches inside see the index as it was before the transaction (rows join it at commit),
+        less what the transaction erased: a deleted or forgotten memory is gone from them at once.
         Other threads wait until it ends. Nested ``transaction()`` blocks join the outer one. On
         PostgreSQL the block is one SERIALIZABLE transaction: if another process's write makes it
         impossible to serialize, it is rolled back and ConflictError raised (run it again).
@@ -309,11 +311,12 @@ class StoreCore:
     def _begin(self) -> None:
         """Open the outer transaction; :meth:`_on_commit` work collects from here."""
         self._run("BEGIN TRANSACTION")
-        self._depth, self._after = 1, []
+        self._depth, self._after, self._erased = 1, [], set()
 
     def _rollback(self) -> None:
         """Undo the transaction and drop the work waiting for its commit."""
-        self._depth, self._after = 0, []  # subtle: first, so a failing ROLLBACK still leaves no waiting work
+        # subtle: first, so a failing ROLLBACK still leaves no waiting work
+        self._depth, self._after, self._erased = 0, [], set()
         self._run("ROLLBACK")
 
     def _commit(self) -> None:
@@ -326,9 +329,9 @@ class StoreCore:
         try:
             self._run("COMMIT")
         except BaseException:
-            self._depth, self._after = 0, []
+            self._depth, self._after, self._erased = 0, [], set()
             raise
-        after, self._depth, self._after = self._after, 0, []
+        after, self._depth, self._after, self._erased = self._after, 0, [], set()
         return after
 
     @staticmethod

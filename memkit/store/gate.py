@@ -55,12 +55,15 @@ MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"  # frame(incl
 @dataclass(frozen=True)
 class Gate:
     """One read's view: ``namespace`` (None: all, operator only), ``requester`` (None: the
-    operator), ``statuses`` (None: any) and ``valid_at`` (None: any validity, any write time)."""
+    operator), ``statuses`` (None: any) and ``valid_at`` (None: any validity, any write time).
+    ``hidden``: ids the open transaction erased, which the index holds until its commit (the
+    tables no longer do: only the index's mask needs them)."""
 
     namespace: str | None
     requester: str | None
     statuses: tuple[str, ...] | None = None
     valid_at: datetime | None = None
+    hidden: frozenset[str] = frozenset()
 
     def where(self) -> tuple[str, list[Any]]:
         """The gate as a SQL predicate over ``memories`` and its parameters (values are always bound
@@ -131,7 +134,8 @@ class GateMixin(AuditMixin):
             raise ValidationError(
                 "namespace", f"is required for requester {requester!r}: only the operator reads across them"
             )
-        return Gate(namespace, requester, statuses, valid_at)
+        hidden = frozenset(self._erased) if self._depth else frozenset()
+        return Gate(namespace, requester, statuses, valid_at, hidden)
 
     def _row(self, memory_id: str, masked: bool = False) -> dict[str, Any] | None:
         """The row of ``memory_id`` (every Memory column; quarantined text withheld if ``masked``),

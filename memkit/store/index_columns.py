@@ -280,6 +280,8 @@ class IndexColumns:
             m &= among(self.kind[:n], [KINDS.index(x) for x in kind])
         if tags is not None:
             m &= self._has_any_tag(tags)
+        if gate.hidden:  # erased inside the open transaction: gone from every read within it
+            m[[self.row[i] for i in gate.hidden if i in self.row]] = False
         return m
 
     def pending(self, gate: Any, now_us: int, keys: Sequence[str | None]) -> list[list[str]]:

@@ -120,6 +120,7 @@ class MaintainMixin(RederiveMixin, FilesMixin):
             rederived[:] = self._rederive(erased, op, at, requester, parents, was)
             self._forget_in_log(erased)
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
+            self._erased.update(changed)  # the index's copies hold it too: hidden until the commit
             self._run(
                 "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
                 [changed],

@@ -103,7 +103,7 @@ def fetch_vectors(con: Any, ids: Sequence[str], dim: int) -> np.ndarray:
     found = {i: r for r, i in enumerate(table.column("id").to_pylist())}
     rows = flat.reshape(table.num_rows, dim)
     out = np.zeros((len(ids), dim), np.float32)  # subtle: an id erased in the open transaction (the
-    hit = [k for k, i in enumerate(ids) if i in found]  # index drops it at commit) scores as a zero vector
+    hit = [k for k, i in enumerate(ids) if i in found]  # gate hides it from searches) is a zero vector
     out[hit] = rows[[found[ids[k]] for k in hit]]
     return out  # (len(ids), dim)
 
@@ -187,8 +187,9 @@ class QuantizedIndex(SearchIndex):
         mask = np.empty(n, dtype=bool)  # (n,): the rows the gate and the filters let through
         kw_all, adj = None, (None,) * 4
         lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
-        fused = layer is None and kind is None and tags is None and default_floor  # the gate in the scan
-        if not fused:  # filters or another floor (rarer, often few rows): the exact index's numpy mask
+        # the gate in the scan; not with filters, another floor or ids hidden in a transaction
+        fused = layer is None and kind is None and tags is None and default_floor and not gate.hidden
+        if not fused:  # rarer, often few rows: the exact index's numpy mask
             mask[:] = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
             if not default_floor:  # strength computed for the candidates only, as the exact index does
                 cand = np.flatnonzero(mask)
