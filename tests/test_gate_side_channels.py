@@ -100,3 +100,33 @@ def test_a_requesters_audit_names_no_memory_its_refusal_did_not(store: mk.Memory
     assert bobs.select("requester", "memory_id").rows() == [("bob", None), ("carol", mine.id)]
     assert store.audit("u", requester="carol").filter(op="deny")["memory_id"].to_list() == [mine.id]
     assert hidden.id in store.audit("u").filter(op="deny")["memory_id"].to_list()  # the operator's view
+
+
+def test_lineage_names_no_version_the_requester_may_not_read(store: mk.MemoryStore, tmp_path) -> None:
+    """``supersedes`` of a version bob may read named alice's private one before it, and the audit
+    log's details (a supersede's ``by``) the private one after it: ids of memories kept from him."""
+    v1 = store.add("alice's draft", namespace="u", key="plan", requester="alice", access="private", now=T)
+    v2 = store.add("the plan, shared", namespace="u", key="plan", requester="alice", now=T + M)
+    v3 = store.add("alice's final", namespace="u", key="plan", requester="alice", access="private",
+                   now=T + 2 * M)  # fmt: skip
+    hidden = (v1.id, v3.id)
+    assert store.get(v2.id, namespace="u").supersedes == v1.id  # the test can fail: the lineage is there
+    path = tmp_path / "bob.jsonl"
+    store.export(path, "u", requester="bob", include_events=True, now=T + 3 * M)
+    views = {
+        "get": store.get(v2.id, namespace="u", requester="bob", now=T + 3 * M),
+        "versions": store.versions("plan", namespace="u", requester="bob").to_dicts(),
+        "frame": store.frame("u", requester="bob").to_dicts(),
+        "as_of": store.frame("u", requester="bob", as_of=T + 3 * M).to_dicts(),
+        "audit": store.audit("u", requester="bob").to_dicts(),
+        "export": path.read_text(encoding="utf-8"),
+    }
+    for name, view in views.items():
+        text = str(view)
+        assert v2.id in text and not [h for h in hidden if h in text], name
+    assert views["get"].supersedes is None and views["versions"][0]["supersedes"] is None
+    # the operator and alice, who may read every version, keep the whole lineage
+    for who in (None, "alice"):
+        chain = store.versions("plan", namespace="u", requester=who)["supersedes"].to_list()
+        assert chain == [None, v1.id, v2.id]
+        assert v3.id in str(store.audit("u", requester=who).to_dicts())

@@ -23,6 +23,8 @@ AccessDenied, audited, as any denial.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,6 +40,9 @@ from .vectors import COLUMNS
 
 __all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
 
+# the fields of an event's detail that name other memories (a supersede's successor, a conflict's
+# rival, a merge's members, an import's source, the hits of a search or a prompt's context)
+ID_FIELDS = frozenset({"by", "against", "merged_into", "members", "source_id", "ids"})
 QUARANTINED_TEXT = "[quarantined: awaiting review]"  # what get() and versions() show instead of the text
 # the Memory columns with a quarantined row's text and value withheld
 # (its key and tags too: an injection may sit there, which is why it was quarantined)
@@ -143,6 +148,65 @@ class GateMixin(AuditMixin):
         cols = MASKED_COLUMNS if masked else COLUMNS
         rows = self._sql(f"SELECT {cols} FROM memories WHERE id = ?", [memory_id]).to_dicts()
         return rows[0] if rows else None
+
+    # ----------------------------------------------------------------------------------- lineage
+    def _hidden(self, ids: Iterable[Any], requester: str | None) -> set[str]:
+        """Which of ``ids`` name a stored memory ``requester`` may not read (the operator: none).
+        An id the store does not hold (erased, or another store's) hides nothing and stays."""
+        asked = [*{i for i in ids if isinstance(i, str)}]
+        if requester is None or not asked:
+            return set()
+        where, params = Gate(None, requester).where()  # by id: no namespace to name
+        found = self._run(f"SELECT id, COALESCE(({where}), FALSE) FROM memories"
+                          " WHERE id IN (SELECT unnest(?::VARCHAR[]))", [*params, asked])  # fmt: skip
+        return {i for i, seen in found if not seen}
+
+    def _lineage(self, rows: pl.DataFrame, requester: str | None) -> pl.DataFrame:
+        """A requester's view of memory ``rows``: ``supersedes`` and ``merged_from`` do not name
+        memories it may not read (an id is not text, but it tells of a memory kept from it)."""
+        if requester is None or rows.is_empty():
+            return rows
+        hide = self._hidden([*rows["supersedes"], *rows["merged_from"].explode()], requester)
+        if not hide:
+            return rows
+        out = pl.Series(sorted(hide), dtype=pl.String)
+        return rows.with_columns(
+            supersedes=pl.when(pl.col("supersedes").is_in(out)).then(None).otherwise(pl.col("supersedes")),
+            merged_from=pl.col("merged_from").list.eval(pl.element().filter(~pl.element().is_in(out))),
+        )
+
+    def _lineage_row(self, row: dict[str, Any], requester: str | None) -> dict[str, Any]:
+        """:meth:`_lineage` of one row (a dict)."""
+        hide = self._hidden([row["supersedes"], *(row["merged_from"] or [])], requester)
+        if not hide:
+            return row
+        return {**row, "supersedes": None if row["supersedes"] in hide else row["supersedes"],
+                "merged_from": [m for m in row["merged_from"] if m not in hide]}  # fmt: skip
+
+    def _event_lineage(self, events: pl.DataFrame, requester: str | None) -> pl.DataFrame:
+        """A requester's view of audit ``events`` (``detail`` as JSON text): the ids their details
+        name in :data:`ID_FIELDS` are null (dropped from lists) where :meth:`_lineage` hides them."""
+        if requester is None or events.is_empty():
+            return events
+        details = [None if d is None else json.loads(d) for d in events["detail"]]
+        fields = [(d, f) for d in details if isinstance(d, dict) for f in ID_FIELDS & d.keys()]
+        hide = self._hidden([v for d, f in fields for v in (d[f] if isinstance(d[f], list) else [d[f]])],
+                            requester)  # fmt: skip
+        if not hide:
+            return events
+        changed = set()  # the requester's events: a few, and audit is no hot path
+        for d, f in fields:
+            v = d[f]
+            if isinstance(v, list) and hide.intersection(v):
+                d[f] = [x for x in v if x not in hide]
+            elif isinstance(v, str) and v in hide:
+                d[f] = None
+            else:
+                continue
+            changed.add(id(d))
+        texts = [json.dumps(d, ensure_ascii=False) if id(d) in changed else t
+                 for d, t in zip(details, events["detail"], strict=True)]  # fmt: skip
+        return events.with_columns(detail=pl.Series(texts, dtype=pl.String))
 
     def _deny(
         self, row: dict[str, Any], requester: str | None, now: datetime, op: str, why: str = ""

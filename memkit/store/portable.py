@@ -111,7 +111,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
         with self._lock:
             columns = self._memory_columns()
             names = ", ".join(f'"{c.name}"' for c in columns)  # quoted names read from the table itself
-            frame = self._sql(f"SELECT {names} FROM memories WHERE {where}", params)
+            frame = self._lineage(self._sql(f"SELECT {names} FROM memories WHERE {where}", params), requester)
             emb = self._embedding_matrix(where, params) if include_embeddings else None
             events = None
             if include_events:
@@ -120,6 +120,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
                     f" WHERE memory_id IN (SELECT id FROM memories WHERE {gate}) ORDER BY seq",
                     params,
                 )
+                events = self._event_lineage(events, requester)
             try:
                 header = jsonl.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
                                         embeddings=emb, events=events)  # fmt: skip

@@ -83,7 +83,7 @@ class ReadMixin(GateMixin, VectorsMixin):
             row = self._locate(memory_id, namespace=namespace, requester=requester, now=now, op="read",
                                masked=True)  # fmt: skip
             self._log("read", now, row["namespace"], requester, memory_id=memory_id)
-        return Memory.from_row(row)
+            return Memory.from_row(self._lineage_row(row, requester))
 
     def read(
         self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
@@ -109,7 +109,7 @@ class ReadMixin(GateMixin, VectorsMixin):
                 return None
             self._check_read(rows[0], requester, now, "read")
             self._log("read", now, namespace, requester, memory_id=rows[0]["id"], key=key)
-        return Memory.from_row(rows[0])
+            return Memory.from_row(self._lineage_row(rows[0], requester))
 
     def versions(self, key: str, *, namespace: str, requester: str | None = None) -> pl.DataFrame:
         """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
@@ -117,13 +117,15 @@ class ReadMixin(GateMixin, VectorsMixin):
         for a conflict review or a timeline."""
         key, raw = self._key_names(key)
         namespace = self._space(namespace)
-        where, params = self._gate(namespace, self._who(requester)).where()
+        requester = self._who(requester)
+        where, params = self._gate(namespace, requester).where()
         with self._lock:
-            return self._sql(
+            rows = self._sql(
                 f"SELECT {MASKED_COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
                 " ORDER BY version, created_at",
                 [key, raw, *params],
             )
+            return self._lineage(rows, requester)  # no id of a version kept from it
 
     def frame(
         self,
@@ -160,7 +162,7 @@ class ReadMixin(GateMixin, VectorsMixin):
             if as_of is None:
                 # (created_at, write order): the index's order, so neighbour ties match search's
                 sql = f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, rowid"
-                return self._sql(sql, params)
+                return self._lineage(self._sql(sql, params), requester)
             # every write logs the status it sets, so the last such event by `t` is the status then,
             # and a memory with no event by `t` had not been written yet (last in log order: a write
             # dated before an earlier one still comes after it; an import replays no history over a
@@ -174,7 +176,8 @@ class ReadMixin(GateMixin, VectorsMixin):
                     ORDER BY created_at, _row""",
                 [*params, as_of],
             )
-            return frame.with_columns(status=pl.col("status_then")).drop("status_then", "_row")
+            frame = frame.with_columns(status=pl.col("status_then")).drop("status_then", "_row")
+            return self._lineage(frame, requester)
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""
@@ -220,12 +223,13 @@ class ReadMixin(GateMixin, VectorsMixin):
             cols = f"CASE WHEN e.op = 'deny' AND NOT {readable} THEN NULL ELSE e.memory_id END AS memory_id"
             head, tail = list(params), [requester, *params]  # the parameters of cols, and of mine
         with self._lock:
-            return self._sql(
+            events = self._sql(
                 f"SELECT seq, ts, namespace, op, {cols}, requester, CAST(detail AS VARCHAR) AS detail"
                 " FROM events e WHERE (? IS NULL OR namespace IN (?, ?)) AND (? IS NULL OR op = ?)"
                 f" AND {mine} ORDER BY seq",
                 [*head, logged, logged, namespace, op, op, *tail],
             )
+            return self._event_lineage(events, requester)  # details name no memory kept from it
 
     def log_context(
         self,
