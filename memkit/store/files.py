@@ -130,7 +130,9 @@ class FilesMixin(StoreCore):
                     """Migration ``i`` and the version it reaches, in one transaction; a new store
                     records its embedder too (an old one keeps the name its vectors were made by)."""
                     MIGRATIONS[i](self._run, dim)
-                    own = (("embedder", self.embedder.name), ("dim", dim)) if version == 0 else ()
+                    own = ()  # (a new store has no names to pseudonymize: log_spaces is done for it)
+                    if version == 0:
+                        own = (("embedder", self.embedder.name), ("dim", dim), ("log_spaces", 2))
                     for name, value in (("schema_version", i + 1), *own):
                         self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
 

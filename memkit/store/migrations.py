@@ -224,4 +224,6 @@ def read_meta(execute: Execute, path: str) -> Meta:
     if not isinstance(embedder, str) or not embedder.strip():
         raise ValidationError("path", f"{path} has meta.embedder = {embedder!r}, not a name: {_DAMAGED}")
     journal = whole("journal_seq", 0) if "journal_seq" in meta else 0
+    if "pg_schema" in meta:  # a server's own steps (pg_schema.py), checked here, before any is run
+        whole("pg_schema", 1)
     return Meta(version, embedder, whole("dim", 1), journal, meta.get("log_spaces") == "2")

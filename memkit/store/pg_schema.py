@@ -3,8 +3,7 @@
 The tables themselves come from :data:`memkit.store.migrations.MIGRATIONS`, the same numbered steps a
 DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A server adds:
 
-- **a migration lock.** Several processes may open a new database at once; an advisory lock makes
-  them migrate one after the other, so the second finds the schema current.
+- **a migration lock**: processes opening a new database at once migrate one after the other.
 - **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the order rows were
   written in, which orders exports, the index, and so the ties of neighbour expansion (turns of one
   session often share a timestamp). It is not a field: exports and imports never see it.
@@ -15,8 +14,7 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   process keeps its own numpy search index; before a search it reads the log entries of the
   transactions its previous look's snapshot did not see (``pg_visible_in_snapshot``) and applies
   the rows that changed (:mod:`memkit.store.sync`). A transaction that commits late was not visible
-  then, so it is never skipped; one that another session keeps open costs nothing until it commits;
-  one row per memory keeps the log as small as the table.
+  then, so it is never skipped; one row per memory keeps the log as small as the table.
 - **keyword search in SQL**, for a service or a report on the server: ``memkit_terms(text)``, the
   ``tsvector`` of a text (``simple`` configuration, after NFKC, lowercasing and punctuation, the same
   whatever the database's locale; every run of CJK characters spelled out as its characters and
@@ -29,9 +27,8 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
       WHERE memkit_terms(content) @@ memkit_query('住在哪里') AND status = 'active'
       ORDER BY ts_rank(memkit_terms(content), memkit_query('住在哪里')) DESC LIMIT 10
 
-  The index finds the matches; ``ts_rank`` computes each match's terms again (~0.1 ms a row), so
-  rank a narrowed set (a namespace, a time range) when a term is common. The terms are those of a
-  text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB: a longer memory is a
+  ``ts_rank`` computes each match's terms again (~0.1 ms a row): rank a narrowed set. The terms are
+  those of a text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB: a longer memory is a
   document), a query's of its first :data:`QUERY_CHARS`. An expression index, not a column: nothing in
   the table changes (older memkit processes read it as before), an erased memory's terms go with its
   row, nothing is exported or copied, and ``ANALYZE`` keeps no statistics of it (they would compute
@@ -42,16 +39,19 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   the rows the read gate lets through, the same numbers as on DuckDB).
 
 Each step of :data:`STEPS` runs once, in its own transaction, in order, and records its number in
-``meta.pg_schema``. A role that does not own the tables (it can read and write, not alter) opens a
-database an older memkit made with a warning, the optional steps left to the owner's next open.
+``meta.pg_schema``; steps 3 and 4 run again when their text is not this memkit's (``meta.pg_terms``).
+A role that does not own the tables (it can read and write, not alter) opens a database an older
+memkit made with a warning, the optional steps left to the owner's next open.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import ValidationError
 from ..text import CJK, INVISIBLE, STOPWORDS
@@ -62,6 +62,7 @@ __all__ = [
     "EMBEDDER",
     "NEVER_ANALYZED",
     "PG_SCHEMA",
+    "TERMS_DIGEST",
     "SNAPSHOT",
     "STATE",
     "STEPS",
@@ -71,8 +72,8 @@ __all__ = [
 ]
 
 PG_SCHEMA = 4
-"""Version of what :data:`STEPS` create, kept in ``meta.pg_schema``: a database below it runs the steps
-above its number when opened, so a later memkit can add to it."""
+"""Version of what :data:`STEPS` create, kept in ``meta.pg_schema``: a database below it runs the
+steps above its number when opened."""
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
 """Which transactions have committed as of now (``xmin:xmax:running``): the changes a later look at
@@ -84,7 +85,6 @@ STATE = (
     " (SELECT value FROM meta WHERE name = 'dim')"
 )
 """:data:`SNAPSHOT` and :data:`EMBEDDER` in one round trip: what a search's look at the server reads."""
-
 ANALYZE_ROWS = 1000
 """A write of at least this many rows is followed by ``ANALYZE memories`` (the store's ``_analyze``)."""
 NEVER_ANALYZED = "SELECT reltuples < 0 FROM pg_class WHERE oid = CAST('memories' AS regclass)"
@@ -174,7 +174,8 @@ DO $do$ BEGIN  -- pg_schema 2's generated column and its helper, in this schema 
   EXECUTE format('ALTER TABLE %I.memories DROP COLUMN IF EXISTS terms', current_schema());
   EXECUTE format('DROP FUNCTION IF EXISTS %I.memkit_terms_text(text)', current_schema());
   EXECUTE format('DROP INDEX IF EXISTS %I.memories_terms', current_schema());
-EXCEPTION WHEN dependent_objects_still_exist THEN  -- a view of the user's reads it: it stays
+EXCEPTION WHEN dependent_objects_still_exist THEN  -- a view of the user's reads it: it stays, unsampled
+  EXECUTE format('ALTER TABLE %I.memories ALTER COLUMN terms SET STATISTICS 0', current_schema());
   RAISE WARNING 'memkit: memories.terms (pg_schema 2) is kept: other objects depend on it';
 END $do$;
 CREATE INDEX IF NOT EXISTS memories_keywords ON memories USING gin (memkit_terms(content));
@@ -217,6 +218,13 @@ STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS))
 keyword functions and their index (3; 2 was a generated column, which 3 drops in this schema unless a
 view depends on it); no planner statistics of the columns that hold words (4). Each runs once."""
 _WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts"}
+# steps 3 and 4 as this memkit writes them: their text follows memkit.text (its invisible characters,
+# its CJK ranges, its stopwords), which a later memkit may change under the same step number. A
+# database whose functions another memkit made runs them again, and rebuilds the keyword index (an
+# expression index keeps what the old function computed); meta.pg_terms records which text ran
+_SET_META = "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"
+_REFRESH = _KEYWORDS + _NO_STATS + "REINDEX INDEX memories_keywords;"
+TERMS_DIGEST = hashlib.sha256((_KEYWORDS + _NO_STATS).encode("utf-8")).hexdigest()[:16]
 
 
 # the connection's search path as PostgreSQL reads it, its user, and the schema it resolved to
@@ -278,33 +286,65 @@ def prepare_server(pg: PgConnection, read_only: bool, create: bool = True) -> It
             _own_schema(pg, create, read_only)  # one process at a time makes a new schema
             yield
             row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
-            _upgrade(pg, 0 if row is None else int(row[0]))
+            with _server_warnings(pg):  # (read_meta has checked the value before anything ran)
+                if _upgrade(pg, 0 if row is None else int(row[0])):  # then: are steps 3-4 this memkit's?
+                    _run_step(pg, "pg_terms", TERMS_DIGEST, _REFRESH, "the keyword functions (refresh)")
         finally:
             if not pg.con.broken:  # a lost session released its lock with it
                 pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
 
 
-def _upgrade(pg: PgConnection, at: int) -> None:
-    """Run the steps above ``at``, each in its own transaction; a role that may not alter the tables
-    skips the optional ones (anything above step 1) with a warning."""
+def _upgrade(pg: PgConnection, at: int) -> bool:
+    """Run the steps above ``at``, each in its own transaction, recording :data:`TERMS_DIGEST` with
+    step 3 -> whether every step is done; a role that may not alter the tables skips the optional
+    ones (anything above step 1) with a warning."""
     for number, statements in STEPS:
-        if number <= at:
-            continue
-        try:
-            with pg.con.transaction():
-                pg.con.execute(statements)
-                pg.con.execute(
-                    "INSERT INTO meta VALUES ('pg_schema', %s)"
-                    " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                    [str(number)],
-                )
-        except Exception as exc:
-            if number == 1 or getattr(exc, "sqlstate", None) != "42501":  # 42501: insufficient privilege
-                raise
-            warnings.warn(
-                f"memkit: this role may not alter the database's tables, so pg_schema {number}"
-                f" ({_WHAT[number]}) waits for the owner's next open: {exc}",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-            return
+        if number > at:
+            also = {"pg_terms": TERMS_DIGEST} if number == 3 else {}
+            if not _run_step(pg, "pg_schema", str(number), statements, _WHAT.get(number, ""), also):
+                return False
+    return True
+
+
+def _run_step(pg: PgConnection, name: str, value: str, statements: str, what: str, also: Any = None) -> bool:
+    """Run ``statements`` and record ``meta.<name> = value`` (and the pairs of dict ``also``) in one
+    transaction, unless ``meta`` holds it already -> False when the role may not (a warning)."""
+    have = pg.con.execute("SELECT value FROM meta WHERE name = %s", [name]).fetchone()
+    if have is not None and have[0] == value:
+        return True
+    try:
+        with pg.con.transaction():
+            pg.con.execute(statements)
+            for key, v in {name: value, **(also or {})}.items():
+                pg.con.execute(_SET_META, [key, v])
+    except Exception as exc:
+        if (name, value) == ("pg_schema", "1") or getattr(exc, "sqlstate", None) != "42501":
+            raise  # 42501: insufficient privilege
+        warnings.warn(
+            f"memkit: this role may not alter the database's tables, so {what} waits for the"
+            f" owner's next open: {exc}",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return False
+    return True
+
+
+@contextmanager
+def _server_warnings(pg: PgConnection) -> Iterator[None]:
+    """The server's ``RAISE WARNING 'memkit: ...'`` of the block as Python RuntimeWarnings (psycopg
+    passes a notice on to no one unless asked)."""
+    said: list[str] = []
+
+    def hear(diag: Any) -> None:
+        """Keep memkit's own warnings."""
+        if diag.severity_nonlocalized == "WARNING" and (diag.message_primary or "").startswith("memkit:"):
+            said.append(diag.message_primary)
+
+    pg.con.add_notice_handler(hear)
+    try:
+        yield
+    finally:
+        pg.con.remove_notice_handler(hear)
+        for message in said:
+            warnings.warn(message, RuntimeWarning, stacklevel=5)

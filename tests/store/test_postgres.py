@@ -479,7 +479,7 @@ def test_a_view_on_the_old_keyword_column_keeps_it_and_the_database_opens(url: s
             _OLD_COLUMN + "CREATE VIEW report AS SELECT id FROM memories WHERE terms @@ memkit_query('杭州');"
             "UPDATE meta SET value = '2' WHERE name = 'pg_schema'"
         )
-    with mk.MemoryStore(url) as store:
+    with pytest.warns(RuntimeWarning, match="memories.terms"), mk.MemoryStore(url) as store:
         store.add("用户住在上海", namespace="u", now=NOW)
         assert "terms" not in store.frame(namespace="u").columns
     with psycopg.connect(url) as con:
