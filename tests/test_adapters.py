@@ -424,3 +424,23 @@ def test_a_cogx_manifest_that_is_not_utf8_is_a_format_error(tmp_path: Path) -> N
     (tmp_path / "manifest.json").write_bytes('{"cogx_version": "0.1", "note": "café"}'.encode("latin-1"))
     with pytest.raises(mk.FormatError, match="manifest.json"):
         cogx.read_cogx(tmp_path)
+
+
+def test_a_refusal_in_a_multi_namespace_frame_names_the_frames_row() -> None:
+    """add_frame writes one add_many per namespace: a refusal named the row within its namespace's
+    group (or none, for a group of one), not the row of the frame the caller gave."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    records = [
+        {"id": "a", "memory": "Likes hiking", "user_id": "alice"},
+        {"id": "b", "memory": "Is vegan", "user_id": "bob"},
+        {"id": "c", "memory": "Prefers tea", "user_id": "bob"},
+        {"id": "d", "memory": "my api key is sk-abcdefghijklmnopqrstuvwx", "user_id": "bob"},
+        {"id": "e", "memory": "我的密码是 hunter2!!", "user_id": "carol"},
+    ]
+    with mk.MemoryStore() as s:
+        with pytest.raises(mk.WriteRefused, match=r"in row 3:") as e:
+            mk.adapters.add_frame(s, mk.adapters.mem0_frame({"results": records}), now=now)
+        assert e.value.findings["row"].unique().to_list() == [3]
+        with pytest.raises(mk.WriteRefused, match=r"in row 1:"):  # alone in its namespace
+            mk.adapters.add_frame(s, mk.adapters.mem0_frame({"results": [records[0], records[4]]}), now=now)
+        assert s.count() == 0

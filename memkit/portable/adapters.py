@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from ..commands import admit_many
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, WriteRefused
 from ..schema import WRITABLE_FIELDS, check_name, check_tags
 from .cogx import read_cogx
 from .records import RESTORABLE, records_frame, unencodable, utc_time
@@ -242,9 +242,21 @@ def add_frame(
         groups.append((ns, part, cols))
     with store.transaction():  # every namespace, or none
         for ns, part, cols in groups:
-            ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+            try:
+                ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+            except WriteRefused as e:  # its rows are the group's: name the frame's row instead
+                raise _in_frame(e, part["row"]) from None
             parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
     return pl.concat(parts).sort("row")
+
+
+def _in_frame(e: WriteRefused, rows: pl.Series) -> WriteRefused:
+    """A refusal of one namespace's ``add_many`` -> the same, its rows those of the whole frame."""
+    found = e.findings.with_columns(row=rows.gather(e.findings["row"]))  # type: ignore[attr-defined]
+    first = found["row"].unique(maintain_order=True)
+    more = f" (and {first.len() - 1} more)" if first.len() > 1 else ""
+    codes = str(e).rpartition(": ")[2]
+    return WriteRefused(f"write refused by the guard in row {first[0]}{more}: {codes}", found)
 
 
 def import_file(

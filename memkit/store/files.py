@@ -149,7 +149,8 @@ class FilesMixin(StoreCore):
         """Rewrite the file so that nothing erased survives in its free blocks (see the module doc).
 
         Runs by itself after every erasure unless ``compact_on_erase=False``; a no-op in memory; on
-        a server (where erasures run VACUUM by themselves), ``VACUUM FULL``: the operator's purge.
+        a server (where erasures run VACUUM by themselves), ``VACUUM FULL``: the operator's purge. A
+        read-only store refuses it (MemkitError), as every write.
 
         Steps: a fresh file next to the old one gets the schema (the same migrations) and a copy of
         every memkit table through Arrow; the old file's log is folded in and the fresh file
@@ -159,7 +160,9 @@ class FilesMixin(StoreCore):
         with self._lock:
             if self._con is None:
                 raise MemkitError(f"the store {self.path!r} is closed")
-            if self.read_only or self._depth:
+            if self.read_only:  # (an erasure, which runs it, is refused before it on a read-only store)
+                raise MemkitError(f"the store {self.path!r} is open read-only: compact() rewrites it")
+            if self._depth:  # inside transaction(): its erasure's commit runs it (_on_commit)
                 return
             if self._file is None:  # in memory: nothing to do; a server: every table and index rewritten
                 if self._pg is not None:  # (GIN keeps a word as a key after its rows are vacuumed)
