@@ -6,7 +6,9 @@ array``; the store validates what it returns (shape, finiteness) and normalizes 
 :mod:`memkit.text` (Latin words, CJK character uni/bigrams) plus character trigrams of Latin words,
 so ``"lives"`` still lands near ``"live"``. It is deterministic across processes and machines
 because it hashes with blake2b, never with Python's salted ``hash()``. Its ``name`` carries a
-version (``hash-v3-...``): vectors of an older tokenization are never mixed with new ones.
+version (``hash-v3-...``): vectors of an older tokenization are never mixed with new ones (a
+refinement that changes only texts holding rare characters re-embeds those rows when a store
+opens instead: :meth:`memkit.store.files.FilesMixin._retokenize`).
 
 Model embedders (optional extras, imported lazily) live in :mod:`memkit.embed_models` and are
 re-exported here: :class:`SentenceTransformerEmbedder`, :class:`Model2VecEmbedder`.

@@ -25,9 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
-from ..embed import check_embedder
+from ..embed import HashEmbedder, check_embedder
 from ..errors import MemkitError, NotFound, ValidationError
+from ..text import INVISIBLE
 from .connect import claim, connect, is_database, release
 from .core import StoreCore
 from .hnsw import HNSW_INDEX
@@ -130,9 +132,14 @@ class FilesMixin(StoreCore):
                     """Migration ``i`` and the version it reaches, in one transaction; a new store
                     records its embedder too (an old one keeps the name its vectors were made by)."""
                     MIGRATIONS[i](self._run, dim)
-                    own = ()  # (a new store has no names to pseudonymize: log_spaces is done for it)
+                    own = ()  # a new store's: no names to pseudonymize, no old tokens (both done)
                     if version == 0:
-                        own = (("embedder", self.embedder.name), ("dim", dim), ("log_spaces", 2))
+                        own = (
+                            ("embedder", self.embedder.name),
+                            ("dim", dim),
+                            ("log_spaces", 2),
+                            ("tokens", 2),
+                        )
                     for name, value in (("schema_version", i + 1), *own):
                         self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
 
@@ -141,8 +148,31 @@ class FilesMixin(StoreCore):
             self._stale = stale
         if version and not (self.read_only or stale or meta.log_spaces):  # once per database
             self._tx(lambda: log_spaces(self._run))  # (a new one, version 0, logged nothing)
+        hashed = isinstance(self.embedder, HashEmbedder)  # (a model embedder has its own tokenizer)
+        if version and hashed and not (self.read_only or stale or meta.tokens):
+            self._tx(self._retokenize)  # once per database, as log_spaces
         if version < len(MIGRATIONS) and self._file:  # fold the migrated schema into the file itself
             self._run("CHECKPOINT")
+
+    def _retokenize(self) -> None:
+        """The rows whose text memkit's tokenizer reads differently since 2026-12-05 (invisible
+        characters removed, combining accents kept inside a word, ``İ`` folded to ``i``) get the
+        hash embedder's vectors of today's tokens: its name (``hash-v3``) did not change, and a new
+        version would have made every store wait for a whole ``reembed`` over a handful of rows
+        (usually none). Memories and lessons alike (an erased lesson's ``[erased]`` text matches none)."""
+        changed = f"[{INVISIBLE}\u0300-\u036f\u0130]"
+        vector = pl.Array(pl.Float32, self.embedder.dim)
+        for table in ("memories", "lessons"):
+            rows = self._sql(f"SELECT id, content FROM {table} WHERE regexp_matches(content, ?)", [changed])
+            if rows.height:
+                texts = rows["content"].to_list()
+                emb = self._check_embeddings(self.embedder.embed(texts), len(texts), "embedder")
+                new = pl.DataFrame(
+                    {"id": rows["id"], "embedding": emb}, schema_overrides={"embedding": vector}
+                )
+                sql = f"UPDATE {table} t SET embedding = v.embedding FROM _view v WHERE t.id = v.id"
+                self._with_view(new.to_arrow(), sql)
+        self._run("INSERT OR REPLACE INTO meta VALUES ('tokens', '2')")
 
     # --------------------------------------------------------------------------------- compaction
     def compact(self) -> None:

@@ -186,6 +186,7 @@ class Meta:
     dim: int | None = None
     journal_seq: int = 0  # the last deferred read written (memkit.store.deferred)
     log_spaces: bool = False  # whether :func:`log_spaces` has run (its current steps)
+    tokens: bool = False  # whether the hash embedder's rows are of today's tokenizer (files.py _retokenize)
 
 
 def read_meta(execute: Execute, path: str) -> Meta:
@@ -226,4 +227,5 @@ def read_meta(execute: Execute, path: str) -> Meta:
     journal = whole("journal_seq", 0) if "journal_seq" in meta else 0
     if "pg_schema" in meta:  # a server's own steps (pg_schema.py), checked here, before any is run
         whole("pg_schema", 1)
-    return Meta(version, embedder, whole("dim", 1), journal, meta.get("log_spaces") == "2")
+    spaces, tokens = meta.get("log_spaces") == "2", meta.get("tokens") == "2"
+    return Meta(version, embedder, whole("dim", 1), journal, spaces, tokens)

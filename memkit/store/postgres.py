@@ -93,6 +93,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bepoch_us\(([\w.]+)\)", r"CAST(EXTRACT(EPOCH FROM \1) * 1000000 AS BIGINT)"),
         (r"\blist_has_any\(([\w.]+), ", r"(\1 && "),
         (r"\blist_contains\((\$\w+|\?), ([\w.]+)\)", r"(\2 = ANY(\1))"),
+        (r"\bregexp_matches\(([\w.]+), (\$\w+|\?)\)", r"(\1 ~ \2)"),
         (r"\[\]::VARCHAR\[\]", "'{}'::VARCHAR[]"),
         (r"\bBEGIN TRANSACTION\b", "BEGIN ISOLATION LEVEL SERIALIZABLE"),
         (r"\bCREATE OR REPLACE TEMP TABLE (\w+) AS\b", r"DROP TABLE IF EXISTS \1; CREATE TEMP TABLE \1 AS"),
