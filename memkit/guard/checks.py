@@ -4,15 +4,21 @@ Every rule of :mod:`memkit.guard.rules` may carry a ``check(text, start, end) ->
 decides whether a pattern's match is really a finding. The checks run in Python only (after the
 batch pre-filter), so unlike the patterns they may use look-behind and any other ``re`` syntax.
 ``text`` is the folded text with invisible characters removed, the text the patterns matched.
+The secret rules' checks (is this value a password?) live in :mod:`memkit.guard.credentials`.
 
 >>> id_checksum_ok("11010519491231002X"), luhn_ok("4111111111111111"), luhn_ok("4111111111111112")
 (True, True, False)
 >>> number_label("订单号 "), number_label("Paid for order, card: "), number_label("I prefer ")
 (True, False, False)
+>>> ipv4("server at 10.0.0.1", 10, 18), ipv4("Python 3.11.4.1", 7, 15), ipv6("ip 2001:db8::1", 3, 14)
+(True, False, True)
+>>> ssn("SSN 123-45-6789", 4, 15), ssn("SSN 666-45-6789", 4, 15), ipv6("at 12:30:45", 3, 11)
+(True, False, False)
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from datetime import date
@@ -36,11 +42,23 @@ _NUMBER_LABEL = re.compile(
     r"|(?<![a-z])(?:order|tracking|invoice|ref|reference|serial|sku|sn))"
     r"(?:\s*(?:号码?|编号|单号|id|no\.?|nr\.?|number|num|#))?\s*[:：#.]?\s*$"
 )
-# a version, a section number or a product token right before a dotted quad: not an address
+# a version, a section number or a product token right before a dotted quad: not an address.
+# Version words and signs (version, v, build, ==, 版本, 升级到), a product's name right before it
+# (Python 3.11.4.1, Ubuntu 22.4.1.2), a product/ token (Chrome/120.0.0.1). A host's word (server,
+# host, IP, 服务器) is no product, and a port or prefix length after it (:8080, /24) makes it an address.
 _VERSION_CONTEXT = re.compile(
-    r"(?i)(?:(?<![a-z])(?:version|ver\.?|release|build|section|sec\.|chapter|clause|article|paragraph|step)"
-    r"|§|版本|升级到?|更新到?|章节|条款|第)\s*[:：]?\s*$|[a-z]/$"
+    r"(?i)(?:(?<![a-z])(?:version|ver\.?|v|rev\.?|revision|release|build|upgrade[ds]?(?:\s+to)?|updated?\s+to"
+    r"|installed|section|sec\.|chapter|clause|article|paragraph|step)"
+    r"|§|版本号?|升级到?|更新到?|安装了?|章节|条款|第)\s*[:：]?\s*$|[a-z]/$|[=~<>!]=\s*$"
+    r"|(?<![a-z0-9])(?:python|py|java|jdk|jre|node\.?js|deno|bun|ruby|perl|php|go|golang|rustc?|cargo|gcc|g\+\+"
+    r"|clang|llvm|cmake|dotnet|\.net|swift|kotlin|scala|julia|dart|flutter|npm|pip|conda|numpy|pandas|polars"
+    r"|torch|pytorch|tensorflow|cuda|cudnn|django|flask|fastapi|react|angular|vue|rails|spring|ubuntu|debian"
+    r"|centos|fedora|rhel|alpine|windows|win|macos|osx|ios|ipados|android|linux|kernel|chrome|chromium|firefox"
+    r"|safari|opera|docker|kubernetes|k8s|helm|terraform|ansible|postgres(?:ql)?|mysql|mariadb|sqlite|redis"
+    r"|mongodb|elasticsearch|kafka|nginx|apache|tomcat|openssl|openssh|git|vscode|excel|unity|electron|qt"
+    r"|wordpress|laravel|firmware|bios|sdk|driver|package|library|plugin)[0-9]*\s*[:：]?\s*$"
 )
+_ADDRESS_AFTER = re.compile(r":[0-9]|/[0-9]")  # a port (10.0.0.1:8080) or a prefix length (/24)
 
 
 def _ok_around(text: str, start: int, end: int, chars: str) -> bool:
@@ -155,7 +173,59 @@ def ipv4(text: str, start: int, end: int) -> bool:
         return False  # part of a longer dotted number
     if text[start:end].endswith(".0"):
         return False  # a network (10.0.0.0) or a four-part version (13.0.0.0), never one host
+    if _ADDRESS_AFTER.match(text, end):
+        return True  # Redis 10.0.0.5:6379 is an address, whatever the word before
     return not _VERSION_CONTEXT.search(text[max(0, start - _BEFORE) : start])
+
+
+def ipv6(text: str, start: int, end: int) -> bool:
+    """MG106, IPv6: a valid address (:class:`ipaddress.IPv6Address`) of 3+ written groups, one of 3+
+    characters, with a digit, not glued to letters, digits or colons. Not a time (``12:30:45``: no
+    ``::`` nor 8 groups), a MAC address (6 groups), a name in code (``a::b``, ``dead::beef``), the
+    loopback ``::1`` and ``::`` (they name no one's machine), nor the head of an IPv4-mapped address
+    (``::ffff:192.0.2.1``: the IPv4 rule takes its last part)."""
+    s = text[start:end]
+    if not _ok_around(text, start, end, _ALNUM + ":") or re.match(r"\.[0-9]", text[end : end + 2]):
+        return False
+    groups = s.split(":")
+    # subtle: real addresses start with a network prefix of 3-4 hex digits (2001:, fe80:, fd00:);
+    # 1:2:3:4:5:6:7:8 is valid but a list of small numbers
+    if sum(g != "" for g in groups) < 3 or max(map(len, groups)) < 3 or not any(c.isdigit() for c in s):
+        return False
+    try:
+        addr = ipaddress.IPv6Address(s)
+    except ValueError:
+        return False
+    return not (addr.is_loopback or addr.is_unspecified)
+
+
+def ssn(text: str, start: int, end: int) -> bool:
+    """MG107, a US Social Security number: 9 digits as ``123-45-6789`` (or, after an ``SSN`` label,
+    also ``123 45 6789`` / ``123456789``), separators the same twice, not glued to letters, digits or
+    hyphens, not an order number, and a number the SSA issues: area not 000, 666 or 9xx, group not 00,
+    serial not 0000."""
+    s = text[start:end]
+    d = re.sub(r"[ -]", "", s)
+    seps = {c for c in s if c in " -"}
+    if len(d) != 9 or len(seps) > 1 or (seps and not (s[3] in seps and s[6] in seps)):
+        return False
+    if not _ok_around(text, start, end, _ALNUM + "-") or number_label(text[:start]):
+        return False
+    return d[:3] not in ("000", "666") and d[0] != "9" and d[3:5] != "00" and d[5:] != "0000"
+
+
+def passport(text: str, start: int, end: int) -> bool:
+    """MG108, after a passport label (the pattern's): 6-9 letters and digits, at least 5 of them digits
+    (``E12345678``, ``EA1234567``, ``C01X00T47``; not ``pending``), not glued to letters or digits."""
+    return _ok_around(text, start, end, _ALNUM) and sum(c.isdigit() for c in text[start:end]) >= 5
+
+
+def local_phone(text: str, start: int, end: int) -> bool:
+    """MG102, after a phone label (the pattern's): a local number without its area code, 7-8 digits
+    (``电话 8765 4321``, ``tel: 555-1234``), not a slice of a longer number nor of a dotted one."""
+    if re.match(r"[.-][0-9]", text[end : end + 2]):
+        return False
+    return digits_between(7, 8)(text, start, end) and _ok_around(text, start, end, _ALNUM)
 
 
 def edge(chars: str) -> Callable[[str, int, int], bool]:
@@ -165,40 +235,3 @@ def edge(chars: str) -> Callable[[str, int, int], bool]:
 
 key_edge = edge(_ALNUM)
 """MG201's check: an API key is not a slice of a longer run of Latin letters and digits."""
-
-# words that follow "password is" in ordinary talk ("the password is wrong"): never a credential
-_NOT_SECRETS = frozenset(
-    "required incorrect wrong invalid expired reset changed strong weak correct needed missing empty set "
-    "protected secure same different new old forgotten long short too not the a an my your our their "
-    "what how where".split()
-)
-# the verb or sign, an opening quote if any (group 1), the value (group 2)
-_VALUE = re.compile(r"(?i)(?:is|was|=|:|：|是|为|為)\s*([\"'“‘「『]?)(\S+)\s*$")
-
-
-def secret_value(text: str, start: int, end: int) -> bool:
-    """After "password is", a value that looks like a credential: assigned (``=``, ``:``), quoted
-    (``"swordfish"``) or not a plain lowercase word (``the password is wrong`` is talk)."""
-    return _secret_value(text[start:end], words=False)
-
-
-def secret_value_zh(text: str, start: int, end: int) -> bool:
-    """After "密码是 / 密码为", any value with credential characters: an English word there
-    (``WiFi密码是sunshine``) is the password, not talk about it."""
-    return _secret_value(text[start:end], words=True)
-
-
-def _secret_value(span: str, words: bool) -> bool:
-    """The value after the verb: at least 3 characters, some ASCII letter, digit or symbol, not a word
-    of ordinary talk; a plain lowercase word counts only when ``words``, assigned or quoted."""
-    m = _VALUE.search(span)
-    if m is None:
-        return False
-    value = m.group(2).strip("\"'”’“‘「」『』.,;:!?，。；：！？")
-    if len(value) < 3 or value.lower() in _NOT_SECRETS:
-        return False
-    if not any(c.isascii() and (c.isalnum() or c in "!@#$%^&*_-+=") for c in value):
-        return False  # 密码是什么 / 密码是必须的: no credential characters at all
-    plain_word = value.isascii() and value.isalpha() and value.islower()
-    assigned = bool(re.search(r"[=:：]", m.group(0)))
-    return words or assigned or bool(m.group(1)) or not plain_word

@@ -33,9 +33,12 @@ from typing import NamedTuple
 
 from ..text import FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names here
 from . import checks as ck
+from . import credentials as cr
 from .checks import id_checksum_ok, luhn_ok
 
-__all__ = ["FOLD", "INVISIBLE", "RULES", "Rule", "fold", "id_checksum_ok", "luhn_ok", "strip_invisible"]
+__all__ = [
+    "FOLD", "INVISIBLE", "RULES", "VALUE", "Rule", "fold", "id_checksum_ok", "luhn_ok", "strip_invisible"
+]  # fmt: skip
 
 
 _ID_CHECK, _ID_WEIGHTS = ck.ID_CHECK, ck.ID_WEIGHTS  # their old names here
@@ -43,7 +46,9 @@ _ID_CHECK, _ID_WEIGHTS = ck.ID_CHECK, ck.ID_WEIGHTS  # their old names here
 
 class Rule(NamedTuple):
     """One detector: ``code``, ``kind`` (pii | secret | topic | injection), ``severity``, a regex,
-    a message, an optional ``check(text, start, end)`` and, for PII, the redaction placeholder."""
+    a message, an optional ``check(text, start, end)`` and, for PII, the redaction placeholder.
+    A pattern whose PII needs its label (``SSN 123456789``, ``护照号 E12345678``) matches the label
+    too and names the value's group :data:`VALUE`: the finding, and the check, cover the value only."""
 
     code: str
     kind: str
@@ -55,6 +60,8 @@ class Rule(NamedTuple):
 
 
 # ---------------------------------------------------------------------------------------- rules
+VALUE = "v"
+"""The group name (``(?P<v>…)``) of the part of a match a finding marks, when not all of it."""
 ASCII_B = r"(?a:\b)"
 """A word boundary between an ASCII letter, digit or ``_`` and anything else (Python's scoped flag)."""
 
@@ -89,6 +96,11 @@ RULES: tuple[Rule, ...] = (
          "Chinese mobile number", ck.mobile, "[PHONE]"),
     Rule("MG102", _P, "info", r"\(?0[1-9][0-9]{1,2}\)?[ -]?[2-9][0-9]{2,3}[ -]?[0-9]{4}",
          "Chinese landline number", ck.landline, "[PHONE]"),
+    # a local number without its area code is a phone number only when a label says so (电话 8765 4321)
+    Rule("MG102", _P, "info",
+         _en(r"(?i)(?:\b(?:tel|phone|telephone|ph|fax|landline|call|ext)\b|电话|座机|固话|传真|分机)"
+             r"[^0-9\n]{0,10}?(?P<v>[2-9][0-9]{2,3}[ -]?[0-9]{4})"),
+         "local phone number (labelled)", ck.local_phone, "[PHONE]"),
     Rule("MG105", _P, "info", r"[0-9](?:[ -]?[0-9]){12,18}",
          "bank card number (Luhn and issuer prefix valid)", ck.card, "[CARD]"),
     Rule("MG103", _P, "info", r"\+[1-9][0-9 ().-]{6,20}[0-9]",
@@ -98,6 +110,22 @@ RULES: tuple[Rule, ...] = (
     Rule("MG106", _P, "info",
          r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
          "IPv4 address", ck.ipv4, "[IP]"),
+    Rule("MG106", _P, "info", r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){1,6}:[0-9A-Fa-f]{1,4}",
+         "IPv6 address", ck.ipv6, "[IP]"),
+    # MG107, MG108: national and travel document numbers, written as [ID_NUMBER] like a resident ID.
+    # An SSN is 123-45-6789 on its own, any 9 digits after its label; a passport number needs its label
+    Rule("MG107", _P, "info", r"[0-9]{3}-[0-9]{2}-[0-9]{4}",
+         "US Social Security number", ck.ssn, "[ID_NUMBER]"),
+    Rule("MG107", _P, "info",
+         _en(r"(?i)(?:\b(?:ssn|social\s+security)\b|社会安全号码?|社安号)[^0-9\n]{0,16}?"
+             r"(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})"),
+         "US Social Security number (labelled)", ck.ssn, "[ID_NUMBER]"),
+    Rule("MG108", _P, "info",
+         # subtle: bounded gaps, as three "\s*" around optional words would split a run of spaces in
+         # every way (cubic) before failing
+         _en(r"(?i)(?:\bpassport\b|护照)(?:\s{0,3}(?:number|num|no\.?|nr\.?|id|#|号码|号|编号))?"
+             r"\s{0,3}(?:is|was|是|为|:|：|#)?\s{0,3}(?P<v>[A-Za-z0-9]{6,9})\b"),
+         "passport number (labelled)", ck.passport, "[ID_NUMBER]"),
     # secrets: the write is refused and nothing is stored. MG201 is vendors' key prefixes (OpenAI, AWS,
     # GitHub, Slack, Google, Stripe, GitLab, Hugging Face); MG202 auth headers and JWTs (eyJ…: '{"' in base64)
     Rule("MG201", "secret", "error",
@@ -109,14 +137,22 @@ RULES: tuple[Rule, ...] = (
          _en(r"(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}"
              r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
          "bearer token or JWT"),
+    # MG203: a credential's name, then its value (password: hunter2, client_secret=…, "access_token": "…",
+    # AWS_SECRET_ACCESS_KEY=…, clientSecret: …); the name may end a longer identifier (db_password), so
+    # its start is checked in Python (credentials.credential), as is whether the value is a credential
     Rule("MG203", "secret", "error",
-         _en(r"(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin|api[ _-]?key|secret[ _-]?key"
-         r"|access[ _-]?token)"
-         r"\s*(?:is|was|=|:|：)\s*\S+"),
-         "a password or key given in the text", ck.secret_value),
+         _en(r"(?i)(?:pass(?:word|wd|code|phrase)|pwd|pin|secret|token"
+             r"|(?:api|access|secret|private|client|auth|signing|encryption|master)[ _-]?key"
+             r"|access[ _-]?token)"
+             r"\b[\"'”’]?\s*(?:(?:is|was)\b|=|:|：)\s*\S+"),
+         "a password or key given in the text", cr.credential),
     Rule("MG203", "secret", "error",
-         r"(?:密码|口令|密钥|秘钥|PIN码|pin码|验证码)\s*(?:是|为|為|:|：|=)\s*\S+",
-         "a password or key given in the text", ck.secret_value_zh),
+         r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码|PIN码|pin码|验证码)[\"'”’]?\s*(?:是|为|為|:|：|=)\s*\S+",
+         "a password or key given in the text", cr.secret_value_zh),
+    # 密码 abc123, 账号admin密码Qq123456: nothing between the name and the value
+    Rule("MG203", "secret", "error",
+         r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码|PIN码|pin码|验证码)\s*[A-Za-z0-9][!-~]*",
+         "a password or key given in the text", cr.bare_secret_zh),
     Rule("MG204", "secret", "error", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----", "private key block"),
     Rule("MG205", "secret", "error", r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@]+:[^\s@/]+@",
          "credentials in a URL"),

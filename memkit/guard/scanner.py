@@ -13,8 +13,8 @@ For ``n`` texts and ``r`` rules switched on, the stages are:
 2. :func:`_prefilter` — an ``(n, r)`` boolean matrix: does rule ``j``'s pattern occur in text ``i``?
    No checks run here, so it over-approximates but never misses a rule's finding (the patterns
    mean the same to both regex engines);
-3. :func:`_scan_one` — per row with any ``True``, only its candidate rules: exact spans, each rule's
-   ``check``, spans mapped back to the original text;
+3. :func:`_scan_one` — per row with any ``True``, only its candidate rules: exact spans (a labelled
+   value's group ``v`` only: :func:`_span`), each rule's ``check``, spans mapped back to the original text;
 4. :func:`_no_overlaps` — one PII finding per overlapping group, so redaction replaces disjoint spans;
 5. :func:`_custom` — ``GuardParams.detectors``, on every text.
 
@@ -139,6 +139,19 @@ def _hidden(text: str) -> tuple[int, int, int] | None:
     return (pos[0], pos[-1] + 1, len(pos)) if pos else None
 
 
+def _span(m: re.Match[str]) -> tuple[int, int]:
+    """The span a match marks: its group named :data:`rules.VALUE <memkit.guard.rules.VALUE>` when the
+    pattern has one and it took part (a label's value: ``SSN 123-45-6789`` marks the number only),
+    else the whole match.
+
+    >>> _span(re.search(r"SSN (?P<v>[0-9-]+)", "my SSN 123-45-6789")), _span(re.search("SSN", "my SSN"))
+    ((7, 18), (3, 6))
+    """
+    if gr.VALUE in m.re.groupindex and m.start(gr.VALUE) >= 0:
+        return m.span(gr.VALUE)
+    return m.span()
+
+
 def _scan_one(text: str, rules: Sequence[gr.Rule], every: Sequence[gr.Rule], depth: int = 0) -> list[Finding]:
     """Findings of ``rules`` in one text (spans in ``text``); a decoded payload is screened with
     ``every`` injection rule.
@@ -159,7 +172,7 @@ def _scan_one(text: str, rules: Sequence[gr.Rule], every: Sequence[gr.Rule], dep
                 out.append(Finding(r.code, r.kind, f"{r.message}: {h[2]} characters", r.severity, h[0], h[1]))
             continue
         for m in _compiled(r.pattern).finditer(clean):
-            s, e = m.span()
+            s, e = _span(m)
             if s == e or (r.check is not None and not r.check(clean, s, e)):
                 continue  # an empty match (an extra pattern such as "a*") marks nothing
             msg, sev = r.message, r.severity
