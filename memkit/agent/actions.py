@@ -7,12 +7,13 @@ op          store operation
 remember    ``store.add`` in ``long_term``, importance 0.9, protected, kind from the text; a stated
             preference on a known topic is a keyed write (``preference.drink``) that supersedes
             the old value
-forget      ``store.search`` for the payload (similarity and keyword, no reinforcement); every hit
-            scoring at least ``threshold`` that says what the payload names (most of its words,
-            weighted by rarity: :mod:`memkit.agent.matching`) is deleted with all versions of its
-            key; when none does, the nearest is named, not deleted. An explicit user forget
+forget      every memory the requester may read that says what the payload names (every word of
+            it, or restated whole by it: :mod:`memkit.agent.matching`) is deleted, a current value
+            with all versions of its key, an old one alone; when none does, the nearest search hit
+            scoring at least ``threshold`` is named, not deleted. An explicit user forget
             overrides ``protected`` (it is the user's data; protection only stops *automatic*
-            forgetting). Memories the requester may not modify are kept and reported.
+            forgetting). Memories the requester may not modify (:func:`memkit.access.can_modify`)
+            are kept and reported.
 delete_last the newest memory this requester added to this namespace that still exists and is more
             than an ordinary turn (importance >= the 0.3 admission gate, or a durable layer) is
             deleted; found from the audit log, so it works across sessions and processes. Undoing a
@@ -22,8 +23,9 @@ show        the active memories of the namespace the requester may read that are
 =========== =====================================================================================
 
 Every operation returns a frame ``id, content, kind, key, layer, action`` (``added``, ``deleted``,
-``kept``, ``listed``, ``restored``, ``closest``: what a forget found near the payload but not saying
-it) describing what it touched, so an agent can confirm it and a test can check it.
+``kept``: what the requester may read but not erase, ``listed``, ``restored``, ``closest``: what a
+forget found near the payload but not saying it) describing what it touched, so an agent can confirm
+it and a test can check it.
 
 Why these rules: a memory command is the user speaking about their own data, so it is obeyed
 literally and reported exactly. "Remember" is protected, because the user asked for it; "forget"
@@ -93,8 +95,9 @@ def execute(
 ) -> pl.DataFrame:
     """Apply ``command`` to ``store`` in ``namespace`` as ``requester`` -> what it touched.
 
-    ``threshold`` is the forget match score (``FORGET_WEIGHTS``: 0.5·similarity + 0.5·keyword) a
-    memory needs to be erased; ``tags`` are added to a remembered memory.
+    ``threshold`` is the search score (``FORGET_WEIGHTS``: 0.5·similarity + 0.5·keyword) the nearest
+    memory needs to be named when a forget payload names none; ``tags`` are added to a remembered
+    memory.
 
     The store's own rules still apply: ``requester`` reads and writes under the access rules, and
     every change is in the audit log under its name. ``requester=None`` is the operator.
@@ -163,33 +166,27 @@ def _show(store: Any, namespace: str, requester: str | None, now: datetime) -> p
 def _forget(
     query: str, store: Any, namespace: str, requester: str | None, now: datetime, threshold: float
 ) -> pl.DataFrame:
-    """Erase the memories that say ``query`` (match score >= ``threshold``) and every version of
-    their keys -> ``deleted`` rows, plus ``kept`` rows for matches the requester may read but not
-    change (owned and written by someone else). One transaction: all erased, or none."""
-    # min_strength=0: a faded memory is still the user's data, and forget must find it too
-    hits = store.search(
-        query, namespace=namespace, requester=requester, k=_FORGET_K, weights=FORGET_WEIGHTS, now=now,
-        min_strength=0.0, reinforce=False,
-    )  # fmt: skip
-    near = hits = hits.filter(pl.col("score") >= threshold)
+    """Erase the memories that say ``query`` (:func:`~memkit.agent.matching.names_it`) and every
+    version of their keys -> ``deleted`` rows, plus ``kept`` rows for those the requester may read but
+    not change (:func:`memkit.access.can_modify`). When nothing says it, the nearest search hit scoring
+    at least ``threshold`` is named (``closest``; ``kept`` when it is not the requester's to erase, so
+    the reply never invites a retry that cannot work). One transaction: all erased, or none."""
     frame = store.frame(namespace)
-    corpus = _corpus(frame, requester)
-    if not hits.is_empty():  # the score alone is scaled to the words some memory has: check the words
-        hits = hits.filter(pl.Series(names_it(query, hits["content"].to_list(), corpus), dtype=pl.Boolean))
-    # an old value the user names ("forget that I liked green tea" once it is coffee), a value the guard
-    # holds for review or a disputed one are not searched (search sees current versions): their words
-    # decide, and each goes alone, the current value stays
-    old = frame.filter(pl.col("status").is_in(_UNSEARCHED) & acl.readable_expr(requester))
-    old = old.filter(pl.Series(names_it(query, old["content"].to_list(), corpus), dtype=pl.Boolean))
-    if hits.is_empty() and old.is_empty():  # nothing says it; the nearest is named, not erased
-        return _frame(near.head(1).to_dicts(), "closest")
-    # every version of a matched key goes too: a superseded value is still the user's data
-    keys = hits["key"].drop_nulls().unique()
-    named = pl.concat([hits["id"], old["id"]])
-    doomed = frame.filter(pl.col("id").is_in(named.implode()) | pl.col("key").is_in(keys.implode()))
-    doomed = doomed.filter(acl.readable_expr(requester))  # never report what the requester may not read
-    allowed = pl.lit(requester is None) | (pl.col("owner") == requester) | (pl.col("created_by") == requester)
-    doomed = doomed.with_columns(_ok=allowed)
+    # the words decide, for current and old values alike: an old value the user names ("forget that I
+    # liked green tea" once it is coffee), one the guard holds or a disputed one is not searched, and
+    # a current one must not need a search score the old one is spared ("I prefer tea" is what "forget
+    # that I like tea" names, whether tea is still the preference or not)
+    live = frame.filter(pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester))
+    named = live.filter(pl.Series(names_it(query, live["content"].to_list()), dtype=pl.Boolean))
+    named = named.sort("created_at", descending=True).head(_FORGET_K)
+    if named.is_empty():  # nothing says it; the nearest is named, not erased
+        return _closest(query, store, frame, namespace, requester, now, threshold)
+    # every version of a current value's key goes too: a superseded value is still the user's data;
+    # an old value goes alone, and the current value of its key stays
+    keys = named.filter(pl.col("status") == "active")["key"].drop_nulls().unique()
+    doomed = frame.filter(pl.col("id").is_in(named["id"].implode()) | pl.col("key").is_in(keys.implode()))
+    # never report what the requester may not read; erase only what it may modify
+    doomed = _with_may_modify(doomed.filter(acl.readable_expr(requester)), requester)
     # the reply quotes these rows: a quarantined version's text (key, value, tags) stays withheld
     held = store.frame(namespace, withhold=True).select("id", "content", "key", "value", "tags")
     doomed = doomed.drop("content", "key", "value", "tags").join(held, on="id", how="left")
@@ -201,23 +198,37 @@ def _forget(
             except NotFound:  # went with a merge it belonged to
                 continue
     return pl.concat(
-        [
-            _frame(doomed.filter("_ok").to_dicts(), "deleted"),
-            _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept"),
-        ]
+        [_frame(gone.to_dicts(), "deleted"), _frame(doomed.filter(~pl.col("_ok")).to_dicts(), "kept")]
     )
 
 
+def _with_may_modify(rows: pl.DataFrame, requester: str | None) -> pl.DataFrame:
+    """``rows`` with a boolean ``_ok``: may ``requester`` erase each? :func:`memkit.access.can_modify`,
+    the store's own rule, so a memory the operator wrote (no owner, no creator) is kept and reported
+    like another requester's, never lost between "deleted" and "kept" as a null comparison was."""
+    ok = [acl.can_modify(o, c, requester) for o, c in zip(rows["owner"], rows["created_by"], strict=True)]
+    return rows.with_columns(_ok=pl.Series(ok, dtype=pl.Boolean))
+
+
+def _closest(
+    query: str, store: Any, frame: pl.DataFrame, namespace: str, requester: str | None, now: datetime,
+    threshold: float,
+) -> pl.DataFrame:  # fmt: skip
+    """The search hit nearest ``query`` scoring at least ``threshold`` -> one ``closest`` row (the user
+    can name it as stored), ``kept`` when the requester may not erase it, or an empty frame.
+    ``frame`` is the namespace's: it tells whose each hit is."""
+    # min_strength=0: a faded memory is still the user's data, and forget must find it too
+    hits = store.search(
+        query, namespace=namespace, requester=requester, k=1, weights=FORGET_WEIGHTS, now=now,
+        min_strength=0.0, reinforce=False,
+    )  # fmt: skip
+    near = hits.filter(pl.col("score") >= threshold).join(frame.select("id", "owner", "created_by"), on="id")
+    near = _with_may_modify(near, requester)
+    return pl.concat([_frame(near.filter("_ok").to_dicts(), "closest"),
+                      _frame(near.filter(~pl.col("_ok")).to_dicts(), "kept")])  # fmt: skip
+
+
 _UNSEARCHED = ("superseded", "quarantined", "conflict")  # a forget command finds these by their words
-
-
-def _corpus(frame: pl.DataFrame, requester: str | None) -> list[str]:
-    """The texts of ``frame`` (a namespace's) a forget command is weighed against: the memories
-    ``requester`` may read that it could erase, current and old values alike (a word only old values
-    hold is not rare because the current ones lack it: "tea" after green tea and black tea gave way
-    to coffee)."""
-    live = pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester)
-    return frame.filter(live)["content"].to_list()
 
 
 def _delete_last(store: Any, namespace: str, requester: str | None, now: datetime) -> pl.DataFrame:

@@ -110,7 +110,8 @@ class MemoryAgent:
     and written in ``namespace`` as ``requester``. ``k`` memories are recalled per turn with
     ``weights`` (default: the store's, ``store.weights``), kept within ``budget_chars`` of prompt;
     ``window`` recent exchanges are replayed; ``now`` is a datetime, a clock callable, or None (wall clock);
-    ``forget_threshold`` is the match score a memory needs for a forget command to erase it.
+    ``forget_threshold`` is the search score the nearest memory needs to be named when a forget
+    command's words name none (what is erased, the words decide: :mod:`memkit.agent.matching`).
     """
 
     def __init__(

@@ -1,31 +1,32 @@
 """Does a memory say what a forget command names? The rule behind the agent's "forget X".
 
 Search ranks what is *near* the payload; a forget command must erase only what *says* it. A memory
-says what the payload names when it holds most of the payload's weight of words (each weighted by
-its rarity among the namespace's memories, BM25's idf, so a word no memory holds weighs most:
-"forget that I like skiing" names nothing in a store of "I like jazz", "I like coffee"), or when the
-payload restates all of it ("forget that I really like jazz music a lot" names "I like jazz music");
-the words it holds must include the payload's rarest ("forget that my favourite colour was blue" does
-not name "my favourite colour is red").
-Before the words are weighed, what only says how the user refers to a memory is dropped ("what I
-told you about", "the details of", 说过的, 关于, 的信息), and liking verbs count as one word ("love",
-"enjoy", "like"). Lexical, so synonyms beyond those are not matched ("forget my skiing hobby" does
-not name "I like skiing"): the reply then says nothing matched, and the user can say it as stored.
+says what the payload names when it holds every word of the payload, or when the payload restates
+all of it ("forget that I really like jazz music a lot" names "I like jazz music"). A payload word
+the memory lacks is never a detail to overlook: either no memory holds it, and nothing says what
+the user named ("forget that I like skiing" names nothing in a store of "I like jazz"), or other
+memories hold it, and the user named those ("forget that I like tea" names "I prefer tea", not
+"I like jazz"; "forget that my favourite colour was blue" not "my favourite colour is red").
+Before the words are compared, what only says how the user refers to a memory is dropped ("what I
+told you about", "the details of", 说过的, 关于, 的信息), and verbs of liking count as one word
+("prefer", "love", "enjoy", "like"; 喜欢, 爱, 偏好), which is never enough alone: "I love it" is
+not what "forget that I love jazz" names. Lexical, so synonyms beyond those are not matched
+("forget my skiing hobby" does not name "I like skiing"): the reply then names the nearest memory,
+and the user can say it as stored.
 
->>> names_it("forget that I like skiing", ["I like jazz", "I love skiing"], ["I like jazz", "I love skiing"])
+>>> names_it("I like skiing", ["I like jazz", "I love skiing"])  # forget that I like skiing
+[False, True]
+>>> names_it("我喜欢茶", ["我喜欢爵士乐", "我更喜欢喝茶"])  # 忘掉我喜欢茶
 [False, True]
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..text import tokenize
 
 __all__ = ["names_it"]
-
-_COVERAGE = 0.5  # the share of the payload's word weight a memory must hold to be what it names
 
 # words that say how the user refers to a memory, not what it says: "forget what I told you about my
 # sister", "forget the details of my doctor", 忘掉我说过的关于滑雪的话, 忘掉我妹妹的信息
@@ -40,13 +41,23 @@ _FILLER_ZH = re.compile(
     r"|的信息|信息|的资料|资料|的内容|内容|所有的|所有|一切|全部"
 )
 
-# one word for a liking, on both sides ("forget that I love skiing" names "I like skiing")
-_SAME = {w: "like" for w in tokenize("love loves loved enjoy enjoys enjoyed adore adores fond")}
+_LIKE = "like"  # the one word every verb of liking becomes, on both sides
+# "forget that I love skiing" names "I like skiing", "forget that I like tea" names "I prefer tea"
+_SAME = {w: _LIKE for w in tokenize("love loves loved enjoy enjoys enjoyed adore adores fond prefer prefers")}
+# the Chinese verbs of liking, cut out as the one word before the text is split into characters and
+# bigrams, so that 我喜欢茶 and 我更喜欢喝茶 share 茶 and no bigram spans the verb (欢茶, 欢喝); not
+# the 爱 of 爱好 (hobby), 爱人 (spouse), 可爱 (cute), 恋爱 (romance), 亲爱 (dear)
+_LIKE_ZH = re.compile(r"喜欢|喜爱|热爱|偏爱|偏好|(?<![可恋亲])爱(?![好人])")
 
 
 def _words(text: str) -> set[str]:
-    """The words a forget command compares: :func:`memkit.text.tokenize`'s, liking verbs as one."""
-    return {_SAME.get(w, w) for w in tokenize(text, keep_stopwords=False)}
+    """The words a forget command compares: :func:`memkit.text.tokenize`'s, verbs of liking as one.
+
+    >>> sorted(_words("我更喜欢喝茶")), sorted(_words("I preferred tea"))
+    (['like', '喝', '喝茶', '我更', '更', '茶'], ['like', 'tea'])
+    """
+    words = tokenize(_LIKE_ZH.sub(f" {_LIKE} ", text), keep_stopwords=False)
+    return {_SAME.get(w, w) for w in words}
 
 
 def _payload_words(query: str) -> set[str]:
@@ -55,30 +66,24 @@ def _payload_words(query: str) -> set[str]:
     return _words(_FILLER_ZH.sub(" ", query)) - _FILLER_EN
 
 
-def names_it(query: str, texts: list[str], corpus: list[str]) -> list[bool]:
-    """Does each of ``texts`` say what ``query`` names? Either it holds most of the query's weight of
-    words (each word weighted by its rarity in ``corpus``, where a word no memory has weighs most:
-    "forget that I like skiing" names nothing a store of "I like jazz" holds), or the query restates
-    all of it ("forget that I really like jazz music a lot" names "I like jazz music").
+def names_it(query: str, texts: list[str]) -> list[bool]:
+    """Does each of ``texts`` say what ``query`` (a forget payload) names? It holds every word of the
+    query, or the query restates all of it and more than a verb of liking ("I like it" is not what
+    "forget that I like jazz" names).
 
     Search's keyword score cannot decide this: it is scaled to the query words some memory contains
     (so that question words do not count), which made "I like" alone a full match for "I like
-    skiing", and "我喜欢喝红茶" one for "我喜欢喝绿茶".
+    skiing", and "我喜欢喝红茶" one for "我喜欢喝绿茶". Nor can a share of the words, however
+    weighted: "I like jazz" holds half of "I like tea", and "I live in Hangzhou" more than half of
+    "I live in Paris" where Paris is a common word; the word each lacks is what the user named.
     """
     words = _payload_words(query)
     if not words:
         return [False] * len(texts)
-    docs = [_words(t) for t in corpus]  # a user command, not a hot path
-    df = {w: sum(w in d for d in docs) for w in words}  # how many memories hold each word
-    idf = {w: math.log1p((len(docs) - k + 0.5) / (k + 0.5)) for w, k in df.items()}  # BM25's idf
-    total = sum(idf.values())
-    rarest = {w for w, x in idf.items() if x == max(idf.values())}  # what sets the payload apart
     out = []
     for text in texts:
         own = _words(text)
-        restated = bool(own) and own <= words
-        # most of the weight, and the rarest word among it: "forget that my favourite colour was blue"
-        # does not name "my favourite colour is red", though "favourite colour" is most of the words
-        said = sum(idf[w] for w in words & own) >= _COVERAGE * total and bool(rarest & own)
-        out.append(restated or said)
+        said = words <= own  # every word the user named
+        restated = own <= words and bool(own - {_LIKE})  # all of it, and more than "I like"
+        out.append(said or restated)
     return out

@@ -68,8 +68,8 @@ COMMANDS: dict[str, list[str]] = {
         rf"^{_PZ}(?:把)?{_DEL_ZH}\s*{_LAST_ZH}\s*(?:吧)?$",
         # 把上一条删了
         rf"^{_PZ}(?:把)?{_LAST_ZH}\s*(?:给我)?{_DEL_ZH}\s*(?:吧)?$",
-        # 撤销一下
-        r"^(?:撤销|撤回)(?:一下)?$",
+        # 撤销一下 · 好的，撤销吧 · 麻烦你撤回: after the acknowledgement and politeness every command takes
+        rf"^{_PZ}(?:撤销|撤回)(?:一下)?\s*(?:吧)?$",
         # 别记这条
         rf"^{_PZ}(?:不要|别|不用)(?:再)?(?:记住|记得|记下|记录|记)\s*(?:这个|这条|这句|那个|那条|刚才(?:那条|那句|说的|的)?)$",
         # don't save that

@@ -1,0 +1,173 @@
+"""The rules behind the agent's forget and undo commands (memkit.agent.matching, memkit.agent.actions,
+memkit.commands): a forget erases only what says every word the user named, reports what it may not
+erase (the operator's memories too), and an undo takes the prefixes every command takes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+import pytest
+
+import memkit as mk
+from memkit.agent import MemoryAgent, ScriptedLLM
+from memkit.agent.matching import names_it
+from memkit.commands import admit, admit_many, parse
+
+NS, ME = "u", "assistant"
+
+
+def _agent(store: mk.MemoryStore, now: datetime) -> MemoryAgent:
+    return MemoryAgent(store, ScriptedLLM(default="ok."), NS, ME, now=now)
+
+
+def _active(store: mk.MemoryStore) -> list[str]:
+    return sorted(store.frame(NS).filter(pl.col("status") == "active")["content"].to_list())
+
+
+def _deleted(reply) -> list[str]:
+    return sorted(reply.affected.filter(pl.col("action") == "deleted")["content"].to_list())
+
+
+# ----------------------------------------------------------------------------- forget: what it names
+def _forget_after(said: list[str], forget: str, now: datetime) -> tuple[list[str], list[str], list[str]]:
+    """A fresh store, ``said`` one minute apart, then ``forget`` -> (deleted, active before, after)."""
+    store = mk.MemoryStore()
+    try:
+        agent = _agent(store, now)
+        for i, text in enumerate(said):
+            agent.chat(text, now=now + timedelta(minutes=i))
+        before = _active(store)
+        r = agent.chat(forget, now=now + timedelta(hours=1))
+        assert r.command.op == "forget", forget
+        return _deleted(r), before, _active(store)
+    finally:
+        store.close()
+
+
+SIBLING_VERB = {  # language -> (said, forget, the one memory it names)
+    "en": [
+        # an old value named by a sibling verb of liking goes alone; "I like jazz" shares only "like"
+        (["remember that I like jazz", "I prefer tea", "I prefer coffee"], "forget that I liked tea",
+         "I prefer tea"),
+        (["remember that I love hiking", "I prefer tea", "I prefer coffee"], "forget that I enjoyed tea",
+         "I prefer tea"),
+        (["remember that I enjoy jazz", "remember that I like rock", "I prefer tea", "I prefer coffee"],
+         "forget that I liked tea", "I prefer tea"),
+        # the current value is found by the same words as an old one ("prefer" and "like" are one word)
+        (["remember that I like jazz", "remember that I prefer tea"], "forget that I like tea",
+         "I prefer tea"),
+        (["remember that I like jazz", "I prefer tea"], "please forget that I love tea", "I prefer tea"),
+    ],
+    "zh": [  # the verb of liking is one word, and no bigram spans it (欢茶)
+        (["记住我喜欢爵士乐", "我更喜欢喝茶", "我现在改喝咖啡了"], "忘掉我喜欢茶", "我更喜欢喝茶"),
+        (["记住我爱听爵士乐", "我爱喝茶", "我现在改喝咖啡了"], "忘了我喜欢喝茶", "我爱喝茶"),
+        (["记住我喜欢爵士乐", "记住我偏好喝茶"], "好的，忘掉我喜欢喝茶", "我偏好喝茶"),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_value_named_with_a_sibling_verb_goes_and_nothing_else(now: datetime, lang: str) -> None:
+    """Verbs of liking (like/love/enjoy/prefer, 喜欢/爱/偏好) are one word: the memory that holds the
+    payload's other words is erased, current or old; one that shares only the verb stays."""
+    for said, forget, gone in SIBLING_VERB[lang]:
+        deleted, before, after = _forget_after(said, forget, now)
+        assert deleted == [gone], (said, forget)
+        assert after == sorted(set(before) - {gone}), (said, forget)  # every current memory not named stays
+
+
+SHARED_WORDS_ONLY = [  # (said, forget): each memory lacks a word the user named, so none is erased
+    # the verb of liking is no evidence alone, however rare: tea is what the user named
+    (["remember that I like jazz", "I love it"], "forget that I love tea"),
+    (["remember that I enjoy jazz", "remember that I drink tea every morning",
+      "remember that tea keeps me awake"], "forget that I like tea"),
+    (["记住我喜欢爵士乐", "记住我每天早上喝茶", "记住茶让我睡不着"], "忘掉我喜欢茶"),
+    # nor any other shared verb: Paris is the word "I live in Hangzhou" lacks
+    (["remember that I live in Hangzhou", "remember that we visited Paris", "remember that Paris is lovely"],
+     "forget that I live in Paris"),
+    (["remember that I live in Hangzhou", "remember that I work in Paris"], "forget that I live in Paris"),
+    (["记住我住在杭州", "记住我们去过巴黎", "记住巴黎很美"], "忘掉我住在巴黎"),
+]  # fmt: skip
+
+
+def test_a_memory_lacking_a_word_the_user_named_stays(now: datetime) -> None:
+    """Whether no memory holds the missing word or others do, the memory is not what the user named."""
+    for said, forget in SHARED_WORDS_ONLY:
+        deleted, before, after = _forget_after(said, forget, now)
+        assert deleted == [] and after == before, (said, forget)
+
+
+@pytest.mark.parametrize(
+    ("payload", "texts", "expected"),
+    [
+        ("I like tea", ["I like jazz", "I prefer tea", "I love it", "tea"], [False, True, False, True]),
+        ("I live in Paris", ["I live in Hangzhou", "we visited Paris", "I live in Paris now"],
+         [False, False, True]),
+        ("I really like jazz music a lot", ["I like jazz music", "I like rock music"], [True, False]),
+        ("我喜欢茶", ["我喜欢爵士乐", "我更喜欢喝茶", "我爱喝茶", "我喜欢"], [False, True, True, False]),
+        ("我的爱好", ["我喜欢滑雪", "我的爱好是滑雪"], [False, True]),  # 爱好 (hobby) is no verb of liking
+    ],
+)  # fmt: skip
+def test_names_it_needs_every_word_or_a_whole_restatement(payload, texts, expected) -> None:
+    assert names_it(payload, texts) == expected
+
+
+# ----------------------------------------------------------------------------- forget: whose it is
+OPERATOR_CASES = [
+    ("I live in Hangzhou Binjiang", "forget that I live in Hangzhou Binjiang",
+     "1 matching memories are not mine to delete."),
+    ("我住在杭州滨江", "忘掉我住在杭州滨江", "找到 1 条相关记忆，但不属于我，未删除。"),
+    # not a match by its words (住 vs live), but the nearest: still not the agent's to erase, so the
+    # reply does not tell the user to say it again
+    ("I live in Hangzhou Binjiang", "忘掉我住在 Hangzhou Binjiang",
+     "找到 1 条相关记忆，但不属于我，未删除。"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("stored", "forget", "text"), OPERATOR_CASES)
+def test_a_memory_the_operator_wrote_is_kept_and_reported(store, now: datetime, stored, forget, text) -> None:
+    """No owner, no creator: the operator's (an import, a notebook). The agent may read it but not
+    erase it (memkit.access.can_modify), and says so, as for another requester's memory."""
+    m = store.add(stored, namespace=NS, now=now)
+    r = _agent(store, now).chat(forget, now=now + timedelta(hours=1))
+    assert r.affected.filter(pl.col("action") == "kept")["id"].to_list() == [m.id]
+    assert r.text == text and store.get(m.id).content == stored
+
+
+def test_operator_and_own_memories_are_split_into_deleted_and_kept(store, now: datetime) -> None:
+    theirs = store.add("I like jazz music", namespace=NS, now=now)
+    agent = _agent(store, now)
+    agent.chat("remember that I like jazz music a lot", now=now + timedelta(minutes=1))
+    r = agent.chat("forget that I like jazz music", now=now + timedelta(hours=1))
+    assert _deleted(r) == ["I like jazz music a lot"]
+    assert r.affected.filter(pl.col("action") == "kept")["id"].to_list() == [theirs.id]
+    assert r.text == "Deleted 1 memory: I like jazz music a lot (1 not mine to delete, kept)"
+    assert _active(store) == ["I like jazz music"]
+
+
+# ----------------------------------------------------------------------------- undo with a prefix
+UNDO = ["撤销", "好的，撤销", "嗯，撤销", "请撤销", "麻烦你撤销", "撤销吧", "好的，撤销吧",
+        "嗯嗯，请撤回一下", "帮我撤销一下", "undo", "OK, undo", "undo that", "please undo that",
+        "ok, please undo that", "Alright, scratch that", "Sure, undo that!"]  # fmt: skip
+NOT_UNDO = ["我想撤销我的订单吗？", "我想撤销我的订单", "撤销订单", "请撤销我的订单", "撤销了吗？",
+            "我撤销了", "要撤销吗", "undo my order", "how do I undo that?",
+            "I want to undo that"]  # fmt: skip
+
+
+def test_undo_takes_the_prefixes_of_every_command_and_nothing_more() -> None:
+    """好的，撤销 is an undo as "OK, undo" is; a sentence about undoing something else is no command,
+    and a command is never stored as a memory (admit and admit_many agree)."""
+    assert [t for t in UNDO if getattr(parse(t), "op", None) != "delete_last"] == []
+    assert [t for t in NOT_UNDO if parse(t) is not None] == []
+    assert [admit(t).store for t in UNDO] == [False] * len(UNDO)
+    texts = UNDO + NOT_UNDO
+    assert admit_many(texts)["store"].to_list() == [admit(t).store for t in texts]
+
+
+def test_a_prefixed_chinese_undo_erases_the_last_memory(store, now: datetime) -> None:
+    agent = _agent(store, now)
+    agent.chat("记住我对花生过敏")
+    r = agent.chat("好的，撤销", now=now + timedelta(minutes=1))
+    assert r.command.op == "delete_last" and r.text == "已删除 1 条记忆：我对花生过敏"
+    assert _active(store) == []
