@@ -193,3 +193,28 @@ def test_memkits_own_pseudonyms_are_no_secret(alias: str) -> None:
     assert mk.guard.identity(alias) == alias
     for text in (alias, f"owner {alias}", f"{alias}，用户", f"{alias}: noted"):
         assert screen(text, P).action == "store", text
+
+
+STRUCTURED = [  # (a value holding a credential, a value of the same shape that holds none)
+    ({"password": "hunter22"}, {"password": "********"}),
+    ({"db": {"client_secret": "8f3kd93kdl2x"}}, {"db": {"client_secret": "${CLIENT_SECRET}"}}),
+    ({"密码": "abc123"}, {"密码": "六位数字"}),
+    ([{"access_token": "ya29.a0AfH6SMBx"}], [{"access_token": None}]),
+    ({"pin": 4321}, {"max_tokens": 128000}),
+    ({"PASSWORD": "S3cr3t!", "user": "bob"}, {"password_hint": "the cat's name"}),
+]
+
+
+@pytest.mark.parametrize(("secret", "plain"), STRUCTURED)
+def test_a_credential_in_a_structured_value_is_refused(secret: object, plain: object, now: datetime) -> None:
+    """The guard screened a value's keys and leaves one by one: ``{"password": "hunter22"}`` held a
+    name without a value and a value without a name, and was stored."""
+    with mk.MemoryStore(guard=P) as s:
+        with pytest.raises(mk.WriteRefused, match="MG203"):
+            s.add("account settings", namespace="u", value=secret, now=now)
+        frame = pl.DataFrame({"content": ["account settings", "other"], "value": [secret, plain]},
+                             schema={"content": pl.String, "value": pl.Object})  # fmt: skip
+        with pytest.raises(mk.WriteRefused, match="in row 0"):
+            s.add_many(frame, namespace="u", now=now)
+        assert s.count() == 0
+        assert s.add("account settings", namespace="u", value=plain, now=now).status == "active"

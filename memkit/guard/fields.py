@@ -5,7 +5,8 @@ A secret is no less a secret in ``value={"api_key": "sk-…"}``, a phone number 
 batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`):
 
 - **structured values**: every string in the JSON (object keys and leaves) and every whole-number
-  leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened. Leaves are redacted with the
+  leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened, and each object entry as its
+  own JSON text for secrets (``{"password": "hunter22"}``: a name and a value, harmless apart). Leaves are redacted with the
   typed placeholders of the text (``[PHONE]``); object *keys* with :func:`~memkit.guard.pseudonym`
   (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one and silently drop a value; should
   two keys still meet (the same number written twice), the later one gets a ``#2`` suffix.
@@ -75,7 +76,7 @@ class _Doc:
     Walked with an explicit stack, not recursion: a value may nest as deep as JSON allows.
     """
 
-    def __init__(self, text: str, row: int, keys: _Texts, leaves: _Texts) -> None:
+    def __init__(self, text: str, row: int, keys: _Texts, leaves: _Texts, pairs: _Texts) -> None:
         self.text, self.holder = text, [json.loads(text)]  # the holder lets the root be a leaf too
         self.dicts: list[tuple[dict[str, Any], list[int]]] = []  # each object and its keys' text indices
         self.slots: list[tuple[Any, Any, int]] = []  # (container, key or index, leaf text index)
@@ -86,6 +87,9 @@ class _Doc:
             if isinstance(node, dict):
                 self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
                 stack.extend((node, key) for key in node)
+                for key, leaf in node.items():  # a credential's name and its value meet only here
+                    if isinstance(leaf, (str, int, float)) and not isinstance(leaf, bool):
+                        pairs.add(json.dumps({key: leaf}, ensure_ascii=False), row, "value")
             elif isinstance(node, list):
                 stack.extend((node, i) for i in range(len(node)))
             elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
@@ -136,8 +140,11 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     name the guard acted on are visited one by one.
     """
     n = len(next(iter(columns.values()))) if columns else 0
-    keys, leaves = _Texts(), _Texts()
-    docs = [None if v is None else _Doc(v, i, keys, leaves) for i, v in enumerate(columns.get("value") or [])]
+    keys, leaves, pairs = _Texts(), _Texts(), _Texts()
+    docs = [
+        None if v is None else _Doc(v, i, keys, leaves, pairs)
+        for i, v in enumerate(columns.get("value") or [])
+    ]
     fields = [f for f in (*NAME_FIELDS, "tags") if f in columns]
     distinct: dict[str, None] = {}  # every name of every field, once, in order of appearance
     for f in fields:
@@ -147,6 +154,10 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     names = list(distinct)
     named = screen_many(names + keys.texts, params, pseudonyms=True)
     plain = screen_many(leaves.texts, params)
+    # each object entry as its own JSON ({"password": "hunter22"}): a secret's name is a key, its value
+    # a leaf, each harmless alone; only a refusal counts here (the key and the leaf are redacted above)
+    refused = {t for t, a in zip(leaves.texts, plain.actions, strict=True) if a == "refuse"}
+    joined = _Secrets(screen_many(pairs.texts, params), pairs.texts, refused) if pairs.texts else None
     actions = ["store"] * n
     parts: list[pl.DataFrame] = []
     # the names: only rows holding a name the guard acted on or found something in, field by field
@@ -163,6 +174,8 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
         _gather(hits.texts, hits.rows, hits.where, named, actions, parts)
     _gather([len(names) + j for j in range(len(keys.texts))], keys.rows, keys.where, named, actions, parts)
     _gather(list(range(len(leaves.texts))), leaves.rows, leaves.where, plain, actions, parts)
+    if joined is not None:
+        _gather(list(range(len(pairs.texts))), pairs.rows, pairs.where, joined, actions, parts)
     red = {x: y for x, y in zip(names, named.texts, strict=False)}  # each name as it is stored
     out: dict[str, list[Any]] = {}
     for f in fields:
@@ -179,6 +192,19 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
         return FieldScreening(out, actions, NO_FINDINGS.clear())
     findings = pl.concat([p.cast(FINDING_SCHEMA) for p in parts])
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))
+
+
+class _Secrets:
+    """The refusals of a screening of object entries (:func:`_gather` reads ``actions`` and
+    ``findings``), but not of an entry whose value, alone, was refused already (one finding each)."""
+
+    def __init__(self, s: Any, pairs: list[str], refused: set[str]) -> None:
+        again = [str(next(iter(json.loads(p).values()))) in refused for p in pairs]
+        self.actions = [
+            a if a == "refuse" and not r else "store" for a, r in zip(s.actions, again, strict=True)
+        ]
+        found = s.findings.filter(pl.col("kind") == "secret") if s.findings.height else s.findings
+        self.findings = found.filter(~pl.Series(again)[found["row"]]) if found.height else found
 
 
 def _each(column: Sequence[Any], fn: Any) -> list[Any]:
