@@ -101,7 +101,7 @@ def test_a_memory_lacking_a_word_the_user_named_stays(now: datetime) -> None:
 @pytest.mark.parametrize(
     ("payload", "texts", "expected"),
     [
-        ("I like tea", ["I like jazz", "I prefer tea", "I love it", "tea"], [False, True, False, True]),
+        ("I like tea", ["I like jazz", "I prefer tea", "I love it", "tea"], [False, True, False, False]),
         ("I live in Paris", ["I live in Hangzhou", "we visited Paris", "I live in Paris now"],
          [False, False, True]),
         ("I really like jazz music a lot", ["I like jazz music", "I like rock music"], [True, False]),
@@ -109,7 +109,7 @@ def test_a_memory_lacking_a_word_the_user_named_stays(now: datetime) -> None:
         ("我的爱好", ["我喜欢滑雪", "我的爱好是滑雪"], [False, True]),  # 爱好 (hobby) is no verb of liking
     ],
 )  # fmt: skip
-def test_names_it_needs_every_word_or_a_whole_restatement(payload, texts, expected) -> None:
+def test_names_it_needs_every_word(payload, texts, expected) -> None:
     assert names_it(payload, texts) == expected
 
 
@@ -171,3 +171,31 @@ def test_a_prefixed_chinese_undo_erases_the_last_memory(store, now: datetime) ->
     r = agent.chat("好的，撤销", now=now + timedelta(minutes=1))
     assert r.command.op == "delete_last" and r.text == "已删除 1 条记忆：我对花生过敏"
     assert _active(store) == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "texts", "expected"),
+    [  # a memory whose words all fit in a longer payload was taken for a restatement of it, and erased
+        ("my sister lives in Paris", ["I live in Paris", "My sister lives in Paris"], [False, True]),
+        ("my brother's favourite colour is red", ["My favourite colour is red"], [False]),
+        ("my wife is allergic to peanuts", ["I am allergic to peanuts"], [False]),
+        ("I like jazz and my dog is called Rex", ["Rex", "I like jazz"], [False, False]),
+        ("I live in Paris", ["My sister lives in Paris", "I live in Paris now"], [False, True]),
+        ("我住在杭州", ["我妹妹住在杭州", "我住在杭州滨江"], [False, True]),
+        # a negation is part of what is said, on either side
+        ("I do not like coffee", ["I like coffee", "I don't like coffee"], [False, True]),
+        ("I like coffee", ["I don't like coffee", "I never liked coffee", "I like coffee"],
+         [False, False, True]),
+        ("我不喜欢茶", ["我喜欢茶", "我不喜欢喝茶"], [False, True]),
+        ("我喜欢茶", ["我不喜欢茶", "我没喝过茶", "我喜欢茶，公司附近那家"], [False, False, True]),
+    ],
+)  # fmt: skip
+def test_a_memory_about_someone_else_or_said_the_other_way_is_not_named(payload, texts, expected) -> None:
+    assert names_it(payload, texts) == expected
+
+
+def test_forgetting_a_relatives_fact_keeps_the_users_own(now: datetime) -> None:
+    said = ["remember that I am allergic to peanuts", "remember that my wife is allergic to peanuts"]
+    deleted, before, after = _forget_after(said, "forget that my wife is allergic to peanuts", now)
+    assert [d.lower() for d in deleted] == ["my wife is allergic to peanuts"]
+    assert any("i am allergic" in a.lower() for a in after), after

@@ -1,8 +1,13 @@
 """Does a memory say what a forget command names? The rule behind the agent's "forget X".
 
 Search ranks what is *near* the payload; a forget command must erase only what *says* it. A memory
-says what the payload names when it holds every word of the payload, or when the payload restates
-all of it ("forget that I really like jazz music a lot" names "I like jazz music"). A payload word
+says what the payload names when it holds every word of the payload (words that only soften, stress
+or date it dropped: "forget that I really like jazz music a lot" names "I like jazz music"), names
+no one the payload does not (a relative, a friend, a pet: "forget that I live in Paris" does not
+name "my sister lives in Paris"), and says it the same way, negated or not ("forget that I don't
+like coffee" does not name "I like coffee"). A memory whose words merely fit inside a longer
+payload is not named by it ("forget that my wife is allergic to peanuts" keeps "I am allergic to
+peanuts": tokenizing drops "I" and "my", so a restatement rule erased the user's own). A payload word
 the memory lacks is never a detail to overlook: either no memory holds it, and nothing says what
 the user named ("forget that I like skiing" names nothing in a store of "I like jazz"), or other
 memories hold it, and the user named those ("forget that I like tea" names "I prefer tea", not
@@ -41,6 +46,36 @@ _FILLER_ZH = re.compile(
     r"|的信息|信息|的资料|资料|的内容|内容|所有的|所有|一切|全部"
 )
 
+# words that only soften, stress or date the payload ("forget that I really like jazz a lot", "...
+# that I live in Paris now"): the memory need not hold them
+_SOFT_EN = set(
+    tokenize(
+        "really truly actually quite totally absolutely definitely lot lots bit little much always still"
+        " now currently these days anymore"
+    )
+)
+_SOFT_ZH = re.compile(r"真的|非常|特别|超级|十分|一直|现在|目前")
+# a negation is part of what a memory says: "forget that I don't like coffee" does not name "I like
+# coffee" (tokenize drops not/no/don't as stopwords, so it is read from the text itself)
+_NEG = re.compile(
+    r"(?i)(?a:\b)(?:not|no|never|neither|nor|without|cannot)(?a:\b)|n't(?a:\b)|n’t(?a:\b)"
+    r"|不(?![过错少但仅久管论同])|没|从未|别(?![的人])"
+)
+# other people (and pets): a memory about one is not what a payload that does not name them says
+# ("forget that I live in Paris" does not name "my sister lives in Paris")
+_PEOPLE = set(
+    tokenize(
+        "sister sisters brother brothers wife husband mother father mom mum dad son daughter friend"
+        " friends boss colleague colleagues partner girlfriend boyfriend grandmother grandfather grandma"
+        " grandpa aunt uncle cousin niece nephew child children kid kids baby parent parents neighbour"
+        " neighbor roommate teacher doctor manager family dog cat",
+        keep_stopwords=False,
+    )
+) | {  # Chinese: the words themselves (their single characters are in every other word: 公司, 同意)
+    *"妹妹 姐姐 哥哥 弟弟 妻子 老婆 太太 丈夫 老公 妈妈 母亲 爸爸 父亲 儿子 女儿 朋友 同事 老板 孩子".split(),
+    *"爷爷 奶奶 外婆 外公 邻居 室友 老师 医生 宠物 狗 猫".split(),
+}
+
 _LIKE = "like"  # the one word every verb of liking becomes, on both sides
 # "forget that I love skiing" names "I like skiing", "forget that I like tea" names "I prefer tea"
 _SAME = {w: _LIKE for w in tokenize("love loves loved enjoy enjoys enjoyed adore adores fond prefer prefers")}
@@ -63,13 +98,13 @@ def _words(text: str) -> set[str]:
 def _payload_words(query: str) -> set[str]:
     """The words of a forget payload that name what to forget (:data:`_FILLER_EN`/``_ZH`` dropped;
     a Chinese filler phrase is cut out before tokenizing, so no bigram spans it)."""
-    return _words(_FILLER_ZH.sub(" ", query)) - _FILLER_EN
+    return _words(_SOFT_ZH.sub(" ", _FILLER_ZH.sub(" ", query))) - _FILLER_EN - _SOFT_EN
 
 
 def names_it(query: str, texts: list[str]) -> list[bool]:
     """Does each of ``texts`` say what ``query`` (a forget payload) names? It holds every word of the
-    query, or the query restates all of it and more than a verb of liking ("I like it" is not what
-    "forget that I like jazz" names).
+    query (more than a verb of liking), names no other person the query does not, and is negated
+    exactly when the query is (the module docstring).
 
     Search's keyword score cannot decide this: it is scaled to the query words some memory contains
     (so that question words do not count), which made "I like" alone a full match for "I like
@@ -78,12 +113,12 @@ def names_it(query: str, texts: list[str]) -> list[bool]:
     "I live in Paris" where Paris is a common word; the word each lacks is what the user named.
     """
     words = _payload_words(query)
-    if not words:
+    if not words - {_LIKE}:  # nothing but "I like": names nothing
         return [False] * len(texts)
+    negated, people = bool(_NEG.search(query)), words & _PEOPLE
     out = []
     for text in texts:
         own = _words(text)
-        said = words <= own  # every word the user named
-        restated = own <= words and bool(own - {_LIKE})  # all of it, and more than "I like"
-        out.append(said or restated)
+        # every word the user named, no one the user did not name, and said the same way (negated or not)
+        out.append(words <= own and own & _PEOPLE <= people and bool(_NEG.search(text)) == negated)
     return out
