@@ -6,10 +6,11 @@ batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`
 
 - **structured values**: every string in the JSON (object keys and leaves) and every whole-number
   leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened, and each object entry as its
-  own JSON text for secrets (``{"password": "hunter22"}``: a name and a value, harmless apart). Leaves are redacted with the
-  typed placeholders of the text (``[PHONE]``); object *keys* with :func:`~memkit.guard.pseudonym`
-  (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one and silently drop a value; should
-  two keys still meet (the same number written twice), the later one gets a ``#2`` suffix.
+  own JSON text for secrets (``{"password": "hunter22"}``: a name and a value, harmless apart).
+  Leaves are redacted with the typed placeholders of the text (``[PHONE]``); object *keys* with
+  :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one
+  and silently drop a value; should two keys still meet (the same number written twice), the
+  later one gets a ``#2`` suffix.
 - **names** (``key``, ``owner``, ``created_by``, ``tags``): redacted with pseudonyms too, so that two
   different numbers stay two keys and an owner keeps reading what it owns.
 
