@@ -41,6 +41,7 @@ CONTRACT = {
     "test_conflicts.py", "test_ranking_defaults.py", "test_state_machine.py", "test_portable.py",
     "test_erasure.py", "test_agent_trust.py", "test_analyze.py", "test_trust_side_paths.py",
     "test_reidentify.py", "test_gate_side_channels.py", "test_transaction_reads.py",
+    "test_denials_in_transactions.py",
 }  # fmt: skip
 
 
@@ -130,11 +131,16 @@ def snapshot(store: mk.MemoryStore) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     return store.count(), store.frame(include_embedding=True), store.audit()
 
 
-def assert_unchanged(store: mk.MemoryStore, before: tuple[int, pl.DataFrame, pl.DataFrame]) -> None:
+def assert_unchanged(
+    store: mk.MemoryStore, before: tuple[int, pl.DataFrame, pl.DataFrame], *, denied: int = 0
+) -> None:
+    """Nothing changed; with ``denied``, but that many ``deny`` events were logged (a refusal is
+    audited, whatever rolled back around it)."""
     count, frame, audit = snapshot(store)
     assert count == before[0]
     assert frame.equals(before[1])
-    assert audit.equals(before[2])
+    assert audit.head(before[2].height).equals(before[2])
+    assert audit.tail(audit.height - before[2].height)["op"].to_list() == ["deny"] * denied
 
 
 class CountingEmbedder:

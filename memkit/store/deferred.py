@@ -48,6 +48,8 @@ _IMPORTANCES = "SELECT id, importance FROM memories WHERE id IN (SELECT unnest(?
 class DeferredMixin(AuditMixin, VectorsMixin):
     """Reads' events and reinforcement, journaled and flushed in batches (see the module docstring)."""
 
+    _denied: list[tuple[Any, ...]]  # refusals audited in the open transaction (kept past a rollback)
+
     _journal: int | None  # file descriptor of <file>.reads, opened for appending (None: in memory)
     _journal_seq: int  # number of the last entry journaled (or flushed)
 
@@ -78,6 +80,8 @@ class DeferredMixin(AuditMixin, VectorsMixin):
 
         if self._depth:  # in a transaction: written with it, mirrored into the index at its commit
             self._event(ts, op, namespace, memory_id, requester, **detail)
+            if op == "deny":  # a refusal outlives the transaction that rolls back what it refused
+                self._denied.append((ts, op, namespace, memory_id, requester, detail))
             if touch:
                 self._reinforce_rows([(touch, ts, step)])
             self._mirror(reinforce_index)
@@ -104,6 +108,25 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         memory_id = detail.pop("memory_id", None)
         with self._lock:
             self._defer(ts, op, namespace, memory_id, requester, detail)
+
+    def _begin(self) -> None:
+        """Open the outer transaction (core.py), with no refusal audited in it yet."""
+        super()._begin()
+        self._denied = []
+
+    def _rollback(self) -> None:
+        """Undo the transaction (core.py); then audit again the refusals it held, deferred as any
+        read: a write refused inside ``transaction()`` (or a LangGraph batch, an adapter's import)
+        that rolls back must still leave its ``deny`` event, as it does outside one."""
+        denied, self._denied = self._denied, []
+        super()._rollback()
+        for ts, op, namespace, memory_id, requester, detail in denied:
+            self._defer(ts, op, namespace, memory_id, requester, detail)
+
+    def _commit_only(self) -> list[Any]:
+        """Commit (core.py): the refusals are written with it."""
+        self._denied = []
+        return super()._commit_only()
 
     def flush(self) -> int:
         """Write the deferred reads (events and reinforcement) to the database now -> how many.

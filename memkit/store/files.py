@@ -49,7 +49,7 @@ class FilesMixin(StoreCore):
         """Connect, migrate, load the index; on any failure close again and raise."""
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
-        self._erased = set()  # erased by the open transaction (core.py)
+        self._erased, self._denied = set(), []  # erased / refused in the open transaction (core, deferred)
         self._pg, self._seen_xid = None, ""  # the PostgreSQL backend (postgres.py, sync.py)
         self._let_go = weakref.finalize(self, release, None)  # a file store's: _open_file
         if is_url(self.path):  # a server: no file, no lock; many processes may share it

@@ -200,7 +200,7 @@ def test_a_refused_put_undoes_the_puts_of_its_batch(filled: MemkitStore) -> None
                 PutOp(ALICE, "key", {"memory": "my API key is sk-abcdefghijklmnopqrstuvwx"}),
             ]
         )
-    assert_unchanged(filled.store, before)
+    assert_unchanged(filled.store, before, denied=1)  # the refusal is audited, its batch undone
     assert filled.get(ALICE, "new") is None and filled.get(ALICE, "drink") is not None
 
 
@@ -336,7 +336,7 @@ def test_a_requester_reads_and_changes_only_what_the_rules_allow(store: mk.Memor
     before = snapshot(store)
     with pytest.raises(mk.AccessDenied):
         bob.delete(ALICE, "k")
-    assert_unchanged(store, before)
+    assert_unchanged(store, before, denied=1)
     bob.put(ALICE, "k", {"memory": "Bob's edit"})  # public (the default): anyone may write a version
     assert alice.get(ALICE, "k").value == {"memory": "Bob's edit"}
     assert store.versions("k", namespace="memories.alice")["content"].to_list() == [
@@ -347,7 +347,7 @@ def test_a_requester_reads_and_changes_only_what_the_rules_allow(store: mk.Memor
     before = snapshot(store)
     with pytest.raises(mk.AccessDenied):
         bob.put(ALICE, "p", {"memory": "Bob's overwrite"})
-    assert_unchanged(store, before)
+    assert_unchanged(store, before, denied=1)
     assert bob.get(ALICE, "p") is None  # protected: only its owner reads it
     assert mine.get(ALICE, "p").value == {"memory": "Alice's protected note"}
 
