@@ -130,3 +130,22 @@ def test_lineage_names_no_version_the_requester_may_not_read(store: mk.MemorySto
         chain = store.versions("plan", namespace="u", requester=who)["supersedes"].to_list()
         assert chain == [None, v1.id, v2.id]
         assert v3.id in str(store.audit("u", requester=who).to_dicts())
+
+
+def test_write_replies_and_the_writers_own_events_name_no_version_kept_from_it(store: mk.MemoryStore) -> None:
+    """bob owns a version x made private (he may replace it, not read it): his add's reply named it in
+    ``supersedes``, his own supersede event in ``memory_id``, and a resolve's ``over`` named it to
+    anyone who could read the kept version."""
+    old = store.add("user lives in Oslo", key="user.city", namespace="u", requester="x", owner="bob",
+                    access="private", now=T)  # fmt: skip
+    new = store.add("user lives in Paris", key="user.city", namespace="u", requester="bob", owner="bob",
+                    now=T + M)  # fmt: skip
+    assert store.get(new.id, namespace="u").supersedes == old.id  # the test can fail: the lineage is there
+    rival = store.add("user lives in Rome", key="user.city", namespace="u", requester="x", owner="bob",
+                      access="private", conflict_policy="flag", now=T + 2 * M)  # fmt: skip
+    kept = store.resolve("user.city", namespace="u", keep=new.id, requester="bob", now=T + 3 * M)
+    assert new.supersedes is None and kept.supersedes is None
+    for who in ("bob", "carol"):
+        log = str(store.audit("u", requester=who).to_dicts())
+        assert new.id in log and old.id not in log and rival.id not in log, who
+    assert old.id in str(store.audit("u").to_dicts()) and rival.id in str(store.audit("u").to_dicts())

@@ -41,8 +41,8 @@ from .vectors import COLUMNS
 __all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
 
 # the fields of an event's detail that name other memories (a supersede's successor, a conflict's
-# rival, a merge's members, an import's source, the hits of a search or a prompt's context)
-ID_FIELDS = frozenset({"by", "against", "merged_into", "members", "source_id", "ids"})
+# rival, a resolve's losers, a merge's members, an import's source, a search's hits, a prompt's context)
+ID_FIELDS = frozenset({"by", "against", "over", "merged_into", "members", "source_id", "ids"})
 QUARANTINED_TEXT = "[quarantined: awaiting review]"  # what get() and versions() show instead of the text
 # the Memory columns with a quarantined row's text and value withheld
 # (its key and tags too: an injection may sit there, which is why it was quarantined)

@@ -220,8 +220,12 @@ class ReadMixin(GateMixin, VectorsMixin):
         if requester is not None:
             readable = f"e.memory_id IN (SELECT id FROM memories WHERE {where})"
             mine = f"(e.requester = ? OR {readable})"
-            cols = f"CASE WHEN e.op = 'deny' AND NOT {readable} THEN NULL ELSE e.memory_id END AS memory_id"
-            head, tail = list(params), [requester, *params]  # the parameters of cols, and of mine
+            # no id of a memory it may not read: its refusals' (that memory may be erased since), and
+            # its own events' about one kept from it (the old version its write superseded)
+            hidden = f"e.memory_id IN (SELECT id FROM memories WHERE NOT COALESCE(({where}), FALSE))"
+            cols = f"CASE WHEN (e.op = 'deny' AND NOT {readable}) OR {hidden} THEN NULL ELSE e.memory_id END"
+            cols += " AS memory_id"
+            head, tail = [*params, *params], [requester, *params]  # the parameters of cols, and of mine
         with self._lock:
             events = self._sql(
                 f"SELECT seq, ts, namespace, op, {cols}, requester, CAST(detail AS VARCHAR) AS detail"

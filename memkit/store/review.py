@@ -150,7 +150,8 @@ class ReviewMixin(PipelineMixin):
             self._tx(write)
             self._mirror(lambda: self._index.set_status([memory_id], status))
             self._mirror_versions(plan)
-        return Memory.from_row({**row, "status": status, "updated_at": now})
+        with self._lock:  # as get() shows it: no lineage id of a version the reviewer may not read
+            return Memory.from_row(self._lineage_row({**row, "status": status, "updated_at": now}, requester))
 
     # ------------------------------------------------------------------------------------ lessons
     def learn_lesson(

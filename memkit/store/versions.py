@@ -329,4 +329,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 self._index.set_status(losers, "superseded")
 
             self._mirror(mirror)
-        return Memory.from_row({**winner, "status": "active", "updated_at": now})
+        with self._lock:  # as get() shows it: no lineage id of a version the requester may not read
+            return Memory.from_row(
+                self._lineage_row({**winner, "status": "active", "updated_at": now}, requester)
+            )

@@ -78,7 +78,8 @@ class WriteMixin(PipelineMixin):
         cols = build_rows([{k: v for k, v in given.items() if v is not None}], namespace, requester, now)
         with self._lock:
             cols = self._write(cols, requester=requester, now=now, policy=policy)
-        return Memory.from_row({c: v[0] for c, v in cols.items()})  # the row as stored (redacted)
+            row = self._lineage_row({c: v[0] for c, v in cols.items()}, requester)  # as get() shows it
+        return Memory.from_row(row)  # the row as stored (redacted)
 
     def add_many(
         self,
