@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import unicodedata
 import weakref
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +41,17 @@ from .postgres import PgConnection, is_url, redact_url
 __all__ = ["FilesMixin", "check_embedder", "is_database"]
 
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
+
+
+@lru_cache(maxsize=1)
+def _folds_to_marks() -> str:
+    """The characters whose NFKC and case-folded form holds a combining accent (U+0300-036F), which
+    the tokenizer keeps inside a word since 2026-12-05: ``İ`` (``i`` + dot), ``ǰ``, polytonic Greek
+    ``ῆ`` (a scan of ~0.1 s, once per older store: see :meth:`FilesMixin._retokenize`)."""
+    marks, chars = range(0x300, 0x370), (chr(c) for c in range(0xC0, 0x30000) if not 0xD800 <= c < 0xE000)
+    return "".join(
+        c for c in chars if any(ord(x) in marks for x in unicodedata.normalize("NFKC", c).casefold())
+    )
 
 
 class FilesMixin(StoreCore):
@@ -156,11 +168,12 @@ class FilesMixin(StoreCore):
 
     def _retokenize(self) -> None:
         """The rows whose text memkit's tokenizer reads differently since 2026-12-05 (invisible
-        characters removed, combining accents kept inside a word, ``İ`` folded to ``i``) get the
+        characters removed, combining accents kept inside a word, also those case folding makes:
+        ``İ``, ``ǰ``, ``ῆ``) get the
         hash embedder's vectors of today's tokens: its name (``hash-v3``) did not change, and a new
         version would have made every store wait for a whole ``reembed`` over a handful of rows
         (usually none). Memories and lessons alike (an erased lesson's ``[erased]`` text matches none)."""
-        changed = f"[{INVISIBLE}\u0300-\u036f\u0130]"
+        changed = f"[{INVISIBLE}\u0300-\u036f{_folds_to_marks()}]"
         vector = pl.Array(pl.Float32, self.embedder.dim)
         for table in ("memories", "lessons"):
             rows = self._sql(f"SELECT id, content FROM {table} WHERE regexp_matches(content, ?)", [changed])

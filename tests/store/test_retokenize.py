@@ -16,7 +16,10 @@ import pytest
 import memkit as mk
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-CHANGED = ["The pass\u00adword reset", "Se\u0301ance at the café", "İstanbul trip", "杭\u200b州的朋友"]
+CHANGED = [
+    "The pass\u00adword reset", "Se\u0301ance at the café", "İstanbul trip", "杭\u200b州的朋友",
+    "τῆς ψυχῆς ἐπιμέλεια", "the ǰ of a transcription",  # case folding makes their accents combining
+]  # fmt: skip
 PLAIN = ["the user drinks oolong tea", "用户住在杭州"]
 OLD = np.roll(mk.HashEmbedder().embed(["a vector of other tokens"])[0], 7)  # stands in for the old tokens'
 
