@@ -29,7 +29,7 @@ postings, tag pairs) are built by one reader at a time and published whole.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -226,19 +226,27 @@ class IndexColumns:
         return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
 
     # ----------------------------------------------------------------------------------------- reads
-    def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def adjacency(
+        self, hidden: Collection[str] = ()
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
         in (created_at, row) order, and those two places away (``prev[prev], next[next]``),
-        recomputed after rows were appended or erased (one sort of the namespace and time columns)."""
+        recomputed after rows were appended or erased (one sort of the namespace and time columns).
+        ``hidden`` ids (erased by an open transaction: :class:`~memkit.store.gate.Gate`) are skipped
+        as erased rows are, in a computation of this call's own."""
         stamp = (self.n, self.__dict__.get("_erasures", 0))
         adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): one attribute, published whole
-        if adj is None or adj[0] != stamp:  # erased rows are no one's neighbours (as on reload)
-            live = np.flatnonzero(self.status[: self.n] != DELETED)
+        if hidden or adj is None or adj[0] != stamp:  # erased rows are no one's neighbours (as on reload)
+            keep = self.status[: self.n] != DELETED
+            keep[[self.row[i] for i in hidden if i in self.row]] = False
+            live = np.flatnonzero(keep)
             window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
             p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
             prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
             prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
-            adj = self._adj = (stamp, prev, nxt, *second_neighbours(prev, nxt))
+            adj = (stamp, prev, nxt, *second_neighbours(prev, nxt))
+            if not hidden:
+                self._adj = adj
         return adj[1:]
 
     def keyword_index(self) -> KeywordIndex:

@@ -40,6 +40,23 @@ def test_a_search_inside_the_transaction_ranks_as_after_its_commit(index: str, b
     assert inside == after  # nor does it lend its neighbours a score
 
 
+@pytest.mark.parametrize("index", INDEXES)
+def test_a_hits_erased_neighbour_gives_way_to_the_next_one_inside_the_transaction(
+    index: str, backend: str
+) -> None:
+    """Neighbour expansion: the row after an erased neighbour becomes the hit's neighbour, as after
+    the commit (the hidden row was kept as a neighbour that lends nothing: helper 68)."""
+    texts = ["the user adores kangaroo sandwiches"] + [f"unrelated filler note number {i}" for i in range(20)]
+    with mk.MemoryStore(index=index) as store:
+        ids = [store.add(t, namespace="u", now=NOW + i * H / 60).id for i, t in enumerate(texts)]
+        with store.transaction():
+            store.delete(ids[1], namespace="u")
+            inside = _ranked(store, "kangaroo sandwiches")
+            nb = store.neighbours([ids[0]], namespace="u", now=NOW + H).to_dicts()[0]
+        assert inside == _ranked(store, "kangaroo sandwiches") and inside[1][0] == ids[2]
+        assert nb["next"] == ids[2] == store.neighbours([ids[0]], namespace="u", now=NOW + H)["next"][0]
+
+
 def test_both_indexes_agree_inside_the_transaction() -> None:
     pytest.importorskip("numba")
     ranked = []
