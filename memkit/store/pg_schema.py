@@ -4,9 +4,8 @@ The tables themselves come from :data:`memkit.store.migrations.MIGRATIONS`, the 
 DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A server adds:
 
 - **a migration lock**: processes opening a new database at once migrate one after the other.
-- **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the order rows were
-  written in, which orders exports, the index, and so the ties of neighbour expansion (turns of one
-  session often share a timestamp). It is not a field: exports and imports never see it.
+- **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the write order, which
+  orders exports, the index and so neighbour expansion's ties. Not a field: exports never see it.
 - **indexes** on what the store's statements filter by: ``(namespace, key)`` (the version plan),
   ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of).
 - **a change log**, ``memkit_changes (id, xid)``: statement-level triggers on ``memories`` record, for
@@ -21,22 +20,14 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
   bigrams, ``用户住在`` -> ``用 用户 户 户住 住 住在 在``, as :func:`memkit.text.tokenize` does, without
   stemming), a GIN index ``memories_keywords`` on ``memkit_terms(content)``, and
   ``memkit_query(text)``, a query any of whose terms may match (bigrams for a CJK run, function words
-  dropped; NULL, matching nothing, when no term is left)::
-
-      SELECT id, content FROM memories
-      WHERE memkit_terms(content) @@ memkit_query('住在哪里') AND status = 'active'
-      ORDER BY ts_rank(memkit_terms(content), memkit_query('住在哪里')) DESC LIMIT 10
-
-  ``ts_rank`` computes each match's terms again (~0.1 ms a row): rank a narrowed set. The terms are
-  those of a text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB: a longer memory is a
-  document), a query's of its first :data:`QUERY_CHARS`. An expression index, not a column: nothing in
-  the table changes (older memkit processes read it as before), an erased memory's terms go with its
-  row, nothing is exported or copied, and ``ANALYZE`` keeps no statistics of it (they would compute
-  the terms of a 30,000-row sample after every bulk write). The functions' bodies are SQL-standard
-  (``RETURN``), bound when created, so they work from any ``search_path`` (a ``pg_dump`` restores them
-  and the index). Every step names only objects of the store's own schema: a store in schema ``a``
-  never touches ``public``'s. memkit's own ranking keeps its BM25 over the process's index (idf over
-  the rows the read gate lets through, the same numbers as on DuckDB).
+  dropped; NULL, matching nothing, when no term is left): the README shows a query. The terms are
+  those of a text's first :data:`TERMS_CHARS` characters (a tsvector holds at most 1 MB), a query's
+  of its first :data:`QUERY_CHARS`. An expression index, not a column: nothing in the table changes,
+  an erased memory's terms go with its row, nothing is exported or copied, and ``ANALYZE`` keeps no
+  statistics of it. The functions' bodies are SQL-standard (``RETURN``), bound when created, so they
+  work from any ``search_path`` (a ``pg_dump`` restores them and the index). Every step names only
+  objects of the store's own schema (a store in schema ``a`` never touches ``public``'s). memkit's
+  own ranking keeps its BM25 over the process's index (the same numbers as on DuckDB).
 
 Each step of :data:`STEPS` runs once, in its own transaction, in order, and records its number in
 ``meta.pg_schema``; steps 3 and 4 run again when their text is not this memkit's (``meta.pg_terms``).
@@ -53,6 +44,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._version import __version__
 from ..errors import ValidationError
 from ..text import CJK, INVISIBLE, STOPWORDS
 from .postgres import PgConnection
@@ -225,6 +217,15 @@ _WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statist
 _SET_META = "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value"
 _REFRESH = _KEYWORDS + _NO_STATS + "REINDEX INDEX memories_keywords;"
 TERMS_DIGEST = hashlib.sha256((_KEYWORDS + _NO_STATS).encode("utf-8")).hexdigest()[:16]
+TERMS = f"{__version__}:{TERMS_DIGEST}"  # meta.pg_terms: who made them, and which text
+
+
+def _later_terms(pg: PgConnection) -> bool:
+    """Whether a later memkit release made the keyword functions (``meta.pg_terms``): two releases
+    sharing a server (a rolling upgrade) must not take turns replacing them and reindexing."""
+    row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_terms'").fetchone()
+    release = lambda v: tuple(int(x) for x in re.findall(r"[0-9]+", v.partition(":")[0]))  # noqa: E731
+    return row is not None and ":" in row[0] and release(row[0]) > release(TERMS)
 
 
 # the connection's search path as PostgreSQL reads it, its user, and the schema it resolved to
@@ -265,10 +266,8 @@ def _own_schema(pg: PgConnection, create: bool, read_only: bool) -> None:
         raise ValidationError(
             "path", f"schema {names[0]!r} does not exist on the server (create=True makes it)"
         )
-    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [names[0]]).fetchone()[
-        0
-    ]
-    pg.con.execute(ddl)
+    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [names[0]]).fetchone()
+    pg.con.execute(ddl[0])
 
 
 @contextmanager
@@ -286,9 +285,10 @@ def prepare_server(pg: PgConnection, read_only: bool, create: bool = True) -> It
             _own_schema(pg, create, read_only)  # one process at a time makes a new schema
             yield
             row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_schema'").fetchone()
-            with _server_warnings(pg):  # (read_meta has checked the value before anything ran)
-                if _upgrade(pg, 0 if row is None else int(row[0])):  # then: are steps 3-4 this memkit's?
-                    _run_step(pg, "pg_terms", TERMS_DIGEST, _REFRESH, "the keyword functions (refresh)")
+            at = 0 if row is None else int(row[0])  # (read_meta checked it before anything ran)
+            with _server_warnings(pg):  # then: are steps 3-4 this memkit's? (never a later one's)
+                if _upgrade(pg, at) and at <= PG_SCHEMA and not _later_terms(pg):
+                    _run_step(pg, "pg_terms", TERMS, _REFRESH, "the keyword functions (refresh)")
         finally:
             if not pg.con.broken:  # a lost session released its lock with it
                 pg.con.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
@@ -300,7 +300,7 @@ def _upgrade(pg: PgConnection, at: int) -> bool:
     ones (anything above step 1) with a warning."""
     for number, statements in STEPS:
         if number > at:
-            also = {"pg_terms": TERMS_DIGEST} if number == 3 else {}
+            also = {"pg_terms": TERMS} if number == 3 else {}
             if not _run_step(pg, "pg_schema", str(number), statements, _WHAT.get(number, ""), also):
                 return False
     return True

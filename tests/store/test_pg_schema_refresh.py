@@ -41,7 +41,7 @@ def test_older_keyword_functions_are_replaced_and_the_index_rebuilt(url: str) ->
     with mk.MemoryStore(url) as s:
         s.add(SOFT, namespace="u", now=NOW)
         s.add("用户住在杭州", namespace="u", now=NOW)
-    assert _meta(url)["pg_terms"] == pg_schema.TERMS_DIGEST  # a new database records it
+    assert _meta(url)["pg_terms"] == pg_schema.TERMS  # a new database records it
     _as_an_older_memkit_left_it(url)
     with psycopg.connect(url) as con:
         assert con.execute(FIND, ["password"]).fetchall() == []  # the old rules split "pass|word"
@@ -55,7 +55,26 @@ def test_older_keyword_functions_are_replaced_and_the_index_rebuilt(url: str) ->
         assert con.execute(FIND, ["password"]).fetchall() == [(SOFT,)]
         assert con.execute(FIND, ["杭州"]).fetchall() == [("用户住在杭州",)]
     meta = _meta(url)
-    assert meta["pg_terms"] == pg_schema.TERMS_DIGEST and meta["pg_schema"] == str(pg_schema.PG_SCHEMA)
+    assert meta["pg_terms"] == pg_schema.TERMS and meta["pg_schema"] == str(pg_schema.PG_SCHEMA)
+
+
+@pytest.mark.parametrize("later", ["pg_terms", "pg_schema"])
+def test_a_later_releases_keyword_functions_are_left_alone(url: str, later: str) -> None:
+    """Two releases sharing a server (a rolling upgrade) took turns replacing each other's functions
+    and reindexing on every writable open: a later release's (by meta.pg_terms' release, or a
+    pg_schema above this one's) are kept."""
+    with mk.MemoryStore(url) as s:
+        s.add(SOFT, namespace="u", now=NOW)
+    _as_an_older_memkit_left_it(url)  # stands in for another text, which a later release made
+    value = {"pg_terms": "99.0.0:0123456789abcdef", "pg_schema": str(pg_schema.PG_SCHEMA + 1)}[later]
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = %s",
+                    [later, value, value])  # fmt: skip
+    with mk.MemoryStore(url):
+        pass
+    with psycopg.connect(url) as con:
+        assert con.execute(FIND, ["password"]).fetchall() == []  # not replaced
+    assert _meta(url)[later] == value
 
 
 @pytest.mark.parametrize("value", ["abc", "", "4.0", "-1", "0"])
