@@ -155,6 +155,7 @@ class MemkitStore(SearchOps, BaseStore):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
         if min_strength is not None:
             min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
+        store._who(requester)  # the store's rule for requesters (a name, no secret), here, as build_server
         self.store, self.requester, self.min_strength = store, requester, min_strength
         # the store's tuned weights; items are facts put one by one, not conversation turns: no
         # neighbour expansion by default

@@ -40,7 +40,10 @@ def test_a_bad_op_after_a_put_stores_nothing(op: object, field: str) -> None:
 
 @pytest.mark.parametrize(("kw", "field"), [({"min_strength": float("nan")}, "min_strength"),
                                            ({"min_strength": 2}, "min_strength"),
-                                           ({"weights": "x"}, "weights")])  # fmt: skip
+                                           ({"weights": "x"}, "weights"),
+                                           ({"requester": "sk-abcdefghijklmnopqrstuvwx"}, "requester"),
+                                           ({"requester": " padded "}, "requester"),
+                                           ({"requester": 5}, "requester")])  # fmt: skip
 def test_a_bad_option_fails_at_construction(kw: dict, field: str) -> None:
     with pytest.raises(mk.ValidationError) as e:
         MemkitStore(mk.MemoryStore(), now=NOW, **kw)
