@@ -97,7 +97,7 @@ def _settings_option(p: argparse.ArgumentParser) -> None:
 def _add_demo(sub: argparse._SubParsersAction) -> None:
     """``memkit demo [--db FILE]``: the file is deleted and rebuilt, so a run is repeatable."""
     demo = sub.add_parser("demo", help="load the sample set into a DuckDB file and walk through memkit")
-    demo.add_argument("--db", default="demo.duckdb", help="database file (recreated; default demo.duckdb)")
+    demo.add_argument("--db", default="demo.duckdb", help="a new file, or a demo's (recreated)")
 
 
 def _add_info(sub: argparse._SubParsersAction) -> None:

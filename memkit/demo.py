@@ -43,7 +43,7 @@ import polars as pl
 
 from .agent.tour import conversation_section, guard_section, show_section
 from .decay import hours_until
-from .errors import AccessDenied, ValidationError
+from .errors import AccessDenied, MemkitError, ValidationError
 from .params import ForgetParams, Weights
 from .portable.sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
@@ -56,13 +56,18 @@ _SCORE_COLS = ["rank", "content", "score", "similarity", "importance", "recency"
 
 
 def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[str, object]:
-    """Run the demo against a fresh database file ``db`` (removed first if it exists).
+    """Run the demo against a fresh database file ``db`` (removed first if an earlier demo or nothing
+    wrote it; a file holding anyone else's data is refused, ValidationError).
 
     Returns a few facts of the run (used by the tests): counts, the conflict's statuses and so on.
     """
     db = Path(db)
     if db.exists() and not is_database(db):  # a text file, a directory, a device: not the demo's to remove
         raise ValidationError("db", f"{str(db)!r} is not a DuckDB database: the demo replaces only one")
+    if db.exists() and not _replaceable(db):  # someone's memories, or another application's database
+        raise ValidationError(
+            "db", f"{str(db)!r} holds data the demo did not write: not replaced (give --db a new file)"
+        )
     for p in (db, Path(f"{db}.wal")):  # the file and DuckDB's write-ahead log: a clean start
         p.unlink(missing_ok=True)
     now = SAMPLE_NOW  # the day after the sample's last memory; every section counts from it
@@ -82,6 +87,19 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
     facts.update(guard_section(out, now))
     out.write(f"\nDone. The memories are in {db}; open it again with memkit.MemoryStore({str(db)!r}).\n")
     return facts
+
+
+def _replaceable(db: Path) -> bool:
+    """Whether the demo may delete the DuckDB file ``db``: an empty memkit store, or one an earlier
+    demo run wrote (it holds the sample's first memory). Another file, or one this memkit cannot open
+    read-only, is someone's data."""
+    first = load_sample().row(0, named=True)
+    try:
+        with MemoryStore(str(db), read_only=True) as store:
+            mine = store.frame(first["namespace"]).filter(pl.col("content") == first["content"])
+            return store.count() == 0 or mine.height > 0
+    except MemkitError:
+        return False
 
 
 def _load(store: MemoryStore, db: Path, now: datetime, out: TextIO) -> dict[str, object]:

@@ -68,3 +68,28 @@ def test_cli_reports_memkit_errors(tmp_path: Path) -> None:
         r = subprocess.run([sys.executable, "-m", "memkit", *cmd], capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "NotFound" in r.stderr and "does not exist" in r.stderr, (cmd, r.stderr)
         assert not missing.exists()  # the CLI never creates a database by accident
+
+
+def test_the_demo_replaces_only_its_own_file(tmp_path: Path) -> None:
+    """`memkit demo --db FILE` deleted whatever DuckDB file was there: a real memory store, or another
+    application's database. It replaces a demo's file or an empty store, and refuses anything else."""
+    import duckdb
+
+    mine = tmp_path / "mine.duckdb"
+    with mk.MemoryStore(str(mine)) as s:
+        s.add("我的真实记忆：周五和客户开会", namespace="user_87")
+    other = tmp_path / "analytics.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE sales AS SELECT 1 AS x")
+    con.close()
+    for db in (mine, other):
+        before = db.read_bytes()
+        r = subprocess.run([sys.executable, "-m", "memkit", "demo", "--db", str(db)],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 2 and "not replaced" in r.stderr, r.stderr
+        assert db.read_bytes() == before
+    empty = tmp_path / "empty.duckdb"
+    mk.MemoryStore(str(empty)).close()
+    run_demo(empty, out=io.StringIO())  # an empty store is replaced, as a demo's is (rerunnable, above)
+    with mk.MemoryStore(str(empty), read_only=True) as s:
+        assert s.count() > 200
