@@ -94,12 +94,14 @@ def _replaceable(db: Path) -> bool:
     demo run wrote (it holds the sample's first memory). Another file, or one this memkit cannot open
     read-only, is someone's data."""
     first = load_sample().row(0, named=True)
-    try:
-        with MemoryStore(str(db), read_only=True) as store:
-            mine = store.frame(first["namespace"]).filter(pl.col("content") == first["content"])
-            return store.count() == 0 or mine.height > 0
-    except MemkitError:
-        return False
+    for read_only in (True, False):  # an older memkit's store opens read-only once upgraded
+        try:
+            with MemoryStore(str(db), read_only=read_only, create=False) as store:
+                mine = store.frame(first["namespace"]).filter(pl.col("content") == first["content"])
+                return store.count() == 0 or mine.height > 0
+        except MemkitError:
+            continue
+    return False
 
 
 def _load(store: MemoryStore, db: Path, now: datetime, out: TextIO) -> dict[str, object]:

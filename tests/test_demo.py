@@ -8,6 +8,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 import memkit as mk
 import memkit.sample
 from memkit.demo import run_demo
@@ -93,3 +95,20 @@ def test_the_demo_replaces_only_its_own_file(tmp_path: Path) -> None:
     run_demo(empty, out=io.StringIO())  # an empty store is replaced, as a demo's is (rerunnable, above)
     with mk.MemoryStore(str(empty), read_only=True) as s:
         assert s.count() > 200
+
+
+def test_the_demo_replaces_its_own_file_from_an_older_memkit(tmp_path: Path) -> None:
+    """A demo file an older memkit wrote needs an upgrade before a read-only open: `make demo` after
+    upgrading memkit still replaces it."""
+    import duckdb
+
+    from memkit.store.migrations import MIGRATIONS
+
+    db = tmp_path / "demo.duckdb"
+    run_demo(db, out=io.StringIO())
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", [str(len(MIGRATIONS) - 1)])
+    con.close()
+    with pytest.raises(mk.MemkitError, match="read-only open cannot upgrade"):  # the test can fail
+        mk.MemoryStore(str(db), read_only=True)
+    assert run_demo(db, out=io.StringIO())["loaded"] == 270
