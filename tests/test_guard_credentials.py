@@ -195,6 +195,13 @@ def test_memkits_own_pseudonyms_are_no_secret(alias: str) -> None:
         assert screen(text, P).action == "store", text
 
 
+@pytest.mark.parametrize("text", ["my wifi [PASSWORD:a1b2c3d4e5]", "[PIN:12345678]", "[API_KEY:0a1b2c3d4e5f]",
+                                  "[SECRET:0a1b2c3d4e5f]", "[TOKEN:9f8e7d6c]"])  # fmt: skip
+def test_a_credential_in_a_pseudonyms_shape_is_still_one(text: str) -> None:
+    """Only memkit's own ``[SECRET:<8 hex>]`` is exempt, not any bracketed name and hex value."""
+    assert screen(text, P).action == "refuse"
+
+
 STRUCTURED = [  # (a value holding a credential, a value of the same shape that holds none)
     ({"password": "hunter22"}, {"password": "********"}),
     ({"db": {"client_secret": "8f3kd93kdl2x"}}, {"db": {"client_secret": "${CLIENT_SECRET}"}}),

@@ -58,7 +58,7 @@ _PLACEHOLDER = re.compile(
     r"|(?:your|my|the)[_-][a-z0-9_-]+|[a-z_][a-z0-9_.]*[(\[].*"
     r"|none|null|nil|true|false|undefined|empty|n/a|tbd|todo|redacted|hidden|masked|placeholder|example"
 )
-_PSEUDONYM = re.compile(r"[A-Z_]+:[0-9a-f]{8,12}\]")  # after "[": what guard.pseudonym() writes
+_PSEUDONYM = re.compile(r"SECRET:[0-9a-f]{8}\]")  # after "[": what guard.pseudonym("[SECRET]", …) writes
 _TRIM = "\"'`”’“‘「」『』.,;:!?，。；：！？)]}"  # quotes (Markdown's backticks too) and punctuation
 _SYMBOLS = "!@#$%^&*_+=/~|"  # not "-", "." or "'": prose writes them inside words (well-known)
 
