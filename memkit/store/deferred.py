@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,24 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         that rolls back must still leave its ``deny`` event, as it does outside one."""
         denied, self._denied = self._denied, []
         super()._rollback()
-        for ts, op, namespace, memory_id, requester, detail in denied:
-            self._defer(ts, op, namespace, memory_id, requester, detail)
+        self._redefer(denied)
+
+    def _redefer(self, denied: list[tuple[Any, ...]]) -> None:
+        """Defer ``denied`` again, out of the transaction; a failure to write them now (a server
+        gone) leaves them pending and never replaces the error that ended the transaction."""
+        for entry in denied:
+            with suppress(Exception):
+                self._defer(*entry)
 
     def _commit_only(self) -> list[Any]:
-        """Commit (core.py): the refusals are written with it."""
-        self._denied = []
-        return super()._commit_only()
+        """Commit (core.py): the refusals are written with it; if the COMMIT fails (the server refuses
+        to serialize, the connection drops), they are audited again as after a rollback."""
+        denied, self._denied = self._denied, []
+        try:
+            return super()._commit_only()
+        except BaseException:
+            self._redefer(denied)
+            raise
 
     def flush(self) -> int:
         """Write the deferred reads (events and reinforcement) to the database now -> how many.

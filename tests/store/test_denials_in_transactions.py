@@ -69,3 +69,23 @@ def test_a_langgraph_batch_refused_by_the_guard_is_audited(backend: str) -> None
         with pytest.raises(mk.WriteRefused):
             lg.put(("memories", "u"), "pw", {"memory": SECRET})
         assert store.count() == 0 and [d["requester"] for d in _denials(store)] == ["bot"]
+
+
+@pytest.mark.duckdb_only("a COMMIT made to fail by hand: the server's own case is a serialization failure")
+def test_a_refusal_survives_a_commit_that_fails(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with mk.MemoryStore() as store:
+        run = store._run
+
+        def failing_commit(query: str, params: object = ()) -> object:
+            if query == "COMMIT":  # as a failed COMMIT leaves it: rolled back, and an error
+                run("ROLLBACK")
+                raise RuntimeError("commit refused")
+            return run(query, params)  # type: ignore[arg-type]
+
+        with pytest.raises(RuntimeError, match="commit refused"), store.transaction():
+            with pytest.raises(mk.WriteRefused):
+                store.add(SECRET, namespace="u", requester="bot", now=NOW)
+            store.add("the user likes tea", namespace="u", requester="bot", now=NOW)
+            monkeypatch.setattr(store, "_run", failing_commit)
+        monkeypatch.setattr(store, "_run", run)
+        assert store.count() == 0 and [d["requester"] for d in _denials(store)] == ["bot"]
