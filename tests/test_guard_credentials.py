@@ -207,7 +207,7 @@ STRUCTURED = [  # (a value holding a credential, a value of the same shape that 
     ({"db": {"client_secret": "8f3kd93kdl2x"}}, {"db": {"client_secret": "${CLIENT_SECRET}"}}),
     ({"密码": "abc123"}, {"密码": "六位数字"}),
     ([{"access_token": "ya29.a0AfH6SMBx"}], [{"access_token": None}]),
-    ({"pin": 4321}, {"max_tokens": 128000}),
+    ({"pin": "482913"}, {"max_tokens": 128000}),
     ({"PASSWORD": "S3cr3t!", "user": "bob"}, {"password_hint": "the cat's name"}),
 ]
 
@@ -225,3 +225,24 @@ def test_a_credential_in_a_structured_value_is_refused(secret: object, plain: ob
             s.add_many(frame, namespace="u", now=now)
         assert s.count() == 0
         assert s.add("account settings", namespace="u", value=plain, now=now).status == "active"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [  # ordinary structured values whose entries read like a credential's name and a word (helper 70)
+        {"pwd": "/tmp"}, {"env": {"PWD": "/home/bob", "SHELL": "/bin/zsh"}}, {"secret": "surprise party"},
+        {"gift": {"secret": "necklace"}}, {"password": "optional"}, {"password": "see vault"},
+        {"password": "ask IT"}, {"token": "refresh"}, {"pin": "top"}, {"密码": "8位以上"},
+        {"密码": "2024年改过"}, {"密码": "在1Password里"}, {"token_count": 5}, {"secret_santa": "Bob"},
+    ],
+)  # fmt: skip
+def test_an_ordinary_structured_value_is_stored(value: object, now: datetime) -> None:
+    with mk.MemoryStore(guard=P) as s:
+        assert s.add("settings", namespace="u", value=value, now=now).status == "active"
+
+
+def test_a_secret_key_of_a_value_is_one_finding(now: datetime) -> None:
+    with mk.MemoryStore(guard=P) as s:
+        with pytest.raises(mk.WriteRefused) as e:
+            s.add("keys", namespace="u", value={"sk-live-abcdefghijklmnop1234567890": "x"}, now=now)
+        assert e.value.findings["code"].to_list() == ["MG201"]

@@ -38,6 +38,7 @@ from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
 __all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", "strictest"]
 
 NAME_FIELDS = ("key", "owner", "created_by")  # single names; ``tags`` is a list of names
+_SYMBOLS = "!@#$%^&*_+=|?"  # in a value that could be a credential
 _RANK = {"store": 0, "quarantine": 1, "refuse": 2}
 
 
@@ -89,7 +90,7 @@ class _Doc:
                 self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
                 stack.extend((node, key) for key in node)
                 for key, leaf in node.items():  # a credential's name and its value meet only here
-                    if isinstance(leaf, (str, int, float)) and not isinstance(leaf, bool):
+                    if _made(leaf):
                         pairs.add(json.dumps({key: leaf}, ensure_ascii=False), row, "value")
             elif isinstance(node, list):
                 stack.extend((node, i) for i in range(len(node)))
@@ -158,6 +159,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     # each object entry as its own JSON ({"password": "hunter22"}): a secret's name is a key, its value
     # a leaf, each harmless alone; only a refusal counts here (the key and the leaf are redacted above)
     refused = {t for t, a in zip(leaves.texts, plain.actions, strict=True) if a == "refuse"}
+    refused |= {t for t, a in zip(keys.texts, named.actions[len(names) :], strict=True) if a == "refuse"}
     joined = _Secrets(screen_many(pairs.texts, params), pairs.texts, refused) if pairs.texts else None
     actions = ["store"] * n
     parts: list[pl.DataFrame] = []
@@ -195,12 +197,30 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))
 
 
+def _made(leaf: Any) -> bool:
+    """Whether an object entry's value could be a credential, so the entry is screened whole: ASCII,
+    6 to 256 characters without a space, not a path or URL, with a digit, a symbol or mixed case
+    (``hunter22``, ``8f3kd93kdl2x``; not ``optional``, ``see vault``, ``/home/bob``, ``8位以上``)."""
+    if isinstance(leaf, bool) or not isinstance(leaf, (str, int)):
+        return False
+    s = str(leaf)
+    if (
+        not (6 <= len(s) <= 256 and s.isascii() and s.isprintable())
+        or " " in s
+        or s[0] in "/~."
+        or "://" in s
+    ):
+        return False
+    return any(c.isdigit() or c in _SYMBOLS for c in s) or (s != s.lower() and s != s.upper())
+
+
 class _Secrets:
     """The refusals of a screening of object entries (:func:`_gather` reads ``actions`` and
-    ``findings``), but not of an entry whose value, alone, was refused already (one finding each)."""
+    ``findings``), but not of an entry whose key or value, alone, was refused already (one finding)."""
 
     def __init__(self, s: Any, pairs: list[str], refused: set[str]) -> None:
-        again = [str(next(iter(json.loads(p).values()))) in refused for p in pairs]
+        entries = [next(iter(json.loads(p).items())) for p in pairs]
+        again = [k in refused or str(v) in refused for k, v in entries]
         self.actions = [
             a if a == "refuse" and not r else "store" for a, r in zip(s.actions, again, strict=True)
         ]
