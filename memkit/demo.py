@@ -32,7 +32,9 @@ x.duckdb``, or from Python with ``run_demo("x.duckdb", out=io.StringIO())`` to k
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -91,17 +93,26 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
 
 def _replaceable(db: Path) -> bool:
     """Whether the demo may delete the DuckDB file ``db``: an empty memkit store, or one an earlier
-    demo run wrote (it holds the sample's first memory). Another file, or one this memkit cannot open
-    read-only, is someone's data."""
+    demo run wrote (it holds the sample's first memory). Another file, or one this memkit cannot open,
+    is someone's data, and stays byte for byte as it was."""
     first = load_sample().row(0, named=True)
-    for read_only in (True, False):  # an older memkit's store opens read-only once upgraded
-        try:
-            with MemoryStore(str(db), read_only=read_only, create=False) as store:
-                mine = store.frame(first["namespace"]).filter(pl.col("content") == first["content"])
-                return store.count() == 0 or mine.height > 0
-        except MemkitError:
-            continue
-    return False
+
+    def demos(path: Path, read_only: bool) -> bool:
+        with MemoryStore(str(path), read_only=read_only, create=False) as store:
+            mine = store.frame(first["namespace"]).filter(pl.col("content") == first["content"])
+            return store.count() == 0 or mine.height > 0
+
+    try:
+        return demos(db, read_only=True)
+    except MemkitError:  # an older memkit's store opens read-only only once upgraded: a copy is
+        with tempfile.TemporaryDirectory() as tmp:  # (the file itself stays as it is, if refused)
+            for f in (db, Path(f"{db}.wal")):
+                if f.exists():
+                    shutil.copyfile(f, Path(tmp) / f.name)
+            try:
+                return demos(Path(tmp) / db.name, read_only=False)
+            except MemkitError:
+                return False
 
 
 def _load(store: MemoryStore, db: Path, now: datetime, out: TextIO) -> dict[str, object]:

@@ -112,3 +112,16 @@ def test_the_demo_replaces_its_own_file_from_an_older_memkit(tmp_path: Path) -> 
     with pytest.raises(mk.MemkitError, match="read-only open cannot upgrade"):  # the test can fail
         mk.MemoryStore(str(db), read_only=True)
     assert run_demo(db, out=io.StringIO())["loaded"] == 270
+    # someone's store of that older memkit is refused, and not upgraded by the look (an older
+    # memkit could no longer open it)
+    theirs = tmp_path / "theirs.duckdb"
+    with mk.MemoryStore(str(theirs)) as s:
+        s.add("我的真实记忆", namespace="user_87")
+    con = duckdb.connect(str(theirs))
+    con.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", [str(len(MIGRATIONS) - 1)])
+    con.execute("CHECKPOINT")
+    con.close()
+    before = theirs.read_bytes()
+    with pytest.raises(mk.ValidationError, match="not replaced"):
+        run_demo(theirs, out=io.StringIO())
+    assert theirs.read_bytes() == before
