@@ -64,18 +64,15 @@ __all__ = [
 ]
 
 PG_SCHEMA = 4
-"""Version of what :data:`STEPS` create, kept in ``meta.pg_schema``: a database below it runs the
-steps above its number when opened."""
+"""Version of what :data:`STEPS` create (``meta.pg_schema``): an older database runs the steps above."""
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
-"""Which transactions have committed as of now (``xmin:xmax:running``): the changes a later look at
-the change log has not yet seen are those of transactions this snapshot does not see."""
+"""Which transactions have committed (``xmin:xmax:running``): a later look at the change log reads
+those of transactions this snapshot does not see."""
 EMBEDDER = "SELECT name, value FROM meta WHERE name IN ('embedder', 'dim')"
 """What the database records about its vectors: another process's ``reembed`` changes it."""
-STATE = (
-    "SELECT pg_current_snapshot()::text, (SELECT value FROM meta WHERE name = 'embedder'),"
-    " (SELECT value FROM meta WHERE name = 'dim')"
-)
+STATE = ("SELECT pg_current_snapshot()::text, (SELECT value FROM meta WHERE name = 'embedder'),"
+         " (SELECT value FROM meta WHERE name = 'dim')")  # fmt: skip
 """:data:`SNAPSHOT` and :data:`EMBEDDER` in one round trip: what a search's look at the server reads."""
 ANALYZE_ROWS = 1000
 """A write of at least this many rows is followed by ``ANALYZE memories`` (the store's ``_analyze``)."""
@@ -221,11 +218,13 @@ TERMS = f"{__version__}:{TERMS_DIGEST}"  # meta.pg_terms: who made them, and whi
 
 
 def _later_terms(pg: PgConnection) -> bool:
-    """Whether a later memkit release made the keyword functions (``meta.pg_terms``): two releases
-    sharing a server (a rolling upgrade) must not take turns replacing them and reindexing."""
+    """Whether the keyword functions are this text (whoever made them: no reindex for a new release
+    alone) or a later release's (``meta.pg_terms``): two releases sharing a server (a rolling
+    upgrade) must not take turns replacing them and reindexing."""
     row = pg.con.execute("SELECT value FROM meta WHERE name = 'pg_terms'").fetchone()
     release = lambda v: tuple(int(x) for x in re.findall(r"[0-9]+", v.partition(":")[0]))  # noqa: E731
-    return row is not None and ":" in row[0] and release(row[0]) > release(TERMS)
+    later = row is not None and ":" in row[0] and release(row[0]) > release(TERMS)
+    return later or (row is not None and row[0].rpartition(":")[2] == TERMS_DIGEST)
 
 
 # the connection's search path as PostgreSQL reads it, its user, and the schema it resolved to

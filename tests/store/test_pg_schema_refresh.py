@@ -77,6 +77,21 @@ def test_a_later_releases_keyword_functions_are_left_alone(url: str, later: str)
     assert _meta(url)[later] == value
 
 
+def test_the_same_functions_of_another_release_are_not_reindexed(url: str) -> None:
+    """A release whose keyword functions are the same text does not replace them (helper 70: a
+    version bump alone rebuilt the index)."""
+    with mk.MemoryStore(url) as s:
+        s.add(SOFT, namespace="u", now=NOW)
+    node = "SELECT pg_relation_filenode('memories_keywords')"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("UPDATE meta SET value = %s WHERE name = 'pg_terms'", [f"0.0.9:{pg_schema.TERMS_DIGEST}"])
+        before = con.execute(node).fetchone()
+    with mk.MemoryStore(url):
+        pass
+    with psycopg.connect(url) as con:
+        assert con.execute(node).fetchone() == before  # REINDEX gives the index a new file
+
+
 @pytest.mark.parametrize("value", ["abc", "", "4.0", "-1", "0"])
 @pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read_only"])
 def test_a_damaged_pg_schema_is_refused_naming_it_before_anything_runs(
