@@ -104,8 +104,11 @@ def _replaceable(db: Path) -> bool:
 
     try:
         return demos(db, read_only=True)
-    except MemkitError:  # an older memkit's store opens read-only only once upgraded: a copy is
-        with tempfile.TemporaryDirectory() as tmp:  # (the file itself stays as it is, if refused)
+    except MemkitError as e:  # open elsewhere (StoreLocked), not memkit's, damaged: someone's
+        if "cannot upgrade" not in str(e):
+            return False
+        # an older memkit's store opens read-only only once upgraded: a copy is looked at (the file
+        with tempfile.TemporaryDirectory() as tmp:  # itself stays as it is, if refused)
             for f in (db, Path(f"{db}.wal")):
                 if f.exists():
                     shutil.copyfile(f, Path(tmp) / f.name)

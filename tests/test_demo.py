@@ -125,3 +125,25 @@ def test_the_demo_replaces_its_own_file_from_an_older_memkit(tmp_path: Path) -> 
     with pytest.raises(mk.ValidationError, match="not replaced"):
         run_demo(theirs, out=io.StringIO())
     assert theirs.read_bytes() == before
+
+
+def test_the_demo_never_touches_a_store_another_process_has_open(tmp_path: Path) -> None:
+    """A new, empty store open in another process (a server just started): the look at it raised
+    StoreLocked, which was taken for an older memkit's store; its copy looked empty, so the file was
+    deleted under the process, which then lost what it wrote (helper 71)."""
+    db = tmp_path / "store.duckdb"
+    code = (f"import memkit as mk, sys; s = mk.MemoryStore({str(db)!r}); print('open', flush=True); "
+            "sys.stdin.readline(); s.add('I am allergic to penicillin', namespace='u')"
+            "; s.close()")  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(mk.ValidationError, match="not replaced"):
+            run_demo(db, out=io.StringIO())
+        assert db.exists()
+    finally:
+        holder.communicate("go\n", timeout=60)
+    with mk.MemoryStore(str(db), read_only=True) as s:
+        assert s.count() == 1
