@@ -301,7 +301,7 @@ def test_forget_erases_every_version_but_only_what_the_requester_may_modify(
     s1.chat("我喜欢喝美式咖啡")
     s1.chat("我现在改喝拿铁了")  # the same key: the first is superseded
     other = store.add("我喜欢喝拿铁", namespace=NS, requester="importer", now=now)
-    r = s1.chat("忘掉拿铁")
+    r = s1.chat("忘掉关于拿铁的事")  # a topic: every memory that holds it
     deleted = r.affected.filter(pl.col("action") == "deleted")["content"].to_list()
     assert sorted(deleted) == ["我喜欢喝美式咖啡", "我现在改喝拿铁了"]
     assert r.affected.filter(pl.col("action") == "kept")["id"].to_list() == [other.id]

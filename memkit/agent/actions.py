@@ -110,7 +110,7 @@ def execute(
     if command.op == "remember":
         return _remember(command, store, namespace, requester, now, tags)
     if command.op == "forget":
-        return _forget(command.text, store, namespace, requester, now, threshold)
+        return _forget(command.text, store, namespace, requester, now, threshold, said=command.raw)
     if command.op == "delete_last":
         return _delete_last(store, namespace, requester, now)
     if command.op == "show":
@@ -164,9 +164,11 @@ def _show(store: Any, namespace: str, requester: str | None, now: datetime) -> p
 
 
 def _forget(
-    query: str, store: Any, namespace: str, requester: str | None, now: datetime, threshold: float
-) -> pl.DataFrame:
-    """Erase the memories that say ``query`` (:func:`~memkit.agent.matching.names_it`) and every
+    query: str, store: Any, namespace: str, requester: str | None, now: datetime, threshold: float,
+    said: str | None = None,
+) -> pl.DataFrame:  # fmt: skip
+    """Erase the memories that say ``query`` (:func:`~memkit.agent.matching.names_it`; ``said``, the
+    whole message, may make it a topic) and every
     version of their keys -> ``deleted`` rows, plus ``kept`` rows for those the requester may read but
     not change (:func:`memkit.access.can_modify`). When nothing says it, the nearest search hit scoring
     at least ``threshold`` is named (``closest``; ``kept`` when it is not the requester's to erase, so
@@ -177,7 +179,7 @@ def _forget(
     # a current one must not need a search score the old one is spared ("I prefer tea" is what "forget
     # that I like tea" names, whether tea is still the preference or not)
     live = frame.filter(pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester))
-    named = live.filter(pl.Series(names_it(query, live["content"].to_list()), dtype=pl.Boolean))
+    named = live.filter(pl.Series(names_it(query, live["content"].to_list(), said=said), dtype=pl.Boolean))
     named = named.sort("created_at", descending=True).head(_FORGET_K)
     if named.is_empty():  # nothing says it; the nearest is named, not erased
         return _closest(query, store, frame, namespace, requester, now, threshold)

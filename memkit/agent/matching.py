@@ -3,16 +3,19 @@
 Search ranks what is *near* the payload; a forget command must erase only what *says* it, and an
 erasure is final, so the rule errs on keeping. A payload is one of two kinds:
 
-- a **statement** about the user ("forget that I like tea", 忘掉我住在杭州): it names a memory that
-  says the same thing — the same words once what only stresses or dates it is dropped on both sides
-  ("forget that I really like jazz a lot" names "I like jazz"; "now", 真的, "User …", 用户…), about the
-  same people and negated alike. So it never names what says more ("Bob likes jazz", "I like big
-  dogs" for "... little dogs", "she lives in Paris", "I am allergic to peanuts, not shellfish" for
-  "... not allergic ..."), nor what says less ("I am allergic to peanuts" for "forget that my wife is
-  allergic to peanuts"), nor what lacks a word the user said ("forget that I like skiing" names
-  nothing in a store of "I like jazz").
-- a **topic** ("forget tea", "forget my doctor's details", "forget what I told you about skiing",
-  忘掉拿铁, 忘掉我妹妹的信息): every memory holding all its words, whoever it is about.
+- a **topic**, said in so many words ("forget my doctor's details", "forget what I told you about
+  skiing", "forget everything about my sister", 忘掉关于拿铁的事, 忘掉我妹妹的信息): every memory
+  holding all its words, whoever it is about;
+- anything else is a **statement** ("forget that I like tea", "forget my birthday is June 1",
+  忘掉我住在杭州): it names a memory that says the same thing — the same words in the same order once
+  what only stresses or dates it is dropped on both sides ("forget that I really like jazz a lot"
+  names "I like jazz"; "now", 真的, "User …", 用户…), the same pronouns for other people, negated
+  alike. So it never names what says more ("Bob likes jazz", "I like big dogs" for "... little
+  dogs", "she lives in Paris"), less ("I am allergic to peanuts" for "forget that my wife is allergic
+  to peanuts"), or the same words otherwise ("Bob lent me 50 dollars" for "I lent Bob 50 dollars");
+  nor what lacks a word the user said ("forget that I like skiing" names nothing in a store of "I
+  like jazz"). A bare word ("forget tea") is a statement too: it names a memory "tea", and otherwise
+  the reply names the nearest memory for the user to say as stored.
 
 What only says how the user refers to a memory is dropped first ("what I told you about", "the
 details of", 说过的, 关于, 的信息), and verbs of liking count as one word ("prefer", "love",
@@ -24,7 +27,7 @@ nearest memory, and the user can say it as stored.
 [False, True]
 >>> names_it("我喜欢喝茶", ["我喜欢爵士乐", "我更喜欢喝茶", "小明喜欢喝茶"])  # 忘掉我喜欢喝茶
 [False, True, False]
->>> names_it("the stuff about my sister", ["my sister Anna lives in Paris", "I like tea"])  # a topic
+>>> names_it("the stuff about my sister", ["my sister Anna lives in Paris", "I like tea"])
 [True, False]
 """
 
@@ -64,10 +67,16 @@ _NEG = re.compile(
 )
 # someone else, named by a pronoun (which tokenize drops as a stopword): "she lives in Paris" is not
 # what "forget that I live in Paris" names; any other word (a name, 我妈, grandson) differs anyway
-_OTHERS = re.compile(r"(?i)(?a:\b)(?:he|she|they|him|her|his|hers|them|their|theirs)(?a:\b)|他|她|它|您")
-
-# a payload that says something of the user (its subject is the user), not a topic to forget whole
-_STATEMENT = re.compile(r"(?i)\s*(?:(?:i|i'm|i’m|i've|i'd|i'll|we|we're|user|the user)(?a:\b)|我(?!的)|用户)")
+_OTHERS = re.compile(
+    r"(?i)(?a:\b)(?:he|she|they|him|her|his|hers|them|their|theirs|you|your|yours|we|our|ours|us)(?a:\b)"
+    r"|他们|她们|咱们|我们|你们|他|她|它|您|你"
+)
+# what makes a payload a topic to forget whole ("what I told you about skiing", "my doctor's
+# details", 关于滑雪的事, 我妹妹的信息): said in so many words, never guessed from its shape
+_TOPIC = re.compile(
+    r"(?i)(?a:\b)(?:about|regarding|concerning|everything|anything|details?|stuff)(?a:\b)"
+    r"|关于|有关|相关|的信息|的事|说过的|提到的|提过的|的资料|的内容|所有|一切|全部"
+)
 
 _LIKE = "like"  # the one word every verb of liking becomes, on both sides
 # "forget that I love skiing" names "I like skiing", "forget that I like tea" names "I prefer tea"
@@ -89,39 +98,44 @@ def _words(text: str) -> set[str]:
     return {_SAME.get(w, w) for w in words}
 
 
+def _said(text: str) -> list[str]:
+    """A statement's words in order (what only stresses or dates it dropped, verbs of liking as
+    one), its pronouns for other people and whether it is negated: what two statements must share
+    to say the same thing ("I lent Bob 50 dollars" is not "Bob lent me 50 dollars")."""
+    words = tokenize(_LIKE_ZH.sub(f" {_LIKE} ", _SOFT_ZH.sub(" ", text)), keep_stopwords=False)
+    kept = [_SAME.get(w, w) for w in words if w not in _SOFT_EN]
+    people = sorted(m.lower() for m in _OTHERS.findall(text))
+    return [*kept, "|", *people, "|", str(bool(_NEG.search(text)))]
+
+
 def _payload_words(query: str) -> set[str]:
     """The words of a forget payload that name what to forget (:data:`_FILLER_EN`/``_ZH`` dropped;
     a Chinese filler phrase is cut out before tokenizing, so no bigram spans it)."""
     return _words(_SOFT_ZH.sub(" ", _FILLER_ZH.sub(" ", query))) - _FILLER_EN - _SOFT_EN
 
 
-def names_it(query: str, texts: list[str]) -> list[bool]:
-    """Does each of ``texts`` say what ``query`` (a forget payload) names?
+def names_it(query: str, texts: list[str], *, said: str | None = None) -> list[bool]:
+    """Does each of ``texts`` say what ``query`` (a forget payload) names? ``said``: the whole
+    message, whose command words may make it a topic ("forget everything about X": the payload is X).
 
-    - a **statement** (the payload says something of the user: "I like tea", "我住在杭州", "user
-      lives in Paris"): the memory's words are the same (:func:`_words`; fillers and stress words
-      dropped on both sides), more than a verb of liking, about the same people (a pronoun for
-      someone else on one side only: no) and negated alike;
-    - a **topic** (anything else, or what says "about": "tea", "my doctor's details", "the stuff
-      about my sister", 拿铁, 我妹妹的信息): every memory holding all its words.
+    - a **topic**, said in so many words ("what I told you about skiing", "my doctor's details",
+      关于拿铁的事, 我妹妹的信息): every memory holding all its words;
+    - anything else is a **statement** ("I like tea", "my birthday is June 1", 我住在杭州): it names a
+      memory that says the same — the same words in the same order once what only stresses or dates
+      it is dropped on both sides (:func:`_said`), the same pronouns for other people, negated alike.
 
     Search's keyword score cannot decide this: it is scaled to the query words some memory contains
     (so that question words do not count), which made "I like" alone a full match for "I like
     skiing", and "我喜欢喝红茶" one for "我喜欢喝绿茶". Nor can a share of the words, however
-    weighted ("I like jazz" holds half of "I like tea"), nor containment for a statement: a memory
-    holding every word may say more of someone else ("Bob likes jazz" for "forget that I like jazz"),
-    and one inside a longer payload says less ("I am allergic to peanuts" inside "my wife is
-    allergic to peanuts").
+    weighted ("I like jazz" holds half of "I like tea"), nor containment for a statement, either way:
+    a memory holding every word may say more ("Bob likes jazz", "my wife's birthday is May 3" for
+    "my birthday"), one inside a longer payload says less ("I am allergic to peanuts" inside "my wife
+    is allergic to peanuts"), and the same words may say the opposite ("I like tea but not coffee").
     """
     words = _payload_words(query)
     if not words - {_LIKE}:  # nothing but "I like": names nothing
         return [False] * len(texts)
-    topic = bool(_FILLER_ZH.search(query)) or bool(_words(query) & _FILLER_EN)  # "about X", X的信息
-    if topic or not _STATEMENT.match(query):  # a topic: everything said about it
+    if _TOPIC.search(query) or _TOPIC.search(said or ""):  # a topic: everything said about it
         return [words <= _payload_words(text) for text in texts]
-    negated, others = bool(_NEG.search(query)), bool(_OTHERS.search(query))
-    return [
-        _payload_words(text) == words and bool(_NEG.search(text)) == negated
-        and bool(_OTHERS.search(text)) == others
-        for text in texts
-    ]  # fmt: skip
+    said = _said(query)
+    return [_said(text) == said for text in texts]
