@@ -5,8 +5,9 @@ A secret is no less a secret in ``value={"api_key": "sk-…"}``, a phone number 
 batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`):
 
 - **structured values**: every string in the JSON (object keys and leaves) and every whole-number
-  leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened, and each object entry as its
-  own JSON text for secrets (``{"password": "hunter22"}``: a name and a value, harmless apart).
+  leaf (``{"phone": 13812345678}``, or ``13812345678.0``) is screened, and an object entry whose key
+  may name a credential as the text ``key: value``, for secrets (``{"password": "hunter22"}``: a name
+  and a value, harmless apart; decided exactly as that text would be).
   Leaves are redacted with the typed placeholders of the text (``[PHONE]``); object *keys* with
   :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one
   and silently drop a value; should two keys still meet (the same number written twice), the
@@ -26,6 +27,7 @@ findings say where they were found (``"in value: …"``, ``"in key: …"``), wit
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +40,11 @@ from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
 __all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", "strictest"]
 
 NAME_FIELDS = ("key", "owner", "created_by")  # single names; ``tags`` is a list of names
-_SYMBOLS = "!@#$%^&*_+=|?"  # in a value that could be a credential
+# keys that may name a credential (a superset of the secret rules' names: only their entries are
+# screened whole, as the text "key: value", so the rules decide exactly as they do in a text)
+_CREDENTIAL_NAME = re.compile(
+    r"(?i)pass|pwd|pin|secret|token|key|auth|cred|密码|口令|密钥|秘钥|私钥|令牌|授权码|验证码"
+)
 _RANK = {"store": 0, "quarantine": 1, "refuse": 2}
 
 
@@ -90,8 +96,8 @@ class _Doc:
                 self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
                 stack.extend((node, key) for key in node)
                 for key, leaf in node.items():  # a credential's name and its value meet only here
-                    if _made(leaf):
-                        pairs.add(json.dumps({key: leaf}, ensure_ascii=False), row, "value")
+                    if _CREDENTIAL_NAME.search(key) and _scalar(leaf):
+                        pairs.add(f"{key}: {leaf}", row, "value")
             elif isinstance(node, list):
                 stack.extend((node, i) for i in range(len(node)))
             elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
@@ -156,8 +162,8 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     names = list(distinct)
     named = screen_many(names + keys.texts, params, pseudonyms=True)
     plain = screen_many(leaves.texts, params)
-    # each object entry as its own JSON ({"password": "hunter22"}): a secret's name is a key, its value
-    # a leaf, each harmless alone; only a refusal counts here (the key and the leaf are redacted above)
+    # an entry whose key may name a credential, as the text "key: value" ({"password": "hunter22"}): a
+    # secret's name is a key, its value a leaf, each harmless alone; only a refusal counts here
     refused = {t for t, a in zip(leaves.texts, plain.actions, strict=True) if a == "refuse"}
     refused |= {t for t, a in zip(keys.texts, named.actions[len(names) :], strict=True) if a == "refuse"}
     joined = _Secrets(screen_many(pairs.texts, params), pairs.texts, refused) if pairs.texts else None
@@ -197,21 +203,13 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))
 
 
-def _made(leaf: Any) -> bool:
-    """Whether an object entry's value could be a credential, so the entry is screened whole: ASCII,
-    6 to 256 characters without a space, not a path or URL, with a digit, a symbol or mixed case
-    (``hunter22``, ``8f3kd93kdl2x``; not ``optional``, ``see vault``, ``/home/bob``, ``8位以上``)."""
-    if isinstance(leaf, bool) or not isinstance(leaf, (str, int)):
+def _scalar(leaf: Any) -> bool:
+    """A value an entry is screened with (as the text ``key: value``): a string or number, not a path
+    or URL (``{"pwd": "/home/bob"}`` is a working directory)."""
+    if isinstance(leaf, bool) or not isinstance(leaf, (str, int, float)):
         return False
-    s = str(leaf)
-    if (
-        not (6 <= len(s) <= 256 and s.isascii() and s.isprintable())
-        or " " in s
-        or s[0] in "/~."
-        or "://" in s
-    ):
-        return False
-    return any(c.isdigit() or c in _SYMBOLS for c in s) or (s != s.lower() and s != s.upper())
+    text = str(leaf)
+    return bool(text) and text[0] not in "/~" and "://" not in text
 
 
 class _Secrets:
@@ -219,8 +217,8 @@ class _Secrets:
     ``findings``), but not of an entry whose key or value, alone, was refused already (one finding)."""
 
     def __init__(self, s: Any, pairs: list[str], refused: set[str]) -> None:
-        entries = [next(iter(json.loads(p).items())) for p in pairs]
-        again = [k in refused or str(v) in refused for k, v in entries]
+        entries = [p.partition(": ") for p in pairs]
+        again = [k in refused or v in refused for k, _, v in entries]
         self.actions = [
             a if a == "refuse" and not r else "store" for a, r in zip(s.actions, again, strict=True)
         ]
