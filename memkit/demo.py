@@ -1,18 +1,14 @@
 """``memkit demo``: the main job end to end, on a DuckDB file and the offline embedder.
 
-Loads the bundled sample set, then shows in printed tables: recall with every score component,
-decay over simulated time, a flagged key conflict and its resolution, namespace isolation, an access
-denial, and the audit trail. Time is simulated (``now=``): the demo never reads the wall clock, so
-every run prints the same rankings.
+Loads the bundled sample set and shows, in printed tables, each part of memkit at work. Time is
+simulated (``now=``): the demo never reads the wall clock, so every run prints the same rankings.
 
-The sample set (:mod:`memkit.portable.sample`) is 270 memories of three users: ``user_87`` writes
-in Chinese, ``alice`` in English, ``bob`` in both. Most are episodic (conversations, 30-day
-half-life), some long-term facts (90 days), a few short-term remarks (2 hours). The sections:
+The sample (:mod:`memkit.portable.sample`): 270 memories of ``user_87`` (Chinese), ``alice``
+(English) and ``bob`` (both). The sections:
 
 ====  ============================================================================================
 1     load the set into ``db``; memories per user and layer
-2     recall three questions with the articles' weights, every score component a column; 2b the
-      same Bob question with memkit's default weights, where the keyword score finds 乌龙茶
+2     recall three questions, every score component a column; 2b memkit's default weights: 乌龙茶
 3     one memory per layer fading over simulated time; 3b how many stay reachable
 4     a new address for ``user.address`` is flagged as a conflict; 4b resolving it
 5     the same query in two namespaces: nothing crosses
@@ -20,18 +16,17 @@ half-life), some long-term facts (90 days), a few short-term remarks (2 hours). 
 7     near-duplicate episodes merged (a dry run, then applied, then again: nothing left)
 8     forgetting 30 days later with room for 30 memories: the plan, its reasons, applied
 9     the audit trail of everything above
-10    a conversation through :class:`~memkit.agent.MemoryAgent`, and its memories moved to a fresh
-      store (:mod:`memkit.agent.tour`)
+10    a conversation through :class:`~memkit.agent.MemoryAgent`, moved to a fresh store
 11    the write-time guard: a redaction, a refused secret, quarantined injections
 ====  ============================================================================================
 
-:func:`run_demo` reads as that list, one private function per section; each prints its tables
-and returns the facts its tests check. Run it as ``memkit demo`` or ``python -m memkit demo --db
-x.duckdb``, or from Python with ``run_demo("x.duckdb", out=io.StringIO())`` to keep the output.
+:func:`run_demo` reads as that list, one private function per section, each printing its tables
+and returning the facts its tests check (``run_demo("x.duckdb", out=io.StringIO())`` keeps them).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -45,7 +40,7 @@ import polars as pl
 
 from .agent.tour import conversation_section, guard_section, show_section
 from .decay import hours_until
-from .errors import AccessDenied, MemkitError, ValidationError
+from .errors import AccessDenied, MemkitError, StoreLocked, ValidationError
 from .params import ForgetParams, Weights
 from .portable.sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
@@ -58,20 +53,10 @@ _SCORE_COLS = ["rank", "content", "score", "similarity", "importance", "recency"
 
 
 def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[str, object]:
-    """Run the demo against a fresh database file ``db`` (removed first if an earlier demo or nothing
-    wrote it; a file holding anyone else's data is refused, ValidationError).
-
-    Returns a few facts of the run (used by the tests): counts, the conflict's statuses and so on.
-    """
+    """Run the demo against a fresh database file ``db`` (:func:`_clear`) -> a few facts of the run
+    (used by the tests): counts, the conflict's statuses and so on."""
     db = Path(db)
-    if db.exists() and not is_database(db):  # a text file, a directory, a device: not the demo's to remove
-        raise ValidationError("db", f"{str(db)!r} is not a DuckDB database: the demo replaces only one")
-    if db.exists() and not _replaceable(db):  # someone's memories, or another application's database
-        raise ValidationError(
-            "db", f"{str(db)!r} holds data the demo did not write: not replaced (give --db a new file)"
-        )
-    for p in (db, Path(f"{db}.wal")):  # the file and DuckDB's write-ahead log: a clean start
-        p.unlink(missing_ok=True)
+    _clear(db)
     now = SAMPLE_NOW  # the day after the sample's last memory; every section counts from it
     facts: dict[str, object] = {}
     with MemoryStore(str(db)) as store:
@@ -91,10 +76,26 @@ def run_demo(db: str | Path = "demo.duckdb", out: TextIO = sys.stdout) -> dict[s
     return facts
 
 
+def _clear(db: Path) -> None:
+    """Make room for the demo at ``db``: an earlier demo's file (or an empty store) is kept as
+    ``<db>.previous`` (what a user added to it survives); anything else, or a file another process
+    has open, is refused (ValidationError) and left as it was."""
+    if not db.exists():
+        return
+    if not is_database(db) or not _replaceable(db):  # someone's memories, another application's data
+        raise ValidationError("db", f"{str(db)!r} holds data the demo did not write: not replaced")
+    try:  # no other process has it open, a reader included (the read-only look shared its lock)
+        MemoryStore(str(db)).close()
+    except StoreLocked:
+        raise ValidationError("db", f"{str(db)!r} is open in another process: not replaced") from None
+    for p in (db, Path(f"{db}.wal")):
+        if p.exists():
+            os.replace(p, p.with_name(p.name + ".previous"))
+
+
 def _replaceable(db: Path) -> bool:
-    """Whether the demo may delete the DuckDB file ``db``: an empty memkit store, or one an earlier
-    demo run wrote (it holds the sample's first memory). Another file, or one this memkit cannot open,
-    is someone's data, and stays byte for byte as it was."""
+    """Whether ``db`` is an empty memkit store or an earlier demo's (it holds the sample's first
+    memory), looked at without changing it (an older memkit's store: through a copy)."""
     first = load_sample().row(0, named=True)
 
     def demos(path: Path, read_only: bool) -> bool:
@@ -107,8 +108,7 @@ def _replaceable(db: Path) -> bool:
     except MemkitError as e:  # open elsewhere (StoreLocked), not memkit's, damaged: someone's
         if "cannot upgrade" not in str(e):
             return False
-        # an older memkit's store opens read-only only once upgraded: a copy is looked at (the file
-        with tempfile.TemporaryDirectory() as tmp:  # itself stays as it is, if refused)
+        with tempfile.TemporaryDirectory() as tmp:  # an older memkit's: it opens only once upgraded
             for f in (db, Path(f"{db}.wal")):
                 if f.exists():
                     shutil.copyfile(f, Path(tmp) / f.name)
@@ -119,11 +119,8 @@ def _replaceable(db: Path) -> bool:
 
 
 def _load(store: MemoryStore, db: Path, now: datetime, out: TextIO) -> dict[str, object]:
-    """1. Load the bundled sample set; show each user's memories by layer.
-
-    The load goes through the store's whole write pipeline (guard, versions, audit), so its time
-    in the title is what writing 270 memories costs, embedding included.
-    """
+    """1. Load the bundled sample set; show each user's memories by layer. The load goes through the
+    whole write pipeline: its time is what writing 270 memories costs, embedding included."""
     t0 = time.perf_counter()
     sample = load_sample()
     load_into(store, sample, now=now)

@@ -127,23 +127,38 @@ def test_the_demo_replaces_its_own_file_from_an_older_memkit(tmp_path: Path) -> 
     assert theirs.read_bytes() == before
 
 
-def test_the_demo_never_touches_a_store_another_process_has_open(tmp_path: Path) -> None:
-    """A new, empty store open in another process (a server just started): the look at it raised
-    StoreLocked, which was taken for an older memkit's store; its copy looked empty, so the file was
-    deleted under the process, which then lost what it wrote (helper 71)."""
+@pytest.mark.parametrize("holder", ["writer", "reader"])
+def test_the_demo_never_touches_a_store_another_process_has_open(tmp_path: Path, holder: str) -> None:
+    """A new, empty store open in another process (a server just started), or a demo's file another
+    process reads: the demo's look took it for replaceable and deleted the file under the process,
+    which then lost what it wrote, or kept reading a deleted file (helpers 71, 72)."""
     db = tmp_path / "store.duckdb"
-    code = (f"import memkit as mk, sys; s = mk.MemoryStore({str(db)!r}); print('open', flush=True); "
-            "sys.stdin.readline(); s.add('I am allergic to penicillin', namespace='u')"
+    if holder == "reader":
+        run_demo(db, out=io.StringIO())
+    opened = f"mk.MemoryStore({str(db)!r}, read_only={holder == 'reader'})"
+    code = (f"import memkit as mk, sys; s = {opened}; print('open', flush=True); sys.stdin.readline(); "
+            "s.add('I am allergic to penicillin', namespace='u') if not s.read_only else None"
             "; s.close()")  # fmt: skip
-    holder = subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
+        before = db.read_bytes()
         with pytest.raises(mk.ValidationError, match="not replaced"):
             run_demo(db, out=io.StringIO())
-        assert db.exists()
+        assert db.read_bytes() == before
     finally:
-        holder.communicate("go\n", timeout=60)
+        proc.communicate("go\n", timeout=60)
     with mk.MemoryStore(str(db), read_only=True) as s:
-        assert s.count() == 1
+        assert s.count() == (1 if holder == "writer" else 227)
+
+
+def test_what_a_user_added_to_the_demo_file_survives_as_previous(tmp_path: Path) -> None:
+    db = tmp_path / "demo.duckdb"
+    run_demo(db, out=io.StringIO())
+    with mk.MemoryStore(str(db)) as s:
+        s.add("my own note, written into the demo file", namespace="alice_private")
+    run_demo(db, out=io.StringIO())
+    with mk.MemoryStore(str(db.with_name("demo.duckdb.previous")), read_only=True) as s:
+        assert s.frame("alice_private")["content"].to_list() == ["my own note, written into the demo file"]
