@@ -57,4 +57,4 @@ e2e: $(E2E_STAMP)
 	$(PY) tests/e2e/run_e2e.py
 
 clean:
-	rm -rf $(VENV) .pg demo.duckdb demo.duckdb.wal demo.duckdb.reads demo_*.jsonl .pytest_cache build
+	rm -rf $(VENV) .pg demo.duckdb demo.duckdb.wal demo.duckdb.reads demo.duckdb.previous demo_*.jsonl .pytest_cache build
