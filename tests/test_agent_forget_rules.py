@@ -246,3 +246,31 @@ def test_a_statement_names_only_what_says_the_same_and_a_topic_all_about_it(payl
 )  # fmt: skip
 def test_a_topic_is_said_in_so_many_words(payload, texts, expected) -> None:
     assert names_it(payload, texts) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "texts", "expected"),
+    [  # helper 72: a word that can mark a topic, inside a statement, made it one and erased the rest
+        ("forget that I will eat anything", ["I will eat anything", "I can't eat gluten", "I never eat pork"],
+         [True, False, False]),
+        ("forget that I care about my health", ["I care about my health", "I don't care about my health",
+                                                "my wife cares about my health"], [True, False, False]),
+        ("forget about the fact that I smoke", ["I smoke", "my father smokes", "I never smoke"],
+         [True, False, False]),
+        ("forget that I'm bad with details", ["I'm bad with details", "my wife is bad with money"],
+         [True, False]),
+        ("忘掉我有关节炎", ["我有关节炎", "我没有关节炎", "我爸爸有关节炎"], [True, False, False]),
+        ("忘掉我所有的朋友都喜欢爵士乐", ["我的朋友都不喜欢爵士乐", "我所有的朋友都喜欢爵士乐"],
+         [False, True]),
+        ("忘掉我的所有事情", ["我的生日是6月1日", "我的狗叫旺财"], [False, False]),  # no more than "me"
+        # topics said in so many words still name all that is said of them, the same way
+        ("forget what I told you about skiing", ["I like skiing", "I never ski", "I like tea"],
+         [True, False, False]),
+        ("forget everything I told you about my sister", ["my sister Anna lives in Paris", "I like tea"],
+         [True, False]),
+        ("忘掉跟我妹妹有关的事", ["我妹妹叫小红", "我喜欢喝绿茶"], [True, False]),
+    ],
+)  # fmt: skip
+def test_a_topic_word_inside_a_statement_does_not_make_it_a_topic(message, texts, expected) -> None:
+    command = mk.commands.parse(message)
+    assert names_it(command.text, texts, said=command.raw) == expected

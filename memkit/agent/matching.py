@@ -71,11 +71,24 @@ _OTHERS = re.compile(
     r"(?i)(?a:\b)(?:he|she|they|him|her|his|hers|them|their|theirs|you|your|yours|we|our|ours|us)(?a:\b)"
     r"|他们|她们|咱们|我们|你们|他|她|它|您|你"
 )
-# what makes a payload a topic to forget whole ("what I told you about skiing", "my doctor's
-# details", 关于滑雪的事, 我妹妹的信息): said in so many words, never guessed from its shape
+# what makes a payload a topic to forget whole, said in so many words and never guessed from its
+# shape: command words the parser took off ("forget about tea", "forget everything about X", 忘掉关于
+# 拿铁的事) or a referring phrase around the payload ("the stuff about my sister", "what I told you
+# about skiing", "my doctor's details", 我妹妹的信息, 跟我妹妹有关, 我说过的关于滑雪的话); not a word
+# inside a statement ("I care about my health", 我有关节炎)
 _TOPIC = re.compile(
     r"(?i)(?a:\b)(?:about|regarding|concerning|everything|anything|details?|stuff)(?a:\b)"
     r"|关于|有关|相关|的信息|的事|说过的|提到的|提过的|的资料|的内容|所有|一切|全部"
+)
+_FACT = re.compile(r"(?i)^\s*(?:the\s+)?fact\s+that\s+")
+_GENERIC = {"like", "我的", "我们", "你的", "自己"}  # never enough for a topic
+_REFERS = re.compile(
+    r"(?i)^\s*(?:(?:the\s+)?(?:stuff|things?|details?|information|info|notes?|memories)\s+(?:about|of|on|regarding|concerning)"
+    r"|(?:all|everything|anything)\s+(?:about|regarding|concerning)"
+    r"|(?:(?:everything|anything)\s+)?what\s+(?:i|you)(?a:\b).*?(?a:\b)about"
+    r"|everything\s+(?:i|you)\s+(?:told|said|mentioned|know)(?:\s+(?:you|me))?(?:\s+about)?)(?a:\b)"
+    r"|(?:'s|’s|^\s*(?:my|our))\s+(?:details|information|info|stuff|notes)\s*$"
+    r"|^\s*(?:关于|有关|(?:跟|和|与).+有关|我?(?:说过|提到过?|提过)的)|的(?:信息|资料|内容|事情?|一切|所有)\s*$"
 )
 
 _LIKE = "like"  # the one word every verb of liking becomes, on both sides
@@ -98,14 +111,14 @@ def _words(text: str) -> set[str]:
     return {_SAME.get(w, w) for w in words}
 
 
-def _said(text: str) -> list[str]:
+def _said(text: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """A statement's words in order (what only stresses or dates it dropped, verbs of liking as
     one), its pronouns for other people and whether it is negated: what two statements must share
     to say the same thing ("I lent Bob 50 dollars" is not "Bob lent me 50 dollars")."""
     words = tokenize(_LIKE_ZH.sub(f" {_LIKE} ", _SOFT_ZH.sub(" ", text)), keep_stopwords=False)
     kept = [_SAME.get(w, w) for w in words if w not in _SOFT_EN]
-    people = sorted(m.lower() for m in _OTHERS.findall(text))
-    return [*kept, "|", *people, "|", str(bool(_NEG.search(text)))]
+    people = tuple(sorted(m.lower() for m in _OTHERS.findall(text)))
+    return tuple(kept), people, bool(_NEG.search(text))
 
 
 def _payload_words(query: str) -> set[str]:
@@ -135,7 +148,13 @@ def names_it(query: str, texts: list[str], *, said: str | None = None) -> list[b
     words = _payload_words(query)
     if not words - {_LIKE}:  # nothing but "I like": names nothing
         return [False] * len(texts)
-    if _TOPIC.search(query) or _TOPIC.search(said or ""):  # a topic: everything said about it
-        return [words <= _payload_words(text) for text in texts]
-    said = _said(query)
-    return [_said(text) == said for text in texts]
+    outside = (said or "").replace(query, " ", 1)  # the command words around the payload
+    fact = _FACT.match(query)  # "forget about the fact that I smoke": a statement
+    if not fact and (_TOPIC.search(outside) or _REFERS.search(query)):  # a topic: all said of it...
+        if not words - _GENERIC:  # ...which must be more than "me" (忘掉我的所有事情: 我的)
+            return [False] * len(texts)
+        how = _said(_REFERS.sub(" ", query))[1:]  # ...the same way: pronouns for others, negation
+        return [words <= _payload_words(text) and _said(text)[1:] == how for text in texts]
+    query = query[fact.end() :] if fact else query
+    mine = _said(query)
+    return [_said(text) == mine for text in texts]
