@@ -215,6 +215,11 @@ STRUCTURED = [  # (a value holding a credential, a value of the same shape that 
     ({"api_key": "abcdefghijklmnop"}, {"api_key": None}),
     ({"password": "pässwort1"}, {"pwd": "/home/bob"}),
     ({"password": ".hidden9X"}, {"secret": "surprise party"}),
+    # helper 72: a value starting with "/" or "~" (base64 keys do), in a list, or one level down
+    ({"aws_secret_access_key": "/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}, {"env": {"OLDPWD": "/srv"}}),
+    ({"password": "~hunter22"}, {"pwd": "src/app"}),
+    ({"password": ["hunter22"]}, {"auth": {"method": "oauth"}}),
+    ({"password": {"value": "hunter22"}}, {"credentials": {"user": "bob"}}),
     ({"PASSWORD": "S3cr3t!", "user": "bob"}, {"password_hint": "the cat's name"}),
 ]
 

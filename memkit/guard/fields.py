@@ -42,6 +42,7 @@ __all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", 
 NAME_FIELDS = ("key", "owner", "created_by")  # single names; ``tags`` is a list of names
 # keys that may name a credential (a superset of the secret rules' names: only their entries are
 # screened whole, as the text "key: value", so the rules decide exactly as they do in a text)
+_DIRECTORY = re.compile(r"(?i)(?:^|_)(?:old)?(?:pwd|cwd)$")  # a shell's working directory
 _CREDENTIAL_NAME = re.compile(
     r"(?i)pass|pwd|pin|secret|token|key|auth|cred|密码|口令|密钥|秘钥|私钥|令牌|授权码|验证码"
 )
@@ -88,20 +89,20 @@ class _Doc:
         self.text, self.holder = text, [json.loads(text)]  # the holder lets the root be a leaf too
         self.dicts: list[tuple[dict[str, Any], list[int]]] = []  # each object and its keys' text indices
         self.slots: list[tuple[Any, Any, int]] = []  # (container, key or index, leaf text index)
-        stack: list[tuple[Any, Any]] = [(self.holder, 0)]
+        # (container, key or index, the credential name above it: its value's leaves meet it)
+        stack: list[tuple[Any, Any, str | None]] = [(self.holder, 0, None)]
         while stack:
-            parent, k = stack.pop()
+            parent, k, name = stack.pop()
             node = parent[k]
             if isinstance(node, dict):
                 self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
-                stack.extend((node, key) for key in node)
-                for key, leaf in node.items():  # a credential's name and its value meet only here
-                    if _CREDENTIAL_NAME.search(key) and _scalar(leaf):
-                        pairs.add(f"{key}: {leaf}", row, "value")
+                stack.extend((node, key, key if _CREDENTIAL_NAME.search(key) else name) for key in node)
             elif isinstance(node, list):
-                stack.extend((node, i) for i in range(len(node)))
+                stack.extend((node, i, name) for i in range(len(node)))
             elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
                 self.slots.append((parent, k, leaves.add(str(node), row, "value")))
+            if name is not None and _scalar(node, name):  # {"password": "hunter22"}, ["…"], {"value": "…"}
+                pairs.add(f"{name}: {node}", row, "value")
             elif isinstance(node, float) and node.is_integer() and abs(node) < 1e18:  # 13812345678.0
                 self.slots.append((parent, k, leaves.add(str(int(node)), row, "value")))
 
@@ -203,13 +204,12 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     return FieldScreening(out, actions, findings.sort("row", maintain_order=True))
 
 
-def _scalar(leaf: Any) -> bool:
-    """A value an entry is screened with (as the text ``key: value``): a string or number, not a path
-    or URL (``{"pwd": "/home/bob"}`` is a working directory)."""
-    if isinstance(leaf, bool) or not isinstance(leaf, (str, int, float)):
+def _scalar(leaf: Any, name: str) -> bool:
+    """A value screened with the credential ``name`` above it (as the text ``name: value``): a string
+    or number, but not the path a ``pwd`` / ``cwd`` names (``{"PWD": "/home/bob"}``: a directory)."""
+    if isinstance(leaf, bool) or not isinstance(leaf, (str, int, float)) or leaf == "":
         return False
-    text = str(leaf)
-    return bool(text) and text[0] not in "/~" and "://" not in text
+    return not (_DIRECTORY.search(name) and "/" in str(leaf))
 
 
 class _Secrets:
