@@ -274,3 +274,29 @@ def test_a_topic_is_said_in_so_many_words(payload, texts, expected) -> None:
 def test_a_topic_word_inside_a_statement_does_not_make_it_a_topic(message, texts, expected) -> None:
     command = mk.commands.parse(message)
     assert names_it(command.text, texts, said=command.raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "texts", "expected"),
+    [  # helper 73: words a statement or a topic dropped as stopwords carried the meaning
+        ("forget that I am moving to London", ["I am moving from London", "I am moving to London"],
+         [False, True]),
+        ("forget that I take my medication before dinner", ["I take my medication after dinner"],
+         [False]),
+        ("forget that you owe me 20 dollars", ["I owe you 20 dollars", "you owe me 20 dollars"],
+         [False, True]),
+        ("forget that I leave my phone off at night", ["I leave my phone on at night"], [False]),
+        ("forget that I'm sure I don't want kids",
+         ["I'm not sure I want kids", "I'm sure I do not want kids"], [False, True]),
+        ("forget that I quit my job in March", ["I will quit my job in March"], [False]),
+        ("forget that I can swim", ["I can't swim", "I cannot swim", "I can swim"], [False, False, True]),
+        # a topic stands whole, "my" included
+        ("forget everything about my wife", ["my ex-wife lives in Boston", "my wife likes jazz"],
+         [False, True]),
+        ("forget about my car", ["Bob's car is red", "my car is a Honda"], [False, True]),
+        ("forget about my dog", ["I am afraid of big dogs", "my dog is called Rex"], [False, True]),
+    ],
+)  # fmt: skip
+def test_the_words_that_carry_meaning_are_compared(message, texts, expected) -> None:
+    command = mk.commands.parse(message)
+    assert names_it(command.text, texts, said=command.raw) == expected

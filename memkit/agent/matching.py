@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import tokenize
+from ..text import CJK, tokenize
 
 __all__ = ["names_it"]
 
@@ -91,6 +91,26 @@ _REFERS = re.compile(
     r"|^\s*(?:关于|有关|(?:跟|和|与).+有关|我?(?:说过|提到过?|提过)的)|的(?:信息|资料|内容|事情?|一切|所有)\s*$"
 )
 
+# the stopwords a statement may drop: articles, forms of "be" and "do", the user's own pronouns,
+# contractions' tails and particles. The others carry meaning there ("before"/"after", "for"/
+# "against", "more", "only", "off", modal verbs) and must be the same, in the same place
+_LIGHT = set(
+    tokenize(
+        "a an the am is are was were be been being do does did i me my myself mine d ll m re s ve that"
+        " this these those just so very oh hey yeah it its itself have has having had",
+        keep_stopwords=True,
+    )
+)
+# negation, kept where it is and spelled one way: "do not" / "don't" / "never" -> not, "can't" /
+# "cannot" -> can not ("I'm sure I don't want kids" is not "I'm not sure I want kids")
+_NOT = dict.fromkeys(tokenize("not no never nor neither t", keep_stopwords=True), "not") | {
+    "don": "", "doesn": "", "didn": "", "isn": "", "aren": "", "wasn": "", "weren": "", "won": "will",
+    "wouldn": "would", "couldn": "could", "shouldn": "should", "cannot": "can not",
+}  # fmt: skip
+_CJK_RUN = re.compile(f"[{CJK}]+")
+_MINE = {"my", "mine"}  # whose a topic is ("my car", not "Bob's car"): kept in a topic's phrase
+_LIGHT_ZH = re.compile(r"自己|就是|[了的是吧呢啊吗]|我(?!们)")  # cut out before the text is split
+
 _LIKE = "like"  # the one word every verb of liking becomes, on both sides
 # "forget that I love skiing" names "I like skiing", "forget that I like tea" names "I prefer tea"
 # (更喜欢, "like more", is 喜欢's "prefer")
@@ -111,14 +131,37 @@ def _words(text: str) -> set[str]:
     return {_SAME.get(w, w) for w in words}
 
 
+def _tokens(text: str, light: set[str]) -> list[str]:
+    """``text``'s words in order as a forget command compares them: what only stresses or dates it
+    and the ``light`` words dropped, verbs of liking as one, negation as ``not`` where it stands."""
+    plain = _LIGHT_ZH.sub(" ", _LIKE_ZH.sub(f" {_LIKE} ", _SOFT_ZH.sub(" ", text)))
+    out = []
+    for w in tokenize(plain, keep_stopwords=True):
+        for v in _NOT.get(w, w).split():
+            if v not in _SOFT_EN and v not in light:
+                out.append(_SAME.get(v, v))
+    return out
+
+
 def _said(text: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-    """A statement's words in order (what only stresses or dates it dropped, verbs of liking as
-    one), its pronouns for other people and whether it is negated: what two statements must share
-    to say the same thing ("I lent Bob 50 dollars" is not "Bob lent me 50 dollars")."""
-    words = tokenize(_LIKE_ZH.sub(f" {_LIKE} ", _SOFT_ZH.sub(" ", text)), keep_stopwords=False)
-    kept = [_SAME.get(w, w) for w in words if w not in _SOFT_EN]
+    """A statement's words in order (:func:`_tokens`; only what carries no meaning there dropped:
+    articles, "be", "do", the user's own pronouns), its pronouns for other people and whether it is
+    negated: what two statements must share to say the same thing ("I lent Bob 50 dollars" is not
+    "Bob lent me 50 dollars", "before dinner" not "after dinner")."""
+    kept = _tokens(text, _LIGHT)
     people = tuple(sorted(m.lower() for m in _OTHERS.findall(text)))
     return tuple(kept), people, bool(_NEG.search(text))
+
+
+def _holds(text: str, topic: str) -> bool:
+    """Whether ``topic`` stands in ``text`` whole: its words next to each other, "my" included ("my
+    wife" is not in "my ex-wife …" nor "Bob's wife …"); Chinese, as a run of characters (no words
+    to tell apart: 姐 is in 姐夫)."""
+    if _CJK_RUN.search(topic):
+        cjk = "".join(_CJK_RUN.findall(_LIGHT_ZH.sub("", _LIKE_ZH.sub(_LIKE, topic))))
+        return cjk in "".join(_CJK_RUN.findall(_LIGHT_ZH.sub("", _LIKE_ZH.sub(_LIKE, text))))
+    seq, phrase = _tokens(text, _LIGHT - _MINE), _tokens(topic, _LIGHT - _MINE)
+    return any(seq[i : i + len(phrase)] == phrase for i in range(len(seq) - len(phrase) + 1))
 
 
 def _payload_words(query: str) -> set[str]:
@@ -153,8 +196,12 @@ def names_it(query: str, texts: list[str], *, said: str | None = None) -> list[b
     if not fact and (_TOPIC.search(outside) or _REFERS.search(query)):  # a topic: all said of it...
         if not words - _GENERIC:  # ...which must be more than "me" (忘掉我的所有事情: 我的)
             return [False] * len(texts)
-        how = _said(_REFERS.sub(" ", query))[1:]  # ...the same way: pronouns for others, negation
-        return [words <= _payload_words(text) and _said(text)[1:] == how for text in texts]
+        topic = _FILLER_ZH.sub(" ", _REFERS.sub(" ", query))  # what it is about, and only that
+        how = _said(topic)[1:]  # ...the same way: pronouns for others, negation...
+        return [
+            words <= _payload_words(text) and _said(text)[1:] == how and _holds(text, topic)
+            for text in texts
+        ]  # fmt: skip
     query = query[fact.end() :] if fact else query
     mine = _said(query)
     return [_said(text) == mine for text in texts]
