@@ -175,10 +175,11 @@ def names_it(query: str, texts: list[str], *, said: str | None = None) -> list[b
     message, whose command words may make it a topic ("forget everything about X": the payload is X).
 
     - a **topic**, said in so many words ("what I told you about skiing", "my doctor's details",
-      关于拿铁的事, 我妹妹的信息): every memory holding all its words;
+      关于拿铁的事, 我妹妹的信息): every memory in which it stands whole (:func:`_holds`), with the
+      same pronouns for other people and negation;
     - anything else is a **statement** ("I like tea", "my birthday is June 1", 我住在杭州): it names a
-      memory that says the same — the same words in the same order once what only stresses or dates
-      it is dropped on both sides (:func:`_said`), the same pronouns for other people, negated alike.
+      memory that says the same — the same words in the same order, only what carries no meaning
+      there dropped on both sides (:func:`_said`), the same pronouns for other people.
 
     Search's keyword score cannot decide this: it is scaled to the query words some memory contains
     (so that question words do not count), which made "I like" alone a full match for "I like
