@@ -44,7 +44,7 @@ from .errors import AccessDenied, MemkitError, StoreLocked, ValidationError
 from .params import ForgetParams, Weights
 from .portable.sample import SAMPLE_NOW, load_into, load_sample
 from .store import MemoryStore
-from .store.files import is_database
+from .store.files import NEEDS_UPGRADE, is_database
 
 __all__ = ["run_demo"]
 
@@ -106,7 +106,7 @@ def _replaceable(db: Path) -> bool:
     try:
         return demos(db, read_only=True)
     except MemkitError as e:  # open elsewhere (StoreLocked), not memkit's, damaged: someone's
-        if "cannot upgrade" not in str(e):
+        if NEEDS_UPGRADE not in str(e):
             return False
         with tempfile.TemporaryDirectory() as tmp:  # an older memkit's: it opens only once upgraded
             for f in (db, Path(f"{db}.wal")):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import suppress
+import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -124,11 +124,15 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         self._redefer(denied)
 
     def _redefer(self, denied: list[tuple[Any, ...]]) -> None:
-        """Defer ``denied`` again, out of the transaction; a failure to write them now (a server
-        gone) leaves them pending and never replaces the error that ended the transaction."""
+        """Defer ``denied`` again, out of the transaction. A failure to write one now (a server gone,
+        a full disk) never replaces the error that ended the transaction: it is a RuntimeWarning
+        naming what was not audited (an entry journaled before the failure stays pending)."""
         for entry in denied:
-            with suppress(Exception):
+            try:
                 self._defer(*entry)
+            except Exception as e:  # the transaction's own error is the one to raise
+                warnings.warn(f"memkit: a refusal ({entry[1]}) could not be audited after the rollback: "
+                              f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)  # fmt: skip
 
     def _commit_only(self) -> list[Any]:
         """Commit (core.py): the refusals are written with it; if the COMMIT fails (the server refuses

@@ -38,7 +38,9 @@ from .migrations import MIGRATIONS, log_spaces, read_meta
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
-__all__ = ["FilesMixin", "check_embedder", "is_database"]
+__all__ = ["NEEDS_UPGRADE", "FilesMixin", "check_embedder", "is_database"]
+
+NEEDS_UPGRADE = "a read-only open cannot upgrade it"  # in the refusal of an older store's read-only open
 
 TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
 
@@ -129,8 +131,8 @@ class FilesMixin(StoreCore):
             self._stale = (meta.embedder, meta.dim)
         if version < len(MIGRATIONS) and self.read_only:
             raise MemkitError(
-                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}, and a read-only open"
-                " cannot upgrade it: open it once without read_only (MemoryStore(path), or `memkit info"
+                f"{self.path} has schema version {version}, not {len(MIGRATIONS)}, and {NEEDS_UPGRADE}:"
+                " open it once without read_only (MemoryStore(path), or `memkit info"
                 " FILE`) to upgrade it in place; then it opens read-only too"
             )
         if version == 0 and self._file:  # a new store: a journal beside it is another one's

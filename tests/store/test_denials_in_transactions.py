@@ -89,3 +89,24 @@ def test_a_refusal_survives_a_commit_that_fails(backend: str, monkeypatch: pytes
             monkeypatch.setattr(store, "_run", failing_commit)
         monkeypatch.setattr(store, "_run", run)
         assert store.count() == 0 and [d["requester"] for d in _denials(store)] == ["bot"]
+
+
+@pytest.mark.duckdb_only("the journal is made to fail by hand")
+def test_a_refusal_that_cannot_be_audited_after_the_rollback_warns(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not silently: the transaction's own error is raised, and a warning names what was lost."""
+
+    def disk_full(*args: object) -> None:
+        raise OSError("disk full")
+
+    with mk.MemoryStore() as store:
+        with (
+            pytest.warns(RuntimeWarning, match="could not be audited"),
+            pytest.raises(RuntimeError, match="undo"),
+        ):
+            with store.transaction():
+                with pytest.raises(mk.WriteRefused):
+                    store.add(SECRET, namespace="u", requester="bot", now=NOW)
+                monkeypatch.setattr(store, "_defer", disk_full)  # the re-deferral after the rollback
+                raise RuntimeError("undo")
