@@ -300,3 +300,42 @@ def test_a_topic_word_inside_a_statement_does_not_make_it_a_topic(message, texts
 def test_the_words_that_carry_meaning_are_compared(message, texts, expected) -> None:
     command = mk.commands.parse(message)
     assert names_it(command.text, texts, said=command.raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "payload"),
+    [  # thanks or "please" closing a command are not what to remember or forget
+        ("forget that I like tea please", "I like tea"),
+        ("forget that I like tea, thanks!", "I like tea"),
+        ("forget that I like tea thank you so much", "I like tea"),
+        ("remember that I like tea pls", "I like tea"),
+        ("忘掉我喜欢拿铁，谢谢", "我喜欢拿铁"),
+        ("忘掉我喜欢拿铁吧，谢谢", "我喜欢拿铁"),
+        ("记住我对花生过敏谢谢你", "我对花生过敏"),
+        # ... unless the word is what was said, or part of a word
+        ("remember that she never says please", "she never says please"),
+        ("remember that he is hard to please", "he is hard to please"),
+        ("remember that I said no thanks", "I said no thanks"),
+        ("remember that my dog is called Thanks", "my dog is called Thanks"),
+        ("remember that the noise would displease", "the noise would displease"),
+        ("记住他从不说谢谢", "他从不说谢谢"),
+        ("记住我要谢谢你", "我要谢谢你"),
+        ("forget thanks", "thanks"),  # nothing else would be left
+    ],
+)  # fmt: skip
+def test_thanks_and_please_closing_a_command_are_not_its_payload(message, payload) -> None:
+    assert parse(message).text == payload
+
+
+@pytest.mark.parametrize(
+    ("said", "forget", "kept"),
+    [
+        (["remember that I like tea, thanks", "remember that I like jazz"], "forget that I like tea please",
+         ["I like jazz"]),
+        (["记住我喜欢拿铁，谢谢", "记住我喜欢爵士乐"], "忘掉我喜欢拿铁，谢谢", ["我喜欢爵士乐"]),
+    ],
+)  # fmt: skip
+def test_a_polite_forget_erases_what_a_polite_remember_stored(now: datetime, said, forget, kept) -> None:
+    deleted, before, after = _forget_after(said, forget, now)
+    assert len(before) == 2 and "thanks" not in " ".join(before) and "谢谢" not in " ".join(before)
+    assert len(deleted) == 1 and after == kept

@@ -18,7 +18,9 @@ sentences that merely contain the words are not commands: 我忘了带钥匙, "I
 movie we saw?", 记得我们上次去的那家店吗？) is *not* a command: it is an ordinary turn, answered by
 recall (:func:`is_question` decides). ``show`` is only the question about the user as a whole
 ("what do you know about me"); a question about one topic ("what do you remember about my diet?")
-is ordinary recall too. The patterns themselves are data, in :mod:`memkit.commands.patterns`.
+is ordinary recall too. Thanks or "please" closing the message are not part of the payload
+("forget that I like tea, thanks"), unless the word is what was said ("she never says please").
+The patterns themselves are data, in :mod:`memkit.commands.patterns`.
 
 >>> parse("记住我喜欢美式咖啡")
 Command(op='remember', text='我喜欢美式咖啡', raw='记住我喜欢美式咖啡')
@@ -81,11 +83,25 @@ def parse(text: str) -> Command | None:
             m = pattern.search(norm)
             if m is None:
                 continue
-            payload = m.groupdict().get("text") or ""
+            payload = _polite_tail_off(m.groupdict().get("text") or "")
             if op == "forget":  # "我喜欢美式这件事吧" -> "我喜欢美式", unless nothing would be left
                 payload = _in.PAYLOAD_TAIL.sub("", payload).strip() or payload
             return Command(op=op, text=payload, raw=text)
     return None
+
+
+def _polite_tail_off(payload: str) -> str:
+    """``payload`` without the thanks or "please" closing it (:data:`~memkit.commands.patterns.POLITE_TAIL`):
+    after a comma always; after a space, or straight after a Chinese character, unless the word is what
+    was said ("she never says please"); never when nothing else would be left."""
+    m = _in.POLITE_TAIL.search(payload)
+    if m is None or m.start() == 0:
+        return payload
+    head, sep = payload[: m.start()], m.group("sep") or ""
+    if not sep.strip():  # no comma: a word boundary ("displease" keeps its end), and not what was said
+        if not sep and head[-1].isascii() or _in.POLITE_SAID.search(head):
+            return payload
+    return head.rstrip(_in.TRAIL) or payload
 
 
 _QUESTION, _REQUEST = re.compile(_in.QUESTION, re.ASCII), re.compile(_in.REQUEST, re.ASCII)

@@ -173,6 +173,21 @@ REQUEST = r"(?i)^(?:can you|could you|would you|will you|can u|能不能|可不�
 TRAIL = "。.!?！？~～…,，;； \t\n"
 # Payload cleanup: "忘了我喜欢美式咖啡这件事吧" -> "我喜欢美式咖啡" (forget payloads only).
 PAYLOAD_TAIL = re.compile(r"(?:这件事|那件事|这个|那个|的事情|的事)?\s*(?:吧|了)?$")
+# Payload cleanup for every op: thanks or "please" closing the message are not part of what to
+# remember or forget ("forget that I like tea, thanks" -> "I like tea"; 忘掉我喜欢拿铁，谢谢 -> 我喜欢拿铁).
+# After a comma it always goes; after a space (or straight after Chinese) it stays when it is what was
+# said (POLITE_SAID).
+POLITE_TAIL = re.compile(
+    r"(?P<sep>\s*[,;、]\s*|\s+)?(?:please|pls|plz|thanks(?: a lot| so much)?"
+    r"|thank you(?: very much| so much)?|thx|谢谢(?:你|您|啦|了)?|多谢(?:你|您|啦|了)?|谢啦|谢了)$",
+    re.IGNORECASE,
+)
+# the word before it that makes it what was said: "she never says please", "hard to please", "no
+# thanks", "my dog is called Thanks", 他从不说谢谢, 我要谢谢你
+POLITE_SAID = re.compile(
+    r"(?:\b(?:say|says|said|saying|tell|tells|told|write|writes|wrote|word|called|named|is|was|are|be|a|the|to|no|and|or)|[说讲写句声叫是要想得该会很不没])$",
+    re.IGNORECASE,
+)
 
 
 def norm(text: str) -> str:
