@@ -149,3 +149,41 @@ def test_write_replies_and_the_writers_own_events_name_no_version_kept_from_it(s
         log = str(store.audit("u", requester=who).to_dicts())
         assert new.id in log and old.id not in log and rival.id not in log, who
     assert old.id in str(store.audit("u").to_dicts()) and rival.id in str(store.audit("u").to_dicts())
+
+
+def _wifi(store: mk.MemoryStore, hidden: bool, ns: str = "team") -> tuple[str, str, list[tuple]]:
+    """Bob's question and answer, with (``hidden``) alice's private memory written between them ->
+    (question id, answer id, bob's search of the answer's words: content, score, neighbour)."""
+    a = store.add("what is the wifi name at the office", namespace=ns, requester="bob", now=T + M)
+    if hidden:
+        store.add("alice diary entry", namespace=ns, requester="alice", access="private", now=T + 2 * M)
+    b = store.add("the office wifi is called zebra-net", namespace=ns, requester="bob", now=T + 3 * M)
+    hits = store.search("zebra-net", namespace=ns, requester="bob", now=T + 5 * M, reinforce=False)
+    return a.id, b.id, sorted(hits.select("content", "score", "neighbour").rows())
+
+
+def test_a_memory_the_requester_may_not_read_does_not_part_its_neighbours(store: mk.MemoryStore) -> None:
+    """helper 78: neighbour pairs were made over every memory of the namespace, so alice's private
+    memory written between two of bob's kept his question from lending its answer's score (0.69 ->
+    0): bob learned that something he may not read stands between them. Now it is not there for
+    him; the operator, who reads it, still sees it between them."""
+    a0, b0, alone = _wifi(store, hidden=False, ns="one")
+    a, b, beside = _wifi(store, hidden=True, ns="two")
+    assert beside == alone and any(n > 0 for _, _, n in beside)
+    for ids, ns in (((a0, b0), "one"), ((a, b), "two")):
+        rows = store.neighbours(list(ids), namespace=ns, requester="bob", now=T + 5 * M).rows()
+        assert rows == [(ids[0], None, ids[1], None, None), (ids[1], ids[0], None, None, None)]
+    operator = store.neighbours([a], namespace="two", now=T + 5 * M).rows()[0]
+    assert operator[2] not in (None, b) and operator[4] == b  # alice's memory sits between, for the operator
+    with store.transaction():  # an erasure inside a transaction and the requester's view, together
+        store.delete(b, namespace="two", requester="bob", now=T + 6 * M)
+        assert store.neighbours([a], namespace="two", requester="bob", now=T + 6 * M).rows() == [
+            (a, None, None, None, None)
+        ]
+
+
+def test_the_int8_index_pairs_neighbours_as_the_requester_sees_them() -> None:
+    pytest.importorskip("numba")
+    with mk.MemoryStore(index="int8") as s8, mk.MemoryStore() as exact:
+        for s in (s8, exact):
+            assert _wifi(s, hidden=True)[2] == _wifi(s, hidden=False, ns="alone")[2]

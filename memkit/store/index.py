@@ -92,7 +92,7 @@ class SearchIndex(IndexColumns):
             cand = cand[~weak]
         kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None  # (n,)
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
-        adj = ix.adjacency(gate.hidden) if lam > 0 else (None,) * 4  # prev, next, and two places away
+        adj = ix.adjacency(gate) if lam > 0 else (None,) * 4  # prev, next, and two places away
         lam2 = float(weights.neighbour2)
         shortlist = max(4 * k, 64)
         size = self._first_pass_size(k, shortlist)  # the exact index: the shortlist; int8: its pool

@@ -29,7 +29,7 @@ postings, tag pairs) are built by one reader at a time and published whole.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -226,28 +226,54 @@ class IndexColumns:
         return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
 
     # ----------------------------------------------------------------------------------------- reads
-    def adjacency(
-        self, hidden: Collection[str] = ()
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def adjacency(self, gate: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
         in (created_at, row) order, and those two places away (``prev[prev], next[next]``),
         recomputed after rows were appended or erased (one sort of the namespace and time columns).
-        ``hidden`` ids (erased by an open transaction: :class:`~memkit.store.gate.Gate`) are skipped
-        as erased rows are, in a computation of this call's own."""
-        stamp = (self.n, self.__dict__.get("_erasures", 0))
-        adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): one attribute, published whole
-        if hidden or adj is None or adj[0] != stamp:  # erased rows are no one's neighbours (as on reload)
-            keep = self.status[: self.n] != DELETED
-            keep[[self.row[i] for i in hidden if i in self.row]] = False
-            live = np.flatnonzero(keep)
-            window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
-            p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
-            prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
-            prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
-            adj = (stamp, prev, nxt, *second_neighbours(prev, nxt))
-            if not hidden:
-                self._adj = adj
-        return adj[1:]
+        Under a ``gate`` (:class:`~memkit.store.gate.Gate`), the rows of its namespace its requester
+        may not read and its ``hidden`` ids (erased by an open transaction) are skipped as erased
+        rows are: what a requester may not read is not there for it, so it does not keep two of its
+        own memories apart (which would tell it that something stands between them)."""
+        hidden = gate.hidden if gate is not None else ()
+        view = self._view(gate) if gate is not None else None
+        if view is None and not hidden:  # erased rows are no one's neighbours (as on reload)
+            stamp = (self.n, self.__dict__.get("_erasures", 0))
+            adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): published whole
+            if adj is None or adj[0] != stamp:
+                adj = self._adj = (stamp, *self._adjacent(self.status[: self.n] != DELETED))
+            return adj[1:]
+        if not hidden:  # the requester's own view, kept until the index changes
+            adj = self.__dict__.get("_adj_for")
+            if adj is None or adj[0] != view[0]:
+                adj = self._adj_for = (view[0], *self._adjacent(view[1]))
+            return adj[1:]
+        keep = (self.status[: self.n] != DELETED) if view is None else view[1].copy()
+        keep[[self.row[i] for i in hidden if i in self.row]] = False
+        return self._adjacent(keep)  # a view of this call's own
+
+    def _adjacent(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`adjacency` over the rows ``keep`` marks -> ``(prev, next, prev2, next2)``."""
+        live = np.flatnonzero(keep)
+        window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
+        p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
+        prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
+        prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
+        return prev, nxt, *second_neighbours(prev, nxt)
+
+    def _view(self, gate: Any) -> tuple[tuple[Any, ...], np.ndarray] | None:
+        """``(key, rows)``: the rows of ``gate``'s namespace its requester may read (a mask), when
+        there are rows there it may not read; None when it may read them all (or is the operator)."""
+        if gate.requester is None or gate.namespace is None:
+            return None
+        n = self.n
+        key = (self.version, n, self.__dict__.get("_erasures", 0), gate.requester, gate.namespace)
+        known = self.__dict__.get("_view_of")  # the last requester's, as the index stood
+        if known is None or known[0] != key:
+            mine = (self.ns[:n] == self.names.lookup(gate.namespace)) & (self.status[:n] != DELETED)
+            req = self.names.lookup(gate.requester)
+            seen = readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
+            known = self._view_of = (key, mine & seen if (mine & ~seen).any() else None)
+        return None if known[1] is None else (known[0], known[1])
 
     def keyword_index(self) -> KeywordIndex:
         """The BM25 postings, built from the stored contents on first use, then appended to."""

@@ -201,7 +201,7 @@ class QuantizedIndex(SearchIndex):
                 fused = False
             kw_all = self.keyword_index().scores(query, mask, keyword)  # (n,)
         if lam > 0:
-            adj = self.adjacency(gate.hidden)  # prev, next, and two places away
+            adj = self.adjacency(gate)  # prev, next, and two places away
         mode = kern.GATE_SCORE if fused else kern.SCORE
         score, count = self._scan(mode, gate, q, mask, kw_all, weights, decay, now_us)
         lams = (lam, float(weights.neighbour2))

@@ -274,7 +274,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             now = clock()  # under the lock, as search reads it
             gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # search's
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
-            adj = ix.adjacency(gate.hidden)  # prev, next, prev2, next2
+            adj = ix.adjacency(gate)  # prev, next, prev2, next2
             seen = ix.mask(gate, epoch_us(now))  # namespace, access, status, validity, the floor
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few
             ok = rows >= 0  # known, and (next line) visible to the requester
