@@ -54,19 +54,26 @@ def plan_keyed_write(
     policy: str,
     *,
     own: Collection[str] = (),
+    fixed: Collection[str] = (),
 ) -> KeyedWrite:
     """Decide a keyed write.
 
     ``existing`` holds ``(id, status, value, version)`` of every stored version of the key (any
     status); ``new_value`` is the new version's value text. ``own`` holds the ids of the versions
     the writer itself wrote (its owner or creator, same source): under ``flag``, an update of
-    one's own current value supersedes it at once instead of waiting as a conflict. Raises
+    one's own current value supersedes it at once instead of waiting as a conflict. ``fixed`` holds
+    the ids of versions the writer may not change (another writer's non-public pending value): they
+    stay as they are under every policy, and the plan is the same whatever their values (the
+    current version is never one: a write it may not change is refused first). Raises
     ConflictError under ``strict``.
 
     >>> plan_keyed_write([("a", "active", "杭州", 1)], "上海", "flag").status
     'conflict'
     >>> plan_keyed_write([("a", "active", "杭州", 1)], "上海", "flag", own={"a"}).status
     'active'
+    >>> plan_keyed_write([("a", "active", "杭州", 1), ("b", "conflict", "上海", 2)], "上海", "flag",
+    ...                  fixed={"b"}).changes
+    ()
     """
     version = max((v for *_, v in existing), default=0) + 1
     live = [e for e in existing if e[1] in ("active", "conflict")]
@@ -81,6 +88,7 @@ def plan_keyed_write(
             f"key already holds a different value (version {current[3]}, id {current[0]}); "
             "use conflict_policy='flag' or 'supersede', or resolve it first"
         )
+    live = [e for e in live if e[0] not in fixed]  # what this write may change
     if policy == "supersede":
         return KeyedWrite(
             "active", version, tuple((e[0], "superseded") for e in live), "supersede", current[0]

@@ -154,11 +154,11 @@ def test_a_private_key_of_another_writer_is_refused_alike_without_its_id(store: 
     assert added.endswith("AccessDenied: 'assistant' may not write key 'plan' (another writer's value)")
     assert updated.endswith("AccessDenied: 'assistant' may not write key 'plan' (another writer's value)")
     assert private.id not in added + updated
-    count, frame, audit = snapshot(store)  # nothing written; the store audited add's denial
+    count, frame, audit = snapshot(store)  # nothing written; the store audited each denial
     assert (
         count == before[0]
         and frame.equals(before[1])
-        and audit["op"][before[2].height :].to_list() == ["deny"]
+        and audit["op"][before[2].height :].to_list() == ["deny", "deny"]
     )
     assert "NotFound: no memory with key 'plann'" in error(
         server, "update_memory", {"content": "x", "key": "plann"}

@@ -8,6 +8,8 @@ answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
 - only an *expired* version (``valid_until <= now``) leaves its key's slot; a version that starts
   later already holds it, or two versions would both be current once it starts;
 - a non-public slot may only get a new version from its owner or creator (or the operator);
+- a write changes only versions the requester may change (public ones, or its own): another writer's
+  protected or private pending version stays pending whatever the policy, and whatever its value;
 - under ``flag``, a requester's update of its own fact (the current version's owner or creator,
   from the same source) supersedes it at once; a different writer's value waits as a conflict;
 - a quarantined write takes the next version number but changes no other version until approved.
@@ -137,10 +139,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         if not keyed:
             return plan
         stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query: the whole batch
-        for row in stored.filter(
-            (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
-        ).to_dicts():  # a non-public slot may only be rewritten by its owner or creator
-            self._check_modify(row, requester, now, "write a new version of")
+        self._check_slots(stored, requester, now)
+        # another writer's non-public versions: this write leaves them as they are (a pending one too)
+        fixed: set[str] = set()
+        if requester is not None:  # acl.can_modify over the column: the operator may change any
+            mine = pl.col("owner").eq_missing(requester) | pl.col("created_by").eq_missing(requester)
+            fixed = set(stored.filter((pl.col("access") != "public") & ~mine)["id"].to_list())
         groups: dict[tuple[str, str], list[int]] = {}  # (namespace, key) -> its rows, in batch order
         for i in keyed:
             groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
@@ -159,8 +163,17 @@ class VersionsMixin(GateMixin, VectorsMixin):
                         for i in rows:
                             cols["version"][i] += base
                         continue
-            self._plan_slot(cols, rows, old, policy, plan, now)
+            self._plan_slot(cols, rows, old, policy, plan, now, fixed)
         return plan
+
+    def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
+        """AccessDenied (audited) when a key of ``stored`` (:meth:`_stored_versions`) is held by a
+        current non-public version ``requester`` may not change: only its owner or creator may write
+        that key's next version."""
+        for row in stored.filter(
+            (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
+        ).to_dicts():
+            self._check_modify(row, requester, now, "write a new version of")
 
     def _plan_slot(
         self,
@@ -170,11 +183,13 @@ class VersionsMixin(GateMixin, VectorsMixin):
         policy: str,
         plan: VersionPlan,
         now: datetime,
+        fixed: set[str],
     ) -> None:
         """Decide the rows of one key in order, each against everything before it.
 
         ``versions`` is the slot as the policy sees it, ``(id, status, value, version)``: the
         stored versions (those out of validity marked so), then each decided row of the batch.
+        ``fixed``: stored versions the requester may not change (the policy leaves them as they are).
         """
         in_batch = {cols["id"][i]: i for i in rows}  # id -> row, for rows the batch itself supersedes
         stored = [] if old is None else old.to_dicts()
@@ -200,7 +215,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 for v, (o, c, s) in authors.items()
                 if writer is not None and writer in (o, c) and s == source
             }
-            decided = plan_keyed_write(versions, value, policy, own=own)
+            decided = plan_keyed_write(versions, value, policy, own=own, fixed=fixed)
             cols["status"][i], cols["version"][i] = decided.status, decided.version
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":

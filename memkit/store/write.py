@@ -35,6 +35,21 @@ class WriteMixin(PipelineMixin):
         given = self.conflict_policy if conflict_policy is None else conflict_policy
         return check_choice("conflict_policy", given, POLICIES)
 
+    def _check_key_write(
+        self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
+    ) -> None:
+        """AccessDenied (audited) if a keyed write of ``requester`` to ``key`` would be refused at
+        ``now`` (its current version another writer's, not public), as ``add`` refuses it; else
+        nothing, and nothing is written. For an integration to tell a key the requester may not
+        write from one it cannot see at all (a key that holds only versions it may not read)."""
+        namespace, requester, now = self._space(namespace), self._who(requester), self._now(now)
+        stored, given = self._key_names(key)
+        with self._lock:
+            versions = self._stored_versions(
+                {"namespace": [namespace], "key": [stored]}, [0], now, [], [given]
+            )
+            self._check_slots(versions, requester, now)
+
     def add(
         self,
         content: str,
