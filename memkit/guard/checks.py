@@ -14,6 +14,8 @@ The secret rules' checks (is this value a password?) live in :mod:`memkit.guard.
 (True, False, True)
 >>> ssn("SSN 123-45-6789", 4, 15), ssn("SSN 666-45-6789", 4, 15), ipv6("at 12:30:45", 3, 11)
 (True, False, False)
+>>> ipv6("ip ::ffff:192.168.1.20", 3, 22), ipv6("ip ::ffff:192.168.1.20", 3, 13)
+(True, False)
 """
 
 from __future__ import annotations
@@ -180,17 +182,19 @@ def ipv4(text: str, start: int, end: int) -> bool:
 
 def ipv6(text: str, start: int, end: int) -> bool:
     """MG106, IPv6: a valid address (:class:`ipaddress.IPv6Address`) of 3+ written groups, one of 3+
-    characters, with a digit, not glued to letters, digits or colons. Not a time (``12:30:45``: no
-    ``::`` nor 8 groups), a MAC address (6 groups), a name in code (``a::b``, ``dead::beef``), the
-    loopback ``::1`` and ``::`` (they name no one's machine), nor the head of an IPv4-mapped address
-    (``::ffff:192.0.2.1``: the IPv4 rule takes its last part)."""
+    characters, with a digit, not glued to letters, digits or colons; or any valid address ending in
+    an IPv4 address (``::ffff:192.0.2.1``, ``64:ff9b::192.0.2.33``: one address, one finding, which
+    wins the overlap with the IPv4 rule's). Not a time (``12:30:45``: no ``::`` nor 8 groups), a MAC
+    address (6 groups), a name in code (``a::b``, ``dead::beef``), the loopback ``::1`` and ``::``
+    (they name no one's machine), nor the head of a longer dotted number (``::1.2``)."""
     s = text[start:end]
     if not _ok_around(text, start, end, _ALNUM + ":") or re.match(r"\.[0-9]", text[end : end + 2]):
         return False
     groups = s.split(":")
     # subtle: real addresses start with a network prefix of 3-4 hex digits (2001:, fe80:, fd00:);
-    # 1:2:3:4:5:6:7:8 is valid but a list of small numbers
-    if sum(g != "" for g in groups) < 3 or max(map(len, groups)) < 3 or not any(c.isdigit() for c in s):
+    # 1:2:3:4:5:6:7:8 is valid but a list of small numbers. A dotted quad at the end is neither.
+    short = sum(g != "" for g in groups) < 3 or max(map(len, groups)) < 3
+    if ("." not in s and short) or not any(c.isdigit() for c in s):
         return False
     try:
         addr = ipaddress.IPv6Address(s)

@@ -1,8 +1,8 @@
 """The checks of the secret rules (MG203): is the value after "password:" / "密码" a credential?
 
 A rule's pattern finds a credential *name* and the value after it (``password: hunter2``,
-``client_secret=8f3k…``, ``"access_token": "ya29…"``, ``密码 abc123``); the check here decides
-whether the value is one, so that talk about passwords (``the password is wrong``, ``密码错误``,
+``client_secret=8f3k…``, ``"access_token": "ya29…"``, ``密码 abc123``, ``password abc123``); the check
+decides whether the value is one, so that talk about passwords (``the password is wrong``, ``密码错误``,
 ``token: none``, ``a token of appreciation``) is stored. Like :mod:`memkit.guard.checks`, each
 check is ``check(text, start, end) -> bool`` on the folded text, and runs in Python only.
 
@@ -21,6 +21,9 @@ Names come in two strengths:
 A name is a whole identifier or its last part: the character before it is not a letter or digit, is
 ``_`` / ``-``, or a camelCase step (``clientSecret``); ``spin: 3`` holds no ``pin``. Placeholders
 (``${TOKEN}``, ``<your key>``, ``********``, ``os.getenv("KEY")``, ``none``) are never a secret.
+With nothing but spaces between a whole-word name and its value (``password abc123``, ``pin 4821``:
+:func:`bare_secret_en`, like ``密码 abc123``: :func:`bare_secret_zh`) the value must look made in a
+way prose words do not (``password reset link sent``, ``secret santa 2024`` are stored).
 
 >>> text = "client_secret=8f3kd93kdl2"
 >>> credential(text, 7, len(text)), credential("token: none", 0, 11), credential("spin: 12345", 1, 11)
@@ -29,13 +32,17 @@ A name is a whole identifier or its last part: the character before it is not a 
 (True, True)
 >>> bare_secret_zh("密码 2024 年", 0, 7), bare_secret_zh("密码 SHA256 加密", 0, 9)
 (False, False)
+>>> bare_secret_en("password abc123", 0, 15), bare_secret_en("pin 4821", 0, 8)
+(True, True)
+>>> bare_secret_en("password reset", 0, 14), bare_secret_en("pin PA10", 0, 8)
+(False, False)
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["bare_secret_zh", "credential", "secret_value", "secret_value_zh"]
+__all__ = ["bare_secret_en", "bare_secret_zh", "credential", "secret_value", "secret_value_zh"]
 
 # words that follow "password is" in ordinary talk ("the password is wrong"): never a credential
 _NOT_SECRETS = frozenset(
@@ -77,7 +84,12 @@ def _made(value: str) -> bool:
     ``iPhone``; not ``Garden`` or ``NONE``)."""
     letters = "".join(c for c in value if c.isascii() and c.isalpha())
     mixed = any(a.islower() and b.isupper() for a, b in zip(letters, letters[1:], strict=False))
-    return mixed or any(c.isdigit() or c in _SYMBOLS for c in value)
+    return mixed or _marked(value)
+
+
+def _marked(value: str) -> bool:
+    """The stronger half of :func:`_made`: a digit or a symbol (mixed case alone is also a brand's)."""
+    return any(c.isdigit() or c in _SYMBOLS for c in value)
 
 
 def credential(text: str, start: int, end: int) -> bool:
@@ -132,8 +144,10 @@ def _secret_value(span: str, words: bool) -> bool:
 
 # after a bare number, a Chinese counter or unit makes it a quantity: 密码 6 位, 2024 年, 验证码 60 秒
 _UNIT = re.compile(r"\s*[年月日号位次个元块天周岁分秒条人字]")
-# names of algorithms, not values: 密码 SHA256 加密, 密钥 AES-128
-_ALGORITHM = re.compile(r"(?i)(?:md|sha|aes|rsa|des|sm|crc|base|utf|ecc|hmac)[0-9-]*")
+# names of algorithms, not values: 密码 SHA256 加密, 密钥 AES-128, password PBKDF2, passphrase ed25519
+_ALGORITHM = re.compile(
+    r"(?i)(?:md|sha|aes|rsa|des|sm|crc|base|utf|ecc|hmac|pbkdf)[0-9-]*|argon2(?:id|i|d)?|(?:ed|x)(?:25519|448)"
+)
 
 
 def bare_secret_zh(text: str, start: int, end: int) -> bool:
@@ -147,3 +161,53 @@ def bare_secret_zh(text: str, start: int, end: int) -> bool:
     if len(value) < 4 or not any(c.isdigit() for c in value) or _ALGORITHM.fullmatch(value):
         return False
     return not (value.isdigit() and _UNIT.match(text, start + m.start() + len(value)))
+
+
+# after a bare number, an English unit makes it a quantity: password 1000 times, pin 1234 digits long
+_UNIT_EN = re.compile(
+    r"(?i)\s*(?:characters?|chars?|digits?|letters?|symbols?|numbers?|times|attempts?|tries|retries|days?"
+    r"|hours?|minutes?|mins?|seconds?|secs?|weeks?|months?|years?|users?|accounts?|%)(?![a-z])"
+)
+# what prose puts right after a credential's name that no one would take for its value: a URL, an e-mail
+# address, a path, a mention or hashtag, a version, a time, a number with its unit or ordinal (2nd, 10x,
+# 6-digit), words joined by / & + (and/or) or a hyphen (ERC20-compatible), an identifier (reset_token,
+# PASSWORD_HASHERS), a key file's name (id_ed25519), an Ethereum address (public, 0x + 40 hex digits)
+_PROSE_VALUE = re.compile(
+    r"(?i)[a-z][a-z0-9+.-]*://\S*|www\.\S*|[^@\s]+@[^@\s]+\.[a-z]{2,}|(?:~|\.{1,2})?/[\w./-]*"
+    r"|[@#][a-z_][\w-]*|v?[0-9]+(?:\.[0-9]+)+[a-z]?|[0-9]{1,2}(?::[0-9]{2}){0,2}(?:am|pm)"
+    r"|[0-9]+(?:st|nd|rd|th|x|s|ms|h|hrs?|d|min|mins|k|kb|mb|gb|tb|px)|[0-9]+(?:-[a-z]+)+"
+    r"|[a-z]+(?:[/&+][a-z]+)+|[a-z0-9]+(?-i:-[a-z]{4,})|(?-i:[a-z]+(?:_[a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|0x[0-9a-f]{40}"
+)
+_PUNCT_SECRET = "!@^&*_=|"  # in a value of digits without letters, what no quantity or date has (12!34)
+
+
+def bare_secret_en(text: str, start: int, end: int) -> bool:
+    """MG203, English without a verb or sign: ``password abc123``, ``my passcode Zx9!k2``, ``pin 4821``,
+    ``api key abcDEF123456``. Prose puts words there (``password reset``, ``token ring``, ``secret santa
+    2024``), so the value must look made, more so than after a sign (:func:`_marked`: a digit or a
+    symbol; mixed case alone is a brand's, ``iCloud``) and be none of :data:`_PROSE_VALUE`.
+
+    By name: a ``pin`` takes 4-12 digits only (``pin A12`` names a connector's); another password
+    name (:data:`_PASSWORD_NAME`) 4+ characters, digits alone when no unit follows (``password 1000
+    times``), digits and punctuation only with a symbol no number has (``2024-01-05`` is a date);
+    ``secret``, ``token`` and the other ``…key`` names 8+ characters with a letter and a digit, never
+    digits alone. ``passwd`` is the Unix command, whose argument is a user's name (``passwd deploy1``).
+    """
+    name, raw = text[start:end].rsplit(None, 1)
+    name = name.rstrip("\"'”’").lower()
+    value = raw.strip(_TRIM + "([{<*")
+    if name == "passwd" or len(value) < 4 or value.lower() in _NOT_SECRETS:
+        return False
+    if _PLACEHOLDER.fullmatch(value) or _PROSE_VALUE.fullmatch(value) or _ALGORITHM.fullmatch(value):
+        return False
+    if value.isdigit():  # a PIN, or a count
+        long_enough = len(value) <= 12 if name.startswith("pin") else _PASSWORD_NAME.search(name)
+        after = end - len(raw) + raw.index(value) + len(value)
+        return bool(long_enough) and not _UNIT_EN.match(text, after)
+    if name.startswith("pin"):
+        return False
+    letter = any(c.isascii() and c.isalpha() for c in value)
+    if _PASSWORD_NAME.search(name):
+        return _marked(value) if letter else any(c in _PUNCT_SECRET for c in value)
+    return len(value) >= 8 and letter and any(c.isdigit() for c in value)
