@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 
+import polars as pl
 import pytest
 
 import memkit as mk
@@ -236,3 +237,25 @@ def test_long_runs_of_names_are_screened_and_a_finding_after_them_found(text: st
     text += "\npin 4821 ::ffff:10.0.0.5"
     found = {(f["code"], text[f["start"] : f["end"]]) for f in screen(text, P).findings.iter_rows(named=True)}
     assert found == {("MG203", "pin 4821"), ("MG106", "::ffff:10.0.0.5")}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [  # helper 77: the key's name was matched before the width fold, so these were stored
+        {"ｐａｓｓｗｏｒｄ": "hunter22"},
+        {"ｐｉｎ": 4321},
+        {"ｔｏｋｅｎ": "Xy9!abcdEF12"},
+        {"ａｐｉ＿ｋｅｙ": "hunter22"},
+        {"db": {"ｐａｓｓｗｏｒｄ": "hunter22"}},
+        {"pass\u200bword": "hunter22"},
+        {"密\u200b码": "abc12345"},
+    ],
+)
+def test_a_credential_key_in_full_width_or_split_by_invisibles_is_one(value) -> None:
+    with mk.MemoryStore() as store:
+        with pytest.raises(mk.WriteRefused):
+            store.add("note", namespace="u", value=value)
+        with pytest.raises(mk.WriteRefused):
+            store.add_many(pl.DataFrame({"content": ["note"], "value": [value]}), namespace="u")
+        assert store.frame("u").is_empty()
+        assert store.add("note", namespace="u", value={"ｎａｍｅ": "bob"}).status == "active"

@@ -35,6 +35,7 @@ from typing import Any
 import polars as pl
 
 from ..params import GuardParams
+from ..text import fold, strip_invisible
 from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
 
 __all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", "strictest"]
@@ -47,6 +48,14 @@ _CREDENTIAL_NAME = re.compile(
     r"(?i)pass|pwd|pin|secret|token|key|auth|cred|密码|口令|密钥|秘钥|私钥|令牌|授权码|验证码"
 )
 _RANK = {"store": 0, "quarantine": 1, "refuse": 2}
+
+
+def _names_credential(key: str) -> bool:
+    """May the object key ``key`` name a credential? Read as the rules read a text (the width fold,
+    invisible characters removed): ``"ｐａｓｓｗｏｒｄ"`` and ``"pass\u200bword"`` do."""
+    return _CREDENTIAL_NAME.search(key) is not None or (
+        not key.isascii() and _CREDENTIAL_NAME.search(strip_invisible(fold(key))[0]) is not None
+    )
 
 
 def strictest(*actions: str) -> str:
@@ -96,7 +105,7 @@ class _Doc:
             node = parent[k]
             if isinstance(node, dict):
                 self.dicts.append((node, [keys.add(key, row, "value") for key in node]))
-                stack.extend((node, key, key if _CREDENTIAL_NAME.search(key) else name) for key in node)
+                stack.extend((node, key, key if _names_credential(key) else name) for key in node)
             elif isinstance(node, list):
                 stack.extend((node, i, name) for i in range(len(node)))
             elif isinstance(node, str) or (isinstance(node, int) and not isinstance(node, bool)):
