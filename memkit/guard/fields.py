@@ -32,11 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..params import GuardParams
 from ..text import fold, strip_invisible
-from .engine import FINDING_SCHEMA, NO_FINDINGS, screen_many
+from .engine import FINDING_SCHEMA, NO_FINDINGS, Screening, screen_many
+from .labels import encode_label, unescape
 
 __all__ = ["NAME_FIELDS", "FieldScreening", "names_as_stored", "screen_fields", "strictest"]
 
@@ -147,7 +149,32 @@ def names_as_stored(names: Sequence[str], params: GuardParams = GuardParams()) -
     """
     if not params.enabled or not names:  # a store without a guard keeps names as written
         return list(names)
-    return list(screen_many(list(names), params, pseudonyms=True).texts)
+    return list(_screen_names(list(names), params, len(names)).texts)
+
+
+def _screen_names(texts: list[str], params: GuardParams, upto: int) -> Screening:
+    """``screen_many(texts, params, pseudonyms=True)``, where each of the first ``upto`` texts (names)
+    that holds ``%XX`` escapes is also judged as it decodes (:func:`~memkit.guard.labels.unescape`: a
+    LangGraph label is written so, and the guard must read what its writer wrote, ``AKIA\\u200b…``
+    not ``AKIA%E2%80%8B…``): the strictest of both verdicts, the findings of both, and, when the
+    decoded name had PII redacted, that redaction escaped again (``%2013812345678`` ->
+    ``%20[PHONE:6798e7e2]``)."""
+    views = {i: v for i in range(upto) if "%" in texts[i] and (v := unescape(texts[i])) != texts[i]}
+    s = screen_many([*texts, *views.values()], params, pseudonyms=True)
+    if not views:  # (names hold no escape: the common case, one batch as before)
+        return s
+    n = len(texts)
+    actions, out = list(s.actions[:n]), list(s.texts[:n])
+    for j, (i, view) in enumerate(views.items()):
+        actions[i] = strictest(actions[i], s.actions[n + j])
+        if s.texts[n + j] != view:  # PII in what the name decodes to: the decoded name, redacted
+            out[i] = encode_label(s.texts[n + j])
+    found = s.findings
+    if found.height:  # a view's findings belong to its name
+        owner = np.arange(n + len(views))
+        owner[n:] = list(views)
+        found = found.with_columns(row=pl.Series(owner[found["row"].to_numpy()]).cast(found.schema["row"]))
+    return Screening(out, actions, s.scores[:n], found, s.probabilities[:n])
 
 
 def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = GuardParams()) -> FieldScreening:
@@ -170,7 +197,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
         for x in dict.fromkeys(values):  # a tag list is a tuple here, so it can be a dict key
             distinct.update(dict.fromkeys(x) if f == "tags" else {x: None} if x is not None else {})
     names = list(distinct)
-    named = screen_many(names + keys.texts, params, pseudonyms=True)
+    named = _screen_names(names + keys.texts, params, len(names))
     plain = screen_many(leaves.texts, params)
     # an entry whose key may name a credential, as the text "key: value" ({"password": "hunter22"}): a
     # secret's name is a key, its value a leaf, each harmless alone; only a refusal counts here

@@ -21,10 +21,11 @@ __all__ = ["consistency", "lesson_similarity"]
 def lesson_similarity(embeddings: np.ndarray, lessons: np.ndarray) -> np.ndarray:
     """Max cosine of each memory to any lesson (both L2-normalized): ``(n, dim), (m, dim) -> (n,)``;
     zeros when there are no lessons."""
-    emb = np.asarray(embeddings, dtype=np.float32).reshape(len(embeddings), -1)
+    emb = np.asarray(embeddings, dtype=np.float32)
     les = np.asarray(lessons, dtype=np.float32)
-    if les.size == 0 or emb.size == 0:
+    if les.size == 0 or emb.size == 0:  # (before the reshape: no hits has no width to infer)
         return np.zeros(len(emb), dtype=np.float64)
+    emb = emb.reshape(len(emb), -1)
     return (emb @ les.reshape(len(les), -1).T).max(axis=1).astype(np.float64)  # (n, m) -> (n,)
 
 

@@ -14,15 +14,24 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from ..params import GuardParams
 from ..schema import Finding
 from . import rules as gr
+from .labels import unescape
 from .scanner import scan_rows
 
-__all__ = ["PLACEHOLDERS", "SECRET_IN_NAME", "holds_secret", "identity", "pseudonym", "secret_names"]
+__all__ = [
+    "PLACEHOLDERS",
+    "SECRET_IN_NAME",
+    "holds_secret",
+    "identity",
+    "names_findings",
+    "pseudonym",
+    "secret_names",
+]
 
 SECRET_IN_NAME = "holds something that looks like a secret (a key or password)"
 """The message of every refusal of a name (namespace, requester, id) that holds a secret."""
@@ -96,17 +105,32 @@ def identity(name: str, *, legacy: bool = False) -> str:
 
 
 def holds_secret(name: str) -> bool:
-    """Whether a name (a requester's) holds a secret by the default rules: ``"sk-…"`` does."""
-    return any(f.kind == "secret" for f in _name_findings(name))
+    """Whether a name (a requester's) holds a secret by the default rules: ``"sk-…"`` does, and so
+    does a name whose ``%XX`` escapes decode to one (a LangGraph label: :func:`.labels.unescape`)."""
+    return any(f.kind == "secret" for x in {name, unescape(name)} for f in _name_findings(x))
 
 
 def secret_names(names: Iterable[str | None]) -> set[str]:
-    """The distinct ``names`` that hold a secret by the default rules, scanned in one batch (an
-    import's ids: thousands at once, where :func:`holds_secret` looks at one).
+    """The distinct ``names`` that hold a secret by the default rules (as written, or as their
+    ``%XX`` escapes decode), scanned in one batch (an import's ids: thousands at once, where
+    :func:`holds_secret` looks at one).
 
     >>> sorted(secret_names(["9f3a", None, "sk-live-4eC39HqLyjWDarjtT1zdp7dc", "9f3a"]))
     ['sk-live-4eC39HqLyjWDarjtT1zdp7dc']
     """
     distinct = list(dict.fromkeys(n for n in names if n is not None))
-    found = scan_rows(distinct, _IDENTITY_GUARD) if distinct else {}
-    return {distinct[i] for i, fs in found.items() if any(f.kind == "secret" for f in fs)}
+    views = [(n, v) for n in distinct if "%" in n and (v := unescape(n)) != n]  # few: names with a %
+    found = names_findings([*distinct, *(v for _, v in views)])
+    owner = [*distinct, *(n for n, _ in views)]  # the name each scanned text belongs to
+    return {owner[i] for i, fs in found.items() if any(f.kind == "secret" for f in fs)}
+
+
+def names_findings(names: Sequence[str]) -> dict[int, list[Finding]]:
+    """The guard's findings in ``names`` by the default rules (whatever a store's guard settings),
+    scanned in one batch -> the index of each name it found something in, and those findings (how an
+    import judges the ids a file brings).
+
+    >>> {i: [f.code for f in fs] for i, fs in names_findings(["9f3a", "13812345678"]).items()}
+    {1: ['MG102']}
+    """
+    return scan_rows(list(names), _IDENTITY_GUARD) if names else {}

@@ -32,7 +32,8 @@ write pipeline and the read gate hold exactly as for a direct call):
   returns a :class:`MemkitItem` with ``status="quarantined"`` and an empty value (the text is
   withheld until a reviewer approves it), or, when an earlier version is still current, that version
   with ``pending="quarantined"``. A secret is refused: the put raises
-  :class:`~memkit.errors.WriteRefused` and the batch's writes are undone.
+  :class:`~memkit.errors.WriteRefused` and the batch's writes are undone. Keys and namespace labels
+  are judged as written, not as their ``%XX`` escapes (:mod:`memkit.guard.labels`).
 - **Search** ranks with memkit's hybrid score (similarity, importance, recency and, with
   ``weights``, keywords); :class:`MemkitSearchItem` carries the breakdown. Like every memkit search
   it sees only active memories valid at ``now`` and above the retrieval floor (``min_strength``; by

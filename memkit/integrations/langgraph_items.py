@@ -3,7 +3,8 @@
 filter and namespace-match semantics. Pure functions; the store is in :mod:`.langgraph`.
 
 - names: :func:`encode_label` / :func:`decode_label` and the namespace forms, a lossless round trip
-  between LangGraph's tuples of free-form labels and memkit's dotted names;
+  between LangGraph's tuples of free-form labels and memkit's dotted names (defined in
+  :mod:`memkit.guard.labels`, since the guard reads a name as it decodes; re-exported here);
 - items: :class:`MemkitItem` (a ``get``) and :class:`MemkitSearchItem` (a hit), LangGraph's own
   classes plus what memkit decided (the memory id, its status, the score's parts);
 - values: :func:`value_text` (what is embedded and screened) and :func:`item_value` (what is read);
@@ -15,10 +16,8 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import unquote
 
 import numpy as np
 
@@ -28,6 +27,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("memkit.integrations.langgraph needs LangGraph: pip install 'memkit[langgraph]'") from e
 
 from ..errors import ValidationError
+from ..guard.labels import decode_label, decode_namespace, encode_label, encode_namespace
 
 NOINDEX = "langgraph:noindex"
 """The tag memkit gives an item put with ``index=False``: stored and listed, never ranked by a query."""
@@ -41,63 +41,6 @@ __all__ = [
     "encode_label",
     "encode_namespace",
 ]
-
-
-# ----------------------------------------------------------------------------- names
-def _escaped(c: str, edge: bool) -> bool:
-    """Must character ``c`` be percent-escaped in a label (``edge``: at the label's start or end)?
-
-    ``%`` itself (so decoding is unambiguous), control (Cc), surrogate (Cs) and format (Cf:
-    zero-width, bidi) characters anywhere, and whitespace at either end: what a memkit name refuses.
-    """
-    return c == "%" or unicodedata.category(c) in ("Cc", "Cs", "Cf") or (edge and c.isspace())
-
-
-def encode_label(label: str) -> str:
-    """A LangGraph label or key as a memkit name: ``%`` and what memkit names refuse become ``%XX``.
-
-    >>> encode_label("alice"), encode_label(" 50% "), encode_label("用户")
-    ('alice', '%2050%25%20', '用户')
-    """
-    # each escaped character as its UTF-8 bytes (surrogatepass: a lone surrogate round-trips too)
-    last = len(label) - 1
-    return "".join(
-        "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) if _escaped(c, i in (0, last)) else c
-        for i, c in enumerate(label)
-    )
-
-
-def decode_label(name: str) -> str:
-    """The inverse of :func:`encode_label`: the label whose encoding ``name`` is, or ValidationError
-    when it is none's (``"%61lice"`` is not how ``"alice"`` is written, ``"a%C3"`` is no UTF-8, a
-    bare ``"50%"`` or an outer space are not escaped): such a name, written without LangGraph, is
-    not addressable from LangGraph, so decoding it as a label would hand one tenant another's name.
-
-    >>> decode_label("%2050%25%20"), decode_label("用户")
-    (' 50% ', '用户')
-    """
-    try:
-        label = unquote(name, errors="surrogatepass") if "%" in name else name
-    except UnicodeDecodeError:
-        raise ValidationError("label", f"{name!r} escapes bytes that are no UTF-8") from None
-    if encode_label(label) != name:  # one encoding per label: anything else is not one of them
-        raise ValidationError("label", f"{name!r} is not a LangGraph label as memkit writes it")
-    return label
-
-
-def encode_namespace(namespace: Sequence[str]) -> str:
-    """``("memories", "alice")`` -> ``"memories.alice"`` (labels hold no ``.``: LangGraph forbids it)."""
-    return ".".join(encode_label(label) for label in namespace)
-
-
-def decode_namespace(name: str) -> tuple[str, ...]:
-    """``"memories.alice"`` -> ``("memories", "alice")`` (ValidationError: a label is not one
-    :func:`decode_label` reads).
-
-    >>> decode_namespace(encode_namespace(("memories", " 50% ")))
-    ('memories', ' 50% ')
-    """
-    return tuple(decode_label(part) for part in name.split("."))
 
 
 # ----------------------------------------------------------------------------- items

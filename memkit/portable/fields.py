@@ -59,6 +59,7 @@ from ..schema import (
     check_value,
 )
 from .columns import Column, arrow_type, polars_type
+from .ids import check_id, check_ids
 from .strictjson import fail, loads
 
 __all__ = [
@@ -191,7 +192,7 @@ def _version(v: Any) -> int:
 # The store's own fields, checked by its validators; any other column is checked by its type. The
 # five timestamps (valid_from ... last_access_at) are absent on purpose: their type says it all.
 _KNOWN: dict[str, Callable[[Any], Any]] = {
-    "id": lambda v: _name("id", v),  # any printable name: ids made by other tools are kept as they are
+    "id": lambda v: check_id("id", v),  # an identifier, not text (memkit.portable.ids)
     "namespace": lambda v: _name("namespace", v),
     "key": lambda v: _name("key", v, optional=True),  # null: a memory without a slot
     "content": lambda v: check_text("content", v),
@@ -209,8 +210,8 @@ _KNOWN: dict[str, Callable[[Any], Any]] = {
     "protected": lambda v: _bool("protected", v),
     "access_count": lambda v: check_count("access_count", v),  # fits an INTEGER column
     "version": _version,
-    "supersedes": lambda v: _name("supersedes", v, optional=True),  # an id; need not be in the file
-    "merged_from": lambda v: _names("merged_from", v),  # ids (on_conflict="new_ids" remaps both)
+    "supersedes": lambda v: check_id("supersedes", v, optional=True),  # an id; need not be in the file
+    "merged_from": lambda v: check_ids("merged_from", v),  # ids (on_conflict="new_ids" remaps both)
     "content_hash": _hash,  # compared with the content once the whole column is read
     "findings": _findings,  # JSON text, key order kept
 }

@@ -53,9 +53,9 @@ import polars as pl
 
 from ..embed import content_hashes
 from ..errors import FormatError, ValidationError
-from ..guard.names import SECRET_IN_NAME, secret_names
 from .columns import Column, polars_type
 from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
+from .ids import refuse_flagged_ids
 from .strictjson import fail, loads
 
 __all__ = ["FORMAT", "ON_CONFLICT", "VERSION", "Column", "Parsed", "read", "write"]
@@ -274,21 +274,9 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
             if mid in first:
                 raise fail(n, "id", f"{mid!r} repeats the id of line {first[mid]}")
             first[mid] = n
-    _refuse_secret_ids(cols, lines)
+    refuse_flagged_ids(cols, lines)  # ids are stored as they are: never text (the guard's verdict)
     emb = np.stack(vectors) if vectors else None  # (n, dim)
     return Parsed(header, cols, lines, emb, events)
-
-
-def _refuse_secret_ids(cols: dict[str, list[Any]], lines: list[int]) -> None:
-    """FormatError naming the line when an id (a row's own, or one its lineage names) holds a secret:
-    ids are stored, named by other rows and written into the audit log as they are, never redacted
-    (the guard screens the fields that carry words; ids are not screened there)."""
-    for name in ("id", "supersedes", "merged_from"):
-        per_row = [v if name == "merged_from" else [v] for v in cols[name]]
-        bad = secret_names(x for ids in per_row for x in ids)
-        for ids, n in zip(per_row, lines, strict=True) if bad else ():
-            if bad.intersection(ids):
-                raise fail(n, name, SECRET_IN_NAME)
 
 
 def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any]:

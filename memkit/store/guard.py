@@ -165,9 +165,15 @@ class GuardMixin(AuditMixin, VectorsMixin):
             )  # fmt: skip
         return self._lesson_cache[namespace]
 
-    def _near_lessons(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+    def _near_lessons(self, cols: dict[str, list[Any]], emb: np.ndarray, given: Sequence[int] = ()) -> None:
         """Quarantine the rows whose embedding is within ``lesson_similarity`` of a lesson of their
-        namespace."""
+        namespace.
+
+        ``given`` rows hold a vector the caller brought (``add_many``'s ``embedding`` column, an
+        import's): it says nothing certain about the text (a random vector is near no lesson), so such
+        a row in a namespace with lessons is also compared by this store's embedding of its text, and
+        held when either vector is that close. Only then is a given row's text embedded: a write of
+        given vectors costs no embedding where no lesson was learned."""
         if not self.guard.enabled or not self.guard.screen_injection:
             return
         spaces = list(dict.fromkeys(cols["namespace"]))  # a batch spans few namespaces
@@ -175,9 +181,19 @@ class GuardMixin(AuditMixin, VectorsMixin):
         if not any(len(m) for m in lessons.values()):  # no lesson learned: nothing to compare
             return
         namespaces = np.asarray(cols["namespace"], dtype=object)
+        own = np.zeros(len(namespaces), bool)  # rows whose given vector is checked against the text's
+        if len(given):
+            own[np.asarray(given, np.intp)] = True
+            own &= np.isin(namespaces, [ns for ns, m in lessons.items() if len(m)])
+        ours = self._embed([cols["content"][i] for i in np.flatnonzero(own)])[0] if own.any() else None
         for ns in spaces:
             rows = np.flatnonzero(namespaces == ns)
+            if not len(lessons[ns]):
+                continue
             sim = lesson_similarity(emb[rows], lessons[ns])
+            if ours is not None and own[rows].any():  # the text's own vector too: the closer counts
+                at = np.searchsorted(np.flatnonzero(own), rows[own[rows]])  # their rows in `ours`
+                sim[own[rows]] = np.maximum(sim[own[rows]], lesson_similarity(ours[at], lessons[ns]))
             for i in rows[sim >= self.guard.lesson_similarity]:
                 code, kind, severity, message = LESSON
                 s = float(sim[np.searchsorted(rows, i)])  # i's position within `rows` (sorted)

@@ -9,7 +9,7 @@ stage by stage:
    or :func:`memkit.portable.jsonl.read` (a file, every field through the same validators);
 2. **guard** — :meth:`~memkit.store.guard.GuardMixin._screen`: redact, refuse, quarantine;
 3. **embed** — through the cache; a given embedding is kept unless the guard changed the text;
-   then rows near a lesson are quarantined;
+   then rows near a lesson are quarantined (a given embedding, and this store's of the text too);
 4. **version plan** — :meth:`~memkit.store.versions.VersionsMixin._plan_versions`: the conflict policy
    for keyed rows (may raise ConflictError or AccessDenied: nothing has been written yet);
 5. **one transaction** — rows, cache entries, one event per row (with the status it got), quarantine
@@ -85,14 +85,17 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 cols[field] = [None if x is None else names[x] for x in cols[field]]
         keys = list(cols["key"])  # as given: a key the guard renames continues its unscreened chain
         redacted = self._screen(cols, requester, now, op=op, where=where, released=released)
+        brought: Sequence[int] = ()  # rows whose vector the caller brought (not this store's embedding)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])
         else:
             hashes, new_cache = content_hashes(cols["content"]), {}
+            brought = range(n)
             if redacted:  # a given vector was of the text before redaction: it would still encode it
                 emb = emb.copy()
                 emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
-        self._near_lessons(cols, emb)
+                brought = np.setdiff1d(np.arange(n), redacted)
+        self._near_lessons(cols, emb, brought)  # a given vector is checked with the text's own as well
         given = {c: list(cols[c]) for c in ("status", "version", "supersedes")}  # what the plan decides
 
         def decide() -> tuple[VersionPlan, list[dict[str, Any]]]:

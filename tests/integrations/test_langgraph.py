@@ -79,8 +79,11 @@ def filled(lg: MemkitStore, clock: Clock) -> MemkitStore:
 # ----------------------------------------------------------------------------- names
 @pytest.mark.parametrize(
     "label",
-    ["alice", "用户", "50%", " lead", "trail ", "a\tb", "zero\u200bwidth", "%41", "x" * 40, "line\nbreak"],
-)
+    # (a zero-width space *inside* a word is the guard's hidden-character signal, in a key as in a text:
+    # tests/test_write_path_bypasses.py; at a word's edge, or joining an emoji, it is just escaped)
+    ["alice", "用户", "50%", " lead", "trail ", "a\tb", "zero\u200b width", "👩\u200d💻", "%41", "x" * 40,
+     "line\nbreak"],
+)  # fmt: skip
 def test_labels_and_keys_round_trip_losslessly(lg: MemkitStore, label: str) -> None:
     ns = ("users", label)
     lg.put(ns, label, {"memory": f"note for {label!r}"})
