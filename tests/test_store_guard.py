@@ -189,10 +189,9 @@ def test_a_version_1_database_is_upgraded(
     path = str(tmp_path / "v1.duckdb")
     with monkeypatch.context() as mp:
         mp.setattr(memkit.store.files, "MIGRATIONS", mk.schema.MIGRATIONS[:1])
-        mp.setattr(
-            memkit.store.vectors, "_INSERT_ROWS", memkit.store.vectors._INSERT_ROWS.replace(", findings", "")
-        )
-        mp.setattr(memkit.store.vectors, "SMALL", 0)  # every insert through _INSERT_ROWS, patched above
+        v1 = [c for c in memkit.store.vectors._MEMORY_COLUMNS if c.name != "findings"]  # a version 1 row
+        mp.setattr(memkit.store.vectors, "_MEMORY_COLUMNS", v1)
+        mp.setattr(memkit.store.vectors, "SMALL", 0)  # every insert through the batch of _MEMORY_COLUMNS
         mp.setattr(mk.MemoryStore, "_screen", lambda self, cols, *a, **k: [])
         mp.setattr(mk.MemoryStore, "_near_lessons", lambda self, *a: None)
         with mk.MemoryStore(path) as old:

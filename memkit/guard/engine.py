@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ def _texts(texts: Any) -> list[str]:
     if isinstance(texts, (str, bytes, Mapping)) or not isinstance(texts, (Iterable, pl.Series)):
         raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
     out = texts.to_list() if isinstance(texts, pl.Series) else list(texts)
-    if not all(isinstance(t, str) for t in out):
+    if not all(map(isinstance, out, repeat(str))):  # in C: a generator took ~0.1 s per million texts
         bad = next(t for t in out if not isinstance(t, str))
         raise ValidationError("texts", f"must hold str only, got {type(bad).__name__}")
     return out

@@ -186,10 +186,11 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     """
     n = len(next(iter(columns.values()))) if columns else 0
     keys, leaves, pairs = _Texts(), _Texts(), _Texts()
-    docs = [
-        None if v is None else _Doc(v, i, keys, leaves, pairs)
-        for i, v in enumerate(columns.get("value") or [])
-    ]
+    given = columns.get("value") or []
+    blank = isinstance(given, list) and given.count(None) == len(given)  # no value in any row (in C)
+    docs = (
+        [] if blank else [None if v is None else _Doc(v, i, keys, leaves, pairs) for i, v in enumerate(given)]
+    )
     fields = [f for f in (*NAME_FIELDS, "tags") if f in columns]
     distinct: dict[str, None] = {}  # every name of every field, once, in order of appearance
     for f in fields:
@@ -231,9 +232,13 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
             out[f] = _each(columns[f], lambda x: None if x is None else red[x])
     if "value" in columns:
         key_texts = named.texts[len(names) :]
-        out["value"] = [
-            None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
-        ]
+        out["value"] = (
+            [None] * n
+            if blank
+            else [
+                None if d is None else d.dumps(key_texts, plain.texts, keys.texts, leaves.texts) for d in docs
+            ]
+        )
     if not parts:
         return FieldScreening(out, actions, NO_FINDINGS.clear())
     findings = pl.concat([p.cast(FINDING_SCHEMA) for p in parts])

@@ -43,6 +43,7 @@ from ..params import GuardParams
 from ..schema import Finding
 from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible
 from . import rules as gr
+from .gates import gate_part, gates
 
 __all__ = ["ENCODED_INJECTION", "scan_rows"]
 
@@ -222,6 +223,8 @@ def _custom(detector: Any, text: str) -> list[Finding]:
 
 
 _POLARS_FROM = 64  # batches at least this long are pre-filtered in polars; shorter ones in Python
+_FOLDING = [*map(chr, FOLD), "\u0130", "\u0131"], [*map(chr, FOLD.values()), "I", "i"]  # see _prefilter
+_CHANGED = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _FOLDING[0]) + INVISIBLE + "]"  # what they change
 
 
 @lru_cache(maxsize=1024)
@@ -249,29 +252,47 @@ def _relaxed(pattern: str) -> str:
     return _WORD_BOUNDARY.sub(r"\1", pattern.replace(gr.ASCII_B, ""))
 
 
-def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> np.ndarray:
-    """Which rule may match which text: ``(n texts, n rules)`` booleans. One polars
-    ``str.contains`` per rule over the batch (parallel, in Rust); for a handful of texts the fixed
-    cost of building polars expressions dominates, so they are checked with Python's ``re``."""
+def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> tuple[np.ndarray, np.ndarray]:
+    """Which rule may match which text -> ``(rows, hit)``: the texts any rule may match and their
+    ``(len(rows), n rules)`` booleans (every other text matches none). For a handful of texts the
+    fixed cost of polars expressions dominates, so they are checked with Python's ``re``.
+
+    In polars (parallel, in Rust): texts are folded and stripped only if they hold a character that
+    changes; a few *gates*, each an alternation of several rules (:mod:`memkit.guard.gates`), pick
+    the texts any rule may match, and only those run one ``str.contains`` per rule (most texts match
+    nothing)."""
     if len(texts) < _POLARS_FROM:
         # HIDDEN looks for the invisible characters themselves: it searches the text before stripping
         folded = [fold(t) for t in texts]
         clean = [strip_invisible(t)[0] for t in folded]
-        return np.array(
+        return np.arange(len(texts)), np.array(
             [[bool(_compiled(r.pattern).search(f if r is gr.HIDDEN else c)) for r in rules]
              for f, c in zip(folded, clean, strict=True)], dtype=bool,
         ).reshape(len(texts), len(rules))  # fmt: skip
     # the same fold and stripping in polars: FOLD is fold()'s one-character table; and İ, ı as I, i,
     # which Python's (?i) takes for them (simple case mappings) and Rust's regex does not
-    src = pl.Series("t", texts, dtype=pl.String).str.replace_many(
-        [*map(chr, FOLD), "\u0130", "\u0131"], [*map(chr, FOLD.values()), "I", "i"]
-    )
-    clean = src.str.replace_all(f"[{INVISIBLE}]", "")
-    mask = pl.DataFrame({"t": clean, "raw": src}).select(
-        (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(_relaxed(r.pattern)).alias(f"r{i}")
-        for i, r in enumerate(rules)
-    )  # computed in parallel by polars
-    return mask.to_numpy()  # (n texts, n rules) booleans, one column per rule
+    raw = clean = pl.Series("t", texts, dtype=pl.String)
+    odd = raw.str.contains(_CHANGED).arg_true()  # the texts the fold or the stripping changes
+    if len(odd):
+        folded = raw.gather(odd).str.replace_many(*_FOLDING)
+        raw = raw.clone().scatter(odd, folded)
+        clean = clean.clone().scatter(odd, folded.str.replace_all(f"[{INVISIBLE}]", ""))
+    frame = pl.DataFrame({"t": clean, "raw": raw})
+
+    def contains(r: gr.Rule, pattern: str) -> pl.Expr:
+        return (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(pattern)
+
+    parts = {
+        j: p for j, r in enumerate(rules) if r is not gr.HIDDEN and (p := gate_part(_relaxed(r.pattern)))
+    }
+    rest = [contains(r, _relaxed(r.pattern)) for j, r in enumerate(rules) if j not in parts]  # on their own
+    rows = frame.select(
+        pl.any_horizontal(
+            *(pl.col("t").str.contains(g) for g in gates(list(parts.values()))), *rest
+        ).arg_true()
+    ).to_series()
+    mask = frame[rows].select(contains(r, _relaxed(r.pattern)).alias(f"r{j}") for j, r in enumerate(rules))
+    return rows.to_numpy(), mask.to_numpy().reshape(len(rows), len(rules))
 
 
 def scan_rows(texts: list[str], params: GuardParams) -> dict[int, list[Finding]]:
@@ -285,11 +306,11 @@ def scan_rows(texts: list[str], params: GuardParams) -> dict[int, list[Finding]]
     if not params.enabled or not texts:
         return out
     rules = _rules(params)
-    hit = _prefilter(texts, rules)  # (n texts, n rules) booleans
-    for i in np.flatnonzero(hit.any(axis=1)):  # only rows with at least one candidate match
-        candidates = [r for r, h in zip(rules, hit[i], strict=True) if h]  # in priority order
-        if found := _no_overlaps(_scan_one(texts[i], candidates, rules)):
-            out[int(i)] = found
+    rows, hit = _prefilter(texts, rules)  # the texts a rule may match, (len(rows), n rules) booleans
+    for i, row in zip(rows.tolist(), hit, strict=True):
+        candidates = [r for r, h in zip(rules, row, strict=True) if h]  # in priority order
+        if candidates and (found := _no_overlaps(_scan_one(texts[i], candidates, rules))):
+            out[i] = found
     for det in params.detectors:
         for i, t in enumerate(texts):  # custom detectors (an LLM judge) see every text
             if found := _custom(det, t):

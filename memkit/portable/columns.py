@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from ..errors import MemkitError
 
-__all__ = ["Column", "arrow_array", "arrow_batch", "arrow_type", "polars_type"]
+__all__ = ["Column", "arrow_array", "arrow_batch", "arrow_type", "bulk_insert", "polars_type", "repeated"]
 
 
 class Column(NamedTuple):
@@ -81,25 +81,71 @@ def arrow_type(col: Column) -> pa.DataType:
     return _types(col)[1]
 
 
-def arrow_batch(cols: dict[str, list[Any]], columns: Sequence[Column], emb: np.ndarray) -> pa.Table:
+def arrow_batch(cols: dict[str, Any], columns: Sequence[Column], emb: np.ndarray | None) -> pa.Table:
     """The rows to insert as one Arrow table: every column typed as the table's, plus ``embedding``
-    ``(n, dim)`` as a fixed-size list (pyarrow converts the Python lists in C, column by column).
+    ``(n, dim)`` as a fixed-size list (pyarrow converts the Python lists in C, column by column). A
+    column may also come as an Arrow array already.
 
     >>> batch = arrow_batch({"id": ["a"]}, [Column("id", "VARCHAR", False)], np.ones((1, 2)))
     >>> batch.schema.field("embedding").type
     FixedSizeListType(fixed_size_list<item: float>[2])
     """
     arrays = {c.name: arrow_array(cols[c.name], arrow_type(c)) for c in columns}
-    n, dim = emb.shape
-    flat = np.ascontiguousarray(emb, dtype=np.float32).ravel()  # no copy when it is float32 already
-    arrays["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(flat), dim)
+    if emb is not None:
+        n, dim = emb.shape
+        flat = np.ascontiguousarray(emb, dtype=np.float32).ravel()  # no copy when it is float32 already
+        arrays["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(flat), dim)
     return pa.table(arrays)
+
+
+def repeated(values: Any) -> bool:
+    """Whether ``values`` is a list of 64 or more rows that all hold one value (a bulk write's
+    defaults: its time, its author, no key, no tags); ``==`` in C, so no pass in Python.
+
+    >>> repeated([None] * 64), repeated([None] * 63 + [1]), repeated(["a"] * 8)
+    (True, False, False)
+    """
+    n = len(values)
+    return n >= 64 and isinstance(values, list) and values.count(values[0]) == n
+
+
+def bulk_insert(
+    table: str,
+    cols: dict[str, Any],
+    columns: Sequence[Column],
+    emb: np.ndarray | None = None,
+    *,
+    bind: bool = True,
+) -> tuple[pa.Table, str, list[Any]]:
+    """``INSERT INTO table`` of the rows ``cols`` (and ``emb``, into ``embedding``) -> ``(batch, sql,
+    params)``: ``sql`` reads the Arrow ``batch`` registered as the view ``_view``. A column that holds
+    one value in every row (:func:`repeated`) is one bound parameter cast to the column's type
+    instead: DuckDB does not read it from Arrow a million times (a bulk write's 24 such columns cost
+    ~15% of its insert). ``bind=False`` puts every column in the batch (PostgreSQL copies the batch
+    into a table). ``table`` and the columns' names and types are the store's own.
+
+    >>> batch, sql, params = bulk_insert("t", {"a": ["x", "y"] * 32, "b": [None] * 64},
+    ...                                  [Column("a", "VARCHAR", False), Column("b", "JSON", True)])
+    >>> batch.column_names, sql, params
+    (['a'], 'INSERT INTO t ("a", "b") SELECT "a", CAST(? AS JSON) FROM _view', [None])
+    """
+    same = [c for c in columns if bind and repeated(cols[c.name])]
+    if emb is None and len(same) == len(columns):  # the batch needs a column to have its rows
+        same = same[1:]
+    batch = arrow_batch(cols, [c for c in columns if c not in same], emb)
+    names = ", ".join(f'"{c}"' for c in [*batch.column_names, *(c.name for c in same)])
+    # the type as _TYPES spells it (_types refuses any other): one of a few known names
+    typed = [f"CAST(? AS {c.sql_type.upper()})" for c in same if _types(c)]
+    select = ", ".join([*(f'"{c}"' for c in batch.column_names), *typed])
+    return batch, f"INSERT INTO {table} ({names}) SELECT {select} FROM _view", [cols[c.name][0] for c in same]
 
 
 def arrow_array(values: Any, type_: pa.DataType) -> pa.Array:
     """One column as Arrow: a value repeated in every row (a batch's defaults: its time, its author,
     no key) is converted once, not once per row (a million datetimes take a second otherwise). Not
     a list column's: ``pa.repeat`` of a list is ten times slower than converting a million ``[]``."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):  # converted already (a batch's ids, for its events)
+        return values
     n = len(values)
     nested = pa.types.is_list(type_)
     if n >= 64 and not nested and isinstance(values, list) and values.count(values[0]) == n:

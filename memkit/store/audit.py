@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
 import unicodedata
 from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
 
 from ..guard import identity, scan
-from ..portable.columns import arrow_array
+from ..portable.columns import arrow_array, repeated
 from .core import StoreCore, log_space
 
 __all__ = ["AuditMixin", "digest", "scrub"]
@@ -47,6 +49,11 @@ _REASON = re.compile(
 
 _INTO_EVENTS = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
 _ONE_EVENT = f"{_INTO_EVENTS} VALUES (?, ?, ?, ?, ?, ?)"
+_BULK_EVENTS = {  # (namespace bound, detail bound) -> events from the view _events (ts, op, requester: bound)
+    (space, detail): f"{_INTO_EVENTS} SELECT ?, {'?' if space else 'namespace'}, ?, memory_id, ?,"
+    f" {'CAST(? AS JSON)' if detail else 'detail'} FROM _events"
+    for space in (False, True) for detail in (False, True)
+}  # fmt: skip
 
 
 _DIGEST = re.compile(r"b2:[0-9a-f]{16}\Z")
@@ -148,9 +155,11 @@ class AuditMixin(StoreCore):
         ids: Sequence[str | None],
         requester: str | None,
         details: Sequence[dict[str, Any] | None],
+        id_array: pa.Array | pa.ChunkedArray | None = None,
     ) -> None:
         """One event per id, in one statement (a batch write logs thousands at once: an Arrow view,
-        with the detail JSON written once when every row's detail is the same)."""
+        with the detail JSON written once when every row's detail is the same). ``id_array``: the ids
+        as Arrow already (the batch that inserted their rows)."""
         n = len(ids)
         if not n:
             return
@@ -159,7 +168,9 @@ class AuditMixin(StoreCore):
             namespaces = [names[ns] for ns in namespaces]
         details = list(details)  # (alive while their ids key `made`)
         first = details[0]
-        if all(d is first for d in details):  # a bulk write's rows, alike: one object (not merely ==:
+        if all(
+            map(operator.is_, details, repeat(first))
+        ):  # a bulk write's rows, alike: one object (not merely ==:
             # {"v": 1} == {"v": True}, yet their JSON differs)
             texts = [_json(first)] * n
         else:  # one JSON text per detail object (rows alike may share one)
@@ -175,17 +186,19 @@ class AuditMixin(StoreCore):
                 [ts, list(namespaces), op, list(ids), requester, texts],
             )
             return
-        batch = pa.table({  # a repeated namespace or detail is converted once (arrow_array)
-            c: arrow_array(v, pa.string()) for c, v in (("namespace", list(namespaces)),
-                                                        ("memory_id", list(ids)), ("detail", texts))
-        })  # fmt: skip
+        # a namespace or detail JSON that every event shares is bound once, not read from Arrow per row
+        # (not on a server, where the view is a table filled by COPY: everything goes in it)
+        values = {"namespace": list(namespaces), "detail": texts}
+        bound = {c: v[0] for c, v in values.items() if self._pg is None and repeated(v)}
+        values["memory_id"] = list(ids) if id_array is None else id_array
+        batch = pa.table({c: arrow_array(v, pa.string()) for c, v in values.items() if c not in bound})
         self._db.register("_events", batch)
         try:
             self._run(
-                "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                " SELECT ?, namespace, ?, memory_id, ?, detail FROM _events",
-                [ts, op, requester],
-            )
+                _BULK_EVENTS["namespace" in bound, "detail" in bound],
+                [ts, *([bound["namespace"]] if "namespace" in bound else []), op, requester,
+                 *([bound["detail"]] if "detail" in bound else [])],
+            )  # fmt: skip
         finally:
             with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
                 self._db.unregister("_events")

@@ -56,7 +56,8 @@ def coded(
     """``values`` -> ``code[v]`` each, as ``dtype``; ``grow`` gives an unseen value the next code.
     A batch holds few distinct names and statuses: they are found in C (``dict.fromkeys``), and a
     column of one value (a bulk write's namespace, author, status) is filled, not looked up per row."""
-    distinct = dict.fromkeys(values)
+    one = isinstance(values, list) and len(values) > 0 and values.count(values[0]) == len(values)  # in C
+    distinct = {values[0]: None} if one else dict.fromkeys(values)
     if grow:
         for v in distinct:
             code.setdefault(v, len(code))

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..access import readable_mask
 from ..decay import hours_until
+from ..portable.columns import repeated
 from ..schema import ACCESS, COUNT_MAX, KINDS, LAYERS, STATUSES
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
 from .codes import Codes, among, enum_codes
@@ -137,7 +138,6 @@ class IndexColumns:
         self._set_vectors(s, emb)
         self.ids[s] = cols["id"]
         self.content[s] = cols["content"]
-        self.key[s] = cols["key"]
         self.ns[s] = self.names.encode(cols["namespace"])
         self.owner[s] = self.names.encode(cols["owner"])
         self.creator[s] = self.names.encode(cols["created_by"])
@@ -145,11 +145,8 @@ class IndexColumns:
         self.access[s] = enum_codes(cols["access"], ACCESS)
         self.layer[s] = enum_codes(cols["layer"], LAYERS)
         self.kind[s] = enum_codes(cols["kind"], KINDS)
-        self.importance[s] = cols["importance"]
-        self.half_life_h[s] = cols["half_life_h"]
-        for c in self.TIMES:
-            getattr(self, c)[s] = cols[c]
-        self.access_count[s] = cols["access_count"]
+        for c in ("key", *self.NUMERIC, *self.TIMES):  # a bulk write's one key, time...: one value, filled
+            getattr(self, c)[s] = cols[c][0] if repeated(cols[c]) else cols[c]
         self._expire(s)
         if any(cols["tags"]):  # one (row, tag) pair per tag: (sum(lens),) each
             self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
@@ -157,7 +154,7 @@ class IndexColumns:
             self._tag_rows.append(np.repeat(np.arange(self.n, self.n + m, dtype=np.int32), lens))
             self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
         else:  # no row carries a tag (most batches): no pass over them
-            self.tags[s] = [()] * m
+            self.tags[s].fill(())
         self.row.update(zip(cols["id"], range(self.n, self.n + m), strict=True))
         if self.keyword is not None:  # once built, the BM25 postings follow every append
             self.keyword.add(list(cols["content"]), self.n)

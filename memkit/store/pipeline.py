@@ -23,8 +23,10 @@ stage by stage:
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -120,7 +122,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
 
             # rows alike share one detail object, so their events hold one JSON text; alike by identity
             # (or by value and type), not merely by ==: 1 == True == 1.0, whose JSON differs
-            if n and all(all(x is c[0] for x in c) for c in (status, key, version, extra)):  # a bulk write
+            # (checked in C, map over operator.is_: a generator's Python pass took ~0.1 s per million rows)
+            if n and all(all(map(operator.is_, c, repeat(c[0]))) for c in (status, key, version, extra)):
                 return plan, [detail(status[0], key[0], version[0], extra[0])] * n
             alike: dict[tuple[Any, ...], dict[str, Any]] = {}
             return plan, [
@@ -142,10 +145,10 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 plan, row_details = decide()  # the (serializable) transaction
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
-            self._insert(cols, emb, hashes, new_cache, columns)
+            inserted = self._insert(cols, emb, hashes, new_cache, columns)  # their ids as Arrow, or None
             if before is not None:
                 before()
-            self._events(now, op, cols["namespace"], cols["id"], requester, row_details)
+            self._events(now, op, cols["namespace"], cols["id"], requester, row_details, inserted)
             held = [{"status": "quarantined", "codes": _codes(cols["findings"][i])} for i in quarantined]
             spaces, ids = [cols["namespace"][i] for i in quarantined], [cols["id"][i] for i in quarantined]
             self._events(now, "quarantine", spaces, ids, requester, held)

@@ -14,6 +14,7 @@ so a validity bound compares the same in numpy as in DuckDB; an open bound is th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,7 +24,7 @@ import polars as pl
 
 from ..embed import Embedder, check_embeddings, content_hashes
 from ..errors import ValidationError
-from ..portable.columns import Column, arrow_batch
+from ..portable.columns import Column, bulk_insert
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
 from .files import check_embedder
@@ -51,10 +52,6 @@ _SQL_TYPES = {  # the memories table's type of each Memory field that is not VAR
 _MEMORY_COLUMNS = [Column(c, _SQL_TYPES.get(c, "VARCHAR"), True) for c in (*TABLE_FIELDS, "content_hash")]
 SMALL = 32
 """Batches up to this many rows take the bound-parameter paths (an ``add``); larger ones, Arrow."""
-_INSERT_ROWS = (  # a row batch registered as the view _view, in one statement
-    f"INSERT INTO memories ({COLUMNS}, content_hash, embedding)"
-    f" SELECT {COLUMNS}, content_hash, embedding FROM _view"
-)
 _INSERT_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) SELECT * FROM _view"
 _VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUES "  # + (?, ...) per row
 _VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
@@ -178,19 +175,18 @@ class VectorsMixin(StoreCore):
         hashes: list[str],
         new_cache: dict[str, np.ndarray],
         columns: list[Any] | None = None,
-    ) -> None:
-        """Insert rows (inside a transaction) from one Arrow batch, and the new cache entries.
-
-        ``columns`` (the table's, :class:`~memkit.portable.Column`) types every column ``cols``
-        carries, later migrations' included; without it the Memory fields are inserted."""
+    ) -> Any:
+        """Insert rows (in a transaction) from one Arrow batch, and new cache entries -> the batch's ``id``
+        column (Arrow; None for a few rows, bound values). ``columns`` (the table's columns)
+        types every column ``cols`` carries, later migrations' included; else the Memory fields are."""
+        ids = None
         if columns is None and len(hashes) <= SMALL:  # a few rows: one INSERT with bound values
             self._run(*self._values_rows(cols, hashes, emb))
-        elif columns is None:  # the Memory fields, typed as the table's columns
-            self._with_view(arrow_batch({**cols, "content_hash": hashes}, _MEMORY_COLUMNS, emb), _INSERT_ROWS)
-        else:  # the file format's typing of every column
-            batch = arrow_batch({**cols, "content_hash": hashes}, columns, emb)
-            names = ", ".join(f'"{c}"' for c in batch.column_names)
-            self._with_view(batch, f"INSERT INTO memories ({names}) SELECT {names} FROM _view")
+        else:  # a column of one value is bound once (not on a server: its batch is copied to a table)
+            row, bind = {**cols, "content_hash": hashes}, self._pg is None
+            batch, sql, params = bulk_insert("memories", row, columns or _MEMORY_COLUMNS, emb, bind=bind)
+            self._with_view(batch, sql, params)
+            ids = batch.column("id") if "id" in batch.column_names else None
         if new_cache and len(new_cache) <= SMALL:
             name = self.embedder.name
             self._run(*self._values(_VALUES_CACHE, [[name, h, v.tolist()] for h, v in new_cache.items()]))
@@ -201,6 +197,7 @@ class VectorsMixin(StoreCore):
                 schema_overrides={"embedding": pl.Array(pl.Float32, self.embedder.dim)},
             )  # fmt: skip
             self._with_view(cache.to_arrow(), _INSERT_CACHE)
+        return ids
 
     def _values_rows(
         self, cols: dict[str, list[Any]], hashes: list[str], emb: np.ndarray
@@ -216,15 +213,15 @@ class VectorsMixin(StoreCore):
         one = "(" + "?, " * (len(rows[0]) - 1) + "?::FLOAT[" + str(int(self.embedder.dim)) + "])"
         return head + ", ".join([one] * len(rows)), [v for r in rows for v in r]
 
-    def _with_view(self, table: Any, statement: str) -> None:
-        """Run ``statement`` with the Arrow ``table`` registered as the view ``_view``.
+    def _with_view(self, table: Any, statement: str, params: Sequence[Any] = ()) -> None:
+        """Run ``statement`` (with ``params``) with the Arrow ``table`` registered as the view ``_view``.
 
         DuckDB reads the Arrow buffers in place, so a batch of thousands of rows is one statement
         and no Python loop; the view is unregistered again whatever happens.
         """
         self._db.register("_view", table)
         try:
-            self._run(statement)
+            self._run(statement, params)
         finally:
             with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
                 self._db.unregister("_view")
