@@ -3,6 +3,7 @@ one file each (see :mod:`memkit.store.memory` for the parts and what each adds):
 
 - ``core`` — the connection, transactions and the state every part declares;
 - ``migrations`` — the schema as numbered migrations; ``files`` — open, migrate, compact, close;
+  ``compaction`` — when a file is compacted (after erasures, and a file left due);
 - ``audit`` — the one writer of events; ``vectors`` — embeddings, inserts, the index kept in step;
 - ``index_columns`` and ``index`` — the numpy search index: its columns and masks, and ranking;
 - ``gate`` — the read gate; ``guard`` — the guard stage of every write;

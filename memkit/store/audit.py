@@ -11,7 +11,9 @@ number must not reappear in it. So:
   repeat of the same query without keeping it;
 - caller-supplied detail (``log_context(**detail)``), an imported file's history and export paths
   pass through :func:`scrub`, which keeps tokens (ids, keys, codes, statuses) and the context
-  builder's reasons (``duplicate of 3fa9…``) and digests every other string.
+  builder's reasons (``duplicate of 3fa9…``) and digests every other string;
+- an erasure takes the erased memory's key out of its own events, and out of the ``context`` events
+  whose detail lists it, with every caller string its key or text holds (:func:`without_erased`).
 
 Every event that sets a memory's status carries ``detail.status``: ``frame(as_of=t)`` replays them.
 """
@@ -35,7 +37,7 @@ from ..guard import identity, scan
 from ..portable.columns import arrow_array, repeated
 from .core import StoreCore, log_space
 
-__all__ = ["AuditMixin", "digest", "scrub"]
+__all__ = ["AuditMixin", "digest", "scrub", "without_erased"]
 
 _BULK = 256  # batches of at least this many events go through an Arrow view
 # what caller detail keeps verbatim: ASCII tokens without spaces (ids, keys, codes, statuses) and the
@@ -108,6 +110,46 @@ def scrub(value: Any) -> Any:
         return v
 
     return walk(value)
+
+
+def _fold(text: str) -> str:
+    """``text`` as :func:`digest` compares it: NFKC, case folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def without_erased(detail: Any, erased: Sequence[tuple[str | None, str]], ids: set[str]) -> Any:
+    """The detail of an event that names erased memories (``erased``: each one's key and text), with
+    nothing left of what they said: a string equal to a key is dropped (None; an object key becomes
+    its digest), one that holds a key or a text, or that a key or a text holds (NFKC and case folded,
+    3 characters or more: a topic naming it), becomes its digest. ``ids``, digests, numbers stay; a
+    string that merely occurs in an erased text (a reason such as ``over budget``) is digested too:
+    the rule errs on the side of forgetting.
+
+    >>> without_erased({"ids": ["a1"], "key": "user.city", "topic": "LISBON", "reason": "included"},
+    ...                [("user.city", "lives in Lisbon")], {"a1"})
+    {'ids': ['a1'], 'key': None, 'topic': 'b2:87e0e65d3af6cc76', 'reason': 'included'}
+    """
+    keys = {k for k, _ in erased if k}
+    folded = [_fold(t) for k, t in erased for t in (k, t) if t]
+
+    def said(s: str) -> bool:
+        """Whether ``s`` holds, or is held by, what an erased memory said."""
+        f = _fold(s)
+        return any(f == t or (len(t) >= 3 and t in f) or (len(f) >= 3 and f in t) for t in folded)
+
+    def walk(v: Any, name: bool = False) -> Any:
+        """``v`` rebuilt without the erased memories' keys and text (``name``: an object key)."""
+        if isinstance(v, str):
+            if v in ids or _DIGEST.match(v) or not said(v):
+                return v
+            return digest(v) if name or v not in keys else None
+        if isinstance(v, dict):
+            return {walk(k, True): walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(detail)
 
 
 def _json(detail: dict[str, Any] | None) -> str | None:

@@ -31,6 +31,19 @@ class Codes:
         """Code of a name, or -2 (matches nothing) if never seen."""
         return self.code.get(value, -2)
 
+    def forget(self, values: Sequence[str]) -> None:
+        """Drop names no row uses any more (an erased memory's tags): each leaves the table, and its
+        code is held by a placeholder (``("erased", code)``, never equal to a name), so it is not
+        given again and the codes still in the columns keep their meaning.
+
+        >>> c = Codes(); _ = c.encode(["a", "b"]); c.forget(["a"]); c.lookup("a"), c.encode(["c"]).tolist()
+        (-2, [3])
+        """
+        for v in values:
+            if v is not None and v in self.code:
+                code = self.code.pop(v)
+                self.code[("erased", code)] = code  # type: ignore[index]
+
 
 def among(column: np.ndarray, codes: list[int]) -> np.ndarray:
     """``column`` (int8 enum codes) is one of ``codes`` -> bool mask. One compare per code: over a

@@ -91,7 +91,8 @@ class StoreCore:
     forget_policy: ForgetParams  # forget's default policy
     merge_threshold: float  # consolidate's default threshold
     read_only: bool
-    compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.files)
+    compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.compaction)
+    _due: bool  # an erasure left the file to compact (meta.compact_due; memkit.store.compaction)
     _con: duckdb.DuckDBPyConnection | PgConnection | None  # None once closed
     _pg: PgConnection | None  # the PostgreSQL backend's connection (memkit.store.postgres), else None
     _seen_xid: str  # on a server: the snapshot of the last look (changes it did not see are not applied)

@@ -7,13 +7,9 @@
 - **Embedder check.** The file records which embedder wrote its vectors. Opened with another one
   (or an older version of the same), it opens *stale*: readable, exportable, not writable or
   searchable until :meth:`~memkit.store.vectors.VectorsMixin.reembed` migrates it.
-- **Compaction.** DuckDB frees a deleted row's blocks but does not overwrite them, so erased text would
-  linger in the file. After every erasure (``delete``, ``forget``, a re-derived merge) a file store is
-  rewritten: the tables are copied into a fresh file through Arrow, which then replaces the old one
-  atomically (``os.replace``). Forgetting is then final for the whole file, at a cost proportional to
-  the file's size (about 2 s for 50k memories here); ``MemoryStore(path, compact_on_erase=False)``
-  defers it to :meth:`compact`. A file that also holds tables or views of your own cannot be
-  compacted without losing them: there an erasure is refused (nothing changes) until they move.
+- **Compaction.** Erased text must not linger in the file's free blocks: the file is rewritten
+  after every erasure (:mod:`memkit.store.compaction`), and a file an erasure left due (a failed or
+  interrupted compaction) is compacted when a store opens it writable and when it closes.
 """
 
 from __future__ import annotations
@@ -31,8 +27,8 @@ import polars as pl
 from ..embed import HashEmbedder, check_embedder
 from ..errors import MemkitError, NotFound, ValidationError
 from ..text import INVISIBLE
+from .compaction import TABLES, CompactionMixin
 from .connect import claim, connect, is_database, release
-from .core import StoreCore
 from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS, log_spaces, read_meta
 from .pg_schema import NEVER_ANALYZED, prepare_server
@@ -41,8 +37,6 @@ from .postgres import PgConnection, is_url, redact_url
 __all__ = ["NEEDS_UPGRADE", "FilesMixin", "check_embedder", "is_database"]
 
 NEEDS_UPGRADE = "a read-only open cannot upgrade it"  # in the refusal of an older store's read-only open
-
-TABLES = ("meta", "memories", "events", "embed_cache", "lessons")  # everything a compaction copies
 
 
 @lru_cache(maxsize=1)
@@ -56,15 +50,15 @@ def _folds_to_marks() -> str:
     )
 
 
-class FilesMixin(StoreCore):
-    """The file's life: open (with migrations), compaction, close."""
+class FilesMixin(CompactionMixin):
+    """The file's life: open (with migrations), compaction (when: :mod:`~memkit.store.compaction`), close."""
 
     def _open(self, create: bool) -> None:
         """Connect, migrate, load the index; on any failure close again and raise."""
         self._con, self._depth, self._after, self._stale, self._lesson_cache = None, 0, [], None, {}
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
         self._erased, self._denied = set(), []  # erased / refused in the open transaction (core, deferred)
-        self._pg, self._seen_xid = None, ""  # the PostgreSQL backend (postgres.py, sync.py)
+        self._pg, self._seen_xid, self._due = None, "", False  # postgres.py, sync.py; compaction.py
         self._let_go = weakref.finalize(self, release, None)  # a file store's: _open_file
         if is_url(self.path):  # a server: no file, no lock; many processes may share it
             self._file, url = None, self.path
@@ -82,6 +76,9 @@ class FilesMixin(StoreCore):
             self._embed_query = lru_cache(maxsize=256)(self._embed_query_uncached)  # per store and embedder
             self._open_journal()  # replays the reads a crash left unwritten, before the index loads
             self._load_index()
+            self._compact_if_due("on opening")  # an erasure's compaction that failed or never ran
+            if self._con is None:  # (it could not reconnect: the warning said why)
+                raise MemkitError(f"{self.path} could not be opened again after its compaction")
         except duckdb.Error as e:  # e.g. a truncated file whose header is intact
             self.close()
             raise ValidationError("path", f"{self.path} is not a readable memkit database ({e})") from None
@@ -198,9 +195,11 @@ class FilesMixin(StoreCore):
         read-only store refuses it (MemkitError), as every write.
 
         Steps: a fresh file next to the old one gets the schema (the same migrations) and a copy of
-        every memkit table through Arrow; the old file's log is folded in and the fresh file
-        replaces it with one atomic rename; the store reconnects. If the old file's write-ahead log
-        would not fold in, the fresh copy is dropped and MemkitError raised: nothing is lost.
+        every memkit table through Arrow (less ``meta.compact_due``: it is done); the old file's log
+        is folded in and the fresh file replaces it with one atomic rename; the store reconnects. If
+        the fresh file cannot be written (a full disk), the old file's write-ahead log would not fold
+        in, or the rename fails, the fresh copy is dropped and the error raised: nothing is lost, and
+        the file stays due (see the module doc).
         """
         with self._lock:
             if self._con is None:
@@ -230,6 +229,7 @@ class FilesMixin(StoreCore):
                     migrate(lambda q, p=(): fresh.execute(q, list(p)).fetchall(), dim)
                 for table in TABLES:
                     self._copy_table(table, fresh)
+                fresh.execute("DELETE FROM meta WHERE name = 'compact_due'")  # done, once it replaces
                 if seq:
                     fresh.execute("SELECT setval('event_seq', ?)", [seq])
                 fresh.execute("CHECKPOINT")
@@ -242,92 +242,44 @@ class FilesMixin(StoreCore):
             self._db.close()
             self._con = None
             stuck = Path(self._file + ".wal").exists()  # the old file still needs its log: keep it
-            if stuck:
+            failed: OSError | None = None
+            if not stuck:
+                try:
+                    os.replace(tmp, self._file)  # atomic: a crash leaves either file whole
+                except OSError as e:  # the old file stays, whole: reconnect to it, then say so
+                    failed = e
+            if stuck or failed:
                 Path(tmp).unlink(missing_ok=True)
-            else:
-                os.replace(tmp, self._file)  # atomic: a crash leaves either file whole
             try:  # (no other process came in meanwhile: this store holds the file's lock: connect.py)
                 self._con = connect(self._file)
             except BaseException:
                 self._let_go()
                 raise
+            if failed is not None:
+                raise failed
             if stuck:
                 raise MemkitError(f"{self.path} was not compacted (its write-ahead log would not fold in)")
-
-    def _copy_table(self, table: str, fresh: duckdb.DuckDBPyConnection) -> None:
-        """Copy ``table`` (a name of :data:`TABLES`) into the fresh file, by column name; a column
-        the migrations do not create (one a user added) is added to the copy first."""
-        query = (
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?"
-            " ORDER BY ordinal_position"
-        )
-        have = {r[0] for r in fresh.execute(query, [table]).fetchall()}
-        old = self._run(query, [table])
-        for column in (f'"{name}" {kind}' for name, kind in old if name not in have):
-            fresh.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-        names = ", ".join(f'"{name}"' for name, _ in old)  # quoted: a user's column may be any name
-        # subtle: one Arrow table crosses from one connection to the other, without Python rows
-        fresh.register("_copy", self._db.sql(f"SELECT {names} FROM {table}").to_arrow_table())
-        try:
-            fresh.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _copy")
-        finally:
-            fresh.unregister("_copy")
-
-    def _foreign_tables(self) -> list[str]:
-        """Tables and views in the file that memkit does not own (a user's own)."""
-        rows = self._run(
-            "SELECT table_schema || '.' || table_name FROM information_schema.tables"
-            " WHERE table_catalog = current_database()"
-            " AND NOT (table_schema = 'main' AND table_name IN (SELECT unnest(?::VARCHAR[])))",
-            [list(TABLES)],
-        )
-        return [r[0] for r in rows]
-
-    def _refuse_foreign(self) -> None:
-        """Compaction keeps only memkit's tables, so a file holding anything else is not compacted
-        (and, with ``compact_on_erase``, not erased from): nothing of yours is lost silently."""
-        foreign = self._foreign_tables()
-        if foreign:
-            raise MemkitError(
-                f"{self.path} also holds {', '.join(foreign[:3])}: compacting the file (which an erasure"
-                " does, so that nothing erased stays in it) would lose them. Move them to another file,"
-                " or open the store with compact_on_erase=False and call store.compact() once they are gone"
-            )
-
-    def _check_compactable(self) -> None:
-        """Called by every erasure before it writes: refused first when the compaction after it
-        could not run, so nothing changes."""
-        if self.compact_on_erase and self._file:
-            self._refuse_foreign()
-
-    def _compact_after_erase(self) -> None:
-        """Called by every erasure once it is written: compact after the commit (once per transaction)."""
-        if self.compact_on_erase and self._file and self.compact not in self._after:
-            self._on_commit(self.compact)
-        elif self._pg is not None and self._vacuum not in self._after:
-            self._on_commit(self._vacuum)
+            self._due = False
 
     def _analyze(self) -> None:
         """On a server, statistics after a large write: not knowing a bulk load's rows, the planner sorts
         a whole namespace instead of asking the HNSW index (120 ms instead of 17 at 100k)."""
         self._run("ANALYZE memories")
 
-    def _vacuum(self) -> None:
-        """On a server, an erasure is followed by VACUUM (the audit log too: an erasure rewrites its events);
-        the server's write-ahead log and backups are the operator's to expire."""
-        self._run("VACUUM memories, embed_cache, lessons, events")
-
     # ---------------------------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        """Write the deferred reads and close the database (idempotent). A file is checkpointed by
-        DuckDB on close."""
+        """Write the deferred reads, compact the file if an erasure left it due (see
+        :mod:`~memkit.store.compaction`; a failure is a warning) and close the database
+        (idempotent). A file is checkpointed by DuckDB on close."""
         with self._lock:
             if self._con is not None:
                 try:
                     self._close_journal()  # the deferred reads are written first
+                    self._compact_if_due("on close")
                 finally:  # even if that fails: the connection closes and the file is free again
-                    self._con.close()
-                    self._con = None
+                    if self._con is not None:  # (None: a compaction that could not reconnect)
+                        self._con.close()
+                        self._con = None
                     self._let_go()
 
     def __enter__(self) -> FilesMixin:

@@ -6,7 +6,8 @@ commits to DuckDB first and then applies the same change here (append rows, chan
 rows). If an update here ever failed half-way, the store drops the index and reloads it from DuckDB.
 
 The columns, their updates and the read gate as a mask are :class:`~memkit.store.index_columns.IndexColumns`
-(names are held as small integer codes, so masks are integer comparisons over contiguous arrays).
+(names are held as small integer codes, so masks are integer comparisons over contiguous arrays;
+:meth:`SearchIndex.erase` also drops an erased tag's code once no live row carries it).
 :class:`SearchIndex` adds :meth:`SearchIndex.rank`, which scores the rows the mask lets through
 with the one formula of :mod:`memkit.scoring`:
 
@@ -46,6 +47,24 @@ class SearchIndex(IndexColumns):
     # query no memory resembles) would be rescored (10k memories: 1.6 -> 3.1 ms a search). The int8
     # index checks (its codes err by ~1e-3), up to 256 rows, read from DuckDB
     widen_at_most = 0
+
+    def erase(self, ids: Sequence[str]) -> None:
+        """:meth:`IndexColumns.erase <memkit.store.index_columns.IndexColumns.erase>`, and a tag of
+        the erased rows leaves the tag code table once no live row carries it (the table would keep an
+        erased tag's text): their (row, tag) pairs go, in numpy, only when an erased row had tags."""
+        tags = {t for r in np.atleast_1d(self.rows(ids)).tolist() for t in self.tags[r]}  # (blanked next)
+        super().erase(ids)
+        if not tags:
+            return
+        codes = {t: self.tag_codes.lookup(t) for t in tags}
+        with self._serial:  # (a ranking concatenates the pairs under it too: _has_any_tag)
+            if not self._tag_rows:
+                return
+            rows, vals = np.concatenate(self._tag_rows), np.concatenate(self._tag_vals)
+            live = self.status[rows] != DELETED
+            self._tag_rows, self._tag_vals = [rows[live]], [vals[live]]
+            used = set(np.unique(vals[live]).tolist())
+        self.tag_codes.forget([t for t, c in codes.items() if c not in used])
 
     def rank(
         self,

@@ -6,10 +6,13 @@
 - a merged memory one of whose members is erased is *re-derived* from the members that remain
   (:func:`memkit.consolidate.remerge`: text, survivor and embedding), and so is any merge built on
   it; with no member left it is erased too. Lineage (``merged_from``) keeps ids only;
-- cached embeddings of the erased texts go (unless another memory has the same text), lessons keep
-  their vector but lose the text, events keep ids and numbers only (:mod:`memkit.store.audit`);
-- after the commit, a file store is compacted (:meth:`~memkit.store.files.FilesMixin.compact`), so
-  the text is not left in the file's free blocks either.
+- cached embeddings of the erased texts go, and of the texts a re-derived merge held before (unless
+  another memory still has the same text), lessons keep their vector but lose the text, events keep
+  ids and numbers only (:mod:`memkit.store.audit`): the memory's key leaves its own events, and a
+  ``context`` event that names it in its detail loses the key and every caller string the memory's
+  key or text holds (:func:`~memkit.store.audit.without_erased`);
+- the file is marked due for compaction in the same transaction, and compacted after the commit
+  (:mod:`memkit.store.compaction`), so the text is not left in the file's free blocks either.
 
 **Maintenance sees the store as it was at ``now``.** ``consolidate``, ``forget`` and ``analyze``
 work on the memories written by ``now`` (``created_at <= now``); ``consolidate`` and the merge plan
@@ -19,6 +22,7 @@ of ``analyze`` only on those valid at ``now``. With a ``requester``, only what i
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +34,7 @@ from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
 from ..params import ForgetParams, GuardParams, check_number
 from ..schema import check_name
+from .audit import without_erased
 from .files import FilesMixin
 from .rederive import RederiveMixin
 from .versions import after
@@ -37,9 +42,40 @@ from .versions import after
 __all__ = ["MaintainMixin"]
 
 
-_FOUND = (  # the rows an erasure takes, with what a merge of them needs to know
-    "SELECT id, namespace, updated_at, access_count, importance, last_access_at FROM memories"
-    " WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+def _ids(detail: Any) -> set[str]:
+    """The ids a context event's detail names: its ``ids`` and every ``id`` field (``dropped``).
+
+    >>> sorted(_ids({"ids": ["a1", "b2"], "dropped": [{"id": "c3", "reason": "over budget"}], "k": "x"}))
+    ['a1', 'b2', 'c3']
+    """
+    if isinstance(detail, list):
+        return {i for v in detail for i in _ids(v)}
+    if not isinstance(detail, dict):
+        return set()
+    ids = detail.get("ids")
+    found = {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+    if isinstance(detail.get("id"), str):
+        found.add(detail["id"])
+    return found.union(*(_ids(v) for k, v in detail.items() if k != "ids"))
+
+
+_FOUND = (  # the rows an erasure takes, with what a merge of them and the cleanup need to know
+    "SELECT id, namespace, updated_at, access_count, importance, last_access_at, key, content, content_hash"
+    " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+)
+# the cached vectors of texts an erasure removed (?: their hashes) that no memory holds any more
+_UNCACHE = (
+    "DELETE FROM embed_cache WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))"
+    " AND content_hash NOT IN (SELECT content_hash FROM memories)"
+)
+# context events whose detail mentions one of the ids the pattern ? names (then checked in Python)
+_CONTEXTS = (
+    "SELECT seq, d FROM (SELECT seq, CAST(detail AS VARCHAR) AS d FROM events WHERE op = 'context') e"
+    " WHERE regexp_matches(d, ?)"
+)
+_SET_DETAIL = (
+    "UPDATE events SET detail = u.d FROM"
+    " (SELECT unnest(?::BIGINT[]) AS s, unnest(?::JSON[]) AS d) u WHERE events.seq = u.s"
 )
 # the members of the merges in ?, in the merge's own namespace and access group (a lineage that
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
@@ -96,7 +132,8 @@ class MaintainMixin(RederiveMixin, FilesMixin):
             """The erasure: rows, cached vectors, events, re-derived merges, lessons' texts."""
             found = self._run(_FOUND, [gone])
             spaces = {r[0]: r[1] for r in found}
-            was = {r[0]: r[3:] for r in found}  # count, importance, last access (for a re-derived merge)
+            was = {r[0]: r[3:6] for r in found}  # count, importance, last access (for a re-derived merge)
+            said = {r[0]: (r[6], r[7]) for r in found}  # key and text, for the log's cleanup
             # the merges holding an erased text (not those erased with it)
             parents = [p for p in self._merges_of(list(spaces)) if p["id"] not in spaces]
             # dated just after the last change of what it erases or re-derives, if `now` is earlier: a
@@ -108,17 +145,17 @@ class MaintainMixin(RederiveMixin, FilesMixin):
             # _rederive erases with it
             erased = [i for i in gone if i in spaces]
             details = [d for i, d in zip(gone, events, strict=True) if i in spaces]
-            # a cached vector would let someone confirm a guess of what was erased (unless another
-            # memory still has the same text); a lesson keeps its vector, not the text
-            self._run("CREATE OR REPLACE TEMP TABLE _gone AS SELECT content_hash FROM memories"
-                      " WHERE id IN (SELECT unnest(?::VARCHAR[]))", [erased])  # fmt: skip
             self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [erased])
-            self._run("DELETE FROM embed_cache WHERE content_hash IN (SELECT content_hash FROM _gone)"
-                      " AND content_hash NOT IN (SELECT content_hash FROM memories)")  # fmt: skip
-            self._run("DROP TABLE _gone")
             self._events(at, op, [spaces[i] for i in erased], erased, requester, details)
-            rederived[:] = self._rederive(erased, op, at, requester, parents, was)
-            self._forget_in_log(erased)
+            before: dict[str, tuple[Any, ...]] = {}  # merges re-derived or erased: (key, text, hash) before
+            rederived[:] = self._rederive(erased, op, at, requester, parents, was, before)
+            # a cached vector would let someone confirm a guess of what was erased (unless another
+            # memory still has the same text); a lesson keeps its vector, not the text. After the
+            # re-derivation: a merge held its survivor's text (and hash) until then
+            self._run(_UNCACHE, [[r[8] for r in found] + [b[2] for b in before.values()]])
+            said.update({i: b[:2] for i, b in before.items() if i not in said})
+            self._forget_in_log(erased, said)
+            self._mark_compaction_due()
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._erased.update(changed)  # the index's copies hold it too: hidden until the commit
             self._run(
@@ -137,26 +174,35 @@ class MaintainMixin(RederiveMixin, FilesMixin):
         self._compact_after_erase()
         return done
 
-    def _forget_in_log(self, erased: list[str]) -> None:
-        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...);
-        selected by memory id, which both backends index."""
+    def _forget_in_log(self, erased: list[str], said: dict[str, tuple[str | None, str]]) -> None:
+        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...;
+        selected by memory id, which both backends index), and the ``context`` events that name one
+        in their detail (``log_context``: ids, the caller's tokens) lose its key and what the caller
+        wrote of it (:func:`~memkit.store.audit.without_erased`; ``said``: id -> key, text)."""
         rows = self._run(
             "SELECT seq, detail FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
             " AND detail->>'key' IS NOT NULL",
             [erased],
         )
-        seqs, details = [], []
+        changed: dict[int, Any] = {}  # seq -> its new detail
         for seq, text in rows:  # the events of the erased memories
             detail = json.loads(text)
             detail["key"] = None
-            seqs.append(seq)
-            details.append(json.dumps(detail, ensure_ascii=False))
-        if seqs:
-            self._run(
-                "UPDATE events SET detail = u.d FROM"
-                " (SELECT unnest(?::BIGINT[]) AS s, unnest(?::JSON[]) AS d) u WHERE events.seq = u.s",
-                [seqs, details],
-            )
+            changed[seq] = detail
+        listing: dict[int, str] = {}  # the context events that mention an erased id
+        for start in range(0, len(erased), 1000):  # (a forget may erase thousands: patterns stay small)
+            pattern = "|".join(re.escape(i) for i in erased[start : start + 1000])
+            listing.update(self._run(_CONTEXTS, [pattern]))
+        gone = set(erased)
+        for seq, text in listing.items():
+            detail = changed.get(seq, json.loads(text))
+            ids = _ids(detail)
+            named = [said[i] for i in gone & ids if i in said]  # (a mention may be another string)
+            if named and (clean := without_erased(detail, named, ids)) != detail:
+                changed[seq] = clean
+        if changed:
+            details = [json.dumps(d, ensure_ascii=False) for d in changed.values()]
+            self._run(_SET_DETAIL, [list(changed), details])
 
     def forget(
         self,

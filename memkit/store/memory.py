@@ -8,6 +8,7 @@ part                what it does
 ==================  ===========================================================================
 ``core``            connection, transactions (``transaction()``), the declared state
 ``files``           open (lock, hardening, migrations, embedder check), ``compact``, ``close``
+``compaction``      when a file is compacted: after erasures; a due file at open and close
 ``audit``           the one audit writer (events never hold memory text)
 ``vectors``         embedding cache, inserts, the derived numpy index, ``reembed``
 ``gate``            the read gate: namespace, access, status, validity; reads by id
@@ -93,7 +94,10 @@ class MemoryStore(
         (the CLI never creates a database by accident).
     compact_on_erase : bool
         Rewrite the file after every erasure so that nothing erased survives in its free blocks
-        (default; see :mod:`memkit.store.files`). ``False`` defers it to :meth:`compact`.
+        (default), and at open and close when an erasure left the file due (a compaction that
+        failed or never ran; a failure is a RuntimeWarning, the erasure stands). ``False`` defers it
+        to :meth:`compact`: the file stays due, for you or the next store opened with the default
+        (see :mod:`memkit.store.compaction`).
     index : {"exact", "int8", "hnsw"}
         The in-memory search index. ``"exact"`` (default) keeps the float32 embedding matrix;
         ``"int8"`` keeps int8 codes (0.26x the memory), scans them faster than the float32 floor

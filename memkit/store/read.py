@@ -245,8 +245,11 @@ class ReadMixin(GateMixin, VectorsMixin):
         **detail: Any,
     ) -> None:
         """Audit which memories entered a prompt: one ``context`` event (``detail.ids``; used by
-        :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?"). Free text
-        in ``detail`` is kept as a digest (the log holds no memory text)."""
+        :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?"). ``detail``
+        passes through :func:`~memkit.store.audit.scrub`: ASCII tokens without spaces (ids, keys,
+        codes, statuses) and the context builder's reasons stay, every other string (free text, or
+        anything the guard flags) becomes a digest. Once a listed memory is erased, its key and any
+        token its key or text holds leave the event too (:func:`~memkit.store.audit.without_erased`)."""
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)

@@ -69,13 +69,16 @@ class RederiveMixin(MergeMixin):
         requester: str | None,
         parents: list[dict[str, Any]] | None = None,
         was: dict[str, tuple[Any, ...]] | None = None,
+        before: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[dict[str, Any]]:
         """Inside an erasure dated ``at``: re-derive every merge that held an erased text from the
         members of its own group that remain (text, survivor, embedding and every merged field), up
         the lineage; a merge with none left is erased too (its id joins ``erased``) -> the re-derived
         rows as they are now. ``parents``: the merges of ``erased``, if the caller has them; ``was``:
         the erased rows' access count, importance and last access
-        (:func:`~memkit.store.merge.own_reinforcement`)."""
+        (:func:`~memkit.store.merge.own_reinforcement`); ``before``, if given, collects every merge it
+        re-derives or erases as it was: id -> ``(key, content, content_hash)`` (the erasure drops that
+        text's cached vector too, and a log entry naming it)."""
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         was = {} if was is None else was  # rows this erasure changes -> (count, importance, last) before
         frontier = list(erased)
@@ -83,6 +86,8 @@ class RederiveMixin(MergeMixin):
             parents = self._merges_of(frontier) if parents is None else parents
             frontier = []
             for p in parents:  # merges are few; each re-derived once per erased member
+                if before is not None:  # (as before this erasure: what a cache or an event may hold)
+                    before.setdefault(p["id"], (p["key"], p["content"], content_hash(p["content"])))
                 now = after(at, p["updated_at"])  # (a merge changed after the erasure's `now`: after it)
                 group = [p["merged_from"], p["namespace"], p["access"], p["owner"], p["created_by"]]
                 members = self._sql(_GROUP_MEMBERS, group).to_dicts()
