@@ -563,8 +563,17 @@ class StoreMachine(RuleBasedStateMachine):
         ]  # fmt: skip
         expect: dict[str, str] = {}
         unsure: set[str] = set()
+        # the members of a live merge (and of merges among them) go with it, never on their own
+        held: set[str] = set()
+        frontier = [
+            m for r in considered if r.status in ("active", "conflict", "quarantined") for m in r.merged_from
+        ]
+        while frontier:
+            new = [m for m in frontier if m in self.rows and m not in held]
+            held |= set(new)
+            frontier = [x for m in new for x in self.rows[m].merged_from]
         for r in considered:
-            if r.status not in ("active", "superseded") or r.protected:
+            if r.status not in ("active", "superseded") or r.protected or r.id in held:
                 continue
             s = round(r.strength(self.now), 6)
             if r.valid_until is not None and r.valid_until <= self.now:
