@@ -321,6 +321,16 @@ def test_the_words_that_carry_meaning_are_compared(message, texts, expected) -> 
         ("记住他从不说谢谢", "他从不说谢谢"),
         ("记住我要谢谢你", "我要谢谢你"),
         ("forget thanks", "thanks"),  # nothing else would be left
+        # final review (helper 82): 谢了 ends words, and what follows a colon or a speech verb was said
+        ("记住花已经凋谢了", "花已经凋谢了"),
+        ("记住昙花谢了", "昙花谢了"),
+        ("记住他昨天向我道谢了", "他昨天向我道谢了"),
+        ("记住我们说好了不用客气不用谢了", "我们说好了不用客气不用谢了"),
+        ("记住他说了谢谢", "他说了谢谢"),
+        ("忘掉我喜欢拿铁，谢了", "我喜欢拿铁"),
+        ("remember my favourite song: Thank You", "my favourite song: Thank You"),
+        ("remember my password hint: please", "my password hint: please"),
+        ("remember my favorite band is called Please Please", "my favorite band is called Please Please"),
     ],
 )  # fmt: skip
 def test_thanks_and_please_closing_a_command_are_not_its_payload(message, payload) -> None:

@@ -206,3 +206,18 @@ def test_update_memory_of_another_writers_private_current_value_is_refused_as_ad
     assert updated.replace("update_memory", "add_memory") == added and "AccessDenied" in added
     assert plan.id not in added
     assert_unchanged(store, before, denied=2)  # audited alike
+
+
+@pytest.mark.parametrize("policy", ["flag", "supersede"])
+def test_an_approval_changes_only_what_the_held_writes_writer_could(policy: str) -> None:
+    """Final review (helper 82): approve planned as the operator, so releasing bob's held write
+    superseded (or, under flag, replaced as a twin) alice's private pending value, which bob's own
+    write leaves pending."""
+    guard = mk.GuardParams(extra_injection_patterns=("zzq",))
+    with mk.MemoryStore(guard=guard) as store:
+        _, alice = seed(store)  # under flag: alice's value waits
+        store.conflict_policy = policy
+        held = store.add(SECRET + " zzq", namespace=NS, requester="bob", key="office", now=NOW + 2 * MIN)
+        assert held.status == "quarantined"
+        store.approve(held.id, namespace=NS, now=NOW + 3 * MIN)
+        assert store.get(alice, namespace=NS).status == "conflict"

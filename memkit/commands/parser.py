@@ -99,7 +99,8 @@ def _polite_tail_off(payload: str) -> str:
         return payload
     head, sep = payload[: m.start()], m.group("sep") or ""
     if not sep.strip():  # no comma: a word boundary ("displease" keeps its end), and not what was said
-        if not sep and head[-1].isascii() or _in.POLITE_SAID.search(head):
+        bare = not sep and (head[-1].isascii() or not m.group(0).startswith(_in.POLITE_ZH_BARE))
+        if bare or _in.POLITE_SAID.search(head):
             return payload
     return head.rstrip(_in.TRAIL) or payload
 

@@ -183,11 +183,15 @@ POLITE_TAIL = re.compile(
     re.IGNORECASE,
 )
 # the word before it that makes it what was said: "she never says please", "hard to please", "no
-# thanks", "my dog is called Thanks", 他从不说谢谢, 我要谢谢你
+# thanks", "my dog is called Thanks", "Please Please", "my song: Thank You", 他从不说谢谢, 他说了谢谢,
+# 我要谢谢你
 POLITE_SAID = re.compile(
-    r"(?:\b(?:say|says|said|saying|tell|tells|told|write|writes|wrote|word|called|named|is|was|are|be|a|the|to|no|and|or)|[说讲写句声叫是要想得该会很不没])$",
+    r"(?:\b(?:say|says|said|saying|tell|tells|told|write|writes|wrote|word|called|named|is|was|are|be|a|the"
+    r"|to|no|and|or|please|thanks|thank)|[:：说讲写句声叫是要想得该会很不没]|[说讲写道]了)$",
     re.IGNORECASE,
 )
+# straight after a Chinese character only these are thanks (谢了 / 谢啦 end words: 凋谢了, 道谢了, 不用谢了)
+POLITE_ZH_BARE = ("谢谢", "多谢")
 
 
 def norm(text: str) -> str:

@@ -126,11 +126,13 @@ class ReviewMixin(PipelineMixin):
 
             def decide() -> Any:
                 """The stored row as a batch of one, asking to go live: the version plan decides the
-                rest, planned as the operator's (releasing it is the reviewer's decision)."""
+                rest, planned as the operator's (releasing it is the reviewer's decision), changing only
+                the versions its writer could change (another's private pending value stays)."""
                 cols.clear()
                 cols.update({c: [v] for c, v in row.items()})
                 cols["status"], cols["supersedes"] = ["active"], [None]
-                return self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id])
+                return self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id],
+                                           writer=row.get("created_by") or row.get("owner"))  # fmt: skip
 
             plan = decide()  # before the transaction: "strict" refuses with nothing written
             status = cols["status"][0]  # active, or conflict under "flag"

@@ -8,14 +8,14 @@ answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
 - only an *expired* version (``valid_until <= now``) leaves its key's slot; a version that starts
   later already holds it, or two versions would both be current once it starts;
 - a non-public slot may only get a new version from its owner or creator (or the operator);
-- a write changes only versions the requester may change (public ones, or its own): another writer's
-  protected or private pending version stays pending whatever the policy, and whatever its value;
+- a write changes only versions its writer may change (public ones, or its own; an approval: the
+  quarantined row's writer): another's non-public pending version stays, whatever the policy and value;
 - under ``flag``, a requester's update of its own fact (the current version's owner or creator,
   from the same source) supersedes it at once; a different writer's value waits as a conflict;
 - a quarantined write takes the next version number but changes no other version until approved.
 
-Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch)
-are planned without a Python loop; only keys that meet other versions are decided one by one.
+Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch) are
+planned without a Python loop; only keys that meet other versions are decided one by one.
 
 A worked example under ``flag``: ``deploy.url`` holds ``a`` (v1, active, written by alice). bob
 writes ``b``: v2 becomes ``conflict`` against v1, and both stay live until ``resolve``. alice then
@@ -120,6 +120,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         exclude: list[str] | None = None,
         keep_consistent: bool = False,
         given: list[Any] | None = None,
+        writer: str | None = None,
     ) -> VersionPlan:
         """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
         place) -> the changes to stored versions. Raises ConflictError (``strict``) or
@@ -129,6 +130,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         own statuses (its versions numbered after the stored ones) when they are consistent: at
         most one active version holding at ``now``. Otherwise the file's versions are decided in
         version order, like writes. ``given``: the keys before the guard (:meth:`_stored_versions`).
+        ``writer``: whose versions the write may change, when not ``requester``'s (an approval).
         """
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
@@ -141,10 +143,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
         stored = self._stored_versions(cols, keyed, now, exclude or [], given)  # one query: the whole batch
         self._check_slots(stored, requester, now)
         # another writer's non-public versions: this write leaves them as they are (a pending one too)
-        fixed: set[str] = set()
-        if requester is not None:  # acl.can_modify over the column: the operator may change any
-            mine = pl.col("owner").eq_missing(requester) | pl.col("created_by").eq_missing(requester)
-            fixed = set(stored.filter((pl.col("access") != "public") & ~mine)["id"].to_list())
+        writer = requester if writer is None else writer  # acl.can_modify over the column (operator: any)
+        mine = pl.col("owner").eq_missing(writer) | pl.col("created_by").eq_missing(writer)
+        fixed = set() if writer is None else set(stored.filter((pl.col("access") != "public") & ~mine)["id"])
         groups: dict[tuple[str, str], list[int]] = {}  # (namespace, key) -> its rows, in batch order
         for i in keyed:
             groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
@@ -167,9 +168,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         return plan
 
     def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
-        """AccessDenied (audited) when a key of ``stored`` (:meth:`_stored_versions`) is held by a
-        current non-public version ``requester`` may not change: only its owner or creator may write
-        that key's next version."""
+        """AccessDenied (audited) when a key of ``stored`` (:meth:`_stored_versions`) is held by a current
+        non-public version ``requester`` may not change: only its owner or creator writes its next version."""
         for row in stored.filter(
             (pl.col("status") == "active") & pl.col("valid_now") & (pl.col("access") != "public")
         ).to_dicts():
