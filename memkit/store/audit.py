@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from ..guard import identity, scan
 from ..portable.columns import arrow_array, repeated
+from ..text import normalize
 from .core import StoreCore, log_space
 
 __all__ = ["AuditMixin", "digest", "scrub", "without_erased"]
@@ -112,15 +113,10 @@ def scrub(value: Any) -> Any:
     return walk(value)
 
 
-def _fold(text: str) -> str:
-    """``text`` as :func:`digest` compares it: NFKC, case folded."""
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
 def without_erased(detail: Any, erased: Sequence[tuple[str | None, str]], ids: set[str]) -> Any:
     """The detail of an event that names erased memories (``erased``: each one's key and text), with
     nothing left of what they said: a string equal to a key is dropped (None; an object key becomes
-    its digest), one that holds a key or a text, or that a key or a text holds (NFKC and case folded,
+    its digest), one that holds a key or a text, or that a key or a text holds (memkit.text.normalize,
     3 characters or more: a topic naming it), becomes its digest. ``ids``, digests, numbers stay; a
     string that merely occurs in an erased text (a reason such as ``over budget``) is digested too:
     the rule errs on the side of forgetting.
@@ -130,11 +126,11 @@ def without_erased(detail: Any, erased: Sequence[tuple[str | None, str]], ids: s
     {'ids': ['a1'], 'key': None, 'topic': 'b2:87e0e65d3af6cc76', 'reason': 'included'}
     """
     keys = {k for k, _ in erased if k}
-    folded = [_fold(t) for k, t in erased for t in (k, t) if t]
+    folded = [normalize(t) for k, t in erased for t in (k, t) if t]
 
     def said(s: str) -> bool:
         """Whether ``s`` holds, or is held by, what an erased memory said."""
-        f = _fold(s)
+        f = normalize(s)
         return any(f == t or (len(t) >= 3 and t in f) or (len(f) >= 3 and f in t) for t in folded)
 
     def walk(v: Any, name: bool = False) -> Any:
