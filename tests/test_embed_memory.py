@@ -87,8 +87,8 @@ def test_fresh_embedders_say_so_and_a_bulk_load_keeps_their_vectors() -> None:
     with mk.MemoryStore() as store:
         store.add_many(pl.DataFrame({"content": texts}), namespace="u", now=NOW)
         ix = store._index
-        # the store checks and normalizes what the embedder returns (again): the same as on a copy
-        np.testing.assert_array_equal(ix.vectors(np.arange(3000)), l2_normalize(HashEmbedder().embed(texts)))
+        # the store checks what the embedder returns; rows already of unit length are kept bit for bit
+        np.testing.assert_array_equal(ix.vectors(np.arange(3000)), HashEmbedder().embed(texts))
 
 
 class _Memo(HashEmbedder):
@@ -125,3 +125,38 @@ def test_a_converted_copy_is_normalized_in_place_and_the_input_kept() -> None:
     assert out.dtype == np.float32 and x.tolist() == [[3.0, 4.0]]
     np.testing.assert_array_equal(out, l2_normalize(np.array([[3.0, 4.0]], np.float32)))
     assert check_embeddings([[3, 4]], 1, 2).tolist() == out.tolist()  # a list: same numbers
+
+
+def test_given_unit_vectors_are_stored_exactly_and_never_adopted() -> None:
+    """A caller's vectors already of unit length are kept bit for bit (dividing by a norm within float32
+    rounding of 1 would move their last bits), and the store keeps its own copy: changing the caller's
+    array afterwards, or erasing a row, touches only one side."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((500, 384), dtype=np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    assert not np.array_equal(x, l2_normalize(x))  # a second division would move some bits
+    given = x.copy()
+    with mk.MemoryStore(embedder=HashEmbedder(dim=384)) as store:
+        store.add_many(pl.DataFrame({"content": [f"m{i}" for i in range(500)], "embedding": given}),
+                       namespace="u", now=NOW)  # fmt: skip
+        stored = np.vstack(store.frame("u", include_embedding=True)["embedding"].to_numpy())
+        np.testing.assert_array_equal(stored, x)
+        np.testing.assert_array_equal(store._index.vectors(np.arange(500)), x)
+        store.delete(store.frame("u")["id"][0], namespace="u", now=NOW)
+        np.testing.assert_array_equal(given, x)  # the erasure zeroed the store's row, not the caller's
+        given[:] = 0  # the caller's array changes: the store's does not
+        np.testing.assert_array_equal(store._index.vectors(np.arange(1, 500)), x[1:])
+    arr = np.ones((2, 4), np.float32) / 2
+    out = check_embeddings(arr, 2, 4)
+    assert not out.flags.writeable and np.shares_memory(out, arr)  # handed on read-only, not copied
+    mixed = np.array([[0.6, 0.8], [3.0, 4.0], [0.0, 0.0]], np.float32)
+    assert check_embeddings(mixed, 3, 2).tolist() == [[0.6000000238418579, 0.800000011920929]] * 2 + [[0, 0]]
+
+
+def test_a_batch_of_new_ids_is_ascending_and_random() -> None:
+    from memkit.portable.rows import new_ids
+
+    a, b = new_ids(5000), new_ids(5000)
+    assert a == sorted(a) and b == sorted(b) and len(set(a) | set(b)) == 10_000
+    assert all(len(i) == 16 and int(i, 16) >= 0 for i in a)
+    assert int(a[0], 16) < 2**64 // 100 and int(a[-1], 16) > 2**64 - 2**64 // 100  # spread over 64 bits

@@ -70,6 +70,9 @@ def content_hashes(texts: Iterable[str]) -> list[str]:
 
 _ROWS = 8192  # rows per block of l2_normalize's norms
 
+UNIT_TOLERANCE = 1e-5
+"""A vector whose length is within this of 1 is of unit length: :func:`check_embeddings` keeps it exact."""
+
 
 def own_embed(embedder: Any, cls: type) -> bool:
     """``embedder`` embeds with ``cls.embed`` itself (a subclass may not): its ``fresh_output``."""
@@ -121,9 +124,26 @@ def check_embeddings(
         raise ValidationError(
             field, "has a row too large to normalize (its squared length overflows float32)"
         )
-    # in place when the array is the caller's to change (fresh) or a conversion made here
+    # a row already of unit length (or zero) is kept exact: dividing it by its norm would only move its
+    # last bits, and given unit rows need no normalized copy
+    norms = np.sqrt(squares)[:, None]  # (n, 1), float32
+    norms[(np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0)] = 1.0
+    # the array is ours to change when it is the caller's to change (fresh) or a conversion made here
     own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
-    return l2_normalize(arr, inplace=(own or (fresh and arr is x)) and arr.flags.writeable)
+    mine = (own or (fresh and arr is x)) and arr.flags.writeable
+    if (norms == 1.0).all():  # nothing to divide; someone else's array is handed on read-only, so
+        return arr if mine else _read_only(arr)  # whoever keeps it copies
+    if mine:
+        arr /= norms
+        return arr
+    return arr / norms
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` (the search index adopts only arrays it may own: it copies this)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 @lru_cache(maxsize=1 << 16)

@@ -63,8 +63,10 @@ WRITABLE = WRITABLE_FIELDS
 
 def new_ids(n: int) -> list[str]:
     """``n`` short random ids, 16 hex characters each (64 bits; collisions are negligible below 10^8
-    memories), from one call to the OS's random source."""
-    h = os.urandom(8 * n).hex()
+    memories), from one call to the OS's random source, in ascending order: a batch's rows then enter
+    the id key's index in order (a million random ids in random order took DuckDB ~30% longer to
+    insert); each id is as random as before, only their order within one call is known."""
+    h = np.sort(np.frombuffer(os.urandom(8 * n), dtype=np.uint64)).astype(">u8").tobytes().hex()
     return [h[i : i + 16] for i in range(0, 16 * n, 16)]
 
 
