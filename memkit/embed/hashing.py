@@ -33,9 +33,12 @@ import numpy as np
 from ..errors import ValidationError
 from ..params import check_number
 from ..schema import check_name
-from ..text import tokenize
+from ..text import light_stem, tokenize
 
-__all__ = ["Embedder", "HashEmbedder", "check_embedder", "check_embeddings", "content_hash", "l2_normalize"]
+__all__ = [
+    "Embedder", "HashEmbedder", "check_embedder", "check_embeddings", "clear_word_caches", "content_hash",
+    "l2_normalize",
+]  # fmt: skip
 
 
 @runtime_checkable
@@ -161,6 +164,20 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
     """Feature -> (bucket in [0, dim), sign ±1) from 8 bytes of blake2b."""
     h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
     return h % dim, 1.0 if (h >> 63) & 1 else -1.0  # subtle: the sign bit is independent of the bucket
+
+
+def clear_word_caches() -> None:
+    """Empty the process-wide caches that hold words of the texts embedded: the trigrams of each
+    word, each feature's bucket (``w:peanuts``), and the stemmer's words (:func:`memkit.text.light_stem`,
+    shared with the keyword index). An erasure calls it, so the process keeps no word of what it
+    erased (nor of anything else: the caches fill again with the next texts, a few µs per new word).
+
+    >>> _ = HashEmbedder(dim=8).embed(["peanuts"]); clear_word_caches(); _bucket.cache_info().currsize
+    0
+    """
+    _trigrams.cache_clear()
+    _bucket.cache_clear()
+    light_stem.cache_clear()
 
 
 _CHUNK = 1 << 16

@@ -13,7 +13,9 @@ number must not reappear in it. So:
   pass through :func:`scrub`, which keeps tokens (ids, keys, codes, statuses) and the context
   builder's reasons (``duplicate of 3fa9…``) and digests every other string;
 - an erasure takes the erased memory's key out of its own events, and out of the ``context`` events
-  whose detail lists it, with every caller string its key or text holds (:func:`without_erased`).
+  whose detail lists it, with every caller string its key or text holds (:func:`without_erased`);
+  a digest is unsalted (a guess can be digested and compared), so it also takes every digest of an
+  erased text or key out of every event (:mod:`memkit.store.forgotten`).
 
 Every event that sets a memory's status carries ``detail.status``: ``frame(as_of=t)`` replays them.
 """

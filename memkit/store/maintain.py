@@ -7,10 +7,13 @@
   (:func:`memkit.consolidate.remerge`: text, survivor and embedding), and so is any merge built on
   it; with no member left it is erased too. Lineage (``merged_from``) keeps ids only;
 - cached embeddings of the erased texts go, and of the texts a re-derived merge held before (unless
-  another memory still has the same text), lessons keep their vector but lose the text, events keep
-  ids and numbers only (:mod:`memkit.store.audit`): the memory's key leaves its own events, and a
-  ``context`` event that names it in its detail loses the key and every caller string the memory's
-  key or text holds (:func:`~memkit.store.audit.without_erased`);
+  another memory still has the same text); lessons keep their vector but lose the text and reason;
+  events keep ids and numbers only (:mod:`memkit.store.audit`): the memory's key leaves its own
+  events, a ``context`` event that names it in its detail loses the key and every caller string the
+  memory's key or text holds, and no event keeps a digest of an erased text or key
+  (:mod:`memkit.store.forgotten`);
+- in the process: the cached query vectors and the word caches of the hash embedder and the stemmer
+  (:func:`memkit.embed.clear_word_caches`), which hold the words of every text embedded;
 - the file is marked due for compaction in the same transaction, and compacted after the commit
   (:mod:`memkit.store.compaction`), so the text is not left in the file's free blocks either.
 
@@ -21,8 +24,6 @@ of ``analyze`` only on those valid at ``now``. With a ``requester``, only what i
 
 from __future__ import annotations
 
-import json
-import re
 from datetime import datetime
 from typing import Any
 
@@ -30,33 +31,17 @@ import polars as pl
 
 from ..analyze import analyze as lint
 from ..consolidate import MergeParams, plan_grouped
+from ..embed import clear_word_caches
 from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
 from ..params import ForgetParams, GuardParams, check_number
 from ..schema import check_name
-from .audit import without_erased
 from .files import FilesMixin
+from .forgotten import ForgottenMixin
 from .rederive import RederiveMixin
 from .versions import after
 
 __all__ = ["MaintainMixin"]
-
-
-def _ids(detail: Any) -> set[str]:
-    """The ids a context event's detail names: its ``ids`` and every ``id`` field (``dropped``).
-
-    >>> sorted(_ids({"ids": ["a1", "b2"], "dropped": [{"id": "c3", "reason": "over budget"}], "k": "x"}))
-    ['a1', 'b2', 'c3']
-    """
-    if isinstance(detail, list):
-        return {i for v in detail for i in _ids(v)}
-    if not isinstance(detail, dict):
-        return set()
-    ids = detail.get("ids")
-    found = {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
-    if isinstance(detail.get("id"), str):
-        found.add(detail["id"])
-    return found.union(*(_ids(v) for k, v in detail.items() if k != "ids"))
 
 
 _FOUND = (  # the rows an erasure takes, with what a merge of them and the cleanup need to know
@@ -68,15 +53,6 @@ _UNCACHE = (
     "DELETE FROM embed_cache WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))"
     " AND content_hash NOT IN (SELECT content_hash FROM memories)"
 )
-# context events whose detail mentions one of the ids the pattern ? names (then checked in Python)
-_CONTEXTS = (
-    "SELECT seq, d FROM (SELECT seq, CAST(detail AS VARCHAR) AS d FROM events WHERE op = 'context') e"
-    " WHERE regexp_matches(d, ?)"
-)
-_SET_DETAIL = (
-    "UPDATE events SET detail = u.d FROM"
-    " (SELECT unnest(?::BIGINT[]) AS s, unnest(?::JSON[]) AS d) u WHERE events.seq = u.s"
-)
 # the members of the merges in ?, in the merge's own namespace and access group (a lineage that
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
 _MEMBERS_OF = (
@@ -87,7 +63,7 @@ _MEMBERS_OF = (
 )
 
 
-class MaintainMixin(RederiveMixin, FilesMixin):
+class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
     """Erasure, forgetting and linting (consolidation: :mod:`memkit.store.merge`)."""
 
     # ------------------------------------------------------------------------------------ erasure
@@ -158,51 +134,19 @@ class MaintainMixin(RederiveMixin, FilesMixin):
             self._mark_compaction_due()
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._erased.update(changed)  # the index's copies hold it too: hidden until the commit
-            self._run(
-                "UPDATE lessons SET content = '[erased]' WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
-                [changed],
-            )
+            self._forget_in_lessons(changed, spaces.values(), said)  # their vector stays
             done[:] = erased
 
         self._tx(write)
         self._mirror(lambda: self._index.erase([i for i in done if i in self._index.row]))
         self._embed_query.cache_clear()  # a cached query may be the erased text ("forget <it>")
+        clear_word_caches()  # process-wide: they hold the erased text's words (refilled by the next texts)
         for row in rederived:  # a re-derived merge: its old index row goes, the new version is appended
             self._mirror(lambda row=row: self._index.erase([row["id"]]))
             self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))
         self._on_commit(lambda: self._lesson_cache.clear())
         self._compact_after_erase()
         return done
-
-    def _forget_in_log(self, erased: list[str], said: dict[str, tuple[str | None, str]]) -> None:
-        """Inside an erasure: the erased memories' keys leave their events (add, read, delete...;
-        selected by memory id, which both backends index), and the ``context`` events that name one
-        in their detail (``log_context``: ids, the caller's tokens) lose its key and what the caller
-        wrote of it (:func:`~memkit.store.audit.without_erased`; ``said``: id -> key, text)."""
-        rows = self._run(
-            "SELECT seq, detail FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
-            " AND detail->>'key' IS NOT NULL",
-            [erased],
-        )
-        changed: dict[int, Any] = {}  # seq -> its new detail
-        for seq, text in rows:  # the events of the erased memories
-            detail = json.loads(text)
-            detail["key"] = None
-            changed[seq] = detail
-        listing: dict[int, str] = {}  # the context events that mention an erased id
-        for start in range(0, len(erased), 1000):  # (a forget may erase thousands: patterns stay small)
-            pattern = "|".join(re.escape(i) for i in erased[start : start + 1000])
-            listing.update(self._run(_CONTEXTS, [pattern]))
-        gone = set(erased)
-        for seq, text in listing.items():
-            detail = changed.get(seq, json.loads(text))
-            ids = _ids(detail)
-            named = [said[i] for i in gone & ids if i in said]  # (a mention may be another string)
-            if named and (clean := without_erased(detail, named, ids)) != detail:
-                changed[seq] = clean
-        if changed:
-            details = [json.dumps(d, ensure_ascii=False) for d in changed.values()]
-            self._run(_SET_DETAIL, [list(changed), details])
 
     def forget(
         self,

@@ -249,7 +249,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         passes through :func:`~memkit.store.audit.scrub`: ASCII tokens without spaces (ids, keys,
         codes, statuses) and the context builder's reasons stay, every other string (free text, or
         anything the guard flags) becomes a digest. Once a listed memory is erased, its key and any
-        token its key or text holds leave the event too (:func:`~memkit.store.audit.without_erased`)."""
+        token its key or text holds leave the event too (:func:`~memkit.store.audit.without_erased`),
+        and once any memory is erased, a digest of its text or key (:mod:`memkit.store.forgotten`)."""
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)

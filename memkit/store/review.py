@@ -13,8 +13,8 @@ of a quarantined text may be the attacker, so owning it is not enough.
 
 Table ``lessons`` (migration 2): ``id, namespace, memory_id, content, reason, requester,
 created_at, embedding``. A lesson belongs to the namespace of its memory and outlives it: erasing
-the memory replaces the lesson's text with ``[erased]`` but keeps its vector, so repeats are still
-recognised.
+the memory replaces the lesson's text and reason with ``[erased]`` but keeps its vector, so repeats
+are still recognised (:mod:`memkit.store.forgotten`).
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ class ReviewMixin(PipelineMixin):
         A live memory (``active``, or a pending ``conflict`` version) is quarantined at once: a value
         confirmed bad is neither served as a key's pending value nor resolved into its current one.
         Operator or reviewers only. If the memory is erased later, the lesson keeps its embedding but
-        loses the text.
+        loses the text and the reason (the reviewer's words about it); the embedding can confirm a
+        guess of the text, so unlearn the lesson first if nothing may remain.
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
