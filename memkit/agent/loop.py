@@ -139,6 +139,7 @@ class MemoryAgent:
         self.namespace = check_name("namespace", namespace)
         store._check_spaces((self.namespace,))  # the agent writes there: a secret is refused now
         self.requester = check_name("requester", requester)
+        store._who(self.requester)  # the store's rule for requesters (no secret, by its own rules too)
         self.k = _int("k", k, 1, 100)
         if weights is not None and not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME, holds_secret
-from ..params import check_number
+from ..params import GuardParams, check_number
 from ..schema import (
     ACCESS,
     KINDS,
@@ -131,15 +131,20 @@ def _json(name: str, v: Any) -> str:
 
 
 _FINDING_KEYS = ("code", "kind", "message", "severity", "start", "end")  # Finding's fields
-_CODE = re.compile(r"^[A-Za-z0-9_.:-]{1,32}$")  # a rule code: short, no spaces, no free text
+# a rule code as memkit writes them (MG101-MG390; a detector's: LLM01, X1, ADDR): a letter first, short,
+# no spaces, no free text, and at most 4 digits: a longer run is a number (a phone, a card, an account)
+_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,31}$")
+_CODE_DIGITS = 4
 
 
 def _findings(v: Any) -> str:
     """The guard's findings of a row: a list of finding objects, each a valid
     :class:`~memkit.schema.Finding` (so that a hand-made file cannot plant data that crashes a read).
 
-    Stricter than Finding itself: no keys beyond its fields, and a code that is a short token, since
-    codes are shown in the quarantine review and kept in the audit log verbatim.
+    Stricter than Finding itself: no keys beyond its fields, and a code of the shape memkit's codes
+    have (a letter, then up to 31 letters, digits or ``_.:-``, with at most 4 digits: ``MG301``,
+    ``LLM01``), since codes are shown in the quarantine review and kept in the audit log verbatim
+    (the importing store's guard then judges them as ids: :mod:`memkit.portable.ids`).
     """
     if not isinstance(v, list):
         raise ValidationError("findings", f"must be a list of findings, got {type(v).__name__}")
@@ -149,8 +154,13 @@ def _findings(v: Any) -> str:
                 f"findings[{j}]",
                 f"must be an object with code, kind and optional {', '.join(_FINDING_KEYS[2:])}",
             )
-        if not isinstance(f["code"], str) or not _CODE.match(f["code"]):
-            raise ValidationError(f"findings[{j}].code", "must be a short code (letters, digits, _.:-)")
+        code = f["code"]
+        if not isinstance(code, str) or not _CODE.match(code) or sum(map(str.isdigit, code)) > _CODE_DIGITS:
+            raise ValidationError(
+                f"findings[{j}].code",
+                f"must be a rule code: a letter, then letters, digits or _.:- (32 at most), with"
+                f" {_CODE_DIGITS} digits at most (MG301, LLM01)",
+            )
         try:
             Finding(**f)
         except ValidationError as e:
@@ -289,10 +299,13 @@ def parse_embedding(v: Any, dim: int, line: int) -> np.ndarray:
     return vec
 
 
-def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, str | None, str | None]]:
+def parse_events(
+    v: Any, row: int, line: int, guard: GuardParams | None = None
+) -> list[tuple[int, datetime, str, str | None, str | None]]:
     """A line's ``events`` (its memory's audit history) -> ``(row, ts, op, requester, detail JSON)``
     tuples, ``row`` being the memory's position in the file. Each event has exactly
-    :data:`EVENT_FIELDS`; ``op`` must be a known op and ``detail`` an object or null.
+    :data:`EVENT_FIELDS`; ``op`` must be a known op and ``detail`` an object or null; a requester
+    must hold no secret by the default rules plus the importing store's ``guard.extra_secret_patterns``.
 
     >>> event = {"ts": "2026-01-01T00:00:00Z", "op": "add", "requester": None, "detail": {"n": 1}}
     >>> parse_events([event], 0, 2)
@@ -310,7 +323,7 @@ def parse_events(v: Any, row: int, line: int) -> list[tuple[int, datetime, str, 
                 raise ValidationError("ts", "must not be null")
             op = check_choice("op", e["op"], OPS)
             requester = check_name("requester", e["requester"], optional=True)
-            if requester is not None and holds_secret(requester):  # the log keeps requesters as they are
+            if requester is not None and holds_secret(requester, guard):  # the log keeps them as they are
                 raise ValidationError("requester", SECRET_IN_NAME)
             if e["detail"] is not None and not isinstance(e["detail"], dict):
                 raise ValidationError("detail", "must be an object or null")

@@ -10,7 +10,8 @@ carry text at all:
   ULIDs and the usual prefixed ids (``mem_01HZ…``, ``doc-42``); no whitespace, ``@``, ``:`` or
   anything beyond ASCII;
 - **guard**: an id that holds a secret, PII or an injection, by the default rules whatever a store's
-  guard settings (as requesters and owners are judged), is refused too, read once as written and
+  guard settings plus the importing store's own ``extra_secret_patterns`` (as namespaces and
+  requesters are judged: :mod:`memkit.store.names`), is refused too, read once as written and
   once with its ``-``, ``_`` and ``.`` as spaces (``ignore_all_previous_instructions``)
   (:func:`refuse_flagged_ids`). An id of memkit's own shape or a UUID is a random token: only a
   secret counts there, since about one in 2,000 random ids holds a run of digits that reads as a phone
@@ -19,10 +20,16 @@ carry text at all:
 Either refusal is a :class:`~memkit.errors.FormatError` naming the line and the field, and refuses
 the whole file before anything is written, whatever ``on_conflict`` says (``new_ids`` would still
 report the id as ``source_id`` and write it into the import's events).
+
+The **codes** of a row's imported findings (``MG301``) are identifiers too: shown in the quarantine
+review and written into its ``quarantine`` event as they are. Their shape is checked with the file's
+fields (:mod:`memkit.portable.fields`: a letter first, at most four digits); here the same guard
+judges them as ids (:func:`refuse_flagged_ids`, field ``findings[j].code``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -31,6 +38,7 @@ import polars as pl
 
 from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME, names_findings
+from ..params import GuardParams
 from .strictjson import fail
 
 __all__ = ["ID_FIELDS", "MAX_ID_CHARS", "check_id", "check_ids", "refuse_flagged_ids"]
@@ -72,15 +80,16 @@ def check_ids(field: str, value: Any) -> list[str]:
     return [check_id(field, x) for x in value]  # type: ignore[misc]
 
 
-def _flags(ids: list[str]) -> dict[str, str]:
-    """The ids (distinct, well shaped) the guard flags -> the message of each one's refusal."""
+def _flags(ids: list[str], guard: GuardParams | None) -> dict[str, str]:
+    """The ids (distinct, well shaped) the guard flags (the default rules plus ``guard``'s extra secret
+    patterns) -> the message of each one's refusal."""
     col = pl.Series(ids, dtype=pl.String)
     token = col.str.contains(_TOKEN).to_numpy()  # (n,) memkit's own shape or a UUID
     spaced = col.str.replace_all("[-_.]", " ")
     joined = np.flatnonzero(~token & (spaced != col).to_numpy())  # words joined by separators are words
-    raw = names_findings(ids)  # one batch for the file's ids, and one for the few joined by separators
+    raw = names_findings(ids, guard)  # one batch for the file's ids, one for the few joined by separators
     found = {int(i): list(raw.get(i, ())) for i in raw}
-    for j, fs in names_findings(spaced.gather(joined).to_list()).items():
+    for j, fs in names_findings(spaced.gather(joined).to_list(), guard).items():
         if injections := [f for f in fs if f.kind == "injection"]:
             found.setdefault(int(joined[j]), []).extend(injections)
     out: dict[str, str] = {}
@@ -96,12 +105,21 @@ def _flags(ids: list[str]) -> dict[str, str]:
     return out
 
 
-def refuse_flagged_ids(cols: dict[str, list[Any]], lines: list[int]) -> None:
+def refuse_flagged_ids(
+    cols: dict[str, list[Any]], lines: list[int], guard: GuardParams | None = None
+) -> None:
     """FormatError naming the first line and field whose id (a row's own, or one its lineage names)
-    the guard flags (the module docstring). Each distinct id is judged once, in one batch."""
+    or finding code the guard flags (the module docstring): the default rules, plus the importing
+    store's ``guard.extra_secret_patterns``. Each distinct id is judged once, in one batch."""
     for name in ID_FIELDS:
         per_row = [v if name == "merged_from" else [v] for v in cols[name]]
-        bad = _flags(list(dict.fromkeys(x for ids in per_row for x in ids if x is not None)))
+        bad = _flags(list(dict.fromkeys(x for ids in per_row for x in ids if x is not None)), guard)
         for ids, n in zip(per_row, lines, strict=True) if bad else ():
             if hit := next((x for x in ids if x in bad), None):
                 raise fail(n, name, bad[hit])
+    found = cols.get("findings") or []  # JSON text, each finding's shape checked already (fields.py)
+    codes = [[f["code"] for f in json.loads(v)] if v else [] for v in found]
+    bad = _flags(list(dict.fromkeys(c for cs in codes for c in cs)), guard) if any(codes) else {}
+    for cs, n in zip(codes, lines, strict=True) if bad else ():
+        if (j := next((j for j, c in enumerate(cs) if c in bad), None)) is not None:
+            raise fail(n, f"findings[{j}].code", bad[cs[j]])

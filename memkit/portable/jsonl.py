@@ -53,6 +53,7 @@ import polars as pl
 
 from ..embed import content_hashes
 from ..errors import FormatError, ValidationError
+from ..params import GuardParams
 from .columns import Column, polars_type
 from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
 from .ids import refuse_flagged_ids
@@ -192,12 +193,14 @@ def _header(obj: Any, columns: Sequence[Column]) -> dict[str, Any]:
     return obj
 
 
-def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
+def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None = None) -> Parsed:
     """Read and validate a portable file against the store's ``columns`` -> :class:`Parsed`.
 
     Raises FormatError naming the line for: a wrong format name or a newer version, bad UTF-8, a
     truncated last line, bad JSON (duplicate keys, NaN/Infinity), a missing or unknown field, a value
-    the store's validators reject, a repeated id, a content hash that does not match, a wrong count.
+    the store's validators reject, a repeated id, a content hash that does not match, a wrong count,
+    an id, finding code or event requester the guard flags (the default rules plus ``guard``'s
+    ``extra_secret_patterns``: the importing store's own, :mod:`memkit.portable.ids`).
 
     Two passes: the first reads line by line (bytes -> text -> JSON, the shape of each line, the
     embedding and events), collecting raw values per field; the second validates a whole column at
@@ -242,7 +245,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
             if "embedding" in obj:
                 vectors.append(parse_embedding(obj["embedding"], header["embedder"]["dim"], n))
             if "events" in obj:
-                events += parse_events(obj["events"], len(lines), n)
+                events += parse_events(obj["events"], len(lines), n, guard)
             lines.append(n)
     if header is None:
         raise fail(1, "header", "is missing (empty file)")
@@ -274,7 +277,7 @@ def read(path: str | Path, columns: Sequence[Column]) -> Parsed:
             if mid in first:
                 raise fail(n, "id", f"{mid!r} repeats the id of line {first[mid]}")
             first[mid] = n
-    refuse_flagged_ids(cols, lines)  # ids are stored as they are: never text (the guard's verdict)
+    refuse_flagged_ids(cols, lines, guard)  # ids are stored as they are: never text (the guard's verdict)
     emb = np.stack(vectors) if vectors else None  # (n, dim)
     return Parsed(header, cols, lines, emb, events)
 

@@ -31,6 +31,7 @@ import polars as pl
 
 from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME, secret_names
+from ..params import GuardParams
 from ..schema import check_choice, check_name
 from .jsonl import ON_CONFLICT, Parsed
 from .strictjson import fail
@@ -124,8 +125,9 @@ def plan_import(
     return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events), report
 
 
-def check_namespace_map(value: Any) -> dict[str, str]:
-    """``{"old": "new"}`` with valid namespace names on both sides (None -> {}).
+def check_namespace_map(value: Any, guard: GuardParams | None = None) -> dict[str, str]:
+    """``{"old": "new"}`` with valid namespace names on both sides (None -> {}); a new name must hold
+    no secret by the default rules plus ``guard``'s extra secret patterns (the importing store's).
 
     >>> check_namespace_map({"alice": "alice-2026"}), check_namespace_map(None)
     ({'alice': 'alice-2026'}, {})
@@ -135,6 +137,6 @@ def check_namespace_map(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise ValidationError("namespace_map", f"must be a dict of str to str, got {type(value).__name__}")
     out = {check_name("namespace_map", k): check_name("namespace_map", v) for k, v in value.items()}
-    if secret_names(out.values()):  # the rows would be written there: refused here, naming the map
+    if secret_names(out.values(), guard):  # the rows would be written there: refused here, naming the map
         raise ValidationError("namespace_map", f"maps to a namespace that {SECRET_IN_NAME}")
     return out

@@ -35,10 +35,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..guard import identity, scan
+from ..guard import identity
+from ..guard.names import names_findings
+from ..params import GuardParams
 from ..portable.columns import arrow_array, repeated
 from ..text import normalize
-from .core import StoreCore, log_space
+from .core import StoreCore
 
 __all__ = ["AuditMixin", "digest", "scrub", "without_erased"]
 
@@ -89,9 +91,10 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def scrub(value: Any) -> Any:
+def scrub(value: Any, params: GuardParams | None = None) -> Any:
     """Detail as the log keeps it: a string (an object key too) that is not a token or a known
-    reason, or in which the guard finds anything (PII, a secret, an injection), becomes its digest.
+    reason, or in which the guard finds anything (PII, a secret, an injection: the default rules, plus
+    the ``extra_secret_patterns`` of ``params``, a store's guard), becomes its digest.
 
     >>> scrub({"reason": "duplicate of 3fa9", "note": "lives at 42 Elm Street", "n": [1, "a-b"]})
     {'reason': 'duplicate of 3fa9', 'note': 'b2:a1337e3b7ed000a1', 'n': [1, 'a-b']}
@@ -99,7 +102,7 @@ def scrub(value: Any) -> Any:
     {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05', 'b2:73aef4b7508561b2': 1}
     """
     texts = list(dict.fromkeys(_strings(value)))  # each distinct string once, scanned in one batch
-    flagged = set(scan(texts)["row"].to_list()) if texts else set()  # positions in `texts`
+    flagged = set(names_findings(texts, params))  # positions in `texts`
     keep = {t for i, t in enumerate(texts) if i not in flagged and (_TOKEN.match(t) or _REASON.match(t))}
 
     def walk(v: Any) -> Any:
@@ -170,11 +173,10 @@ class AuditMixin(StoreCore):
     ) -> None:
         """One event (inside a transaction). ``detail`` is the store's own (ids, keys, statuses,
         codes): callers pass caller-supplied text through :func:`scrub` first."""
-        self._run(_ONE_EVENT, [ts, log_space(namespace), op, memory_id, requester, _json(detail)])
+        self._run(_ONE_EVENT, [ts, self._log_space(namespace), op, memory_id, requester, _json(detail)])
 
-    @staticmethod
     def _logged(
-        insert: tuple[str, list[Any]], ts: datetime, op: str, namespace: str, requester: str | None,
+        self, insert: tuple[str, list[Any]], ts: datetime, op: str, namespace: str, requester: str | None,
         detail: dict[str, Any],
     ) -> tuple[str, list[Any]]:  # fmt: skip
         """One row's ``INSERT`` ``(sql, params)`` and its event as ONE statement -> ``(sql, params)``:
@@ -184,7 +186,7 @@ class AuditMixin(StoreCore):
         sql, params = insert
         return (
             f"WITH m AS ({sql} RETURNING id) {_INTO_EVENTS} SELECT ?, ?, ?, id, ?, ? FROM m",
-            [*params, ts, log_space(namespace), op, requester, _json(detail)],
+            [*params, ts, self._log_space(namespace), op, requester, _json(detail)],
         )
 
     def _events(
@@ -203,7 +205,7 @@ class AuditMixin(StoreCore):
         n = len(ids)
         if not n:
             return
-        names = {ns: log_space(ns) for ns in set(namespaces)}  # a batch has few namespaces
+        names = {ns: self._log_space(ns) for ns in set(namespaces)}  # a batch has few namespaces
         if any(k != v for k, v in names.items()):  # rarely: no pass over a bulk write's rows otherwise
             namespaces = [names[ns] for ns in namespaces]
         details = list(details)  # (alive while their ids key `made`)
@@ -282,7 +284,7 @@ class AuditMixin(StoreCore):
         parsed = [None if d is None else json.loads(d) for d in details]
         details = []
         for i, d in enumerate(parsed):
-            kept = scrub(d) if d is not None else None
+            kept = scrub(d, self.guard) if d is not None else None
             if isinstance(d, dict) and i < len(keys) and keys[i] is not None and d.get("key") == keys[i]:
                 kept["key"] = keys[i]  # the row's own key, as the memory table holds it
             details.append(None if kept is None else json.dumps(kept, ensure_ascii=False))
@@ -292,7 +294,7 @@ class AuditMixin(StoreCore):
         """Events ``(ts, namespace, op, memory_id, requester, detail JSON)`` as they are, in one
         statement: the store's own (deferred reads) or already made safe (:meth:`_history`)."""
         ts, spaces, ops, ids, reqs, details = map(list, zip(*rows, strict=True))
-        spaces = [log_space(ns) for ns in spaces]  # a journal written before log_space existed
+        spaces = [self._log_space(ns) for ns in spaces]  # a journal written before log_space existed
         self._run(
             "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
             " SELECT unnest(?::TIMESTAMPTZ[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"

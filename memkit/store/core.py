@@ -15,6 +15,7 @@ attribute           what it is
 ``weights``...      defaults of search, forget, consolidate (``weights``, ``forget_policy``,
                     ``merge_threshold``): :class:`memkit.Settings` sets them all
 ``read_only``       opened read-only: reads work, writes raise
+``_secret_names``   which names hold a secret by the store's own rules, judged once each (names.py)
 ``_index``          the derived :class:`~memkit.store.index.SearchIndex` (numpy), see vectors.py
 ``_stale``          ``(name, dim)`` of the embedder the file was written with, when it is not
                     ``embedder``: the file is readable (export) but not writable until
@@ -35,12 +36,10 @@ rankings but never beside a write (:mod:`memkit.store.rwlock`).
 from __future__ import annotations
 
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import duckdb
@@ -49,28 +48,17 @@ import polars as pl
 from ..embed import Embedder
 from ..errors import ConflictError, ConnectionLost, MemkitError, ValidationError
 from ..guard.names import SECRET_IN_NAME as _SECRET
-from ..guard.names import holds_secret, identity, pseudonym
+from ..guard.names import identity
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
 from .index import SearchIndex
+from .names import PSEUDONYM, SecretNames, log_space
 from .postgres import PgConnection
 from .rwlock import StoreLock
 
-__all__ = ["StoreCore", "utcnow"]
+__all__ = ["StoreCore", "log_space", "utcnow"]  # log_space: memkit.store.names, by the default rules
 
 T = TypeVar("T")
-_PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
-_secret_name = lru_cache(maxsize=4096)(holds_secret)  # namespaces repeat: each is looked at once
-
-
-def log_space(namespace: str | None) -> str | None:
-    """A namespace as the audit log keeps it: as it is, unless it holds a secret (a key, a password),
-    then as a pseudonym (``[SECRET:1f2e3d4c]``: the same namespace always gets the same one).
-
-    >>> log_space("user_87"), log_space("team-AKIAIOSFODNN7EXAMPLE")
-    ('user_87', '[SECRET:bbd4db5c]')
-    """
-    return namespace if namespace is None or not _secret_name(namespace) else pseudonym("[SECRET]", namespace)
 
 
 def utcnow() -> datetime:
@@ -102,6 +90,7 @@ class StoreCore:
     _index: SearchIndex
     index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore
     _stale: tuple[str, int] | None
+    _secret_names: SecretNames  # which names hold a secret by the store's own rules, cached (names.py)
     _embed_query: Callable[[str], Any]  # a query's vector, LRU-cached per store (vectors.py)
     _lesson_cache: dict[str, Any]  # namespace -> its lessons' embeddings (guard.py)
     _depth: int  # > 0 inside a transaction
@@ -137,12 +126,21 @@ class StoreCore:
         """Run a read query -> polars frame (fully fetched)."""
         return pl.from_arrow(self._db.sql(query, params=list(params)).to_arrow_table())
 
+    def _secret(self, name: str) -> bool:
+        """Whether a name holds a secret by the store's own rules: the built-in secret rules plus
+        ``guard.extra_secret_patterns`` (:mod:`memkit.store.names`), judged once per name."""
+        return self._secret_names(name, self.guard)
+
+    def _log_space(self, namespace: str | None) -> str | None:
+        """A namespace as the audit log keeps it, by the store's own rules (:func:`log_space`)."""
+        return log_space(namespace, self._secret)
+
     def _who(self, requester: str | None) -> str | None:
         """``requester=`` validated and mapped to its identity (:func:`memkit.guard.identity`): a
         name that is PII (an e-mail address) becomes the same pseudonym as the ``owner`` and
         ``created_by`` it is compared with, so access rules hold and the log never keeps it."""
         requester = check_name("requester", requester, optional=True)
-        if requester is not None and holds_secret(requester):  # it would be written into the log
+        if requester is not None and self._secret(requester):  # it would be written into the log
             raise ValidationError("requester", _SECRET)
         return None if requester is None else identity(requester)
 
@@ -150,15 +148,15 @@ class StoreCore:
         """``namespace=`` of any call, validated (:func:`~memkit.schema.check_name`). One that holds
         a secret is refused for new rows (:meth:`_check_spaces`, in the write pipeline) but still
         reads, erases and forgets what is stored there (a store written before that rule); the audit
-        log keeps it as a pseudonym (:func:`log_space`)."""
+        log keeps it as a pseudonym (:meth:`_log_space`)."""
         return check_name("namespace", namespace, optional=optional)
 
-    @staticmethod
-    def _check_spaces(namespaces: Iterable[str | None]) -> None:
-        """ValidationError naming ``namespace`` if one holds a secret (a key, a password): a
-        namespace is stored with every row and every event, and is never redacted."""
+    def _check_spaces(self, namespaces: Iterable[str | None]) -> None:
+        """ValidationError naming ``namespace`` if one holds a secret by the store's own rules (a
+        key, a password, a match of its extra patterns) or is a pseudonym: a namespace is stored
+        with every row and every event, and is never redacted."""
         for ns in set(namespaces):
-            if ns is not None and (_secret_name(ns) or _PSEUDONYM.match(ns)):
+            if ns is not None and (self._secret(ns) or PSEUDONYM.match(ns)):
                 raise ValidationError("namespace", _SECRET)
 
     def _now(self, now: datetime | None) -> datetime:

@@ -36,7 +36,6 @@ from typing import Any
 
 from ..errors import ConnectionLost
 from .audit import AuditMixin
-from .core import log_space
 from .vectors import REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["FLUSH_AT", "DeferredMixin"]
@@ -88,7 +87,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             self._mirror(reinforce_index)
             return
         self._journal_seq += 1
-        entry = {"n": self._journal_seq, "ts": ts.isoformat(), "op": op, "ns": log_space(namespace),
+        entry = {"n": self._journal_seq, "ts": ts.isoformat(), "op": op, "ns": self._log_space(namespace),
                  "id": memory_id, "req": requester, "detail": detail or None, "touch": touch or [],
                  "step": step}  # fmt: skip
         # subtle: journaled first, before the index changes and before the call returns, so a read

@@ -31,6 +31,7 @@ from .compaction import TABLES, CompactionMixin
 from .connect import claim, connect, is_database, release
 from .hnsw import HNSW_INDEX
 from .migrations import MIGRATIONS, log_spaces, read_meta
+from .names import SecretNames
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 
@@ -59,6 +60,7 @@ class FilesMixin(CompactionMixin):
         self._pending, self._flushing, self._journal = [], False, None  # deferred reads (deferred.py)
         self._erased, self._denied = set(), []  # erased / refused in the open transaction (core, deferred)
         self._pg, self._seen_xid, self._due = None, "", False  # postgres.py, sync.py; compaction.py
+        self._secret_names = SecretNames()  # names judged by the store's own secret rules (names.py)
         self._let_go = weakref.finalize(self, release, None)  # a file store's: _open_file
         if is_url(self.path):  # a server: no file, no lock; many processes may share it
             self._file, url = None, self.path

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..text import normalize
 from .audit import digest, without_erased
-from .core import StoreCore, log_space
+from .core import StoreCore
 
 __all__ = ["ERASED", "ForgottenMixin", "without_digests"]
 
@@ -184,7 +184,7 @@ class ForgottenMixin(StoreCore):
         self._run(_ERASE_LESSONS, [ERASED, ERASED, changed])
         rows = self._run(
             "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?",
-            [sorted({log_space(ns) for ns in spaces}), ERASED],
+            [sorted({self._log_space(ns) for ns in spaces}), ERASED],
         )  # (lessons are few: a reviewer's)
         texts = {t for key_text in said.values() for t in key_text if t} if rows else ()
         quoted = [q for q in map(normalize, texts) if len(q) >= 3]

@@ -23,6 +23,7 @@ import polars as pl
 
 from ..errors import MemkitError, ValidationError
 from ..guard.names import SECRET_IN_NAME, holds_secret, identity
+from ..params import GuardParams
 from ..schema import check_name
 from .core import StoreCore
 
@@ -34,16 +35,17 @@ _TEXT_COLUMNS = (("memories", "owner"), ("memories", "created_by"), ("memories",
 _PSEUDONYM = re.compile(r"\[[A-Z_]+:[0-9a-f]+\]")
 
 
-def _renames(names: Iterable[Any]) -> dict[str, str]:
+def _renames(names: Iterable[Any], guard: GuardParams) -> dict[str, str]:
     """People's names (addresses) -> ``{old pseudonym: new one}`` for each PII span whose pseudonym
-    changed; ValidationError naming ``names`` for a bad name or two that shared an old pseudonym."""
+    changed; ValidationError naming ``names`` for a bad name (one holding a secret by the store's
+    ``guard``: memkit.store.names) or two that shared an old pseudonym."""
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
         raise ValidationError("names", f"must be a list of names, got {type(names).__name__}")
     out: dict[str, str] = {}
     owner: dict[str, str] = {}  # old pseudonym -> the name that gave it
     for name in names:
         name = check_name("names", name)
-        if holds_secret(name):
+        if holds_secret(name, guard):
             raise ValidationError("names", SECRET_IN_NAME)
         old, new = identity(name, legacy=True), identity(name)
         if old == new:  # no address in it (or one whose pseudonym never changed)
@@ -86,7 +88,7 @@ class IdentitiesMixin(StoreCore):
         :meth:`transaction`. Values of structured ``value`` objects and the audit log's details
         keep their old pseudonyms.
         """
-        renames = _renames(names)
+        renames = _renames(names, self.guard)
         self._check_writable()
         if self._depth:  # it reloads the index, which a rollback could not restore
             raise ValidationError("reidentify", "cannot run inside store.transaction(); call it on its own")

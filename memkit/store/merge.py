@@ -23,7 +23,6 @@ from ..decay import age_hours_expr, strength_expr
 from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
 from ..schema import COUNT_MAX
-from .core import log_space
 from .pipeline import PipelineMixin
 from .read import ReadMixin
 from .vectors import COLUMNS
@@ -212,7 +211,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         self._screen(screened, requester, now, op="merge", refuse=False)
         ok = [  # the guard passes it as is, in a namespace that may take new rows (not an old secret one)
             i for i, (st, ns) in enumerate(zip(screened["status"], cols["namespace"], strict=True))
-            if st == "active" and log_space(ns) == ns
+            if st == "active" and not self._secret(ns)
         ]  # fmt: skip
         cols = {k: [v[i] for i in ok] for k, v in cols.items()}
         members = [m for ms in cols["merged_from"] for m in ms]

@@ -126,7 +126,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
                                         embeddings=emb, events=events)  # fmt: skip
             except OSError as e:
                 raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
-            where_to = scrub(str(path))  # a path may name a person: the log keeps it only if it does not
+            where_to = scrub(str(path), self.guard)  # a path may name a person: kept only if it does not
             self._log("export", now, namespace, requester, path=where_to, embeddings=include_embeddings,
                       **header["counts"])  # fmt: skip
         return header
@@ -156,7 +156,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 manifest = cogx.write_cogx(frame, d, embedder=self.embedder.name, now=now)
             except OSError as e:
                 raise ValidationError("directory", f"cannot write {str(directory)!r}: {e}") from None
-            self._log("export", now, namespace, requester, path=scrub(str(directory)), format="cogx",
+            where_to = scrub(str(directory), self.guard)  # as export's path
+            self._log("export", now, namespace, requester, path=where_to, format="cogx",
                       memories=frame.height)  # fmt: skip
         return manifest
 
@@ -189,7 +190,7 @@ class PortableMixin(PipelineMixin, ReadMixin):
         False, and only for rows the guard left unchanged.
         """
         on_conflict = check_choice("on_conflict", on_conflict, jsonl.ON_CONFLICT)
-        nsmap = check_namespace_map(namespace_map)
+        nsmap = check_namespace_map(namespace_map, self.guard)
         requester, now = self._who(requester), self._now(now)
         # the conflict policy for keyed rows that meet stored versions, as add() takes it
         policy = check_choice(
@@ -222,7 +223,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
         """:meth:`import_` once its arguments are checked: read, plan, write (one transaction)."""
         with self._lock:
             columns = self._memory_columns()
-            data = jsonl.read(path, columns)  # the whole file, validated: nothing is written yet
+            # the whole file, validated (ids, codes, requesters by the store's own secret rules too)
+            data = jsonl.read(path, columns, self.guard)  # nothing is written yet
             stored = self._run(
                 "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
                 [data.columns["id"]],

@@ -34,9 +34,9 @@ import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
+from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .core import log_space
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -214,7 +214,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         op = None if op is None else check_choice("op", op, OPS)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
-        logged = log_space(namespace)  # as the events name it
+        logged = self._log_space(namespace)  # as the events name it
         # a requester's events: those it made, and those about memories it may read now
         mine, cols, head, tail = "TRUE", "memory_id", [], []
         if requester is not None:
@@ -248,13 +248,18 @@ class ReadMixin(GateMixin, VectorsMixin):
         :class:`memkit.agent.MemoryAgent` to answer "which memory did you base this on?"). ``detail``
         passes through :func:`~memkit.store.audit.scrub`: ASCII tokens without spaces (ids, keys,
         codes, statuses) and the context builder's reasons stay, every other string (free text, or
-        anything the guard flags) becomes a digest. Once a listed memory is erased, its key and any
-        token its key or text holds leave the event too (:func:`~memkit.store.audit.without_erased`),
-        and once any memory is erased, a digest of its text or key (:mod:`memkit.store.forgotten`)."""
+        anything the guard flags, the store's own secret patterns included) becomes a digest. The
+        ``ids`` are kept as they are, so one that holds a secret by the store's rules is refused
+        (ValidationError ``ids``), as a namespace or a requester would be. Once a listed memory is
+        erased, its key and any token its key or text holds leave the event too
+        (:func:`~memkit.store.audit.without_erased`), and once any memory is erased, a digest of its
+        text or key (:mod:`memkit.store.forgotten`)."""
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
+        if any(map(self._secret, ids)):  # logged as they are: never a secret (memkit.store.names)
+            raise ValidationError("ids", SECRET_IN_NAME)
         if reserved := sorted({"ts", "op", "memory_id", "status"} & detail.keys()):  # the event's own
             raise ValidationError("detail", f"{reserved[0]!r} is a field of the event itself, not detail")
         try:  # fail here, naming the field, rather than inside the transaction
@@ -263,7 +268,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         except (TypeError, ValueError, RecursionError) as e:  # (UnicodeEncodeError is a ValueError)
             raise ValidationError("detail", f"must be JSON text: {type(e).__name__}: {e}"[:200]) from None
         # its own transaction, or the caller's open one; ids only, free text as digests
-        self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **scrub(detail)))
+        kept = scrub(detail, self.guard)  # (before the transaction: the guard's scan holds no lock)
+        self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **kept))
 
     def reinforce(
         self, ids: Sequence[str], *, namespace: str, requester: str | None = None, now: datetime | None = None

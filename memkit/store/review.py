@@ -30,7 +30,6 @@ from ..guard import identity, screen
 from ..params import GuardParams
 from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
-from .core import log_space
 from .pipeline import PipelineMixin
 from .versions import check_forward
 
@@ -190,6 +189,7 @@ class ReviewMixin(PipelineMixin):
             self._check_writable()  # before reading the vector: a stale file's is another embedder's
             emb = self._embedding_matrix("id = ?", [memory_id])[0]  # DuckDB's: also inside a transaction
             lid, ns, retire = new_id(), row["namespace"], row["status"] in _LIVE
+            space = self._log_space(ns)  # as the log names it: a pseudonym if it holds a secret
 
             def write() -> None:
                 """The lesson, its event and (for a live memory) the quarantine, together."""
@@ -201,7 +201,7 @@ class ReviewMixin(PipelineMixin):
                     retire = now_row[0][0] in _LIVE
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [lid, log_space(ns), memory_id, row["content"], reason, requester, now, emb.tolist()],
+                    [lid, space, memory_id, row["content"], reason, requester, now, emb.tolist()],
                 )
                 self._event(now, "lesson", ns, memory_id, requester, lesson=lid, action="learn")
                 if retire:

@@ -1,0 +1,83 @@
+"""The names a store keeps as they are, judged by the store's own secret rules.
+
+A namespace is stored with every row and every event, a requester with every event it causes, an
+imported id in its row, its lineage and its events; none of them is ever redacted. So a name must
+not hold a secret, and "a secret" means what it means for the store's texts: the guard's built-in
+secret rules (MG201–MG205) **plus the store's own** ``GuardParams.extra_secret_patterns`` (MG290).
+A store built with ``extra_secret_patterns=(r"ACME-[0-9]{6}",)`` refuses ``namespace="team-ACME-123456"``
+and ``requester="ACME-123456"`` exactly as it refuses ``team-AKIAIOSFODNN7EXAMPLE``: a
+``ValidationError`` naming the field, nothing written.
+
+Which rules, and which not (:mod:`memkit.guard.names`):
+
+- the secret rules apply whatever the store's switches (``enabled``, ``block_secrets``): a name is
+  judged as the default rules always judged it, now with the store's patterns beside them;
+- ``never_remember`` topics do not: a topic is a *subject* a text may not be about ("salary"); a
+  namespace or requester called ``salary`` names it without holding anything secret;
+- PII switches and custom detectors do not: PII in a requester becomes a pseudonym (its identity),
+  and a detector may be an LLM call, too costly for every call's names.
+
+Rows already in such a namespace (a store written before, or under other rules) stay readable,
+erasable and forgettable; the audit log names that namespace by a pseudonym (:func:`log_space`).
+
+:class:`SecretNames` is the per-store cache: every call names its namespace and requester, so each
+distinct name is judged once per store (a dict lookup after that, ~0.1 µs), and the cache starts
+again when the store's guard gets other patterns (``store.guard = ...``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..guard.names import holds_secret, pseudonym
+from ..params import GuardParams
+
+__all__ = ["MAX_CACHED", "PSEUDONYM", "SecretNames", "log_space"]
+
+PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
+MAX_CACHED = 4096  # distinct names a store remembers its verdict on (then it starts again)
+
+
+def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secret) -> str | None:
+    """A namespace as the audit log keeps it: as it is, unless it holds a secret (``secret``: the
+    default rules, or a store's own), then as a pseudonym (``[SECRET:1f2e3d4c]``: the same namespace
+    always gets the same one).
+
+    >>> log_space("user_87"), log_space("team-AKIAIOSFODNN7EXAMPLE")
+    ('user_87', '[SECRET:bbd4db5c]')
+    >>> acme = GuardParams(extra_secret_patterns=(r"ACME-[0-9]{6}",))
+    >>> log_space("team-ACME-123456"), log_space("team-ACME-123456", SecretNames().judge(acme))
+    ('team-ACME-123456', '[SECRET:6fe47100]')
+    """
+    return namespace if namespace is None or not secret(namespace) else pseudonym("[SECRET]", namespace)
+
+
+class SecretNames:
+    """Whether a name holds a secret by a store's rules (the module docstring), remembered per name.
+
+    >>> names = SecretNames(); acme = GuardParams(extra_secret_patterns=(r"ACME-[0-9]{6}",))
+    >>> names("ACME-123456", acme), names("ACME-123456", GuardParams()), names("assistant", acme)
+    (True, False, False)
+    """
+
+    def __init__(self) -> None:
+        """An empty cache, for a store without extra patterns."""
+        self.patterns: tuple[str, ...] = ()  # the extra_secret_patterns the verdicts were made with
+        self.seen: dict[str, bool] = {}  # name -> holds a secret
+
+    def __call__(self, name: str, guard: GuardParams) -> bool:
+        """Whether ``name`` holds a secret by the built-in rules plus ``guard.extra_secret_patterns``."""
+        patterns = guard.extra_secret_patterns
+        if patterns is not self.patterns and patterns != self.patterns:  # the store's guard changed
+            self.patterns, self.seen = patterns, {}
+        hit = self.seen.get(name)
+        if hit is None:  # first time this store meets the name (a race only judges it twice)
+            if len(self.seen) >= MAX_CACHED:
+                self.seen = {}
+            hit = self.seen[name] = holds_secret(name, guard)
+        return hit
+
+    def judge(self, guard: GuardParams) -> Callable[[str], bool]:
+        """``name -> bool`` by ``guard``'s rules, through this cache (what :func:`log_space` takes)."""
+        return lambda name: self(name, guard)
