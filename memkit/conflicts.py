@@ -102,7 +102,11 @@ def plan_keyed_write(
 
 
 def conflict_graph(
-    frame: pl.DataFrame, embeddings: np.ndarray | None = None, threshold: float = 0.85
+    frame: pl.DataFrame,
+    embeddings: np.ndarray | None = None,
+    threshold: float = 0.85,
+    *,
+    audit: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The store's memories as a graph -> ``(nodes, edges)`` polars frames, ready for a chart.
 
@@ -111,7 +115,11 @@ def conflict_graph(
     Edges are ``source, target, kind``:
 
     - ``next_version``: from each version of a key to the one written after it (lineage);
-    - ``conflicts_with``: from each pending ``conflict`` version to the ``active`` one it disputes;
+    - ``conflicts_with``: from each pending ``conflict`` version to the one version it disputes, the
+      one the store compared it with: the key's current version when it was written (an expired
+      version still marked ``active`` is not one). ``audit`` (``store.audit(namespace,
+      op="conflict")``) gives the store's own record of it, which also names a disputed version
+      superseded since (by its owner's update), where the frame alone draws no edge;
     - ``merged_into``: from each consolidated member to the merged memory (its ``merged_from``);
     - ``near_duplicate_of``: with ``embeddings`` (row-aligned with ``frame``), between active
       memories of one namespace whose cosine is at least ``threshold`` (blocked products, never N×N).
@@ -137,12 +145,7 @@ def conflict_graph(
         .filter(pl.col("target").is_not_null())
         .select(source="id", target="target", kind=pl.lit("next_version"))
     )
-    active = keyed.filter(pl.col("status") == "active").select("namespace", "key", target="id")
-    disputes = (
-        keyed.filter(pl.col("status") == "conflict")
-        .join(active, on=["namespace", "key"])
-        .select(source="id", target="target", kind=pl.lit("conflicts_with"))
-    )
+    disputes = _disputed_versions(keyed, audit).with_columns(kind=pl.lit("conflicts_with"))
     merged = (
         frame.select(target="id", source="merged_from")
         .explode("source")
@@ -159,3 +162,51 @@ def conflict_graph(
             ids = group["id"].to_numpy()
             parts.append(pl.DataFrame({"source": ids[i], "target": ids[j], "kind": "near_duplicate_of"}))
     return nodes, pl.concat([p.cast(edge_schema) for p in parts])
+
+
+def _disputed_versions(keyed: pl.DataFrame, audit: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Which version each pending ``conflict`` version of ``keyed`` (a store frame) disputes ->
+    ``source, target`` (pending id, disputed id), one row per pending version whose target is in
+    ``keyed``, in ``keyed``'s order.
+
+    The target is the version :func:`plan_keyed_write` compared the write with (its ``against``):
+    the key's newest ``active`` version numbered below it that had not expired when it was written
+    (``updated_at``, the write's or the approval's instant, else ``created_at``). An expired version
+    still marked ``active`` no longer held the key then, so it is not disputed. Given ``audit``
+    (``store.audit(..., op="conflict")``), the store's recorded ``against`` is used instead where
+    there is one: it also names a target that is no longer active (superseded by its owner's update
+    since), which the frame alone cannot place.
+    """
+    if "valid_until" not in keyed.columns:  # a frame without validity: nothing expires
+        keyed = keyed.with_columns(valid_until=pl.lit(None, dtype=keyed.schema["created_at"]))
+    written = (
+        pl.coalesce("updated_at", "created_at") if "updated_at" in keyed.columns else pl.col("created_at")
+    )
+    pending = keyed.filter(pl.col("status") == "conflict").select(
+        "namespace", "key", "version", source="id", written=written
+    )
+    held = keyed.filter(pl.col("status") == "active").select(
+        "namespace", "key", target="id", t_version="version", t_until="valid_until"
+    )
+    # every (pending, active) pair of a key, kept where the active one held the key at the write
+    pairs = pending.join(held, on=["namespace", "key"], maintain_order="left").filter(
+        (pl.col("t_version") < pl.col("version"))
+        & (pl.col("t_until").is_null() | (pl.col("t_until") > pl.col("written")))
+    )
+    # the newest of them: the current version the write was compared with
+    derived = pairs.sort("t_version").group_by("source", maintain_order=True).last()
+    out = pending.select("source").join(
+        derived.select("source", "target"), on="source", how="left", maintain_order="left"
+    )
+    if audit is not None:
+        check_frame(audit, "audit", ("op", "memory_id", "detail"))
+        told = (
+            audit.filter(pl.col("op") == "conflict", pl.col("memory_id").is_not_null())
+            .select(source="memory_id", told=pl.col("detail").str.json_path_match("$.against"))
+            .unique("source", keep="last", maintain_order=True)
+        )
+        out = out.join(told, on="source", how="left", maintain_order="left").select(
+            "source", target=pl.coalesce("told", "target")
+        )
+    # an edge needs both ends on the graph (a requester's frame may lack the disputed version)
+    return out.filter(pl.col("target").is_in(keyed["id"].implode()))

@@ -11,7 +11,8 @@ them and a test can check every number:
 - (the live re-ranker the weights panel drives, :class:`memkit.evaluate.Reranker`, builds on
   :data:`COMPONENTS` and :func:`contributions`; ``memkit.views.Reranker`` still names it);
 - :func:`nearest_similarity` — each memory's best cosine to a possible merge partner;
-- :func:`memory_states` — what each memory is at an instant: recalled, faded, or dropped by a plan.
+- :func:`memory_states` — what each memory is at an instant: recalled (by search's retrieval floor),
+  faded, not yet valid, or dropped by a forget plan.
 
 >>> curves = decay_curves(pl.DataFrame({"label": ["a"], "importance": [0.6], "half_life_hours": [2.0]}),
 ...                       horizon_hours=4.0, points=3)
@@ -28,11 +29,12 @@ import polars as pl
 
 from .decay import age_hours_expr, hours_until, strength, strength_expr
 from .errors import ValidationError, check_frame
-from .params import Weights
+from .params import DecayParams, Weights, check_number
 from .schema import check_time
 
 __all__ = [
     "COMPONENTS",
+    "SCORE_TOLERANCE",
     "check_frame",
     "contributions",
     "decay_curves",
@@ -43,6 +45,10 @@ __all__ = [
 
 COMPONENTS = ("similarity", "importance", "recency", "keyword")
 """Score components in the order they are stacked (the fields of :class:`~memkit.params.Weights`)."""
+
+SCORE_TOLERANCE = 1e-6
+"""How far (absolute and relative) a recomputed score may be from a search's own before
+:func:`contributions` refuses the weights: float noise is ~1e-12, a changed weight moves scores far more."""
 
 
 def decay_curves(
@@ -106,8 +112,13 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     score``, where ``contribution = weight · value`` and the contributions of a hit sum to its score.
 
     ``hits`` is a search frame (``rank, id, content, similarity, importance, recency[, keyword,
-    neighbour]``); a missing ``keyword`` column counts as 0 (it is only computed when its weight is
-    positive); ``neighbour`` (neighbour expansion) is its own component, value = the neighbours' score.
+    neighbour, score]``); a missing ``keyword`` column counts as 0 (it is only computed when its weight
+    is positive); ``neighbour`` (neighbour expansion) is its own component, value = the neighbours'
+    score. ``score`` is ``Σ weight · value`` under ``weights``. When ``hits`` has a ``score`` column (a
+    search's), that sum must equal it (to :data:`SCORE_TOLERANCE`): weights other than the search's
+    would explain scores the search never gave, so they raise a ValidationError naming ``weights``
+    (a search frame does not record its weights: pass the ones it ranked with, ``store.weights`` for a
+    store's default). Without a ``score`` column the sums are the scores ``weights`` would give.
     """
     check_frame(hits, "hits", ("rank", "id", "content", "similarity", "importance", "recency"))
     if not isinstance(weights, Weights):
@@ -120,6 +131,8 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
         base = base.with_columns(neighbour=pl.col("neighbour") / w["neighbour"])
         parts.append("neighbour")
     score = sum(pl.col(c) * w[c] for c in parts)
+    if "score" in hits.columns:  # a search's own scores: the weights must be the ones that made them
+        _check_scores(base.select(total=score, score=pl.col("score"), rank=pl.col("rank")))
     long = (
         base.select("rank", "id", "content", *parts, score=score)
         .unpivot(index=["rank", "id", "content", "score"], on=parts, variable_name="component")
@@ -130,6 +143,22 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     return long.sort("rank", order).select(
         "rank", "id", "content", "component", "value", "weight", "contribution", "score"
     )
+
+
+def _check_scores(totals: pl.DataFrame) -> None:
+    """ValidationError naming ``weights`` when a recomputed ``total`` differs from the search's
+    ``score`` by more than float noise (``totals``: ``total, score, rank``, one row per hit)."""
+    t, s = totals["total"].to_numpy(), totals["score"].to_numpy()  # (hits,)
+    off = ~np.isclose(t, s, rtol=SCORE_TOLERANCE, atol=SCORE_TOLERANCE)  # NaN never matches
+    if off.any():
+        i = int(np.argmax(off))  # the first hit (in the frame's order) whose score is not explained
+        raise ValidationError(
+            "weights",
+            f"do not give the hits' scores: rank {totals['rank'][i]} scored {s[i]:.4f}, but "
+            f"Σ weight × component under these weights is {t[i]:.4f} ({int(off.sum())} of "
+            f"{len(off)} hits differ); pass the weights the search ranked with (store.weights for "
+            "a store's default), or drop the score column to see what these weights would give",
+        )
 
 
 def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int = 2048) -> pl.DataFrame:
@@ -167,20 +196,38 @@ def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int =
 
 
 def memory_states(
-    frame: pl.DataFrame, at: datetime, *, floor: float = 0.1, plan: pl.DataFrame | None = None
+    frame: pl.DataFrame,
+    at: datetime,
+    *,
+    floor: float = DecayParams().min_strength,
+    plan: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """What each memory of ``frame`` is at instant ``at`` -> ``frame`` plus ``strength`` and ``state``.
+    """What each memory of ``frame`` is at instant ``at`` -> ``frame`` plus ``strength``,
+    ``recalled`` and ``state``.
+
+    ``floor`` is the retrieval floor, what ``store.search`` recalls down to: ``DecayParams.min_strength``,
+    0 by default (pass ``store.decay.min_strength`` for a store's own; the forgetting floor,
+    ``ForgetParams.min_strength``, is a forget ``plan``'s business). ``recalled`` is True when a
+    search at ``at`` may return the memory (whatever the query and the requester): ``active``,
+    written by ``at``, valid then (``valid_from <= at < valid_until``) and at least ``floor`` strong.
 
     ``state``: ``not yet written`` (created after ``at``), ``superseded`` / ``conflict`` /
-    ``quarantined`` (its status), ``expired`` (past ``valid_until``), ``faded`` (strength below
-    ``floor``: no longer recalled), else ``recalled``; then a forget ``plan`` (``id, reason``)
-    overrides with ``forget: <reason>`` for what a forget pass at ``at`` would drop.
+    ``quarantined`` (its status), ``expired`` (past ``valid_until``), ``not yet valid`` (before its
+    ``valid_from``; that column is optional), ``faded`` (strength below ``floor``: no longer
+    recalled), else ``recalled``; then a forget ``plan`` (``id, reason``) overrides with ``forget:
+    <reason>`` for what a forget pass at ``at`` would drop (``recalled`` keeps saying whether a search
+    still returns it until then).
     """
     check_frame(
         frame, "frame", ("id", "status", "importance", "half_life_hours", "created_at", "valid_until")
     )
     at = check_time("at", at)  # in UTC, as the frame's columns are
+    floor = check_number("floor", floor, lo=0.0, hi=1.0)
     df = frame.with_columns(strength_expr(age_hours=age_hours_expr("created_at", at)))
+    # subtle: valid_from is optional (older frames lack it); a missing one never holds a memory back
+    early = (
+        (pl.col("valid_from") > pl.lit(at)).fill_null(False) if "valid_from" in df.columns else pl.lit(False)
+    )
     state = (
         pl.when(pl.col("created_at") > pl.lit(at))
         .then(pl.lit("not yet written"))
@@ -188,11 +235,13 @@ def memory_states(
         .then(pl.col("status"))
         .when(pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(at)))
         .then(pl.lit("expired"))
+        .when(early)
+        .then(pl.lit("not yet valid"))
         .when(pl.col("strength") < floor)
         .then(pl.lit("faded"))
         .otherwise(pl.lit("recalled"))
     )
-    df = df.with_columns(state=state)
+    df = df.with_columns(state=state).with_columns(recalled=pl.col("state") == "recalled")
     if plan is not None and plan.height:
         reasons = plan.select("id", _reason=pl.format("forget: {}", pl.col("reason")))
         df = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -69,6 +70,49 @@ def test_conflict_graph_lineage_and_disputes(store: mk.MemoryStore, now: datetim
     store.resolve("addr", namespace="u", keep=v3.id, now=now + 3 * D)
     _, edges = conflict_graph(store.frame("u"))
     assert edges.filter(pl.col("kind") == "conflicts_with").is_empty()
+
+
+def _against(store: mk.MemoryStore, namespace: str) -> dict[str, str]:
+    """The store's own record of each conflict: pending id -> the id it was compared with."""
+    events = store.audit(namespace, op="conflict")
+    return {e["memory_id"]: json.loads(e["detail"])["against"] for e in events.to_dicts()}
+
+
+def test_conflict_graph_disputes_only_the_version_the_write_was_compared_with(
+    store: mk.MemoryStore, now: datetime
+) -> None:
+    h = timedelta(hours=1)
+    v1 = store.add(
+        "URL is a.example", namespace="t", key="url", requester="dep", now=now, valid_until=now + 10 * h
+    )
+    v2 = store.add(
+        "URL is b.example", namespace="t", key="url", requester="dep", now=now + 20 * h
+    )  # v1 expired
+    v3 = store.add("URL is c.example", namespace="t", key="url", requester="other", now=now + 21 * h)
+    assert store.frame("t").filter(pl.col("id") == v1.id)["status"][0] == "active"  # expired, still "active"
+    assert _against(store, "t") == {v3.id: v2.id}
+    want = [(v3.id, v2.id)]  # never v3 -> v1: v1 had left the key before v3 was written
+    _, edges = conflict_graph(store.frame("t"))
+    assert edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows() == want
+    _, edges = conflict_graph(store.frame("t"), audit=store.audit("t", op="conflict"))
+    assert edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows() == want
+    _, edges = conflict_graph(store.frame("t", as_of=now + 21 * h))  # as the store saw it then
+    assert edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows() == want
+
+
+def test_conflict_graph_with_audit_draws_the_stores_record(store: mk.MemoryStore, now: datetime) -> None:
+    # alice's value, bob's pending dispute, then alice's own update: bob's write was compared with v1
+    v1 = store.add("a", namespace="t", key="k", requester="alice", access="public", now=now)
+    v2 = store.add("b", namespace="t", key="k", requester="bob", access="public", now=now + D)
+    v3 = store.add("c", namespace="t", key="k", requester="alice", access="public", now=now + 2 * D)
+    assert (v2.status, v3.status) == ("conflict", "active") and _against(store, "t") == {v2.id: v1.id}
+    _, edges = conflict_graph(store.frame("t"), audit=store.audit("t", op="conflict"))
+    assert edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows() == [
+        (v2.id, v1.id)
+    ]
+    _, edges = conflict_graph(store.frame("t"))  # the frame alone: v1 is superseded, so no edge is drawn
+    disputes = edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows()
+    assert (v2.id, v3.id) not in disputes  # v2 was never compared with v3
 
 
 def test_conflict_graph_unkeyed_distinct_no_edges(store: mk.MemoryStore, now: datetime) -> None:

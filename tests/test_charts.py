@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -235,7 +237,7 @@ def test_memory_timeline_rows_fades_and_states(sample_store, now) -> None:
         "forget: capacity",
     }
     end = now + timedelta(days=60)
-    spec = charts.memory_timeline(frame, end=end, states=states, at=at).to_dict()
+    spec = charts.memory_timeline(frame, end=end, floor=0.1, states=states, at=at).to_dict()
     units = layers(spec)
     rows = values(spec, units[0])
     assert len(rows) == frame.height  # one row per memory: Vega draws the curves
@@ -247,6 +249,7 @@ def test_memory_timeline_rows_fades_and_states(sample_store, now) -> None:
         + float(mk.decay.hours_until(0.1, r["importance"], r["half_life_hours"])) * 3.6e6
     )
     assert any(abs(f["t"] - want) < 1 and f["id"] == r["id"] for f in fades) or want > end.timestamp() * 1e3
+    assert fades  # the 0.1 floor is crossed by the month's short-term notes
     dots = values(spec, units[4])
     assert len(dots) == frame.height and {d["t"] for d in dots} == {at.timestamp() * 1e3}
     small = charts.memory_timeline(frame, end=end, max_memories=10).to_dict()
@@ -291,3 +294,140 @@ def test_setup_notebook_enables_the_offline_renderer() -> None:
     charts.setup_notebook()
     assert alt.renderers.active == "jupyter"
     assert alt.JupyterChart._is_offline and "cdn" not in alt.JupyterChart._esm[:2000].lower()
+
+
+# ---------------------------------------------------- charts that must show the numbers the store holds
+TINY_LOCOMO = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep() -> pl.DataFrame:
+    """``evaluate.sweep``'s own shape: one row per grid point and category, plus the "all" rows; the
+    grid varies a third weight (recency), as the README's does."""
+    mem, qs = mk.evaluate.load_locomo(TINY_LOCOMO)
+    grid = {"similarity": [0.0, 0.5, 1.0], "keyword": [0.0, 1.0], "importance": [0.0], "recency": [0.0, 0.5]}
+    return mk.evaluate.sweep(mem, qs, grid=grid, k=5)
+
+
+def test_weight_heatmap_draws_the_all_rows_of_a_sweep_and_names_its_rows(tiny_sweep) -> None:
+    sw = tiny_sweep
+    assert set(sw["category"]) == {"1", "2", "3", "4", "5", "all"}  # several rows per (x, y) cell
+    with pytest.raises(mk.ValidationError, match=r"^sweep: .*recency varies too \(\[0\.0, 0\.5\]\)"):
+        charts.weight_heatmap(sw, x="similarity", y="keyword", metric="recall@5")  # cells would stack
+    spec = charts.weight_heatmap(
+        sw, x="similarity", y="keyword", metric="recall@5", where={"recency": 0}
+    ).to_dict()
+    cells, text, best = layers(spec)
+    want = sw.filter(pl.col("category") == "all", pl.col("recency") == 0.0)  # the mean over every question
+    drawn = {(r["similarity"], r["keyword"]): r["recall@5"] for r in values(spec, cells)}
+    assert len(values(spec, cells)) == len(drawn) == want.height  # one row per cell
+    assert drawn == {(r["similarity"], r["keyword"]): r["recall@5"] for r in want.to_dicts()}
+    top = want.sort("recall@5", descending=True).row(0, named=True)
+    assert values(spec, best)[0]["recall@5"] == top["recall@5"]
+    assert spec["title"]["subtitle"] == (
+        f"best: similarity {top['similarity']}, keyword {top['keyword']} → recall@5 {top['recall@5']:.3f}"
+        " (rows: recency 0, category all)"
+    )
+    # a grid that varies only x and y (notebook 09's): the "all" rows, without a where
+    plain = charts.weight_heatmap(
+        sw.filter(pl.col("recency") == 0.0), x="similarity", y="keyword", metric="recall@5"
+    )
+    plain_spec = plain.to_dict()
+    assert values(plain_spec, layers(plain_spec)[0]) == values(spec, cells)
+    assert plain_spec["title"]["subtitle"].endswith(f"{top['recall@5']:.3f} (rows: category all)")
+    # one category on request, named in the subtitle; a number or its text picks it
+    one = charts.weight_heatmap(
+        sw, x="similarity", y="keyword", metric="recall@5", where={"recency": 0.5, "category": 1}
+    )
+    rows = values(one.to_dict(), layers(one.to_dict())[0])
+    cat1 = sw.filter(pl.col("category") == "1", pl.col("recency") == 0.5)
+    assert sorted(r["recall@5"] for r in rows) == sorted(cat1["recall@5"].to_list())
+    assert one.to_dict()["title"]["subtitle"].endswith("(rows: recency 0.5, category 1)")
+
+
+def test_weight_heatmap_names_bad_where() -> None:
+    grid = pl.DataFrame({"similarity": [0.5, 0.5], "importance": [0.0, 0.0], "recall": [0.4, 0.6]})
+    with pytest.raises(mk.ValidationError, match="^sweep: has 2 rows in the cell"):
+        charts.weight_heatmap(grid)  # two rows, nothing to tell them apart
+    with pytest.raises(mk.ValidationError, match="^where: 'tie' is not a column"):
+        charts.weight_heatmap(grid, where={"tie": 0.1})
+    with pytest.raises(mk.ValidationError, match="^where: no row of sweep has n 2, tie 0.1"):
+        charts.weight_heatmap(grid.with_columns(n=pl.lit(1), tie=pl.lit(0.1)), where={"n": 2, "tie": 0.1})
+    with pytest.raises(mk.ValidationError, match="^where: 'similarity' is not a column of sweep other than"):
+        charts.weight_heatmap(grid, where={"similarity": 0.5})
+    with pytest.raises(mk.ValidationError, match="^where: recall is a number column"):
+        charts.weight_heatmap(grid.rename({"recall": "mrr"}).with_columns(recall=pl.lit(1.0)), metric="mrr",
+                              where={"recall": "high"})  # fmt: skip
+
+
+def test_score_breakdown_refuses_weights_that_did_not_make_the_scores(now) -> None:
+    tuned = mk.MemoryStore(settings=mk.Settings(weights=mk.Weights.articles()))
+    tuned.add("User lives in Hangzhou", namespace="u", importance=0.9, now=now)
+    tuned.add("User drinks coffee in Hangzhou every morning", namespace="u", importance=0.2,
+              now=now + timedelta(hours=1))  # fmt: skip
+    tuned.add("The weather was nice", namespace="u", importance=0.9, now=now + timedelta(hours=2))
+    hits = tuned.search("Hangzhou coffee", namespace="u", k=3, now=now + timedelta(hours=3), reinforce=False)
+    # the store's own weights: every bar adds up to the score the search ranked by
+    spec = charts.score_breakdown(hits, tuned.weights).to_dict()
+    bars, text = layers(spec)
+    assert [r["score"] for r in values(spec, text)] == pytest.approx(hits["score"].to_list())
+    sums: dict[int, float] = {}
+    for r in values(spec, bars):
+        sums[r["rank"]] = sums.get(r["rank"], 0.0) + r["contribution"]
+    assert [sums[r] for r in hits["rank"]] == pytest.approx(hits["score"].to_list())
+    # the chart's default weights are not the search's: refused, naming weights, instead of other totals
+    with pytest.raises(mk.ValidationError, match=r"^weights: do not give the hits' scores: rank 1 scored"):
+        charts.score_breakdown(hits)
+    with pytest.raises(mk.ValidationError, match="^weights:"):
+        views.contributions(hits, mk.Weights())
+    # without a score column it is a what-if, and the subtitle says so
+    what_if = charts.score_breakdown(hits.drop("score")).to_dict()
+    assert what_if["title"]["subtitle"].endswith("(no search score: totals are these weights' sums)")
+    tuned.close()
+
+
+def test_score_breakdown_refuses_weights_without_the_searchs_neighbour_term(sample_store, now) -> None:
+    hits = sample_store.search("我住在哪里", namespace="user_87", k=5, now=now, reinforce=False)
+    assert "neighbour" in hits.columns and (hits["neighbour"] > 0).any()  # the default weights expand
+    charts.score_breakdown(hits, sample_store.weights)  # the search's weights: drawn
+    no_neighbours = dataclasses.replace(sample_store.weights, neighbour=0.0)
+    with pytest.raises(mk.ValidationError, match="^weights:"):
+        charts.score_breakdown(hits, no_neighbours)  # the neighbour term would vanish from every bar
+
+
+def test_memory_states_follow_what_search_returns(now) -> None:
+    s = mk.MemoryStore()
+    later = s.add("Office moves to Pudong", namespace="u", importance=0.8, now=now,
+                  valid_from=now + timedelta(days=30))  # fmt: skip
+    weak = s.add("User is in a meeting until 5pm", namespace="u", importance=0.6, layer="short_term", now=now)
+    for at in (now + timedelta(days=1), now + timedelta(days=31)):  # weak: 0.6 · 0.5^12 and far less
+        states = views.memory_states(s.frame("u"), at)
+        got = dict(states.select("id", "state").rows())
+        returned = set(s.search("Office Pudong meeting", namespace="u", k=5, now=at, reinforce=False)["id"])
+        assert got[later.id] == ("not yet valid" if at < now + timedelta(days=30) else "recalled")
+        assert got[weak.id] == "recalled"  # no retrieval floor by default: faded, but still returned
+        assert set(states.filter(pl.col("recalled"))["id"]) == returned  # recalled = what search returns
+    at = now + timedelta(hours=8)  # the weak one at 0.0375: below the articles' floor, when asked for
+    states = views.memory_states(s.frame("u"), at, floor=0.1)
+    returned = set(s.search("meeting", namespace="u", k=5, now=at, reinforce=False, min_strength=0.1)["id"])
+    assert dict(states.select("id", "state").rows())[weak.id] == "faded" and weak.id not in returned
+    with pytest.raises(mk.ValidationError, match="^floor:"):
+        views.memory_states(s.frame("u"), at, floor=-0.1)
+    s.close()
+
+
+def test_memory_timeline_floors(sample_store, now) -> None:
+    frame = sample_store.frame("user_87")
+    end = now + timedelta(days=60)
+    spec = charts.memory_timeline(frame, end=end).to_dict()  # the default: search's floor, 0
+    units = layers(spec)
+    assert values(spec, units[1]) == [{"strength": 0.0}] and values(spec, units[2]) == []  # nothing fades
+    assert "no retrieval floor" in spec["title"]["subtitle"][1]
+    spec = charts.memory_timeline(frame, end=end, floor=0.05, forget_floor=0.1).to_dict()
+    units = layers(spec)
+    assert values(spec, units[1]) == [{"strength": 0.05}] and values(spec, units[3]) == [{"strength": 0.1}]
+    assert units[3]["mark"]["color"] == "#d62728"  # the forgetting floor: red, apart from the dashed one
+    assert spec["title"]["subtitle"][1] == "crosses: faded below the retrieval floor 0.05"
+    assert "forgetting floor 0.1" in spec["title"]["subtitle"][2]
+    with pytest.raises(mk.ValidationError, match="^forget_floor:"):
+        charts.memory_timeline(frame, end=end, forget_floor=2.0)

@@ -152,6 +152,18 @@ def test_conflict_explorer_resolves_the_picked_version(sample_store, now) -> Non
     assert panel.versions["key"].unique().to_list() == ["user.coffee"]
 
 
+def test_conflict_explorer_draws_the_stores_disputes(store, now) -> None:
+    h = timedelta(hours=1)
+    v1 = store.add("URL is a", namespace="t", key="url", requester="dep", now=now, valid_until=now + 10 * h)
+    v2 = store.add("URL is b", namespace="t", key="url", requester="dep", now=now + 20 * h)  # v1 expired
+    v3 = store.add("URL is c", namespace="t", key="url", requester="other", now=now + 21 * h)  # disputes v2
+    panel = widgets.conflict_explorer(store, "t", now=now + 22 * h)
+    disputes = panel.edges.filter(pl.col("kind") == "conflicts_with").select("source", "target").rows()
+    assert disputes == [(v3.id, v2.id)] and v1.id in panel.nodes["id"].to_list()
+    drawn = {(r["source"], r["target"]) for r in chart_rows(panel) if r.get("kind") == "conflicts_with"}
+    assert drawn == {(v3.id, v2.id)}
+
+
 def test_conflict_explorer_reports_refused_resolve(sample_store, now) -> None:
     sample_store.add("Bob 搬到了北京", namespace="bob", key="user.address", now=now + timedelta(hours=1))
     panel = widgets.conflict_explorer(sample_store, "bob", now=now + timedelta(hours=2), requester="stranger")
@@ -180,13 +192,58 @@ def test_time_machine_replays_the_store(store, now) -> None:
     want = mk.forget.plan_forget(store.frame("u", as_of=at), mk.ForgetParams(min_strength=0.2), at)
     assert panel.plan["id"].to_list() == want["id"].to_list() and panel.plan.height == 3
     assert panel.data.filter(pl.col("state") == "forget: weak").height == 3
-    assert panel.hits is not None and panel.hits.height == 2  # strength >= 0.1: days 3 and 4
+    # the recall table is the store's own search then (no retrieval floor by default), not one cut at
+    # the policy's forgetting floor: the three a forget pass would drop are returned until it runs
+    searched = store.search("note", namespace="u", k=5, now=at, reinforce=False)
+    assert panel.hits is not None and panel.hits["id"].to_list() == searched["id"].to_list()
+    assert panel.hits.height == 5 and panel.data["recalled"].sum() == 5
+    assert (
+        "5 recalled, 0 faded below the retrieval floor 0, 3 a forget pass would drop" in panel.message.value
+    )
     dots = [r for r in chart_rows(panel) if "state" in r]
     assert {r["t"] for r in dots} == {at.timestamp() * 1e3}
     bars = {r["state"]: r["memories"] for r in chart_rows(panel, "states")}
     assert bars == {"recalled": 2, "forget: weak": 3}
     with pytest.raises(mk.ValidationError, match="namespace"):
         widgets.time_machine(store, "empty")
+
+
+def test_time_machine_recalls_what_search_returns(store, now) -> None:
+    weak = store.add(
+        "User is in a meeting until 5pm", namespace="u", importance=0.6, layer="short_term", now=now
+    )
+    early = store.add("Office moves to Pudong", namespace="u", importance=0.8, now=now,
+                      valid_from=now + timedelta(days=30))  # fmt: skip
+    at = now + timedelta(hours=8)  # the meeting at 0.6 · 0.5^4 = 0.0375: below the forgetting floor 0.1
+    panel = widgets.time_machine(store, "u", query="meeting Pudong", at=at, start=now,
+                                 end=now + timedelta(days=1), step_hours=1)  # fmt: skip
+    searched = store.search("meeting Pudong", namespace="u", k=5, now=at, reinforce=False)
+    assert panel.hits is not None and panel.hits["id"].to_list() == searched["id"].to_list() == [weak.id]
+    state = dict(panel.data.select("id", "state").rows())
+    assert state[early.id] == "not yet valid"  # before its valid_from: search does not return it
+    assert state[weak.id] == "forget: weak"  # what a forget pass would drop ...
+    assert panel.data.filter(pl.col("id") == weak.id)["recalled"][0]  # ... is still returned until it runs
+    assert (
+        f"{at:%Y-%m-%d %H:%M}: 1 recalled, 0 faded below the retrieval floor 0, 1 a forget"
+        in panel.message.value
+    )
+    rules = {(r["strength"]) for r in chart_rows(panel, "timeline") if set(r) == {"strength"}}
+    assert rules == {0.0, 0.1}  # the retrieval floor (search's) and the forgetting floor (the policy's)
+    # a store whose search has a floor: the panel judges by it, as its search does
+    floored = mk.MemoryStore(settings=mk.Settings(decay=mk.DecayParams(min_strength=0.05)))
+    m = floored.add(
+        "User is in a meeting until 5pm", namespace="u", importance=0.6, layer="short_term", now=now
+    )
+    panel = widgets.time_machine(floored, "u", query="meeting", at=at, start=now, end=now + timedelta(days=1),
+                                 policy=mk.ForgetParams(min_strength=0.01))  # fmt: skip
+    assert panel.data.filter(pl.col("id") == m.id)["state"][0] == "faded" and panel.hits.height == 0
+    assert floored.search("meeting", namespace="u", now=at, reinforce=False).height == 0
+    panel = widgets.time_machine(floored, "u", at=at, start=now, end=now + timedelta(days=1))  # policy: 0.1
+    assert panel.data.filter(pl.col("id") == m.id)["state"][0] == "forget: weak"  # the plan's verdict ...
+    assert (
+        "0 recalled, 1 faded below the retrieval floor 0.05, 1 a forget pass" in panel.message.value
+    )  # ... faded
+    floored.close()
 
 
 def test_time_machine_steps_end_on_end_and_stop_at_at(store, now) -> None:

@@ -1,9 +1,13 @@
 """The decay chart: how a memory's strength halves every half-life (pure: frames in, a chart out).
 
 A memory starts at its importance and fades with age: ``strength = importance · 0.5^(age /
-half-life)``. Below the retrieval floor (0.1 by default) search no longer returns it, so the age at
-which a curve crosses the floor, ``half-life · log2(importance / floor)``, is how long the memory
-stays recallable (:func:`memkit.decay.hours_until`). The two worked examples of the design:
+half-life)``. Below a retrieval floor search no longer returns it, so the age at which a curve
+crosses the floor, ``half-life · log2(importance / floor)``, is how long the memory stays recallable
+(:func:`memkit.decay.hours_until`). The chart draws the articles' floor, 0.1, by default: it is the
+floor of a search with ``min_strength=0.1`` and the forgetting policy's (``ForgetParams.min_strength``,
+what a forget pass drops below), but not memkit's default retrieval floor (``DecayParams.min_strength``
+is 0: ``store.search`` returns a memory however faded until a forget pass drops it). The two worked
+examples of the design, with the 0.1 floor:
 
 - "住在杭州滨江" (lives in Hangzhou), importance 0.8, half-life 90 days: 0.7939 after one day, and
   recallable for 90 · log2(8) = 270 days;
@@ -44,9 +48,11 @@ def half_life_curves(
     """Strength over age, one curve per (importance, half-life), on a log time axis.
 
     ``memories``: ``label, importance, half_life_hours`` (default: the two worked examples). The
-    dashed rule is the retrieval floor; a cross marks where each curve falls below it (the memory
-    is no longer recalled); black dots are ``examples`` (``label, age_hours, strength``; default
-    :func:`memkit.views.worked_examples`: 0.7939 after one day, 0.15 after four hours).
+    dashed rule is ``floor`` (default 0.1, the articles' retrieval floor and memkit's forgetting
+    floor; ``store.search`` has none by default); a cross marks where each curve falls below it (a
+    search with that floor no longer recalls the memory); black dots are ``examples`` (``label,
+    age_hours, strength``; default :func:`memkit.views.worked_examples`: 0.7939 after one day, 0.15
+    after four hours).
 
     ``horizon_hours`` is where the x axis ends (a year by default); it starts at 0.1 h (6 minutes),
     since a log axis cannot reach age 0. Given ``memories`` but no ``examples``, no dots are drawn.
@@ -87,7 +93,8 @@ def half_life_curves(
     return finish(
         chart,
         "How memories fade: strength halves every half-life",
-        f"A cross marks where a memory drops below the retrieval floor ({floor:g}) and stops being recalled.",
+        f"A cross marks where a memory drops below the floor {floor:g}: a search with that floor"
+        " (min_strength) stops recalling it.",
     )
 
 
@@ -153,7 +160,7 @@ def _floor_marks(floor: float) -> tuple[alt.Chart, alt.Chart]:
         .encode(y="floor:Q")
     )
     rule_text = (
-        alt.Chart(pl.DataFrame({"floor": [floor], "x": [0.12], "t": [f"retrieval floor {floor:g}"]}))
+        alt.Chart(pl.DataFrame({"floor": [floor], "x": [0.12], "t": [f"floor {floor:g}"]}))
         .mark_text(align="left", dy=-7, color="#555")
         .encode(x="x:Q", y="floor:Q", text="t:N")
     )

@@ -12,7 +12,8 @@ and a ranking is only as trustworthy as those weights. Three charts make them vi
 - :func:`rank_shift` — two rankings of one query side by side (before and after a change of
   weights, embedder or data), lines joining each memory's two ranks;
 - :func:`weight_heatmap` — a metric (recall@k, MRR) over a grid of two weights, from
-  :func:`memkit.evaluate.sweep`, best cell outlined.
+  :func:`memkit.evaluate.sweep`, best cell outlined (it lives in :mod:`memkit.charts.heatmap`,
+  re-exported here).
 
 Every builder validates its frame and names the argument at fault (a
 :class:`~memkit.errors.ValidationError`), so a wrong frame fails here, not inside Vega.
@@ -21,14 +22,16 @@ Re-exported by :mod:`memkit.charts`; the decay chart :func:`half_life_curves` no
 
 >>> import polars as pl
 >>> hits = pl.DataFrame({"rank": [1, 2], "id": ["a", "b"], "content": ["tea", "coffee"],
-...     "similarity": [0.9, 0.2], "importance": [0.1, 0.9], "recency": [1.0, 0.5]})
+...     "score": [0.67, 0.44], "similarity": [0.9, 0.2], "importance": [0.1, 0.9], "recency": [1.0, 0.5]})
 >>> spec = score_breakdown(hits, Weights.articles()).to_dict()
 >>> spec["title"]["subtitle"]
 'weights: similarity 0.6, importance 0.3, recency 0.1, keyword 0'
 
 With the articles' weights, "tea" scores 0.6·0.9 + 0.3·0.1 + 0.1·1.0 = 0.54 + 0.03 + 0.10 = 0.67 and
 "coffee" 0.12 + 0.27 + 0.05 = 0.44: coffee is the more important memory, but the weights favour
-similarity, and the chart shows that in the length of each bar's blue segment.
+similarity, and the chart shows that in the length of each bar's blue segment. Drawn with
+``Weights()`` instead, these scores would be unexplained: the chart refuses (``weights: do not give
+the hits' scores ...``) rather than draw totals the search never gave.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from ..errors import ValidationError
 from ..params import Weights
 from ..views import COMPONENTS, contributions
 from .decay import half_life_curves
+from .heatmap import weight_heatmap
 from .style import WIDTH, finish, scale, short
 
 __all__ = ["half_life_curves", "rank_shift", "score_breakdown", "weight_heatmap"]
@@ -55,7 +59,10 @@ def score_breakdown(
     Bars are in rank order, the best on top, each labelled with its total score; the segments are
     stacked in :data:`memkit.views.COMPONENTS` order, so the same component sits at the same place
     in every bar. The subtitle lists the weights (``neighbour`` only when it is on). The weights
-    must be those of the search that produced ``hits``, or the bars will not add up to the scores.
+    must be those of the search that produced ``hits`` (``store.weights`` for a store's default):
+    when ``hits`` has a ``score`` column, bars that would not add up to it raise a ValidationError
+    naming ``weights`` (:func:`memkit.views.contributions`). A frame without ``score`` is a what-if:
+    the totals are what ``weights`` would give, in the frame's rank order, and the subtitle says so.
     """
     # (hits · components) rows: rank, id, content, component, value, weight, contribution, score
     long = contributions(hits, weights).with_columns(
@@ -87,7 +94,7 @@ def score_breakdown(
         # the stacking order: a component's position in COMPONENTS (+ neighbour), computed by Vega
         .transform_calculate(order=f"indexof({[*COMPONENTS, 'neighbour']}, datum.component)")
     )
-    # the total at the end of each bar: the score the search ranked by
+    # the total at the end of each bar: the score the search ranked by (checked by contributions)
     totals = long.group_by("rank", "label", maintain_order=True).agg(pl.col("score").first())
     text = (
         alt.Chart(totals)
@@ -102,7 +109,8 @@ def score_breakdown(
     )
     # 24 pixels a bar; the labels take 260 of the house width
     chart = alt.layer(bars, text).properties(width=WIDTH - 260, height=max(24 * hits.height, 60))
-    return finish(chart, title or "Why each memory ranks where it does", f"weights: {w}")
+    what_if = "" if "score" in hits.columns else " (no search score: totals are these weights' sums)"
+    return finish(chart, title or "Why each memory ranks where it does", f"weights: {w}{what_if}")
 
 
 def rank_shift(
@@ -224,56 +232,3 @@ def _side_labels(base: alt.Chart, labels: tuple[str, str], out: int) -> tuple[al
         .transform_filter((alt.datum.setting == labels[1]) & (alt.datum.rank < out))
     )
     return left, right
-
-
-def weight_heatmap(
-    sweep: pl.DataFrame, *, x: str = "similarity", y: str = "importance", metric: str = "recall"
-) -> alt.LayerChart:
-    """A metric over a grid of two weights (a tidy frame with columns ``x``, ``y``, ``metric``); the
-    best cell is outlined.
-
-    ``sweep`` is typically :func:`memkit.evaluate.sweep`'s result, one row per grid point. Weights
-    are rounded to three decimals so that 0.30000000000000004 and 0.3 are one column. The y axis
-    runs high to low (the largest weight at the top); a cell's value is printed in it, in black where
-    it is above 60% of the best value (light cells) and in white elsewhere.
-
-    >>> grid = pl.DataFrame({"similarity": [0.3, 0.3, 0.6, 0.6], "importance": [0.0, 0.3, 0.0, 0.3],
-    ...                      "recall": [0.52, 0.41, 0.57, 0.49]})
-    >>> weight_heatmap(grid).to_dict()["title"]["subtitle"]
-    'best: similarity 0.6, importance 0.0 → recall 0.570'
-    """
-    if not isinstance(sweep, pl.DataFrame) or not {x, y, metric} <= set(sweep.columns):
-        raise ValidationError("sweep", f"must be a polars DataFrame with columns {x}, {y}, {metric}")
-    data = sweep.select(x, y, metric).with_columns(pl.col(x).round(3), pl.col(y).round(3))
-    best = data.sort(metric, descending=True).head(1)  # the cell outlined in red
-    # ordinal axes: the grid's values as columns, evenly spaced whatever their numeric gaps
-    enc = [
-        alt.X(f"{x}:O", title=f"{x} weight", axis=alt.Axis(labelAngle=0)),
-        alt.Y(f"{y}:O", title=f"{y} weight", sort="descending"),
-    ]
-    tip = [alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q"), alt.Tooltip(f"{metric}:Q", format=".3f")]
-    # cells, values and outline share `enc`, so the three layers fall on the same grid
-    cells = (
-        alt.Chart(data)
-        .mark_rect()
-        .encode(*enc, alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="viridis"), title=metric), tooltip=tip)
-    )
-    hi = float(data[metric].max() or 0)
-    text = (
-        alt.Chart(data)
-        .mark_text(fontSize=10)
-        .encode(
-            *enc,
-            text=alt.Text(f"{metric}:Q", format=".2f"),
-            # viridis is light at the top of its range: dark text there, light text below
-            color=alt.condition(f"datum['{metric}'] > {hi * 0.6}", alt.value("black"), alt.value("white")),
-        )
-    )
-    outline = alt.Chart(best).mark_rect(fill=None, stroke="#d62728", strokeWidth=3).encode(*enc)
-    chart = alt.layer(cells, text, outline).properties(width=WIDTH - 160, height=WIDTH - 260)
-    b = best.row(0, named=True) if best.height else {x: None, y: None, metric: None}
-    return finish(
-        chart,
-        f"{metric} over {x} × {y} weights",
-        f"best: {x} {b[x]}, {y} {b[y]} → {metric} {b[metric]:.3f}" if best.height else "empty sweep",
-    )

@@ -1,8 +1,11 @@
 """The memory timeline: every memory's strength over simulated time (pure: a frame in, a chart out).
 
 Each memory fades from its writing, ``strength = importance · 0.5^(age / half-life)``; a cross marks
-where it falls below the retrieval floor and, at a chosen instant, a dot per memory shows its state
-then — recalled, faded, or what a forget pass would drop (:func:`memkit.views.memory_states`). The
+where it falls below the retrieval floor (the one ``store.search`` applies: ``DecayParams.min_strength``,
+0 by default, so by default nothing fades out of reach) and, at a chosen instant, a dot per memory shows
+its state then — recalled, faded, or what a forget pass would drop (:func:`memkit.views.memory_states`).
+The forgetting floor (``ForgetParams.min_strength``, 0.1), below which a forget pass would drop a
+memory for good, is a second, dotted red line when given. The
 curves are computed by Vega from one row per memory (the decay formula travels in the spec), so a
 timeline of hundreds of memories stays a small chart. Re-exported by :mod:`memkit.charts`.
 
@@ -10,12 +13,13 @@ How to read it: the x axis is simulated time (dates), the y axis strength from 0
 starts at its memory's importance on the day it was written and halves every half-life: short-term
 memories (hours) drop almost vertically, long-term facts (months) stay nearly flat across the
 chart. Colour is the layer; the many episodic curves are drawn faint so the few long-term facts
-stand out. The dashed line is the floor: below it a memory is no longer recalled. The black line
+stand out. The dashed line is the retrieval floor: below it a memory is no longer recalled; the red
+dotted line (``forget_floor``) is where a forget pass would drop it. The black line
 (``at``) is the instant the dots describe; the dotted line (``now``) is the present when the chart
 runs on into the future.
 
 :func:`memory_timeline` reads as the chart's layers, one private builder each: the curves, the floor
-rule, the fade crosses, the ``now`` marker and the ``at`` line with its state dots.
+rule, the fade crosses, the forgetting floor, the ``now`` marker and the ``at`` line with its state dots.
 :func:`state_counts` is the same states as bars, in the same colours.
 """
 
@@ -29,6 +33,7 @@ import polars as pl
 
 from ..decay import hours_until
 from ..errors import ValidationError
+from ..params import DecayParams, check_number
 from .style import WIDTH, finish, scale
 
 __all__ = ["STATE_COLORS", "memory_timeline", "state_counts"]
@@ -37,6 +42,7 @@ STATE_COLORS = {
     "recalled": "#2ca02c",
     "faded": "#9d9d9d",
     "expired": "#8c564b",
+    "not yet valid": "#aec7e8",
     "forget: weak": "#d62728",
     "forget: capacity": "#ff7f0e",
     "forget: expired": "#9467bd",
@@ -58,7 +64,8 @@ def memory_timeline(
     *,
     start: datetime | None = None,
     end: datetime,
-    floor: float = 0.1,
+    floor: float = DecayParams().min_strength,
+    forget_floor: float | None = None,
     states: pl.DataFrame | None = None,
     at: datetime | None = None,
     now: datetime | None = None,
@@ -73,16 +80,19 @@ def memory_timeline(
     time is drawn (the subtitle says so).
 
     ``start`` defaults to the first write, so the x axis runs from the first memory to ``end``.
-    ``floor`` is a strength (0-1), the store's ``min_strength``: what fades below it is no longer
-    recalled. Only the rows' ``importance``, ``half_life_hours`` and ``created_at`` shape a curve;
-    ``content`` and ``layer`` are for the tooltip and the colour.
+    ``floor`` is a strength (0-1), the retrieval floor search uses (``DecayParams.min_strength``, 0 by
+    default; ``store.decay.min_strength`` for a store's own): what fades below it is no longer
+    recalled. A floor of 0 is never crossed: no crosses. ``forget_floor`` (``ForgetParams.min_strength``)
+    draws where a forget pass would drop a memory (red, dotted). Only the rows' ``importance``,
+    ``half_life_hours`` and ``created_at`` shape a curve; ``content`` and ``layer`` are for the tooltip
+    and the colour.
 
     >>> from datetime import datetime, timezone
     >>> t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
     >>> frame = pl.DataFrame({"id": ["a", "b"], "content": ["lives in Hangzhou", "said hello"],
     ...     "layer": ["long_term", "short_term"], "importance": [0.8, 0.3],
     ...     "half_life_hours": [2160.0, 2.0], "created_at": [t0, t0]})
-    >>> spec = memory_timeline(frame, end=datetime(2026, 2, 1, tzinfo=timezone.utc)).to_dict()
+    >>> spec = memory_timeline(frame, end=datetime(2026, 2, 1, tzinfo=timezone.utc), floor=0.1).to_dict()
     >>> [layer["mark"]["type"] for layer in spec["layer"]]  # curves, floor, fade crosses
     ['line', 'rule', 'point']
     >>> spec["title"]["subtitle"]
@@ -93,6 +103,9 @@ def memory_timeline(
     """
     if not isinstance(frame, pl.DataFrame) or not _NEEDED <= set(frame.columns):
         raise ValidationError("frame", f"must be a polars DataFrame with {', '.join(sorted(_NEEDED))}")
+    floor = check_number("floor", floor, lo=0.0, hi=1.0)
+    if forget_floor is not None:
+        forget_floor = check_number("forget_floor", forget_floor, lo=0.0, hi=1.0)
     f = _even_sample(frame.sort("created_at"), max_memories)
     end_ms = end.timestamp() * 1e3
     # the x domain in epoch milliseconds (Vega's time unit); an empty frame spans just `end`
@@ -112,12 +125,20 @@ def memory_timeline(
     y = alt.Y("strength:Q", title="strength", scale=alt.Scale(domain=[0, 1]))
     # layer order is drawing order: the crosses and dots stay visible on top of the curves
     layers = [_curves(rows, x, y), _floor_rule(floor), _fades(rows, floor, x, y)]
+    if forget_floor is not None:  # what a forget pass would drop, apart from what search still returns
+        layers.append(_floor_rule(forget_floor, color="#d62728", dash=[2, 3]))
     if now is not None:  # the present, when the timeline runs on into the simulated future
         layers += _now_marker(now)
     subtitle = [
         f"{f.height} of {frame.height} memories" if f.height < frame.height else f"{frame.height} memories",
-        f"crosses: faded below the retrieval floor {floor:g}",
+        f"crosses: faded below the retrieval floor {floor:g}"
+        if floor > 0
+        else "no retrieval floor: search recalls every memory, however faded",
     ]
+    if forget_floor is not None:
+        subtitle.append(
+            f"red dotted line: the forgetting floor {forget_floor:g} (a forget pass drops below it)"
+        )
     if at is not None:
         at_layers, at_line = _at_instant(at, states, f["id"], x, y)
         layers += at_layers
@@ -147,7 +168,12 @@ def _curve_rows(f: pl.DataFrame, floor: float, end_ms: float) -> pl.DataFrame:
     """
     # (n,) epoch milliseconds; an empty frame gives an empty float array
     created = f["created_at"].dt.epoch("ms").cast(pl.Float64).to_numpy() if f.height else np.zeros(0)
-    fade_h = hours_until(floor, f["importance"].to_numpy(), f["half_life_hours"].to_numpy())
+    # a floor of 0 is never crossed (strength stays above 0): no memory fades, and no cross is drawn
+    fade_h = (
+        hours_until(floor, f["importance"].to_numpy(), f["half_life_hours"].to_numpy())
+        if floor > 0
+        else np.full(f.height, np.inf)
+    )
     fade_ms = created + fade_h * 3.6e6  # hours -> ms
     return f.select("id", "content", "layer", "importance", "half_life_hours").with_columns(
         created_ms=pl.Series(created),
@@ -216,12 +242,13 @@ def _fades(rows: pl.DataFrame, floor: float, x: alt.X, y: alt.Y) -> alt.Chart:
     )
 
 
-def _floor_rule(floor: float) -> alt.Chart:
+def _floor_rule(floor: float, *, color: str = "#555", dash: list[int] | None = None) -> alt.Chart:
     """The dashed horizontal line of the retrieval floor (the same dash as in
-    :func:`memkit.charts.half_life_curves`, so the floor looks the same in every chart)."""
+    :func:`memkit.charts.half_life_curves`, so the floor looks the same in every chart); the
+    forgetting floor is the same rule in red, dotted."""
     return (
         alt.Chart(pl.DataFrame({"strength": [floor]}))
-        .mark_rule(strokeDash=[6, 4], color="#555")
+        .mark_rule(strokeDash=dash or [6, 4], color=color)
         .encode(y="strength:Q")
     )
 

@@ -68,7 +68,9 @@ class ConflictExplorer(Panel):
     def refresh(self, change: Any = None) -> None:
         """Reload the graph; list keys (pending conflicts first) and the picked key's live versions."""
         frame = self.store.frame(self.namespace, requester=self.requester)  # through the read gate
-        self.nodes, self.edges = conflict_graph(frame)
+        # the store's record of what each pending version was compared with: its disputes, exactly
+        told = self.store.audit(self.namespace, op="conflict", requester=self.requester)
+        self.nodes, self.edges = conflict_graph(frame, audit=told)
         self.show("graph", charts.conflict_graph_chart(self.nodes, self.edges))
         keyed = frame.filter(pl.col("key").is_not_null())
         key = self._fill_keys(_keys_by_urgency(keyed))

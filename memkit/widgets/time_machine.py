@@ -6,14 +6,20 @@ Memory changes with time in two ways. Writes change what the store holds: a fact
 superseded, merged, deleted; ``store.frame(as_of=t)`` replays the audit log to give the store as
 it was at ``t``. And decay changes what a search can reach: a memory the store still holds falls
 below the retrieval floor and is no longer recalled; a forget pass would then drop it for good.
-The time machine puts both on one slider. At each instant it shows
+The two floors differ: search recalls down to the store's retrieval floor
+(``DecayParams.min_strength``, ``store.decay.min_strength``: 0 by default, so a weak memory is still
+returned), while the forgetting policy drops what is below its own (``ForgetParams.min_strength``,
+0.1 by default). The time machine puts both on one slider. At each instant it shows
 
-- every memory's strength curve, and a dot per memory at that instant coloured by its state:
-  recalled, faded, expired, superseded, or what a forget pass with ``policy`` would drop and why
-  (:func:`memkit.views.memory_states`, :func:`memkit.forget.plan_forget`);
+- every memory's strength curve, the retrieval floor (dashed) and the forgetting floor (red,
+  dotted), and a dot per memory at that instant coloured by its state: recalled (what a search
+  then may return), faded (below the retrieval floor), expired, not yet valid, superseded, or what
+  a forget pass with ``policy`` would drop and why (:func:`memkit.views.memory_states`,
+  :func:`memkit.forget.plan_forget`);
 - the states as bars (:func:`memkit.charts.state_counts`), so two instants compare at a glance;
-- with a ``query``, the top 5 a search would have returned then (``reinforce=False``: looking at
-  the past must not change the present), and the forget plan's rows with their reasons.
+- with a ``query``, the top 5 a search would have returned then (the store's own search, floor
+  included, with ``reinforce=False``: looking at the past must not change the present), and the
+  forget plan's rows with their reasons.
 
 No slider move writes to the store: the plan is computed by the pure
 :func:`~memkit.forget.plan_forget`, never applied.
@@ -44,8 +50,10 @@ the slider stops there; 5,000 daily steps are 13 years)."""
 
 class TimeMachine(Panel):
     """:func:`time_machine`'s panel: ``at`` (the slider's instant), ``data`` (every memory's state
-    then, :func:`memkit.views.memory_states`), ``plan`` (what a forget pass then would drop),
-    ``hits`` (the query's results then, or None).
+    then, :func:`memkit.views.memory_states`, judged by ``floor``), ``plan`` (what a forget pass then
+    would drop), ``hits`` (the query's results then, or None), ``faded`` (how many memories then
+    were below the retrieval floor, whatever the plan says of them). ``floor`` is the store's
+    retrieval floor (what its search recalls down to), ``policy.min_strength`` the forgetting floor.
 
     ``times`` are the slider's instants and ``value`` the one it starts at. The whole namespace is
     read once, through the read gate, for the curves; each slider move reads the store as of that
@@ -67,6 +75,7 @@ class TimeMachine(Panel):
         value: datetime,
     ) -> None:
         self.store, self.namespace, self.policy = store, namespace, policy
+        self.floor = float(store.decay.min_strength)  # the retrieval floor store.search applies
         self.query, self.requester = query, requester
         self.hits: pl.DataFrame | None = None
         self._frame = store.frame(namespace, requester=requester)  # through the read gate
@@ -91,12 +100,13 @@ class TimeMachine(Panel):
         # what the store held at `at`, replayed from the audit log, as this requester may see it
         then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
         self.plan = plan_forget(then, self.policy, at)
-        floor = self.policy.min_strength  # the policy's "weak" line is the floor the chart draws
+        floor = self.floor  # recalled or faded: by the floor search applies, not the policy's
         self.data = self._states(then, at, floor)
-        self.show(
-            "timeline",
-            charts.memory_timeline(self._frame, end=self._end, floor=floor, states=self.data, at=at),
-        )
+        timeline = charts.memory_timeline(
+            self._frame, end=self._end, floor=floor, forget_floor=self.policy.min_strength,
+            states=self.data, at=at,
+        )  # fmt: skip
+        self.show("timeline", timeline)
         self.show(
             "states", charts.state_counts(self.data, title=f"State of every memory at {at:%Y-%m-%d %H:%M}")
         )
@@ -110,22 +120,28 @@ class TimeMachine(Panel):
         The later ones come from today's frame; they are kept (not dropped) so the frame has one
         row per memory of the timeline at every instant, and the chart can leave them out itself.
         """
+        # faded: below the retrieval floor, counted before the plan's verdicts replace some states
+        self.faded = int((memory_states(then, at, floor=floor)["state"] == "faded").sum())
         known = memory_states(then, at, floor=floor, plan=self.plan)
         unborn = self._frame.filter(~pl.col("id").is_in(then["id"].implode()))
-        return pl.concat(
-            [known, memory_states(unborn, at, floor=floor).with_columns(state=pl.lit("not yet written"))],
-            how="diagonal_relaxed",
+        unborn = memory_states(unborn, at, floor=floor).with_columns(
+            state=pl.lit("not yet written"), recalled=pl.lit(False)
         )
+        return pl.concat([known, unborn], how="diagonal_relaxed")
 
     def _headline(self, at: datetime) -> str:
-        """The message line: how many memories are recalled and faded at ``at``, and how many a
-        forget pass would drop, by reason (``"2026-03-01 00:00: 41 recalled, 9 faded, 6 ..."``)."""
-        counts = dict(self.data["state"].value_counts().rows())
+        """The message line: how many memories a search at ``at`` may return and how many have
+        faded below the retrieval floor, and how many a forget pass would drop, by reason
+        (``"2026-03-01 00:00: 41 recalled, 9 faded below the retrieval floor 0, 6 ..."``).
+
+        "recalled" counts the ``recalled`` column, not the state: a memory a forget pass would drop
+        is still returned by a search until the pass runs, so it counts in both numbers."""
         # "4 capacity, 2 weak": the plan's reasons, alphabetical so the line does not jump around
         reasons = ", ".join(f"{n} {r}" for r, n in self.plan["reason"].value_counts().sort("reason").rows())
         return (
-            f"{at:%Y-%m-%d %H:%M}: {counts.get('recalled', 0)} recalled, {counts.get('faded', 0)} faded, "
-            f"{self.plan.height} a forget pass would drop ({reasons or 'nothing'})"
+            f"{at:%Y-%m-%d %H:%M}: {int(self.data['recalled'].sum())} recalled, {self.faded} faded below "
+            f"the retrieval floor {self.floor:g}, {self.plan.height} a forget pass would drop "
+            f"({reasons or 'nothing'}; forgetting floor {self.policy.min_strength:g})"
         )
 
     def _tables(self, then: pl.DataFrame, at: datetime, floor: float) -> str:
@@ -133,8 +149,9 @@ class TimeMachine(Panel):
         ``hits``) and the forget plan's rows with their texts."""
         parts = []
         if self.query:
-            # the search as it would have run then: its clock at `at`, the policy's floor, no
-            # reinforcement (looking at the past must not strengthen memories in the present)
+            # the search as it would have run then: its clock at `at`, the store's own retrieval floor
+            # (what store.search applies), no reinforcement (looking at the past must not strengthen
+            # memories in the present)
             self.hits = self.store.search(
                 self.query,
                 namespace=self.namespace,

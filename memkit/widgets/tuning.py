@@ -8,8 +8,9 @@ dataclass with :func:`dataclasses.replace`, which re-runs its validation, and re
 ``display``. An invalid combination (every weight 0) shows the ValidationError in red and keeps
 the last result, so a slider can be dragged through a bad value without breaking the panel::
 
-    panel = mk.widgets.tune(lambda w: mk.charts.score_breakdown(hits, w), mk.Weights())
-    panel.sliders["similarity"].value = 0.6      # re-ranks; panel.params is the new Weights
+    what_if = hits.drop("score")                 # a search's scores hold for its own weights only
+    panel = mk.widgets.tune(lambda w: mk.charts.score_breakdown(what_if, w), mk.Weights())
+    panel.sliders["similarity"].value = 0.6      # redraws the bars; panel.params is the new Weights
 
 :func:`half_life_explorer` is the decay formula with its four inputs on sliders, drawn over the
 worked examples' curves. The store-backed panels are in :mod:`memkit.widgets.explorers`
