@@ -51,7 +51,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from .decay import age_hours_expr, strength_expr
+from .decay import age_hours_expr, below_floor, strength_expr
 from .guard import screen_many
 from .params import GuardParams
 from .schema import check_time
@@ -183,7 +183,7 @@ def analyze(
         ),
         # below the floor and never recalled (access_count 0)
         _findings(
-            active.filter(pl.col("strength") < min_strength, pl.col("access_count") == 0),
+            active.filter(below_floor(pl.col("strength"), min_strength), pl.col("access_count") == 0),
             "MK006",
             pl.format("strength {} below the floor and never recalled", pl.col("strength").round(3)),
         ),

@@ -12,7 +12,8 @@ every pair in Python and concatenates the texts. :func:`plan_merges` keeps the r
 3. **Clusters.** Pairs are edges; clusters are the connected components (vectorized union-find:
    hook the larger root onto the smaller, then pointer jumping). So A~B and B~C put A, B, C in one
    cluster even when A and C are not similar. Clusters above ``max_cluster`` are left out of the plan:
-   a chain that long usually means a threshold too loose or a templated text, not one fact.
+   a chain that long usually means a threshold too loose or a templated text, not one fact. A
+   ``_weak`` memory and a stronger one are never linked (:func:`cluster_labels`).
 4. **Merge.** One plan row per cluster (below). Nothing is written: the store applies the plan.
 
 The merge rule
@@ -34,7 +35,7 @@ The merge rule
   protected = any member protected.
 
 Applying a plan is idempotent: merged rows keep the survivor's embedding, and rows of different
-components are below the threshold by construction, so a second plan finds no clusters.
+components are below the threshold (or one weak, one not) by construction: a second plan finds none.
 
 Examples
 --------
@@ -161,8 +162,11 @@ def cluster_labels(
 ) -> np.ndarray:
     """Component label of every row of ``frame``: the row index of its cluster's first row.
 
-    Singletons and non-active rows label themselves. ``(n, dim) -> (n,)`` int64.
-    """
+    Singletons and non-active rows label themselves. ``(n, dim) -> (n,)`` int64. A boolean ``_weak``
+    column (below the forgetting floor) cuts each weak-strong pair before the components are found
+    (merged, the weak one would date fresh facts as old as itself, and ``forget()`` erase them): each
+    side clusters among itself, connected at the threshold (two weak memories linked only through a
+    strong one stay apart)."""
     emb = _check(frame, embeddings)
     groups = (
         frame.with_row_index("_row")
@@ -181,7 +185,11 @@ def cluster_labels(
         edges_v.append(rows[j])
     if not edges_u:
         return np.arange(frame.height, dtype=np.int64)
-    return _components(frame.height, np.concatenate(edges_u), np.concatenate(edges_v))
+    u, v = np.concatenate(edges_u), np.concatenate(edges_v)  # (e,), (e,)
+    if "_weak" in frame.columns:  # a weak-strong pair is no link: each side clusters on its own
+        weak = frame["_weak"].to_numpy().astype(bool)  # (n,)
+        u, v = u[weak[u] == weak[v]], v[weak[u] == weak[v]]
+    return _components(frame.height, u, v)
 
 
 # ------------------------------------------------------------------------------------------ content
@@ -293,14 +301,6 @@ def plan_merges(
     times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
     schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
     labels = cluster_labels(frame, embeddings, params)
-    if "_weak" in frame.columns:
-        # a member below the forgetting floor leaves a cluster that has a stronger one: as the oldest it
-        # would date the merged memory (created_at = min) below the floor, and forget() would erase the
-        # fresh members' facts with it. The weak ones of a cluster keep a cluster of their own (they
-        # merge among themselves), so a second plan finds nothing new: the plan stays idempotent.
-        weak = frame["_weak"].to_numpy()
-        strong = np.bincount(labels, weights=~weak, minlength=len(labels)) > 0  # (n,) per label
-        labels = np.where(weak & strong[labels], labels + len(labels), labels)
     emb = np.asarray(embeddings, dtype=np.float32)
     size = np.bincount(labels, minlength=len(labels))[labels]  # (n,) members in each row's cluster
     rows = np.flatnonzero((size >= 2) & (size <= params.max_cluster))

@@ -34,6 +34,7 @@ from .schema import check_time
 
 __all__ = [
     "age_hours_expr",
+    "below_floor",
     "hours_until",
     "recency",
     "recency_expr",
@@ -116,6 +117,20 @@ def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayL
     with np.errstate(divide="ignore", over="ignore"):  # a huge half-life lives "forever": inf
         t = hl * np.log2(imp / fl)
     return np.maximum(t, 0.0)
+
+
+def below_floor(strength: Any, floor: float) -> Any:
+    """``strength < floor``, on the exact strength: the one test of "below the floor" (a numpy
+    array, a polars expression or Series, or a float). Every judge of it calls this — forget's
+    ``weak``, ``memory_states``' ``faded``, the merge planner's ``_weak``, the analyzer's MK006 and the
+    search's retrieval floor (whose index folds its default floor into the instant strength crosses
+    it, :func:`hours_until`, to the microsecond) — so one memory is weak for all or for none. Round
+    only what is shown: a strength of 0.0999997 rounds to 0.1, yet is below a floor of 0.1.
+
+    >>> below_floor(np.array([0.0999997, 0.1, 0.15]), 0.1).tolist()
+    [True, False, False]
+    """
+    return strength < floor
 
 
 def _col(x: str | pl.Expr) -> pl.Expr:

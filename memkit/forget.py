@@ -6,10 +6,16 @@ A memory store that only grows becomes a junk room. :func:`plan_forget` decides 
 in this order (a memory is reported once, under the first reason that applies):
 
 1. ``expired`` — its ``valid_until`` is at or before ``now`` (it no longer holds in the world);
-2. ``weak`` — its strength ``importance · 0.5^(age / half_life)`` is below ``min_strength``;
+2. ``weak`` — its strength ``importance · 0.5^(age / half_life)`` is below ``min_strength``, compared
+   unrounded (:func:`memkit.decay.below_floor`, as every judge of the floor does);
 3. ``capacity`` — its namespace still holds more than ``capacity`` live memories after 1 and 2: the
    lowest **forget-cost** go first, ``cost = 2 · importance + access_count / 1.1`` (older first on ties),
    so a memory that was important or often recalled outlives one that was neither.
+
+and what the erasure of those takes with it, listed after them as ``cascade``: the members of a
+dropped merged memory (at any depth, within its own namespace and access group, as the store's
+erasure follows a lineage), then a merged memory none of whose members is left. So the plan has one
+row per memory that goes: a preview counts what applying it erases.
 
 Never dropped automatically: ``protected`` memories (what the user explicitly asked to keep),
 memories waiting for a decision (``conflict``, ``quarantined``), and the members of a live merged
@@ -29,6 +35,10 @@ keeps a ``forget`` event with the reason and the numbers but never the content. 
 ...     "access_count": [0, 0, 0], "protected": [False, False, True]})
 >>> plan_forget(frame, ForgetParams(), now).select("id", "reason", "strength").to_dicts()
 [{'id': 'b', 'reason': 'weak', 'strength': 0.0375}]
+>>> merged = frame.with_columns(status=pl.Series(["active", "superseded", "superseded"]),
+...                             merged_from=pl.Series([[], ["c"], []], dtype=pl.List(pl.String)))
+>>> plan_forget(merged, ForgetParams(), now).select("id", "reason", "detail").rows()   # b takes c
+[('b', 'weak', 'strength 0.0375 < 0.1'), ('c', 'cascade', 'member of merged memory b')]
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from datetime import datetime
 
 import polars as pl
 
-from .decay import age_hours_expr, strength_expr
+from .decay import age_hours_expr, below_floor, strength_expr
 from .errors import ValidationError, check_frame
 from .params import ForgetParams
 from .schema import check_time
@@ -57,6 +67,7 @@ _NEEDS = ("id", "namespace", "status", "importance", "half_life_hours", "created
 _LIVE = ("active",)
 _ELIGIBLE = ("active", "superseded")  # conflict / quarantined wait for a human decision
 _HELD_BY = ("active", "conflict", "quarantined")  # a merge in one of these keeps its members
+_GROUP = ("namespace", "access", "owner", "created_by")  # a lineage is followed within these only
 
 
 def _members(frame: pl.DataFrame) -> list[str]:
@@ -74,11 +85,53 @@ def _members(frame: pl.DataFrame) -> list[str]:
     return sorted(found)
 
 
+def _cascade(frame: pl.DataFrame, dropped: pl.Series) -> pl.DataFrame:
+    """What erasing ``dropped`` takes with it, as the store's erasure does -> ``id, detail``, in the
+    order it goes: the members of an erased merge, level by level (only members of the merge's own
+    namespace and access group: a forged ``merged_from`` reaches nothing), then each merge that lists
+    an erased id and has no member of its own group left, up the lineage."""
+    parts = [pl.DataFrame(schema={"id": pl.String, "detail": pl.String})]
+    if "merged_from" not in frame.columns:
+        return parts[0]
+    group = [c for c in _GROUP if c in frame.columns]
+    links = (  # (merge, member) pairs whose member is in the frame and in the merge's group
+        frame.select("id", *group, member="merged_from")
+        .explode("member")
+        .join(frame.select("id", *group), left_on=["member", *group], right_on=["id", *group],
+              nulls_equal=True, maintain_order="left")  # (null owner = null, as IS NOT DISTINCT FROM)
+        .select(merge="id", member="member")
+    )  # fmt: skip
+    gone, frontier = set(dropped.to_list()), dropped
+    while not frontier.is_empty():  # down: one pass per level of merging, not per memory
+        step = links.filter(pl.col("merge").is_in(frontier.implode()), ~pl.col("member").is_in(list(gone)))
+        step = step.unique("member", keep="first", maintain_order=True)
+        parts.append(step.select(id="member", detail=pl.format("member of merged memory {}", "merge")))
+        gone |= set(step["member"].to_list())
+        frontier = step["member"]
+    frontier = pl.Series(sorted(gone), dtype=pl.String)
+    while not frontier.is_empty():  # up: a merge none of whose members is left goes too
+        lists = pl.col("merged_from").list.eval(pl.element().is_in(frontier.implode())).list.any()
+        parents = frame.filter(lists, ~pl.col("id").is_in(list(gone)))["id"]
+        left = links.filter(pl.col("merge").is_in(parents.implode()), ~pl.col("member").is_in(list(gone)))
+        frontier = parents.filter(~parents.is_in(left["merge"].implode()))
+        parts.append(frontier.to_frame("id").with_columns(detail=pl.lit("merged memory with no member left")))
+        gone |= set(frontier.to_list())
+    return pl.concat(parts)
+
+
 def forget_cost_expr(params: ForgetParams = ForgetParams()) -> pl.Expr:
     """``cost_importance · importance + access_count / cost_access`` as a polars expression."""
     return (
         params.cost_importance * pl.col("importance") + pl.col("access_count") / params.cost_access
     ).alias("forget_cost")
+
+
+def _shown(strength: pl.Expr, floor: float) -> pl.Expr:
+    """A strength below ``floor`` as ``detail`` shows it: to 4 decimals, or to the first of 6, 9
+    decimals or all that stays below the floor (0.0999997 is below 0.1: "0.1 < 0.1" would not say so).
+    """
+    shown = [pl.when(below_floor(strength.round(d), floor)).then(strength.round(d)) for d in (4, 6, 9)]
+    return pl.coalesce(*shown, strength)
 
 
 def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.DataFrame:
@@ -100,7 +153,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
     held = pl.Series([_members(frame)], dtype=pl.List(pl.String))
     df = frame.with_columns(
-        strength_expr(age_hours=age_hours_expr("created_at", now)).round(6),
+        strength_expr(age_hours=age_hours_expr("created_at", now)),  # exact: rounded only in `detail`
         forget_cost_expr(params),
         eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected") & ~pl.col("id").is_in(held),
     )
@@ -110,7 +163,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     df = df.with_columns(
         reason=pl.when(pl.col("eligible") & expired)
         .then(pl.lit("expired"))
-        .when(pl.col("eligible") & (pl.col("strength") < params.min_strength))
+        .when(pl.col("eligible") & below_floor(pl.col("strength"), params.min_strength))
         .then(pl.lit("weak"))
     )
     # capacity: among live memories that survive 1 and 2, drop the cheapest above the limit
@@ -130,11 +183,12 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         .then(pl.lit("capacity"))
         .otherwise(pl.col("reason"))
     )
+    floor = pl.lit(params.min_strength)
     plan = df.filter(pl.col("reason").is_not_null()).with_columns(
         detail=pl.when(pl.col("reason") == "expired")
         .then(pl.format("valid until {}", pl.col("valid_until")))
         .when(pl.col("reason") == "weak")
-        .then(pl.format("strength {} < {}", pl.col("strength").round(4), pl.lit(params.min_strength)))
+        .then(pl.format("strength {} < {}", _shown(pl.col("strength"), params.min_strength), floor))
         .otherwise(
             pl.format(
                 "over capacity {}; forget-cost {}", pl.lit(params.capacity), pl.col("forget_cost").round(3)
@@ -142,8 +196,9 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         )
     )
     rank = pl.col("reason").replace_strict({"expired": 0, "weak": 1, "capacity": 2}, return_dtype=pl.Int8)
-    return (
-        plan.sort(rank, "namespace", "forget_cost", "created_at", "id")
-        .select(list(PLAN_SCHEMA))
-        .cast(PLAN_SCHEMA)
-    )
+    plan = plan.sort(rank, "namespace", "forget_cost", "created_at", "id")
+    # then what their erasure takes with it, in the order it goes (with its own numbers)
+    numbers = df.select("id", "namespace", "strength", "forget_cost")
+    cascade = _cascade(frame, plan["id"]).join(numbers, on="id", maintain_order="left")
+    cascade = cascade.with_columns(reason=pl.lit("cascade"))
+    return pl.concat([p.select(list(PLAN_SCHEMA)).cast(PLAN_SCHEMA) for p in (plan, cascade)])

@@ -27,7 +27,7 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
-from .decay import age_hours_expr, hours_until, strength, strength_expr
+from .decay import age_hours_expr, below_floor, hours_until, strength, strength_expr
 from .errors import ValidationError, check_frame
 from .params import DecayParams, Weights, check_number
 from .schema import check_time
@@ -165,9 +165,11 @@ def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int =
     """Each active memory's highest cosine to another it could merge with -> ``id, content,
     similarity`` (null for a memory alone in its group).
 
-    Merge partners share namespace, layer, key and access group (``access, owner, created_by``), as
-    in ``store.consolidate``. A memory joins a cluster at threshold ``t`` exactly when this value is
-    at least ``t``, so the histogram of this column is what a merge-threshold slider cuts.
+    Merge partners share namespace, layer, key and access group (``access, owner, created_by``), and
+    with a ``_weak`` column (``store.merge_candidates``) its value too, as in ``store.consolidate``
+    (:func:`memkit.consolidate.cluster_labels`). A memory joins a cluster at threshold ``t`` exactly
+    when this value is at least ``t``, so the histogram of this column is what a merge-threshold
+    slider cuts.
     Blocked products per group: memory O(block²), never N×N.
     """
     check_frame(frame, "frame", ("id", "content", "status", "namespace", "layer", "key"))
@@ -175,7 +177,8 @@ def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int =
     if emb.ndim != 2 or len(emb) != frame.height:
         raise ValidationError("embeddings", f"must be ({frame.height}, dim), got shape {emb.shape}")
     best = np.full(frame.height, np.nan)
-    keys = [c for c in ("namespace", "layer", "key", "access", "owner", "created_by") if c in frame.columns]
+    partners = ("namespace", "layer", "key", "access", "owner", "created_by", "_weak")
+    keys = [c for c in partners if c in frame.columns]
     groups = (
         frame.with_row_index("_row")
         .filter(pl.col("status") == "active")
@@ -237,7 +240,7 @@ def memory_states(
         .then(pl.lit("expired"))
         .when(early)
         .then(pl.lit("not yet valid"))
-        .when(pl.col("strength") < floor)
+        .when(below_floor(pl.col("strength"), floor))
         .then(pl.lit("faded"))
         .otherwise(pl.lit("recalled"))
     )

@@ -169,6 +169,25 @@ class FixedEmbedder:
         return self.make(len(texts))
 
 
+class AngleEmbedder:
+    """Each text of ``angles`` is the unit vector at that angle (degrees) in the plane of the first two
+    axes, so cos(a, b) = cos(angle difference): 25° apart -> 0.906, 50° -> 0.643; any other text is
+    the far-away (0, 0, 0, 1)."""
+
+    name = "angle-4"
+    dim = 4
+    cache = False
+
+    def __init__(self, angles: dict[str, float]) -> None:
+        self.angles = angles
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        r = np.radians([self.angles.get(t, np.nan) for t in texts])  # (n,)
+        out = np.stack([np.cos(r), np.sin(r), np.zeros_like(r), np.zeros_like(r)], axis=1)  # (n, 4)
+        out[np.isnan(r)] = [0.0, 0.0, 0.0, 1.0]
+        return out.astype(np.float32)
+
+
 @pytest.fixture
 def counting() -> CountingEmbedder:
     return CountingEmbedder()

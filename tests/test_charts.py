@@ -187,6 +187,19 @@ def test_nearest_similarity_is_the_best_partner_within_a_group() -> None:
         views.nearest_similarity(frame, emb[:3])
 
 
+def test_nearest_similarity_pairs_weak_with_weak_as_the_merge_plan_does() -> None:
+    """With ``_weak`` (store.merge_candidates), a weak memory's partners are the weak ones: its value
+    is where a threshold slider makes it join a cluster, as plan_merges decides."""
+    r = np.radians([0, 25, 50])  # A, B, C: cos(A,B) = cos(B,C) = 0.906, cos(A,C) = 0.643
+    emb = np.stack([np.cos(r), np.sin(r)], axis=1).astype(np.float32)
+    frame = pl.DataFrame({"id": list("ABC"), "content": list("ABC"), "status": ["active"] * 3,
+                          "namespace": ["u"] * 3, "layer": ["long_term"] * 3, "key": [None] * 3,
+                          "_weak": [True, False, True]})  # fmt: skip
+    got = views.nearest_similarity(frame, emb)["similarity"].to_list()
+    assert got[0] == pytest.approx(0.643, abs=1e-3) and got[2] == pytest.approx(0.643, abs=1e-3)
+    assert got[1] is None  # B has no partner of its kind
+
+
 def test_merge_explorer_cuts_at_the_threshold(sample_store, now) -> None:
     frame = sample_store.frame("user_87", include_embedding=True)
     sims = views.nearest_similarity(frame.drop("embedding"), frame["embedding"].to_numpy())

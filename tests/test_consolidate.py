@@ -291,6 +291,51 @@ def test_clusters_are_disjoint_components_within_groups(rows: list, seed: int, b
     assert plan_merges(f2, emb2, params).is_empty()  # idempotent
 
 
+# ------------------------------------------------------------------- weak members (forgetting floor)
+def test_a_weak_pair_chained_only_through_a_strong_memory_stays_apart() -> None:
+    """A and C are below the forgetting floor, B is not: cos(A,B) = cos(B,C) = 0.906, cos(A,C) = 0.643.
+    Keeping the weak ones away from B used to leave A and C a cluster of their own, merged though they
+    are no near-duplicates; a cluster is now connected at the threshold among its own members."""
+    emb = angles(0, 25, 50)
+    weak_ends = frame(3).with_columns(_weak=pl.Series([True, False, True]))
+    assert plan_merges(weak_ends, emb).is_empty()
+    assert cluster_labels(weak_ends, emb).tolist() == [0, 1, 2]
+    # two strong memories bridged only by a weak one do not merge either
+    weak_bridge = frame(3).with_columns(_weak=pl.Series([False, True, False]))
+    assert plan_merges(weak_bridge, emb).is_empty()
+    # near-duplicates on each side still merge among themselves, and never across
+    emb = angles(0, 10, 20, 30)  # neighbours 0.985, two apart 0.940, three apart 0.866
+    f = frame(4).with_columns(_weak=pl.Series([True, False, True, False]))
+    assert member_sets(plan_merges(f, emb)) == {frozenset({"m0", "m2"}), frozenset({"m1", "m3"})}
+    assert plan_merges(f.drop("_weak"), emb).height == 1  # without the floor: one chain of four
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 90), st.booleans()), max_size=14))
+def test_every_cluster_is_connected_at_the_threshold_among_its_own_members(rows: list) -> None:
+    """Clusters are the components of the near-duplicate graph without its weak-strong pairs: each is
+    connected through its own members, holds only weak or only stronger memories, and no pair of one
+    kind at the threshold is split. Angles in whole degrees never land on 0.85 (31.8°)."""
+    n = len(rows)
+    degrees, weak = ([d for d, _ in rows], [w for _, w in rows]) if rows else ([], [])
+    f = frame(n).with_columns(_weak=pl.Series(weak, dtype=pl.Boolean))
+    emb = angles(*degrees).reshape(n, 2)
+    params = MergeParams(max_cluster=100)
+    linked = (emb @ emb.T >= params.threshold) & np.equal.outer(weak, weak)  # (n, n)
+    label = {m: c for c, ms in enumerate(plan_merges(f, emb, params)["members"].to_list()) for m in ms}
+    for c in set(label.values()):
+        idx = [i for i in range(n) if label.get(f"m{i}") == c]
+        reached, todo = {idx[0]}, [idx[0]]
+        while todo:  # breadth-first within the cluster's own members only
+            i = todo.pop()
+            new = [j for j in idx if linked[i, j] and j not in reached]
+            reached |= set(new)
+            todo += new
+        assert reached == set(idx) and len({weak[i] for i in idx}) == 1
+    for i, j in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
+        assert label.get(f"m{i}") is not None and label.get(f"m{i}") == label.get(f"m{j}")
+
+
 # -------------------------------------------------------------------------------------- benchmark
 def test_benchmark_runs() -> None:
     proc = subprocess.run(

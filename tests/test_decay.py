@@ -125,3 +125,16 @@ def test_pure_helpers_reject_non_positive_half_lives(bad) -> None:
         pl.DataFrame(
             {"importance": [0.5, 0.5], "age_hours": [1.0, 1.0], "half_life_hours": [2.0, -1.0]}
         ).select(decay.strength_expr())
+
+
+def test_below_floor_is_strict_and_unrounded_in_every_form() -> None:
+    """The one test of "below the floor": a strength 3e-7 under it is below (it rounds to the floor to 6
+    decimals), one exactly at it is not; numpy, polars and a float agree."""
+    s = [0.1 - 3e-7, 0.1, 0.1 + 3e-7]
+    assert decay.below_floor(np.array(s), 0.1).tolist() == [True, False, False]
+    assert pl.DataFrame({"s": s}).select(decay.below_floor(pl.col("s"), 0.1))["s"].to_list() == [
+        True,
+        False,
+        False,
+    ]
+    assert [decay.below_floor(x, 0.1) for x in s] == [True, False, False]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
-from conftest import assert_unchanged, snapshot
+from conftest import AngleEmbedder, assert_unchanged, snapshot
 
 import memkit as mk
+from memkit import views
 from memkit.forget import plan_forget
 from memkit.params import ForgetParams
 
@@ -65,20 +67,24 @@ def test_forget_cost_divides_access_count_by_1_1(now: datetime) -> None:
 
 
 def test_weak_is_strictly_below_the_floor(now: datetime) -> None:
-    # half-life 1 h, age 1 h: strength = importance / 2. The plan compares the strength it reports
-    # (rounded to 6 decimals), so a memory reported at exactly the floor is never dropped as weak.
+    # half-life 1 h, age 1 h: strength = importance / 2. The plan compares the exact strength (it used to
+    # compare it rounded to 6 decimals, and kept "noise", which memory_states calls faded): only a
+    # memory exactly at the floor stays, and `detail` shows as many decimals as say "below".
     f = _frame(
         now,
         id=["at", "below", "noise"],
-        importance=[0.2, 0.199998, 0.1999999],  # strengths 0.1, 0.099999, 0.09999995 (-> 0.1)
+        importance=[0.2, 0.199998, 0.1999999],  # strengths 0.1, 0.099999, 0.09999995 (rounds to 0.1)
         half_life_hours=[1.0, 1.0, 1.0],
     )
     plan = plan_forget(f, ForgetParams(min_strength=0.1), now)
-    assert plan.select("id", "reason", "strength").rows() == [("below", "weak", 0.099999)]
+    assert plan.select("id", "reason").rows() == [("below", "weak"), ("noise", "weak")]
+    assert plan["strength"].to_list() == pytest.approx([0.099999, 0.09999995], abs=1e-12)
+    assert plan["detail"].to_list() == ["strength 0.099999 < 0.1", "strength 0.09999995 < 0.1"]
     # one second older, the memory at the floor falls below it: 0.1 · 0.5^(1/3600) = 0.099981
     older = f.head(1).with_columns(created_at=pl.col("created_at") - timedelta(seconds=1))
     plan = plan_forget(older, ForgetParams(min_strength=0.1), now)
-    assert plan.select("id", "reason", "strength").rows() == [("at", "weak", 0.099981)]
+    assert plan.select("id", "reason", "detail").rows() == [("at", "weak", "strength 0.099981 < 0.1")]
+    assert plan["strength"][0] == pytest.approx(0.1 * 0.5 ** (1 / 3600), abs=1e-15)
     # the DESIGN.md example: importance 0.6, half-life 2 h, 4 h old -> exactly 0.15
     f = _frame(now, id=["m"], importance=[0.6], half_life_hours=[2.0], created_at=[now - 4 * H])
     assert plan_forget(f, ForgetParams(min_strength=0.15), now).is_empty()
@@ -208,3 +214,113 @@ def test_store_forget_rejects_bad_policy(store: mk.MemoryStore, now: datetime) -
     with pytest.raises(mk.ValidationError, match="policy"):
         store.forget("u", now=now, policy={"capacity": 1})  # type: ignore[arg-type]
     assert_unchanged(store, before)
+
+
+# ------------------------------------------------------------------------ what an erasure takes along
+def test_the_plan_lists_what_a_dropped_merge_takes_with_it(now: datetime) -> None:
+    """Erasing a merged memory erases its members (at any depth, within its own group): the plan lists
+    them as `cascade` after the memories it drops, so a preview counts what applying erases."""
+    lists = pl.List(pl.String)
+    f = _frame(
+        now,
+        id=["m2", "m1", "a", "b", "c", "x"],
+        importance=[0.01, 0.9, 0.9, 0.9, 0.9, 0.9],
+        status=["active"] + ["superseded"] * 5,
+        owner=["o", "o", "o", "o", "o", "intruder"],
+        merged_from=pl.Series([["m1", "c", "x"], ["a", "b"], [], [], [], []], dtype=lists),
+    )
+    plan = plan_forget(f, ForgetParams(), now)
+    assert plan.select("id", "reason").rows() == [
+        ("m2", "weak"),
+        ("m1", "cascade"),
+        ("c", "cascade"),
+        ("a", "cascade"),
+        ("b", "cascade"),
+    ]  # x is another owner's: a lineage that names it (a forged file) reaches nothing
+    assert (
+        plan["detail"].to_list()[1:]
+        == ["member of merged memory m2"] * 2 + ["member of merged memory m1"] * 2
+    )
+    assert plan.filter(reason="cascade")["strength"].to_list() == pytest.approx([0.9 * 0.5 ** (1 / 2160)] * 4)
+    # a superseded merge whose members all go goes too (the store erases it: "no member left")
+    up = _frame(
+        now,
+        id=["k", "p", "q"],
+        importance=[0.9, 0.01, 0.01],
+        status=["superseded"] * 3,
+        merged_from=pl.Series([["p", "q"], [], []], dtype=lists),
+    )
+    plan = plan_forget(up, ForgetParams(), now)
+    assert plan.select("id", "reason", "detail").rows() == [
+        ("p", "weak", "strength 0.01 < 0.1"),
+        ("q", "weak", "strength 0.01 < 0.1"),
+        ("k", "cascade", "merged memory with no member left"),
+    ]
+    one_left = up.with_columns(importance=pl.Series([0.9, 0.01, 0.9]))  # q stays: k is re-derived
+    assert plan_forget(one_left, ForgetParams(), now)["id"].to_list() == ["p"]
+
+
+def _merged_store(now: datetime) -> tuple[mk.MemoryStore, str]:
+    """Two near-duplicate short-term notes merged (cosine 0.985) and one strong long-term fact."""
+    a, b, c = "User is in a meeting", "User is in a meeting now", "User lives in Hangzhou"
+    s = mk.MemoryStore(embedder=AngleEmbedder({a: 0, b: 10, c: 80}))
+    s.add(a, namespace="u", importance=0.4, layer="short_term", now=now)
+    s.add(b, namespace="u", importance=0.4, layer="short_term", now=now + 5 * timedelta(minutes=1))
+    s.add(c, namespace="u", importance=0.8, layer="long_term", now=now)
+    merged = s.consolidate("u", now=now + 10 * timedelta(minutes=1))["merged_id"][0]
+    return s, merged
+
+
+def test_store_forget_previews_and_reports_everything_it_erases(now: datetime) -> None:
+    """The preview and the report used to list the weak merge only, while its two members were erased
+    with it (4 rows -> 1)."""
+    s, merged = _merged_store(now)
+    members = s.frame("u").filter(pl.col("status") == "superseded")["id"].to_list()
+    later = now + 24 * H
+    preview = s.forget("u", now=later, dry_run=True)
+    assert preview.select("id", "reason").rows()[0] == (merged, "weak")
+    assert sorted(preview.select("id", "reason").rows()[1:]) == sorted((m, "cascade") for m in members)
+    before = s.frame("u").height
+    report = s.forget("u", now=later)
+    assert report.equals(preview) and before - s.frame("u").height == report.height == 3
+    logged = s.audit("u", op="forget")
+    assert logged["memory_id"].to_list() == report["id"].to_list()
+    assert [f'"merged_into": "{merged}"' in d for d in logged["detail"]] == [False, True, True]
+
+
+def test_the_report_adds_what_the_erasure_took_that_the_plan_missed(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report is what was erased, even a cascade the plan could not foresee (here: a plan that
+    lists none), with its event's namespace and detail."""
+    s, merged = _merged_store(now)
+    import memkit.store.maintain as maintain
+
+    without = lambda frame, policy, at: plan_forget(frame, policy, at).filter(pl.col("reason") != "cascade")
+    monkeypatch.setattr(maintain, "plan_forget", without)
+    report = s.forget("u", now=now + 24 * H)
+    assert report.height == 3 and report["reason"].to_list() == ["weak", "cascade", "cascade"]
+    assert report["namespace"].to_list() == ["u"] * 3 and report["strength"][1:].to_list() == [None, None]
+    assert all(f'"merged_into": "{merged}"' in d for d in report["detail"][1:])
+    assert s.frame("u")["content"].to_list() == ["User lives in Hangzhou"]
+
+
+def test_every_judge_of_the_floor_compares_the_exact_strength(now: datetime) -> None:
+    """A memory 3e-7 below the floor of 0.1 (0.0999997, "0.1" to 6 decimals): forget used to keep it
+    (it compared the rounded strength) while memory_states called it faded and the merge planner weak."""
+    s = mk.MemoryStore()
+    m = s.add("A passing note", namespace="u", importance=0.2, layer="short_term", now=now)  # 2 h half-life
+    age = 2.0 * math.log2(0.2 / (0.1 - 3e-7))  # hours until strength = 0.1 - 3e-7
+    at = now + timedelta(microseconds=round(age * 3.6e9))
+    frame = s.frame("u")
+    assert views.memory_states(frame, at, floor=0.1)["strength"][0] == pytest.approx(0.1 - 3e-7, abs=1e-10)
+    assert views.memory_states(frame, at, floor=0.1)["state"].to_list() == ["faded"]
+    assert s.merge_candidates("u", now=at)[0]["_weak"].to_list() == [True]
+    assert s.analyze("u", now=at).filter(pl.col("code") == "MK006")["memory_id"].to_list() == [m.id]
+    assert s.search("passing note", namespace="u", now=at, min_strength=0.1).is_empty()
+    floored = mk.MemoryStore(decay=mk.DecayParams(min_strength=0.1))  # the index's own floor: an instant
+    floored.add("A passing note", namespace="u", importance=0.2, layer="short_term", now=now)
+    assert floored.search("passing note", namespace="u", now=at).is_empty()
+    assert floored.search("passing note", namespace="u", now=at - timedelta(milliseconds=62)).height == 1
+    plan = s.forget("u", now=at, dry_run=True)
+    assert plan.select("id", "reason", "detail").rows() == [(m.id, "weak", "strength 0.0999997 < 0.1")]

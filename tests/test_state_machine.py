@@ -392,9 +392,10 @@ class StoreMachine(RuleBasedStateMachine):
             STATS["delete_protected"] = STATS.get("delete_protected", 0) + 1
         self._erase([mid])
 
-    def _erase(self, ids: list[str]) -> None:
+    def _erase(self, ids: list[str]) -> set[str]:
         """The model of an erasure: a merged memory takes its members with it (they hold its text);
-        a merge that held an erased text is re-derived from what is left (or goes, with nothing left)."""
+        a merge that held an erased text is re-derived from what is left (or goes, with nothing left)
+        -> every id erased."""
         gone, frontier = set(ids), list(ids)
         while frontier:
             frontier = [
@@ -430,7 +431,9 @@ class StoreMachine(RuleBasedStateMachine):
                 else:
                     del self.rows[p.id]
                     self.gone[p.id] = None
+                    gone.add(p.id)
                 frontier.append(p.id)
+        return gone
 
     @rule(
         data=st.data(),
@@ -554,7 +557,8 @@ class StoreMachine(RuleBasedStateMachine):
         plan = self.store.forget(
             nsname, requester=requester, policy=mk.ForgetParams(capacity=capacity), now=self.now
         )
-        dropped = dict(zip(plan["id"], plan["reason"], strict=True))
+        # the report lists one row per memory erased; `cascade` rows are what the others took along
+        dropped = {i: r for i, r in zip(plan["id"], plan["reason"], strict=True) if r != "cascade"}
         considered = [
             r
             for r in self.rows.values()
@@ -575,7 +579,7 @@ class StoreMachine(RuleBasedStateMachine):
         for r in considered:
             if r.status not in ("active", "superseded") or r.protected or r.id in held:
                 continue
-            s = round(r.strength(self.now), 6)
+            s = r.strength(self.now)  # exact, as forget compares it (rounded only for display)
             if r.valid_until is not None and r.valid_until <= self.now:
                 expect[r.id] = "expired"
             elif _ambiguous(s, FLOOR, 1e-6):
@@ -600,10 +604,11 @@ class StoreMachine(RuleBasedStateMachine):
         spared = [
             r for r in considered
             if r.protected and r.status in ("active", "superseded")
-            and (r.expired(self.now) or round(r.strength(self.now), 6) < FLOOR)
+            and (r.expired(self.now) or r.strength(self.now) < FLOOR)
         ]  # fmt: skip
         STATS["forget_spared_protected"] = STATS.get("forget_spared_protected", 0) + len(spared)
-        self._erase([m for m in dropped if m in self.rows])
+        erased = self._erase([m for m in dropped if m in self.rows])
+        assert sorted(plan["id"]) == sorted(erased), "forget's report is not what it erased"
 
     @rule(ns=st.sampled_from([0, 1, None]), requester=st.sampled_from(REQUESTERS))
     def consolidate(self, ns, requester) -> None:

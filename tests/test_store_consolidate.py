@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
-from conftest import assert_unchanged, snapshot
+from conftest import AngleEmbedder, assert_unchanged, snapshot
 
 import memkit as mk
 
@@ -84,3 +84,47 @@ def test_bad_params_change_nothing(store: mk.MemoryStore, now: datetime) -> None
     with pytest.raises(mk.ValidationError):
         store.consolidate("u", now=now, params={"threshold": 0.9})  # type: ignore[arg-type]
     assert_unchanged(store, before)
+
+
+A, B, C = "Alice takes the 7:10 bus to work", "Alice commutes by bus", "Alice drives to work on Fridays"
+
+
+def test_weak_memories_chained_through_a_strong_one_merge_nowhere(now: datetime) -> None:
+    """A and C are a year old (strength ~0.03, below forget's 0.1), B fresh; cos(A,B) = cos(B,C) = 0.906
+    but cos(A,C) = 0.643. consolidate, analyze's MK003 and the merge explorer used to merge A with C."""
+    s = mk.MemoryStore(embedder=AngleEmbedder({A: 0, B: 25, C: 50}))
+    old = now - timedelta(days=400)
+    s.add(A, namespace="u", importance=0.5, layer="long_term", now=old)
+    s.add(C, namespace="u", importance=0.5, layer="long_term", now=old + H)
+    s.add(B, namespace="u", importance=0.8, layer="long_term", now=now)
+    frame, _ = s.merge_candidates("u", now=now)
+    assert frame.sort("content")["_weak"].to_list() == [False, True, True]  # B, C (drives), A (takes)
+    assert s.consolidate("u", now=now, dry_run=True).is_empty()
+    assert s.analyze("u", now=now).filter(pl.col("code") == "MK003").is_empty()
+    widgets = pytest.importorskip("memkit.widgets")
+    assert widgets.merge_explorer(s, "u", now=now).plan.is_empty()
+    assert s.consolidate("u", now=now).is_empty()
+    assert s.frame("u").filter(pl.col("status") == "active").height == 3  # nothing merged
+
+
+def test_an_explicit_threshold_wins_over_params(now: datetime) -> None:
+    """consolidate(threshold=t, params=MergeParams(...)) used to plan with params' 0.85 whatever t was.
+    An explicit argument wins over a parameter object, as search(min_strength=) does."""
+    s = mk.MemoryStore(embedder=AngleEmbedder({"User likes tea": 0, "User likes green tea": 30}))
+    s.add("User likes tea", namespace="u", now=now)
+    s.add("User likes green tea", namespace="u", now=now)  # cosine 0.866
+    params = mk.MergeParams(max_cluster=10)
+    for t, clusters in ((0.8, 1), (0.85, 1), (0.95, 0)):
+        plan = s.consolidate("u", threshold=t, params=params, now=now, dry_run=True)
+        assert plan.height == clusters == s.consolidate("u", threshold=t, now=now, dry_run=True).height
+    assert (
+        "cosine >= 0.8 "
+        in s.consolidate("u", threshold=0.8, params=params, now=now, dry_run=True)["reason"][0]
+    )
+    # without a threshold, params' own; with neither, the store's
+    assert s.consolidate("u", params=mk.MergeParams(threshold=0.9), now=now, dry_run=True).is_empty()
+    assert s.consolidate("u", now=now, dry_run=True).height == 1
+    before = snapshot(s)
+    with pytest.raises(mk.ValidationError, match="threshold"):  # checked as a threshold alone is
+        s.consolidate("u", threshold=1.5, params=params, now=now)
+    assert_unchanged(s, before)

@@ -46,6 +46,7 @@ STATE_COLORS = {
     "forget: weak": "#d62728",
     "forget: capacity": "#ff7f0e",
     "forget: expired": "#9467bd",
+    "forget: cascade": "#ff9896",
     "superseded": "#c7c7c7",
     "conflict": "#e377c2",
     "quarantined": "#bcbd22",

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..decay import recency, strength
+from ..decay import below_floor, recency, strength
 from ..embed import Embedder, HashEmbedder, l2_normalize
 from ..errors import ValidationError
 from ..params import DecayParams, KeywordParams, Weights
@@ -197,7 +197,7 @@ def rank(
         score[:, ~g.visible] = -np.inf  # not rankable: a place in the order of writing only
         if min_strength > 0:
             hl = g.half_life_h if half_life_hours is None else half_life_hours
-            weak = strength(g.importance, g.age_h, hl) < min_strength  # (n,)
+            weak = below_floor(strength(g.importance, g.age_h, hl), min_strength)  # (n,)
             score[:, weak] = -np.inf
         if np.any(weights.neighbour):  # neighbour expansion, as the store's search does it
             prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)

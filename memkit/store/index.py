@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..decay import recency, strength
+from ..decay import below_floor, recency, strength
 from ..params import DecayParams, KeywordParams, Weights
 from ..scoring import hybrid, neighbour_score, top_k
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
@@ -106,7 +106,7 @@ class SearchIndex(IndexColumns):
         cand = np.flatnonzero(mask)  # (c,)
         if not default_floor:  # another floor: strength computed for the candidates only
             age_h = (now_us - ix.created_us[cand]) / US_PER_HOUR
-            weak = strength(ix.importance[cand], age_h, ix.half_life_h[cand]) < floor
+            weak = below_floor(strength(ix.importance[cand], age_h, ix.half_life_h[cand]), floor)
             mask[cand[weak]] = False
             cand = cand[~weak]
         kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None  # (n,)

@@ -55,6 +55,11 @@ _UNCACHE = (
 )
 # the members of the merges in ?, in the merge's own namespace and access group (a lineage that
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
+# the forget events of ids an erasure took (namespace, detail), for its report
+_LOGGED = (
+    "SELECT memory_id AS id, namespace, CAST(detail AS VARCHAR) AS detail FROM events WHERE op = 'forget'"
+    " AND memory_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY seq"
+)
 _MEMBERS_OF = (
     "SELECT m.id, p.id FROM (SELECT id, namespace, access, owner, created_by, unnest(merged_from) AS mid"
     " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))) p JOIN memories m ON m.id = p.mid"
@@ -159,12 +164,16 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
     ) -> pl.DataFrame:
         """Apply a forgetting policy (:mod:`memkit.forget`) to one namespace, or all -> the plan.
 
-        The plan has one row per dropped memory: ``id, namespace, reason (expired | weak | capacity),
-        strength, forget_cost, detail``. ``dry_run=True`` only returns it. Otherwise the memories are
-        erased in one transaction (final, like :meth:`delete`), each with a ``forget`` event holding
-        the reason but not the content. Protected memories and pending conflicts are never dropped.
-        Only memories written by ``now`` are considered. With a ``requester``, only those it owns or
-        created (capacity counts them alone); ``requester=None`` is the operator's maintenance.
+        The plan has one row per memory that goes: ``id, namespace, reason (expired | weak | capacity
+        | cascade), strength, forget_cost, detail``; ``cascade`` rows are what the erasure of the
+        others takes with it (a dropped merge's members; a merge with no member left).
+        ``dry_run=True`` only returns it. Otherwise the memories are erased in one transaction (final,
+        like :meth:`delete`), each with a ``forget`` event holding the reason but not the content, and
+        the report lists exactly what was erased (a ``cascade`` the plan could not foresee, such as a
+        re-derived merge the guard refuses, is added with its event's detail). Protected memories and
+        pending conflicts are never dropped. Only memories written by ``now`` are considered. With a
+        ``requester``, only those it owns or created (capacity counts them alone); ``requester=None``
+        is the operator's maintenance.
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
@@ -177,9 +186,24 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             plan = plan_forget(self._frame_at(namespace, now, requester, valid=False), policy, now)
             if dry_run or plan.is_empty():
                 return plan
-            details = plan.select("reason", "strength", "forget_cost", "detail").to_dicts()
-            self._erase(plan["id"].to_list(), "forget", now, requester, details)
-        return plan
+            # the erasure follows the lineage itself (and logs each cascade with its merge)
+            first = plan.filter(pl.col("reason") != "cascade")
+            details = first.select("reason", "strength", "forget_cost", "detail").to_dicts()
+            done = self._erase(first["id"].to_list(), "forget", now, requester, details)
+            return self._erased_report(plan, done)
+
+    def _erased_report(self, plan: pl.DataFrame, done: list[str]) -> pl.DataFrame:
+        """The report of an applied forget: the rows of ``plan`` erased (``done``, every id the erasure
+        removed), then one ``cascade`` row per id it removed that the plan did not list, with the
+        namespace and detail of its ``forget`` event."""
+        report = plan.filter(pl.col("id").is_in(done))
+        listed = set(report["id"].to_list())
+        extra = [i for i in done if i not in listed]
+        if not extra:
+            return report
+        rows = self._sql(_LOGGED, [extra]).unique("id", keep="first", maintain_order=True)
+        rows = rows.with_columns(reason=pl.lit("cascade"), strength=None, forget_cost=None)
+        return pl.concat([report, rows.select(list(plan.columns)).cast(plan.schema)])
 
     # -------------------------------------------------------------------------------------- lint
     def analyze(

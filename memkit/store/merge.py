@@ -12,6 +12,7 @@ left unmerged — and retires the members as ``superseded`` in the same transact
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from ..consolidate import MergeParams, plan_grouped
-from ..decay import age_hours_expr, strength_expr
+from ..decay import age_hours_expr, below_floor, strength_expr
 from ..errors import MemkitError, ValidationError
 from ..portable.rows import build_rows
 from ..schema import COUNT_MAX
@@ -120,10 +121,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         """What ``consolidate`` would plan over -> ``(memories frame, embeddings (n, dim))``, row-aligned:
         the memories written and valid at ``now``, strong enough to be recalled (strength at least
         ``DecayParams.min_strength``), that ``requester`` may read and change; ``_weak`` marks those
-        below the forgetting policy's floor, which stay out of a cluster that has a stronger member
-        (they merge among themselves, or are forget's business: a merged memory takes
-        its oldest member's ``created_at``: one year-old duplicate would date a fresh fact a year old,
-        and ``forget()`` would erase it). The merge explorer
+        below the forgetting policy's floor, never linked to a stronger member
+        (:func:`memkit.consolidate.cluster_labels`: they merge among themselves, or are forget's
+        business: a merged memory takes its oldest member's ``created_at``: one year-old duplicate
+        would date a fresh fact a year old, and ``forget()`` would erase it). The merge explorer
         plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
@@ -131,10 +132,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         # only what search could recall: a weak memory is forget's business, and as the oldest member
         # it would date the merged memory (created_at = min) below the floor, hiding the others
         strength = strength_expr(age_hours=age_hours_expr("created_at", now))
-        frame = frame.filter((strength >= self.decay.min_strength) & (pl.col("status") == "active"))
-        # below the forgetting floor: plan_merges keeps it out of a cluster with a stronger member, whose
-        # facts a merged memory dated by it would lose to forget()
-        frame = frame.with_columns(_weak=strength < self.forget_policy.min_strength)
+        frame = frame.filter(~below_floor(strength, self.decay.min_strength) & (pl.col("status") == "active"))
+        # below the forgetting floor: cluster_labels never links it to a stronger member, whose facts a
+        # merged memory dated by it would lose to forget()
+        frame = frame.with_columns(_weak=below_floor(strength, self.forget_policy.min_strength))
         emb = frame["embedding"].to_numpy()
         dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
         emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)
@@ -160,13 +161,21 @@ class MergeMixin(PipelineMixin, ReadMixin):
         not store as active is left unmerged, ``merged_id`` null) and retires the members as
         ``superseded``, in one transaction. The plan gains a ``merged_id`` column. A second run
         merges nothing.
+
+        ``params`` (a :class:`~memkit.consolidate.MergeParams`) sets ``max_cluster`` and
+        ``block_size``, and the threshold when none is given. An explicit ``threshold`` wins over
+        ``params.threshold``, as an explicit argument wins over a parameter object elsewhere in
+        memkit (``search(min_strength=)``, a ``sweep`` grid point over its ``base``). With neither,
+        the store's threshold (``MergeParams().threshold``, or what ``settings=`` gave it).
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
-        threshold = self.merge_threshold if threshold is None else threshold  # the store's (settings=)
-        params = MergeParams(threshold=threshold) if params is None else params
-        if not isinstance(params, MergeParams):
+        if params is None:  # the store's threshold (settings=) unless one is given
+            params = MergeParams(threshold=self.merge_threshold if threshold is None else threshold)
+        elif not isinstance(params, MergeParams):
             raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
+        elif threshold is not None:  # validated as MergeParams.threshold, like a threshold alone
+            params = replace(params, threshold=threshold)
         self._check_dry_run(dry_run)
         with self._lock:
             frame, emb = self.merge_candidates(namespace, now=now, requester=requester)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..decay import strength
+from ..decay import below_floor, strength
 from ..errors import MemkitError, ValidationError
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import ACCESS, STATUSES
@@ -194,7 +194,8 @@ class QuantizedIndex(SearchIndex):
             if not default_floor:  # strength computed for the candidates only, as the exact index does
                 cand = np.flatnonzero(mask)
                 age_h = (now_us - self.created_us[cand]) / US_PER_HOUR
-                mask[cand[strength(self.importance[cand], age_h, self.half_life_h[cand]) < floor]] = False
+                weak = below_floor(strength(self.importance[cand], age_h, self.half_life_h[cand]), floor)
+                mask[cand[weak]] = False
         if weights.keyword:  # BM25's corpus is the candidates: the mask first, then the scores
             if fused:
                 self._scan(kern.GATE, gate, q, mask, None, weights, decay, now_us)

@@ -31,7 +31,7 @@ import polars as pl
 from IPython.display import display
 
 from .. import charts
-from ..decay import hours_until, strength
+from ..decay import below_floor, hours_until, strength
 from ..errors import ValidationError
 from ..params import check_number
 from ..views import worked_examples
@@ -157,7 +157,8 @@ class HalfLifeExplorer(Panel):
         s = float(strength(c["importance"], c["age_hours"], c["half_life_hours"]))
         fade = float(hours_until(c["floor"], c["importance"], c["half_life_hours"]))
         mine = _your_memory(c, s)
-        self.data = mine.with_columns(hours_until_faded=pl.lit(fade), recalled=pl.lit(s >= c["floor"]))
+        recalled = not below_floor(s, c["floor"])
+        self.data = mine.with_columns(hours_until_faded=pl.lit(fade), recalled=pl.lit(recalled))
         # your memory joins the worked examples: one more curve, one more dot
         points = pl.concat([worked_examples(), mine], how="vertical_relaxed")
         self.show(
@@ -169,7 +170,7 @@ class HalfLifeExplorer(Panel):
                 horizon_hours=_HORIZON_HOURS,
             ),
         )
-        state = "still recalled" if s >= c["floor"] else "below the floor: no longer recalled"
+        state = "still recalled" if recalled else "below the floor: no longer recalled"
         self.say(
             f"After {c['age_hours']:.1f} h your memory has strength {s:.4f} ({state}); "
             f"it fades below {c['floor']:g} after {fade:.1f} h ({fade / 24:.1f} days)."
