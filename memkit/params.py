@@ -98,8 +98,8 @@ class Weights:
     R@5 points, but among facts written together it lifts a memory wedged between two hits above
     the better one (README, "Results on LoCoMo"). ``tie`` is not a weight but how the score
     ranks: hits within one step of ``tie`` of each other
-    (counted down from the best hit) rank newest first (:func:`memkit.scoring.tie_order`), so a
-    newer value of a fact wins a near tie with the older one; 0 keeps the plain score order.
+    (counted down from the best hit) rank newest first (:mod:`memkit.ties`: a score on a step's edge
+    is in the step it begins, at any scale), so a newer value wins a near tie; 0: plain score order.
     """
 
     similarity: float = _knob(0.3, 0.0, 1.0, 0.05, "weight of cosine similarity to the query")

@@ -1,4 +1,7 @@
-"""Retrieval scores, pure and vectorized: cosine, BM25 keyword score, the hybrid score and top-k.
+"""Retrieval scores, pure and vectorized: cosine, BM25 keyword score, the hybrid score, neighbours.
+
+The near-tie order and top-k (:func:`tie_order`, :func:`top_k`) are :mod:`memkit.ties`'s,
+re-exported here.
 
 The hybrid score of DESIGN.md (the articles' formula, plus a lexical term)::
 
@@ -22,6 +25,7 @@ import numpy as np
 from .errors import ValidationError
 from .params import KeywordParams, Weights
 from .text import tokenize
+from .ties import tie_order, top_k  # the near-tie rule, re-exported (its old home)
 
 __all__ = ["NEIGHBOUR_WINDOW_HOURS", "KeywordIndex", "adjacent", "bm25", "cosine", "hybrid", "top_k",
            "neighbour_score", "scale_unit", "second_neighbours", "similar_pairs", "tie_order"]  # fmt: skip
@@ -73,17 +77,24 @@ def scale_unit(scores: np.ndarray) -> np.ndarray:
 NEIGHBOUR_WINDOW_HOURS = 24.0  # two memories written further apart are never neighbours
 
 
-def adjacent(group: np.ndarray, written: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
+def adjacent(
+    group: np.ndarray, written: np.ndarray, window: float, keep: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each memory's neighbours -> ``(prev, next)``: the memory of the same ``group`` (namespace,
     conversation) written just before / just after it, in ``(written, position)`` order, or ``-1``
-    when there is none or the two were written more than ``window`` apart.
+    when there is none or the two were written more than ``window`` apart. With ``keep`` (a mask),
+    only those memories are paired: the others are not there (``-1``, and nobody's neighbour).
 
     >>> prev, nxt = adjacent(np.array([0, 0, 1, 0]), np.array([1.0, 2.0, 2.0, 99.0]), 24.0)
     >>> prev.tolist(), nxt.tolist()
     ([-1, 0, -1, -1], [1, -1, -1, -1])
+    >>> keep = np.array([True, False, True])                          # the middle one is not there
+    >>> [a.tolist() for a in adjacent(np.zeros(3), np.array([1.0, 2.0, 3.0]), 24.0, keep)]
+    [[-1, -1, 0], [2, -1, -1]]
     """
     n = len(group)
-    order = np.lexsort((np.arange(n), written, group))
+    live = np.arange(n) if keep is None else np.flatnonzero(keep)  # (m,) the rows paired, in order
+    order = live[np.lexsort((live, written[live], group[live]))]
     g, w = group[order], written[order]
     ok = (g[1:] == g[:-1]) & (w[1:] - w[:-1] <= window)
     prev, nxt = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
@@ -120,70 +131,6 @@ def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray, second:
 def second_neighbours(prev: np.ndarray, nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The memories two places away -> ``(prev[prev], next[next])``, ``-1`` where there is none."""
     return tuple(np.where(a >= 0, a[np.maximum(a, 0)], -1) for a in (prev, nxt))  # type: ignore[return-value]
-
-
-def tie_order(scores: np.ndarray, age: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
-    """The order of ``scores`` (along the last axis) with near ties ranked newest first.
-
-    Scores are compared in steps of ``tie`` below the best one: ``step = floor((best − score) / tie)``.
-    A smaller step ranks first; within a step the newer memory (smaller ``age``, hours since it was
-    written) does, then the higher score, then the lower index. ``tie=0`` is the plain score order
-    (exact ties newest first). ``-inf`` (not a candidate) stays last.
-
-    >>> tie_order(np.array([0.50, 0.49, 0.30]), np.array([10.0, 1.0, 0.0]), 0.05).tolist()
-    [1, 0, 2]
-    >>> tie_order(np.array([0.50, 0.49, 0.30]), np.array([10.0, 1.0, 0.0]), 0.0).tolist()
-    [0, 1, 2]
-    """
-    finite = np.isfinite(scores)
-    best = np.max(np.where(finite, scores, -np.inf), axis=-1, keepdims=True)
-    tie = np.asarray(tie, dtype=np.float64)  # a scalar, or (g, 1) for a grid of rows
-    width = tie * np.abs(best)  # relative to the best score: the same near tie at any weight scale
-    with np.errstate(invalid="ignore", divide="ignore"):
-        step = np.where(width > 0, np.floor((best - scores) / np.where(width > 0, width, 1.0)), -scores)
-    step = np.where(finite, step, np.inf)  # tie 0: the score itself, so exact ties only
-    index = np.broadcast_to(np.arange(scores.shape[-1]), scores.shape)
-    age = np.broadcast_to(age, scores.shape)
-    return np.lexsort((index, -np.where(finite, scores, -np.inf), age, step), axis=-1)
-
-
-def top_k(
-    scores: np.ndarray, k: int, n_valid: int | None = None, *, age: np.ndarray | None = None, tie: float = 0.0
-) -> np.ndarray:
-    """Indices of the ``k`` largest finite scores, best first (ties broken by lower index).
-
-    ``-inf`` marks rows that must not be returned; pass ``n_valid`` (how many are finite) when you
-    know it, to skip counting. With ``age`` (hours since each memory was written), near ties rank
-    newest first (:func:`tie_order`, step ``tie``).
-
-    >>> top_k(np.array([0.1, 0.9, -np.inf, 0.5]), 3).tolist()
-    [1, 3, 0]
-    >>> top_k(np.array([0.1, 0.9, 0.895, 0.5]), 2, age=np.array([0.0, 5.0, 1.0, 0.0]), tie=0.01).tolist()
-    [2, 1]
-    """
-    n_ok = int(np.isfinite(scores).sum()) if n_valid is None else n_valid
-    k = min(k, n_ok)
-    if k <= 0:
-        return np.empty(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
-    if age is None:
-        order = np.lexsort((part, -scores[part]))  # score desc, then index asc
-        return part[order][:k]
-    # every row that could rank above the k-th under tie_order: same or better step (tie > 0), or a
-    # score equal to the k-th's (tie 0: exact ties go to the newer row, never to argpartition's pick)
-    best, kth = scores[part].max(), scores[part].min()
-    width = tie * abs(best)
-    if width > 0:
-        last = np.floor((best - kth) / width)  # the k-th's step: rows of a later step cannot rank above it
-        # one comparison over all rows, with a margin wider than float32 rounding (a superset), then
-        # the exact step on the few left
-        b, reach = float(best), float((last + 1.0) * width)
-        part = np.flatnonzero(scores >= b - reach * (1.0 + 1e-4) - 1e-6 * abs(b) - 1e-30)
-        with np.errstate(invalid="ignore"):
-            part = part[np.isfinite(scores[part]) & (np.floor((best - scores[part]) / width) <= last)]
-    else:
-        part = np.flatnonzero(np.isfinite(scores) & (scores >= kth))
-    return part[tie_order(scores[part], age[part], tie)][:k]
 
 
 def bm25(tf: np.ndarray, doc_len: np.ndarray, df: np.ndarray, n_docs: int, avg_len: float,

@@ -12,6 +12,7 @@ import pytest
 
 import memkit as mk
 from memkit import evaluate as ev
+from memkit.evaluate.grid import HALF_LIFE_FLOOR
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
@@ -225,6 +226,60 @@ def test_evaluate_and_sweep_reject_bad_input(tiny) -> None:
     assert ei.value.field == "grid"
     with pytest.raises(mk.ValidationError):
         ev.evaluate("not a store", qs)
+
+
+def test_k_takes_numpy_integers_and_names_anything_else(tiny) -> None:
+    mem, qs = tiny
+    prep = ev.prepare(mem, qs)
+    assert ev.evaluate(prep, weights=KW, k=np.arange(1, 4)).equals(ev.evaluate(prep, weights=KW, k=(1, 2, 3)))
+    assert ev.evaluate(prep, weights=KW, k=np.int64(3)).equals(ev.evaluate(prep, weights=KW, k=3))
+    grid = {"keyword": [1.0], "similarity": [0.0]}
+    assert ev.sweep(prep, grid=grid, k=np.int32(2)).equals(ev.sweep(prep, grid=grid, k=2))
+    for bad in (True, np.bool_(True), 2.0, np.array([1.0, 2.0]), "5", None, [1, 0], np.int64(0), object()):
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.evaluate(prep, weights=KW, k=bad)
+        assert ei.value.field == "k"
+
+
+def test_a_half_life_point_without_a_floor_uses_the_documented_one(tiny) -> None:
+    mem, qs = tiny
+    prep = ev.prepare(mem, qs)
+    grid = [{"keyword": 1.0, "similarity": 0.0, "half_life_hours": 24.0},
+            {"keyword": 1.0, "similarity": 0.0, "half_life_hours": 24.0, "min_strength": 0.0}]  # fmt: skip
+    assert ev.sweep(prep, grid=grid, k=5, by=None)["min_strength"].to_list() == [HALF_LIFE_FLOOR, 0.0]
+    assert HALF_LIFE_FLOOR == 0.1 and "HALF_LIFE_FLOOR" in (ev.sweep.__doc__ or "")  # said, not silent
+
+
+def test_audited_marks_what_the_audit_checked_also_when_it_confirms(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps([{"question_id": "locomo_0_qa5", "correct_evidence": ["D3:1"]}]))  # as cited
+    _, qs = ev.load_locomo(FIXTURE, audit=audit)
+    q = qs.filter(pl.col("query_id") == "conv-a:q5").row(0, named=True)
+    assert q["audited"] and q["relevant"] == ["conv-a:D3:1"] and q["evidence"] == ["D3:1"]  # (the docstring)
+
+
+NOTEBOOK_09 = Path(__file__).resolve().parents[1] / "notebooks" / "09_evaluating_on_locomo.ipynb"
+
+
+def test_lesson_09_shows_the_rows_its_text_compares() -> None:
+    cells = json.loads(NOTEBOOK_09.read_text(encoding="utf-8"))["cells"]
+    prose = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    assert "has no evidence" not in prose  # category 5 cites evidence (test_lesson_09_claims_hold_on_locomo)
+    assert "BM25" in prose and "beats" in prose  # the claim; the cell below must show its two sides
+    table = next("".join(c["source"]) for c in cells if "BM25 alone" in "".join(c["source"]))
+    assert "hashing embedder alone" in table and table.count("**alone") == 2  # one component each
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo is not beside the repo (../shared/data/locomo)")
+def test_lesson_09_claims_hold_on_locomo() -> None:
+    mem, qs = ev.load_locomo(LOCOMO)
+    assert (qs.filter(pl.col("category") == 5)["relevant"].list.len() > 0).all()  # all 446 cite turns
+    prep = ev.prepare(mem, qs.filter(pl.col("category") <= 4))
+    alone = dict(importance=0.0, recency=0.0, neighbour=0.0, tie=0.0)
+    r5 = {name: ev.evaluate(prep, weights=w, k=5, by=None)["recall@5"][0] for name, w in {
+        "default": mk.Weights(), "bm25": mk.Weights(similarity=0.0, keyword=1.0, **alone),
+        "hash": mk.Weights(similarity=1.0, keyword=0.0, **alone)}.items()}  # fmt: skip
+    assert (round(r5["bm25"], 2), round(r5["hash"], 2), round(r5["default"], 2)) == (0.57, 0.44, 0.62)
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo is not beside the repo (../shared/data/locomo)")

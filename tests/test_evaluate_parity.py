@@ -1,12 +1,15 @@
 """memkit.evaluate scores what store.search would return, as the textbook scores it (an audit of the
 metrics): a relevant memory that is gone is a miss, memories a search may not return keep their
 places as neighbours, exact ties break as the store breaks them, and a requester sees its own view.
-Each case compares evaluate(store) with store.search's rankings scored by score_rankings."""
+Each case compares evaluate(store) with store.search's rankings scored by score_rankings. Then what
+may be ranked at ``now`` on every path (nothing written later), near ties past any shortlist, the
+requester's neighbours, and a score on a tie step's edge."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -177,3 +180,124 @@ def test_exact_ties_past_the_shortlist_still_break_as_the_store_breaks_them() ->
         {"query_id": ["q"], "question": ["alpha beta"], "relevant": [["m0"]], "conversation": ["c"]}
     )
     assert _same(store, qs, KW, 5, T0)["recall@5"].to_list() == [1.0]
+
+
+# ------------------------------------------------------------------ what may be ranked, and where
+class _Vectors:
+    """Known texts -> the vectors the test chose (normalized, dim 4); any other text: a far one."""
+
+    name, dim = "vectors-4", 4
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        v = np.array([self.table.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], dtype=np.float64)
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32).reshape(len(texts), 4)
+
+
+def test_a_memory_written_after_now_is_not_ranked_on_any_path() -> None:
+    """evaluate, prepare and sweep at ``now`` rank what a search at ``now`` may return: on a
+    memories frame too, nothing written after it (nor outside its validity)."""
+    mem = pl.DataFrame(
+        {
+            "id": ["m1", "m2", "m3", "m4"],
+            "conversation": ["c"] * 4,
+            "content": ["Alice moved to Berlin", "Alice moved to Lisbon", "Alice moved to Oslo", "Rome"],
+            "created_at": [T0, _h(30 * 24), _h(1), _h(2)],  # m2: written a month after `now`
+            "valid_from": [None, None, _h(100), None],  # m3: holds only later
+            "valid_until": [None, None, None, _h(3)],  # m4: held until 3 h
+        }
+    )
+    qs = pl.DataFrame(
+        {
+            "query_id": ["lisbon", "oslo", "rome"],
+            "conversation": ["c"] * 3,
+            "question": ["Where did Alice move to Lisbon?", "Alice Oslo", "Rome"],
+            "relevant": [["m2"], ["m3"], ["m4"]],
+        }
+    )
+    now = _h(24)
+    got = ev.evaluate(mem, qs, now=now, k=(1,), weights=KW, per_query=True)
+    assert got["recall@1"].to_list() == [0.0, 0.0, 0.0]
+    prep = ev.prepare(mem, qs, now=now)
+    assert [g.visible.tolist() for g in prep.groups] == [[True, False, False, False]]
+    swept = ev.sweep(prep, grid={"keyword": [1.0], "similarity": [0.0, 0.5]}, k=(1,), by=None)
+    assert swept["recall@1"].to_list() == [0.0, 0.0]
+    store = mk.MemoryStore()  # the same memories in a store: search and evaluate(store) agree
+    for r in mem.iter_rows(named=True):
+        t = r["created_at"]
+        store.add(r["content"], namespace="c", key=r["id"], valid_from=r["valid_from"],
+                  valid_until=r["valid_until"], created_at=t, now=t)  # fmt: skip
+    assert _same(store, qs, KW, 1, now)["recall@1"].to_list() == [0.0, 0.0, 0.0]
+    later = ev.evaluate(mem, qs, now=_h(800), k=(1,), weights=KW, per_query=True)
+    assert later["recall@1"].to_list() == [1.0, 1.0, 0.0]  # written and valid by then; m4 expired
+    assert _same(store, qs, KW, 1, _h(800))["recall@1"].to_list() == [1.0, 1.0, 0.0]
+
+
+def test_near_ties_past_any_shortlist_rank_as_the_store_ranks_them() -> None:
+    """100 turns written at one time (a bulk load) within the first 10% tie step: the best-scoring
+    lead, in evaluate as in search (a shortlist of 64 by newness used to cut them by row number)."""
+    n = 100
+    texts = [f"turn {i}" for i in range(n)]
+    cos = np.linspace(0.90, 0.999, n)  # cosine to the query rises with the row
+    table = {t: [c, float(np.sqrt(1 - c * c)), 0.0, 0.0] for t, c in zip(texts, cos, strict=True)}
+    emb = _Vectors({**table, "query": [1.0, 0.0, 0.0, 0.0]})
+    w = mk.Weights(similarity=1.0, keyword=0.0, neighbour=0.0, tie=0.1)
+    qs = pl.DataFrame(
+        {"query_id": ["q"], "question": ["query"], "relevant": [texts[-5:]], "conversation": ["c"]}
+    )
+    store = mk.MemoryStore(embedder=emb)
+    store.add_many(
+        pl.DataFrame({"key": texts, "content": texts, "created_at": [T0] * n}), namespace="c", now=T0
+    )
+    assert _same(store, qs, w, 5, T0)["recall@5"].to_list() == [1.0]
+    mem = pl.DataFrame({"id": texts, "conversation": ["c"] * n, "content": texts, "created_at": [T0] * n})
+    (top, _), = ev.rank(ev.prepare(mem, qs, embedder=emb), w, k=5)  # fmt: skip
+    assert top.tolist() == [[99, 98, 97, 96, 95]]
+
+
+def test_a_memory_the_requester_may_not_read_does_not_part_its_neighbours() -> None:
+    """As the store pairs them (store.neighbours): another writer's private memory written between two
+    of the requester's own is not there for it, so the answer still borrows its question's score."""
+    store = mk.MemoryStore()
+    store.add("Caroline: I went to the LGBTQ support group yesterday", namespace="c", key="q1", requester="r",
+              now=_h(0))  # fmt: skip
+    store.add("Melanie: the weather was nice", namespace="c", key="x", requester="other", access="private",
+              now=_h(0.02))  # fmt: skip
+    store.add(
+        "Caroline: It was so powerful and moving", namespace="c", key="ans", requester="r", now=_h(0.04)
+    )
+    for i in range(6):  # turns sharing a word with the question: the answer rises only as a neighbour
+        store.add(f"Caroline: note {i} on the group", namespace="c", key=f"f{i}", requester="r",
+                  now=_h(30 * (i + 1)))  # fmt: skip
+    ids = dict(store.frame("c").select("key", "id").iter_rows())
+    pairs = store.neighbours([ids["q1"]], namespace="c", requester="r", now=_h(200))
+    assert pairs["next"].to_list() == [ids["ans"]]  # the store's pairing, which evaluate follows
+    qs = pl.DataFrame({"query_id": ["q"], "question": ["How did Caroline feel at the support group?"],
+                       "relevant": [["ans"]], "conversation": ["c"]})  # fmt: skip
+    assert _same(store, qs, mk.Weights(), 3, _h(200), requester="r")["recall@3"].to_list() == [1.0]
+    assert _same(store, qs, mk.Weights(), 3, _h(200))["recall@3"].to_list() == [0.0]  # the operator: parted
+
+
+def test_a_score_on_a_tie_steps_edge_ranks_alike_at_any_scale_and_in_evaluate() -> None:
+    """With neighbour 0.8 and tie 0.1 a memory scoring only through its neighbour is exactly two
+    steps below it: scaling the weights, normalizing them, or evaluating in float32 ranks it as the
+    store does, in the step that edge begins."""
+    q, a, b, c = "q", "A: the question turn", "B: the reply, no shared word", "C: an older near match"
+    emb = _Vectors(
+        {q: [1, 0, 0, 0], a: [1, 0, 0, 0], b: [0, 1, 0, 0], c: [0.85, float(np.sqrt(1 - 0.85**2)), 0, 0]}
+    )
+    store = mk.MemoryStore(embedder=emb)
+    store.add(c, namespace="u", key="C", now=_h(-240))
+    store.add(a, namespace="u", key="A", now=_h(-2))
+    store.add(b, namespace="u", key="B", now=_h(-2) + timedelta(minutes=1))
+    qs = pl.DataFrame({"query_id": ["q"], "question": [q], "relevant": [["B"]], "conversation": ["u"]})
+    orders = set()
+    for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        w = mk.Weights(similarity=x, importance=0, recency=0, keyword=0, neighbour=0.8, tie=0.1)
+        for weights in (w, w.normalized()):
+            hits = store.search(q, namespace="u", k=3, weights=weights, now=T0, reinforce=False)
+            orders.add(tuple(hits["key"]))
+            _same(store, qs, weights, 3, T0)  # evaluate (float32) ranks as search (float64)
+    assert orders == {("A", "C", "B")}  # B: 0.8 x A's score, exactly two steps down; C: one step

@@ -8,10 +8,13 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import ValidationError
 
-__all__ = ["SWEEP_KEYS", "WEIGHT_KEYS", "grid_points"]
+__all__ = ["HALF_LIFE_FLOOR", "SWEEP_KEYS", "WEIGHT_KEYS", "grid_points"]
 
 WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
 SWEEP_KEYS = (*WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
+# the strength floor of a point that sets half_life_hours and no min_strength: a half-life acts on a
+# ranking only through the floor, so without one every half-life would rank alike (the articles' 0.1)
+HALF_LIFE_FLOOR = 0.1
 
 
 def grid_points(

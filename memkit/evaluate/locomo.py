@@ -156,11 +156,14 @@ def load_locomo(
     ``queries``: ``query_id`` (``"<conversation>:q<i>"``), ``audit_id`` (the audit's
     ``"locomo_<sample>_qa<i>"``), ``conversation``, ``question``, ``answer`` (null for category 5),
     ``category`` (1-5), ``category_name``, ``relevant`` (memory ids of the evidence turns that
-    exist), ``evidence`` (the parsed dia_ids). With ``audit=`` (locomo_audit_errors.json) the
-    ``relevant`` ids of audited questions are replaced by the corrected evidence and ``audited`` is
-    True for them. Questions whose evidence names no turn keep an empty ``relevant`` list; the
-    metrics skip them. ``captions=True`` appends the image caption of a photo-sharing turn
-    (``"... [shares a photo of a lake sunrise]"``): not the reference protocol, so report it apart.
+    exist), ``evidence`` (the parsed dia_ids, as cited). With ``audit=`` (locomo_audit_errors.json)
+    the ``relevant`` ids of the questions it gives ``correct_evidence`` for are replaced by it, and
+    ``audited`` is True for them: also where it is the cited evidence again (62 of the 155 in the
+    published audit), so ``audited`` marks what the audit checked, not what it changed (compare
+    ``relevant`` with ``evidence``). Questions whose evidence names no turn keep an empty
+    ``relevant`` list; the metrics skip them. ``captions=True`` appends the image caption of a
+    photo-sharing turn (``"... [shares a photo of a lake sunrise]"``): not the reference protocol,
+    so report it apart.
 
     Any malformed input raises :class:`~memkit.errors.FormatError` naming the part at fault
     (``path``, ``audit``, ``conversation``, ``session_date_time``); nothing is half-loaded.

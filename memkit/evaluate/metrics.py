@@ -18,6 +18,7 @@ memory at rank ``r + 1`` relevant?), and every metric is one numpy expression ov
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -41,11 +42,24 @@ def require_columns(field: str, frame: Any, cols: Iterable[str]) -> None:
 
 
 def check_ks(ks: int | Sequence[int]) -> tuple[int, ...]:
-    """The cut-offs ``k`` as a tuple of positive ints (one int is a tuple of one)."""
-    ks = (ks,) if isinstance(ks, int) and not isinstance(ks, bool) else tuple(ks)
-    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+    """The cut-offs ``k`` as a tuple of positive Python ints (one int is a tuple of one). numpy
+    integers count as ints (``np.int64(5)``, ``np.arange(1, 4)``), bools do not.
+
+    >>> check_ks(5), check_ks(np.arange(1, 3))
+    ((5,), (1, 2))
+    """
+
+    def whole(k: Any) -> bool:  # an integer, not a bool (True is no cut-off)
+        return isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_))
+
+    values = (ks,) if whole(ks) else ks
+    try:
+        values = tuple(values) if not isinstance(values, (str, bytes)) else None
+    except TypeError:  # not a sequence either
+        values = None
+    if not values or not all(whole(k) and k >= 1 for k in values):
         raise ValidationError("k", f"must be a positive int or a sequence of them, got {ks!r}")
-    return ks
+    return tuple(int(k) for k in values)
 
 
 def recall_at_k(hits: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:

@@ -25,7 +25,8 @@ import polars as pl
 
 from ..errors import ValidationError
 from ..params import MAX_WEIGHT, Weights
-from ..scoring import hybrid, neighbour_score, tie_order, top_k
+from ..scoring import hybrid, neighbour_score
+from ..ties import tie_order, top_k
 from ..views import COMPONENTS, check_frame
 
 __all__ = ["Reranker"]

@@ -27,16 +27,16 @@ from ..embed import Embedder, HashEmbedder, l2_normalize
 from ..errors import ValidationError
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
-from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, hybrid, neighbour_score, tie_order
-from ..store.gate import Gate
+from ..scoring import KeywordIndex, hybrid, neighbour_score
 from ..store.vectors import epoch_us
-from .grid import SWEEP_KEYS, WEIGHT_KEYS, grid_points
+from ..ties import top_k_rows
+from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, grid_points
 from .metrics import check_ks, metric_columns, require_columns, summarize
+from .visibility import rankable
 
 __all__ = ["SWEEP_KEYS", "Prepared", "evaluate", "prepare", "rank", "sweep", "tuned"]
 
 _US_PER_HOUR = 3.6e9
-_GATED = ("status", "access", "owner", "created_by", "valid_from", "valid_until")  # store.frame() has them
 
 
 # ------------------------------------------------------------------------------ prepared components
@@ -52,6 +52,8 @@ class _Group:
     rel: np.ndarray  # (q, n) bool relevance
     n_rel: np.ndarray  # (q,) relevant ids of each query, found among the memories or not
     visible: np.ndarray  # (n,) bool: what a search may return (the others are only neighbours' places)
+    prev: np.ndarray  # (n,) each memory's neighbour written just before it (row, -1: none), as the
+    nxt: np.ndarray  # (n,) store pairs them; and just after it (memkit.evaluate.visibility)
     importance: np.ndarray  # (n,)
     half_life_h: np.ndarray  # (n,)
     age_h: np.ndarray  # (n,) hours from creation to `now`
@@ -108,14 +110,17 @@ def prepare(
 
     ``memories`` needs ``id_col``, ``content``, ``created_at`` and ``group``; optional
     ``importance`` (default 0.5), ``half_life_hours`` (default long-term 90 days),
-    ``last_access_at`` (default ``created_at``) and ``embedding`` (else ``embedder``, default
-    :class:`HashEmbedder`, embeds the contents). ``queries`` needs ``query_id``, ``question``,
-    ``relevant`` and ``group``. ``now=None`` evaluates each group at its newest memory's time.
+    ``last_access_at`` (default ``created_at``), ``valid_from`` and ``valid_until`` (default: open)
+    and ``embedding`` (else ``embedder``, default :class:`HashEmbedder`, embeds the contents).
+    ``queries`` needs ``query_id``, ``question``, ``relevant`` and ``group``. ``now=None``
+    evaluates each group at its newest memory's time.
 
-    A ``store.frame()`` (its ``status``, access and validity columns) is read as a search then would
-    read it (the read gate, for ``requester``); the memories it may not return keep their places in the
-    order of writing, so neighbour expansion pairs what the store pairs. A relevant id that names no
-    rankable memory (erased, expired, unreadable, mistyped) is a miss. BM25 statistics are those of
+    Only what a search at ``now`` may return is ranked (:mod:`memkit.evaluate.visibility`): memories
+    written by then and valid then, and from a ``store.frame()`` (its ``status`` and access columns)
+    the ``active`` ones ``requester`` may read. The others keep their places in the order of
+    writing, so neighbour expansion pairs what the store pairs, except what ``requester`` may not
+    read: as in the store, that is not there for it. A relevant id that names no rankable memory
+    (erased, expired, not yet written, unreadable, mistyped) is a miss. BM25 statistics are those of
     the rankable memories (the store's too when ``min_strength=0``).
     """
     now = check_time("now", now, optional=True)  # a naive one would be read in the process's zone
@@ -139,10 +144,7 @@ def prepare(
         q_emb = embedder.embed(gq["question"].to_list())  # (q, dim): each query embedded once
         sim = (q_emb @ emb.T).astype(np.float32)  # (q, dim) @ (dim, n) -> (q, n)
         age_h, now_us = _hours(mem["created_at"], now)
-        visible = np.ones(len(ids), dtype=bool)
-        if all(c in mem.columns for c in _GATED):  # a store's frame: what a search at that time reads
-            at = now or mem["created_at"].max()  # the newest memory's time, as _hours takes it
-            visible = mem.select(Gate(None, requester, ("active",), at).expr()).to_series().to_numpy()
+        visible, prev, nxt = rankable(mem, now_us, requester)  # the read gate at now; the neighbours
         # an id names its rankable row when it has one (a store's key: the current version, not a
         # newer pending or held one), else its last row
         pos = {ids[i]: int(i) for i in np.argsort(visible, kind="stable")}
@@ -166,7 +168,7 @@ def prepare(
         n_rel = gq["relevant"].list.unique().list.len().to_numpy()  # found or not: a miss is a miss
         groups.append(
             _Group(g, ids, np.arange(offset, offset + len(q_idx)), sim, kw, rel & visible, n_rel, visible,
-                   imp.astype(np.float64), hl.astype(np.float64), age_h, np.maximum(idle_h, 0.0))
+                   prev, nxt, imp.astype(np.float64), hl.astype(np.float64), age_h, np.maximum(idle_h, 0.0))
         )  # fmt: skip
         order.append(q_idx)
         offset += len(q_idx)
@@ -200,26 +202,12 @@ def rank(
             weak = below_floor(strength(g.importance, g.age_h, hl), min_strength)  # (n,)
             score[:, weak] = -np.inf
         if np.any(weights.neighbour):  # neighbour expansion, as the store's search does it
-            prev, nxt = adjacent(np.zeros(len(g.age_h), np.int8), -g.age_h, NEIGHBOUR_WINDOW_HOURS)
-            near = neighbour_score(score, prev, nxt, float(weights.neighbour2))
+            near = neighbour_score(score, g.prev, g.nxt, float(weights.neighbour2))
             score = score + np.float32(weights.neighbour) * near
-        kk = min(k, score.shape[1])
-        wide = min(score.shape[1], max(4 * kk, 64))  # a shortlist, chosen by the final rule:
-        if weights.tie > 0:  # the best tie steps first, newest first within a step (as tie_order)
-            best = np.max(np.where(np.isfinite(score), score, -np.inf), axis=1, keepdims=True)
-            width = np.maximum(float(weights.tie) * np.abs(best), 1e-30)
-            with np.errstate(invalid="ignore"):
-                step = np.where(np.isfinite(score), np.floor((best - score) / width), np.inf)
-            newness = np.argsort(np.argsort(g.age_h, kind="stable"), kind="stable") / (len(g.age_h) + 1.0)
-            key = step + newness  # (q, n): step, then newer first (ranks in [0, 1))
-        else:
-            key = -score
-        part = np.argsort(key, axis=1, kind="stable")[:, :wide]  # (q, wide): exact ties keep the lower
-        # row first, as the store's top_k does (a partition would cut them anywhere)
-        vals = np.take_along_axis(score, part, axis=1)
-        order = tie_order(vals, g.age_h[part], float(weights.tie))  # best first, near ties newest first
-        top = np.take_along_axis(part, order, axis=1)[:, :kk]
-        top = np.where(np.isfinite(np.take_along_axis(score, top, axis=1)), top, -1)
+        # best first, near ties newest first (memkit.ties, the store's rule); exact, however many
+        # memories share the first tie step and their writing time
+        top = top_k_rows(score, k, g.age_h, float(weights.tie))  # (q, min(k, n)), -1 past the candidates
+        kk = top.shape[1]
         hits = np.take_along_axis(g.rel, np.maximum(top, 0), axis=1) & (top >= 0)
         if kk < k:  # fewer memories than k: pad with misses
             pad = np.full((len(top), k - kk), -1)
@@ -315,9 +303,12 @@ def sweep(
 
     ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
     ``similarity, importance, recency, keyword, neighbour, tie, neighbour2`` (unset ones come from ``base``),
-    ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor).
-    Embeddings and BM25 are computed once; points whose weights are all zero are skipped. ``base`` and
-    the time scale default to a store's own (what its search ranks with), else ``Weights()``.
+    ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor,
+    default 0). A point that sets ``half_life_hours`` but no ``min_strength`` uses the floor
+    :data:`~memkit.evaluate.grid.HALF_LIFE_FLOOR` (0.1, the articles'): a half-life changes a ranking
+    only through a floor. Each row shows the ``min_strength`` it used. Embeddings and BM25 are
+    computed once; points whose weights are all zero are skipped. ``base`` and the time scale
+    default to a store's own (what its search ranks with), else ``Weights()``.
     """
     ks = check_ks(k)
     base, scale = tuned(store_or_frame, base, None)
@@ -330,7 +321,7 @@ def sweep(
         opts = {
             "time_scale_hours": p.get("time_scale_hours", scale),
             "half_life_hours": p.get("half_life_hours"),
-            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else 0.1),
+            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else HALF_LIFE_FLOOR),
         }
         ranked = rank(prep, Weights(**w), k=max(ks), **opts)
         summary = summarize(query_metrics(prep, ranked, ks), by)

@@ -139,8 +139,9 @@ def knowledge_update_scenario(
     random days in the past year, plus distractors. ``mode="plain"`` writes every update as a new
     memory; ``mode="keyed"`` writes it under the fact's key with ``conflict_policy="supersede"``.
     For each question, ``current@1`` = the top hit is the current value, ``stale@1`` = the top hit
-    is an older value of the same fact, ``current_in_top3``. Searches use ``min_strength=0`` (a fact
-    last written a year ago has decayed below the default floor; that is decay, not this question).
+    is an older value of the same fact, ``current_in_top3``. Searches use ``min_strength=0`` whatever
+    a store's floor (under the articles' 0.1, a fact last written a year ago, importance 0.7, would
+    have decayed below it: that is decay, not this question).
     ``weights`` maps labels to Weights
     (default: the store's default, the articles' formula, similarity only, and keyword + similarity,
     the last three in plain score order: ``tie=0``).

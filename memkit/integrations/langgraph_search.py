@@ -19,7 +19,7 @@ import polars as pl
 from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 
 from ..errors import ValidationError
-from ..scoring import tie_order
+from ..ties import tie_order
 from .langgraph_items import (
     NOINDEX,
     MemkitSearchItem,

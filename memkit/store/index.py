@@ -28,7 +28,8 @@ import numpy as np
 
 from ..decay import below_floor, recency, strength
 from ..params import DecayParams, KeywordParams, Weights
-from ..scoring import hybrid, neighbour_score, top_k
+from ..scoring import hybrid, neighbour_score
+from ..ties import tie_step, top_k
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
 
 __all__ = ["DELETED", "SearchIndex"]
@@ -284,7 +285,7 @@ def _missed(
         scored, first[cand] = first[cand], -np.inf  # (the rows outside cand, without a copy of first)
         top = max(b, float(first.max()) + err)
         first[cand] = scored
-        last = np.floor((top - kth) / (tie * abs(top)))
+        last = tie_step(top, kth, tie * abs(top))  # the rule's step (memkit.ties)
         low = b - (last + 1.0) * width  # below it, a row's earliest step (from b) is after the k-th's
     else:
         low = kth  # tie 0: a row below the k-th's score ranks after it
@@ -296,7 +297,7 @@ def _missed(
     k_h, k_f = hours[cand[best[-1]]], first[cand[best[-1]]]
     keep = np.ones(len(rows), dtype=bool)  # tie 0: every row that could score at least the k-th's
     if width > 0:
-        step = np.maximum(np.floor((b - up) / width), 0.0)  # its earliest step (a new best: step 0)
+        step = np.maximum(tie_step(b, up, width), 0.0)  # its earliest step (a new best: step 0)
         h = hours[rows]  # within the k-th's step the newer ranks first, then (as new) the higher score
         keep = (step < last) | ((step == last) & ((h < k_h) | ((h == k_h) & (up >= kth))))
     same = first[cand] == k_f  # an exact tie: scored rows of the k-th's very first-pass score all

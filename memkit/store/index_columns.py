@@ -250,11 +250,8 @@ class IndexColumns:
 
     def _adjacent(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`adjacency` over the rows ``keep`` marks -> ``(prev, next, prev2, next2)``."""
-        live = np.flatnonzero(keep)
-        window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)
-        p, q = adjacent(self.ns[live], self.created_us[live], window)  # positions within `live`
-        prev, nxt = np.full(self.n, -1, np.int64), np.full(self.n, -1, np.int64)
-        prev[live], nxt[live] = np.where(p >= 0, live[p], -1), np.where(q >= 0, live[q], -1)
+        window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)  # in µs, as the times: compared exactly
+        prev, nxt = adjacent(self.ns[: self.n], self.created_us[: self.n], window, keep)
         return prev, nxt, *second_neighbours(prev, nxt)
 
     def _view(self, gate: Any) -> tuple[tuple[Any, ...], np.ndarray] | None:

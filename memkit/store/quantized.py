@@ -42,7 +42,7 @@ from ..decay import below_floor, strength
 from ..errors import MemkitError, ValidationError
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import ACCESS, STATUSES
-from ..scoring import top_k
+from ..ties import tie_step, top_k
 from . import int8_kernels as kern
 from .index import SearchIndex
 from .index_columns import US_PER_HOUR
@@ -274,7 +274,7 @@ class QuantizedIndex(SearchIndex):
         width = tie * abs(best)
         low = kth  # tie 0: every row scoring at least the size-th best (exact ties included)
         if width > 0:  # every row whose tie step is at most the size-th best's (a margin of 0.1%)
-            low = best - (np.floor((best - kth) / width) + 1.001) * width
+            low = best - (tie_step(best, kth, width) + 1.001) * width  # (the rule's step: memkit.ties)
         sub = np.flatnonzero(score >= low)  # (s,): a few hundred rows, a superset of top_k's
         age = (now_us - self.created_us[sub]) / US_PER_HOUR
         return np.sort(sub[top_k(score[sub], size, age=age, tie=tie)]), score

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TypedDict
 
+import numpy as np
 import pytest
 from conftest import NOW, assert_unchanged, snapshot
 
@@ -36,6 +37,7 @@ from memkit.integrations.langgraph import (  # noqa: E402
     encode_label,
     encode_namespace,
 )
+from memkit.ties import tie_order  # noqa: E402
 
 ALICE, BOB = ("memories", "alice"), ("memories", "bob")
 
@@ -374,7 +376,11 @@ def test_search_ranks_by_memkits_hybrid_score_with_its_breakdown(filled: MemkitS
     assert hits[0].score == pytest.approx(direct["score"][0])
     assert hits[0].breakdown["similarity"] == pytest.approx(direct["similarity"][0])
     assert set(hits[0].breakdown) >= {"similarity", "importance", "strength", "recency"}
-    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # memkit's order: best first, near ties (Weights.tie) newest first -- not the plain score order:
+    # "home" scores 0.0, exactly ten steps of 0.1 below the best, in the step of Bob's newer -0.01
+    age = np.array([(filled._clock() - h.updated_at).total_seconds() / 3600 for h in hits])  # hours
+    assert tie_order(np.array([h.score for h in hits]), age, filled.weights.tie).tolist() == [0, 1, 2]
+    assert [h.key for h in hits] == ["drink", "game", "home"]
 
 
 def test_search_pages_are_consistent(filled: MemkitStore) -> None:
