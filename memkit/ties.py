@@ -10,7 +10,9 @@ A smaller step ranks first; within a step the newer memory (smaller age, hours s
 written) does, then the higher score, then the lower index. ``tie = 0`` is the plain score order
 (exact ties newest first). ``-inf`` (not a candidate) stays last.
 
-``TIE_SNAP`` (a thousandth of a step) decides a score that lies exactly on a step boundary. With the
+``TIE_SNAP`` (a thousandth of a step) decides a score that lies exactly on a step boundary (it
+moves every boundary up by a thousandth of a step: a score within 0.1% of a step above a boundary
+counts as on it; consistent in every place the rule is used). With the
 default weights such scores are common, not rare: a memory that scores only through its neighbour,
 the best hit, scores ``0.8 ×`` that hit's score, exactly two steps of 0.1 below it (and a memory
 scoring 0 is exactly ``1 / tie`` steps below any best). Computed, the ratio is

@@ -148,7 +148,7 @@ def test_given_unit_vectors_are_stored_exactly_and_never_adopted() -> None:
         np.testing.assert_array_equal(store._index.vectors(np.arange(1, 500)), x[1:])
     arr = np.ones((2, 4), np.float32) / 2
     out = check_embeddings(arr, 2, 4)
-    assert not out.flags.writeable and np.shares_memory(out, arr)  # handed on read-only, not copied
+    assert not np.shares_memory(out, arr) and np.array_equal(out, arr)  # the caller's: an exact copy
     mixed = np.array([[0.6, 0.8], [3.0, 4.0], [0.0, 0.0]], np.float32)
     assert check_embeddings(mixed, 3, 2).tolist() == [[0.6000000238418579, 0.800000011920929]] * 2 + [[0, 0]]
 
@@ -160,3 +160,31 @@ def test_a_batch_of_new_ids_is_ascending_and_random() -> None:
     assert a == sorted(a) and b == sorted(b) and len(set(a) | set(b)) == 10_000
     assert all(len(i) == 16 and int(i, 16) >= 0 for i in a)
     assert int(a[0], 16) < 2**64 // 100 and int(a[-1], 16) > 2**64 - 2**64 // 100  # spread over 64 bits
+
+
+class _BufferEmbedder(HashEmbedder):
+    """Returns one buffer it keeps and overwrites on every single-text call (allowed: not fresh)."""
+
+    fresh_output = False
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.buf = np.zeros((1, 64), np.float32)
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        out = super().embed(texts)
+        if len(texts) != 1:
+            return out
+        self.buf[:] = out  # unit rows: nothing to divide, so the store must still copy them
+        return self.buf
+
+
+def test_an_embedders_reused_buffer_never_becomes_a_cached_query() -> None:
+    w = mk.Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0)
+    with mk.MemoryStore(embedder=_BufferEmbedder()) as s:
+        s.add("tea with milk", namespace="u", now=NOW)
+        s.add("rust compiler errors", namespace="u", now=NOW)
+        first = s.search("tea", namespace="u", k=1, weights=w, reinforce=False, now=NOW)["content"][0]
+        s.search("rust compiler", namespace="u", k=1, weights=w, reinforce=False, now=NOW)  # overwrites buf
+        assert s.search("tea", namespace="u", k=1, weights=w, reinforce=False, now=NOW)["content"][0] == first
+        assert first == "tea with milk"

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from memkit import KeywordParams, Weights, scoring
+from memkit.ties import tie_step
 
 
 def test_hybrid_default_weights_worked_example() -> None:
@@ -144,7 +145,7 @@ def _top_k_reference(scores: np.ndarray, k: int, age: np.ndarray, tie: float) ->
     width = tie * abs(best)
     if width > 0:
         with np.errstate(invalid="ignore"):
-            keep = finite & (np.floor((best - scores) / width) <= np.floor((best - kth) / width))
+            keep = finite & (tie_step(best, scores, width) <= tie_step(best, kth, width))
     else:
         keep = finite & (scores >= kth)
     rows = np.flatnonzero(keep)

@@ -128,25 +128,18 @@ def check_embeddings(
             field, "has a row too large to normalize (its squared length overflows float32)"
         )
     # a row already of unit length (or zero) is kept exact: dividing it by its norm would only move its
-    # last bits, and given unit rows need no normalized copy
+    # last bits
     norms = np.sqrt(squares)[:, None]  # (n, 1), float32
     norms[(np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0)] = 1.0
     # the array is ours to change when it is the caller's to change (fresh) or a conversion made here
     own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
     mine = (own or (fresh and arr is x)) and arr.flags.writeable
-    if (norms == 1.0).all():  # nothing to divide; someone else's array is handed on read-only, so
-        return arr if mine else _read_only(arr)  # whoever keeps it copies
+    if (norms == 1.0).all():  # nothing to divide: someone else's array (an embedder may reuse it) is
+        return arr if mine else arr.copy()  # copied, and the copy may become the index's matrix
     if mine:
         arr /= norms
         return arr
     return arr / norms
-
-
-def _read_only(arr: np.ndarray) -> np.ndarray:
-    """A read-only view of ``arr`` (the search index adopts only arrays it may own: it copies this)."""
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 @lru_cache(maxsize=1 << 16)

@@ -8,9 +8,11 @@ the lessons (called inside the erasure's transaction by :meth:`MaintainMixin._er
 - **Digests.** The log keeps free text as a digest (:func:`~memkit.store.audit.digest`: a search's
   query, a caller's string in ``log_context``, an imported history's). A digest is unsalted, so
   whoever holds the log can digest a guess and compare: a search for "I am allergic to peanuts"
-  would confirm that text after the memory saying it was erased. So every digest, anywhere in any
-  event, equal to the digest of an erased text or key (each version the erasure removes, and a
-  merge's text as it was before the erasure re-derived it) is taken out: ``null`` where it was a
+  would confirm that text after the memory saying it was erased. So every digest, anywhere in an
+  event of the erased memory's namespace (or of none: another tenant's search for the same words is
+  that tenant's record and confirms nothing of this memory), equal to the digest of an erased text
+  or key (each version the erasure removes, and a merge's text as it was before the erasure
+  re-derived it) is taken out: ``null`` where it was a
   value, ``"[erased]"`` where it was an object key. The match is exact, as digests are (case and
   NFKC width folded): a query that held more than the text ("I am allergic to peanuts, what can
   I eat?"), or the text before the guard redacted it, digests otherwise and stays. The events are
@@ -53,13 +55,15 @@ _EXTRACT = {
 }
 _DIGESTED = (  # -> seq, detail, the erased digest it holds (a row per digest)
     "SELECT e.seq, e.d, e.g FROM (SELECT seq, CAST(detail AS VARCHAR) AS d, {extract} AS g FROM events"
-    " WHERE CAST(detail AS VARCHAR) LIKE '%b2:%') e JOIN (SELECT unnest(?::VARCHAR[]) AS g) d ON e.g = d.g"
+    " WHERE (namespace IS NULL OR namespace IN (SELECT unnest(?::VARCHAR[])))"
+    " AND CAST(detail AS VARCHAR) LIKE '%b2:%') e JOIN (SELECT unnest(?::VARCHAR[]) AS g) d ON e.g = d.g"
 )
 # the same for a few digests (a delete: its text and key): each event's text searched for each one,
 # ~8x faster than extracting every digest of the log (400k events: 0.05 s against 0.4 s); past ~16
 # digests (a forget) the join wins
 _DIGESTED_FEW = (
-    "SELECT e.seq, e.d, g.g FROM (SELECT seq, CAST(detail AS VARCHAR) AS d FROM events) e,"
+    "SELECT e.seq, e.d, g.g FROM (SELECT seq, CAST(detail AS VARCHAR) AS d FROM events"
+    " WHERE namespace IS NULL OR namespace IN (SELECT unnest(?::VARCHAR[]))) e,"
     " (SELECT unnest(?::VARCHAR[]) AS g) g WHERE position(g.g IN e.d) > 0"
 )
 _FEW = 16
@@ -117,11 +121,15 @@ def without_digests(detail: Any, gone: set[str]) -> Any:
 class ForgottenMixin(StoreCore):
     """The log's and the lessons' part of an erasure (see the module docstring)."""
 
-    def _forget_in_log(self, erased: list[str], said: dict[str, tuple[str | None, str]]) -> None:
+    def _forget_in_log(
+        self, erased: list[str], said: dict[str, tuple[str | None, str]], spaces: Iterable[str]
+    ) -> None:
         """Inside an erasure: the erased memories' keys leave their events (add, read, delete...;
         selected by memory id, which both backends index), the ``context`` events that name one lose
         its key and what the caller wrote of it, and every event loses the digests of what an erased
-        memory said (``said``: id -> key, text; the merges re-derived included, as they were)."""
+        memory said (``said``: id -> key, text; the merges re-derived included, as they were) in an
+        event of its namespace (``spaces``; or of none): another tenant's search for the same words
+        confirms nothing of this memory, and is that tenant's record."""
         rows = self._run(
             "SELECT seq, detail FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
             " AND detail->>'key' IS NOT NULL",
@@ -144,16 +152,17 @@ class ForgottenMixin(StoreCore):
             if named and (clean := without_erased(detail, named, ids)) != detail:
                 changed[seq] = clean
         texts = {seq: json.dumps(d, ensure_ascii=False) for seq, d in changed.items()}
-        texts.update(self._without_digests({digest(t) for key_text in said.values() for t in key_text if t},
-                                           changed))  # fmt: skip
+        gone_digests = {digest(t) for key_text in said.values() for t in key_text if t}
+        texts.update(self._without_digests(gone_digests, changed, spaces))
         if texts:
             self._run(_SET_DETAIL, [list(texts), list(texts.values())])
 
-    def _without_digests(self, digests: set[str], changed: dict[int, Any]) -> dict[int, str]:
+    def _without_digests(
+        self, digests: set[str], changed: dict[int, Any], spaces: Iterable[str]
+    ) -> dict[int, str]:
         """The events that hold one of ``digests`` (a detail in ``changed`` is that event's, changed
         already) -> seq: their detail without them, as JSON text (:func:`without_digests`). A digest
-        is a whole JSON string: where it is only a value (a search's query), its quoted form becomes
-        ``null`` in the text, with no JSON parsed or written again."""
+        is replaced only where it is a whole JSON value or object key (:func:`without_digests`)."""
         found: dict[int, tuple[str, set[str]]] = {}  # seq -> detail, its erased digests
         if digests:
             query = (
@@ -161,19 +170,14 @@ class ForgottenMixin(StoreCore):
                 if len(digests) <= _FEW
                 else _DIGESTED.format(extract=_EXTRACT[self._pg is not None])
             )
-            for seq, text, g in self._run(query, [sorted(digests)]):
+            names = sorted({self._log_space(ns) for ns in spaces})  # the erased memories' namespaces
+            for seq, text, g in self._run(query, [names, sorted(digests)]):
                 found.setdefault(seq, (text, set()))[1].add(g)
-        out = {}
-        for seq, (text, held) in found.items():
-            if seq in changed or any(f'"{g}":' in text for g in held):  # (an object key: renamed)
-                out[seq] = json.dumps(
-                    without_digests(changed.get(seq, json.loads(text)), held), ensure_ascii=False
-                )
-            else:
-                for g in held:
-                    text = text.replace(f'"{g}"', "null")
-                out[seq] = text
-        return out
+        # (parsed, never edited as text: a digest can also end another string, '"x \\"b2:…"')
+        return {
+            seq: json.dumps(without_digests(changed.get(seq, json.loads(text)), held), ensure_ascii=False)
+            for seq, (text, held) in found.items()
+        }
 
     def _forget_in_lessons(
         self, changed: list[str], spaces: Iterable[str], said: dict[str, tuple[str | None, str]]

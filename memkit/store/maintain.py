@@ -135,7 +135,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             # re-derivation: a merge held its survivor's text (and hash) until then
             self._run(_UNCACHE, [[r[8] for r in found] + [b[2] for b in before.values()]])
             said.update({i: b[:2] for i, b in before.items() if i not in said})
-            self._forget_in_log(erased, said)
+            self._forget_in_log(erased, said, spaces.values())
             self._mark_compaction_due()
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._erased.update(changed)  # the index's copies hold it too: hidden until the commit

@@ -63,19 +63,22 @@ class SecretNames:
 
     def __init__(self) -> None:
         """An empty cache, for a store without extra patterns."""
-        self.patterns: tuple[str, ...] = ()  # the extra_secret_patterns the verdicts were made with
-        self.seen: dict[str, bool] = {}  # name -> holds a secret
+        # (the patterns, name -> holds a secret), replaced whole when the patterns change: a verdict
+        # made under the old patterns by another thread lands in the old dict, which no one reads
+        self.state: tuple[tuple[str, ...], dict[str, bool]] = ((), {})
 
     def __call__(self, name: str, guard: GuardParams) -> bool:
         """Whether ``name`` holds a secret by the built-in rules plus ``guard.extra_secret_patterns``."""
         patterns = guard.extra_secret_patterns
-        if patterns is not self.patterns and patterns != self.patterns:  # the store's guard changed
-            self.patterns, self.seen = patterns, {}
-        hit = self.seen.get(name)
+        state = self.state
+        if patterns is not state[0] and patterns != state[0]:  # the store's guard changed
+            state = self.state = (patterns, {})
+        seen = state[1]
+        hit = seen.get(name)
         if hit is None:  # first time this store meets the name (a race only judges it twice)
-            if len(self.seen) >= MAX_CACHED:
-                self.seen = {}
-            hit = self.seen[name] = holds_secret(name, guard)
+            if len(seen) >= MAX_CACHED:
+                self.state = (patterns, seen := {})
+            hit = seen[name] = holds_secret(name, guard)
         return hit
 
     def judge(self, guard: GuardParams) -> Callable[[str], bool]:

@@ -164,3 +164,34 @@ def test_no_lesson_reason_quoting_the_erased_text_stays_in_the_file(tmp_path: Pa
         s.learn_lesson(gone.id, reason=f"the user never said {WORD}", now=NOW)
         s.delete(gone.id, namespace="u", now=NOW + H)
     assert not [p.name for p in tmp_path.iterdir() if p.is_file() and WORD.encode() in p.read_bytes()]
+
+
+def test_a_digest_ending_another_string_leaves_valid_json(where: str) -> None:
+    """A key may hold a quote followed by the digest of an erased text: the erasure must not edit the
+    JSON as text (it made '"note \\null' and the whole erasure failed), for a delete and a forget."""
+    with mk.MemoryStore(where) as s:
+        gone = s.add(TEXT, namespace="u", now=NOW)
+        s.search(TEXT, namespace="u", now=NOW)
+        s.add("tea", namespace="u", key='note "' + digest(TEXT), now=NOW)
+        s.delete(gone.id, namespace="u", now=NOW + H)
+        details = s.audit().to_dicts()
+        assert all(json.loads(e["detail"]) is not None for e in details)
+        assert any(json.loads(e["detail"]).get("key") == 'note "' + digest(TEXT) for e in details)
+        assert _queries(s) == [None]
+        olds = [
+            s.add(f"old {WORD} {i}", namespace="u", layer="short_term", now=NOW - 400 * 24 * H)
+            for i in range(20)
+        ]
+        s.add("x", namespace="u", key='k "' + digest(olds[0].content), now=NOW)
+        assert s.forget("u", now=NOW)["id"].len() == 20  # more than 16 digests: the other query
+        assert all(json.loads(d) is not None for d in s.audit()["detail"])
+
+
+def test_another_tenants_search_for_the_same_words_keeps_its_record(where: str) -> None:
+    with mk.MemoryStore(where) as s:
+        gone = s.add(TEXT, namespace="alice", now=NOW)
+        s.add(TEXT, namespace="bob", now=NOW)
+        s.search(TEXT, namespace="alice", now=NOW)
+        s.search(TEXT, namespace="bob", now=NOW)
+        s.delete(gone.id, namespace="alice", now=NOW + H)
+        assert _queries(s) == [None, digest(TEXT)]  # alice's search forgets it, bob's is his own record
