@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import ValidationError
 
-__all__ = ["HALF_LIFE_FLOOR", "SWEEP_KEYS", "WEIGHT_KEYS", "grid_points"]
+__all__ = ["HALF_LIFE_FLOOR", "SWEEP_KEYS", "WEIGHT_KEYS", "floor_of", "grid_points"]
 
 WEIGHT_KEYS = ("similarity", "importance", "recency", "keyword", "neighbour", "tie", "neighbour2")
 SWEEP_KEYS = (*WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength")
 # the strength floor of a point that sets half_life_hours and no min_strength: a half-life acts on a
 # ranking only through the floor, so without one every half-life would rank alike (the articles' 0.1)
 HALF_LIFE_FLOOR = 0.1
+
+
+def floor_of(source: Any, min_strength: float | None = None) -> float:
+    """The strength floor to rank with: ``min_strength`` if given, else a store's own retrieval floor
+    (``store.decay.min_strength``, what its search applies), else 0 (a frame or a Prepared)."""
+    if min_strength is not None:
+        return min_strength
+    decay = getattr(source, "decay", None) if hasattr(source, "frame") else None  # a MemoryStore
+    return 0.0 if decay is None else float(decay.min_strength)
 
 
 def grid_points(

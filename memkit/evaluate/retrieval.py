@@ -30,7 +30,7 @@ from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
 from ..scoring import KeywordIndex, hybrid, neighbour_score
 from ..store.vectors import epoch_us
 from ..ties import top_k_rows
-from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, grid_points
+from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, floor_of, grid_points
 from .metrics import check_ks, metric_columns, require_columns, summarize
 from .visibility import rankable
 
@@ -121,7 +121,8 @@ def prepare(
     writing, so neighbour expansion pairs what the store pairs, except what ``requester`` may not
     read: as in the store, that is not there for it. A relevant id that names no rankable memory
     (erased, expired, not yet written, unreadable, mistyped) is a miss. BM25 statistics are those of
-    the rankable memories (the store's too when ``min_strength=0``).
+    the rankable memories (the store's too when ``min_strength=0``). The strength floor is not applied
+    here but when ranking (:func:`rank`; :func:`evaluate` of a store defaults to the store's).
     """
     now = check_time("now", now, optional=True)  # a naive one would be read in the process's zone
     require_columns("memories", memories, (id_col, "content", "created_at", group))
@@ -268,7 +269,7 @@ def evaluate(
     by: str | None = "category",
     per_query: bool = False,
     time_scale_hours: float | None = None,
-    min_strength: float = 0.0,
+    min_strength: float | None = None,
     **prepare_kw: Any,
 ) -> pl.DataFrame:
     """Retrieval quality of one weighting -> a tidy frame: one row per ``by`` value and ``"all"``.
@@ -277,10 +278,13 @@ def evaluate(
     matched to ``relevant`` by their ``key``), a memories frame (see :func:`prepare`) or a
     :class:`Prepared`. Columns: ``by``, ``n``, ``recall@k``, ``hit@k``, ``ndcg@k`` for each ``k``,
     ``mrr``. ``per_query=True`` returns the per-query metrics instead. ``weights`` and
-    ``time_scale_hours`` default to a store's own (what its search ranks with), else ``Weights()``.
+    ``time_scale_hours`` default to a store's own (what its search ranks with), else ``Weights()``;
+    ``min_strength`` (the strength floor) to a store's retrieval floor ``store.decay.min_strength``
+    (what its search drops), else 0.
     """
     ks = check_ks(k)
     weights, time_scale_hours = tuned(store_or_frame, weights, time_scale_hours)
+    min_strength = floor_of(store_or_frame, min_strength)
     if not isinstance(weights, Weights):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
     prep = as_prepared(store_or_frame, queries, {"now": now, **prepare_kw})
@@ -304,7 +308,8 @@ def sweep(
     ``grid`` is a dict of value lists (their cartesian product) or a list of dicts, over
     ``similarity, importance, recency, keyword, neighbour, tie, neighbour2`` (unset ones come from ``base``),
     ``time_scale_hours`` (recency), ``half_life_hours`` and ``min_strength`` (the strength floor,
-    default 0). A point that sets ``half_life_hours`` but no ``min_strength`` uses the floor
+    default a store's retrieval floor ``store.decay.min_strength``, else 0). A point that sets
+    ``half_life_hours`` but no ``min_strength`` uses that floor, or when it is 0
     :data:`~memkit.evaluate.grid.HALF_LIFE_FLOOR` (0.1, the articles'): a half-life changes a ranking
     only through a floor. Each row shows the ``min_strength`` it used. Embeddings and BM25 are
     computed once; points whose weights are all zero are skipped. ``base`` and the time scale
@@ -312,6 +317,8 @@ def sweep(
     """
     ks = check_ks(k)
     base, scale = tuned(store_or_frame, base, None)
+    floor = floor_of(store_or_frame)  # a half-life point without a floor: the store's, else the articles'
+    hl_floor = floor or HALF_LIFE_FLOOR
     prep = as_prepared(store_or_frame, queries, dict(prepare_kw))
     frames = []
     for p in grid_points(grid):
@@ -321,7 +328,7 @@ def sweep(
         opts = {
             "time_scale_hours": p.get("time_scale_hours", scale),
             "half_life_hours": p.get("half_life_hours"),
-            "min_strength": p.get("min_strength", 0.0 if "half_life_hours" not in p else HALF_LIFE_FLOOR),
+            "min_strength": p.get("min_strength", hl_floor if "half_life_hours" in p else floor),
         }
         ranked = rank(prep, Weights(**w), k=max(ks), **opts)
         summary = summarize(query_metrics(prep, ranked, ks), by)

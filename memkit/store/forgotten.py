@@ -35,6 +35,7 @@ from typing import Any
 from ..text import normalize
 from .audit import digest, without_erased
 from .core import StoreCore
+from .names import log_names
 
 __all__ = ["ERASED", "ForgottenMixin", "without_digests"]
 
@@ -170,7 +171,8 @@ class ForgottenMixin(StoreCore):
                 if len(digests) <= _FEW
                 else _DIGESTED.format(extract=_EXTRACT[self._pg is not None])
             )
-            names = sorted({self._log_space(ns) for ns in spaces})  # the erased memories' namespaces
+            # the erased memories' namespaces, as they are and as the log names them (names.log_names)
+            names = sorted({n for ns in spaces for n in log_names(ns, self._secret)})
             for seq, text, g in self._run(query, [names, sorted(digests)]):
                 found.setdefault(seq, (text, set()))[1].add(g)
         # (parsed, never edited as text: a digest can also end another string, '"x \\"b2:…"')
@@ -184,11 +186,12 @@ class ForgottenMixin(StoreCore):
     ) -> None:
         """Inside an erasure: the lessons of ``changed`` (erased, or a merge re-derived) keep only
         their vector; another lesson of ``spaces`` (the erased memories' namespaces) whose reason
-        quotes an erased text or key whole loses its reason."""
+        quotes an erased text or key whole loses its reason (under either of a namespace's names:
+        :func:`~memkit.store.names.log_names`)."""
         self._run(_ERASE_LESSONS, [ERASED, ERASED, changed])
         rows = self._run(
             "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?",
-            [sorted({self._log_space(ns) for ns in spaces}), ERASED],
+            [sorted({n for ns in spaces for n in log_names(ns, self._secret)}), ERASED],
         )  # (lessons are few: a reviewer's)
         texts = {t for key_text in said.values() for t in key_text if t} if rows else ()
         quoted = [q for q in map(normalize, texts) if len(q) >= 3]

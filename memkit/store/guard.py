@@ -35,6 +35,7 @@ from ..guard.fields import screen_fields, strictest
 from ..guard.rules import LESSON
 from ..schema import check_text
 from .audit import AuditMixin, digest
+from .names import log_names
 from .vectors import VectorsMixin
 
 __all__ = ["GuardMixin", "merge_findings"]
@@ -152,18 +153,21 @@ class GuardMixin(AuditMixin, VectorsMixin):
         )
 
     def _lesson_matrix(self, namespace: str) -> np.ndarray:
-        """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes.
+        """The lessons' embeddings of a namespace ``(m, dim)``, cached until a lesson changes: those
+        stored under its plain name and under its log name (:func:`~memkit.store.names.log_names`).
 
         Lessons are per namespace: one tenant's reviewer never changes what another tenant may store.
         """
-        if namespace not in self._lesson_cache or self._pg is not None:  # a server: another process
+        names = tuple(log_names(namespace, self._secret))  # as it is and as the log names it now
+        if names not in self._lesson_cache or self._pg is not None:  # a server: another process
             # may have learned a lesson since, so the lessons are read for every write and guarded search
-            t = self._sql("SELECT embedding FROM lessons WHERE namespace = ?", [namespace])
-            self._lesson_cache[namespace] = (
+            t = self._sql("SELECT embedding FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[]))",
+                          [list(names)])  # fmt: skip
+            self._lesson_cache[names] = (
                 np.stack(t["embedding"].to_numpy()).astype(np.float32) if t.height
                 else np.zeros((0, self.embedder.dim), np.float32)
             )  # fmt: skip
-        return self._lesson_cache[namespace]
+        return self._lesson_cache[names]
 
     def _near_lessons(self, cols: dict[str, list[Any]], emb: np.ndarray, given: Sequence[int] = ()) -> None:
         """Quarantine the rows whose embedding is within ``lesson_similarity`` of a lesson of their

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from ..guard.names import holds_secret, pseudonym
 from ..params import GuardParams
 
-__all__ = ["MAX_CACHED", "PSEUDONYM", "SecretNames", "log_space"]
+__all__ = ["MAX_CACHED", "PSEUDONYM", "SecretNames", "log_names", "log_space"]
 
 PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
 MAX_CACHED = 4096  # distinct names a store remembers its verdict on (then it starts again)
@@ -51,6 +51,18 @@ def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secre
     ('team-ACME-123456', '[SECRET:6fe47100]')
     """
     return namespace if namespace is None or not secret(namespace) else pseudonym("[SECRET]", namespace)
+
+
+def log_names(namespace: str, secret: Callable[[str], bool] = holds_secret) -> list[str]:
+    """The names a namespace's lessons may be stored under: as it is and as the log names it now
+    (:func:`log_space`). A pattern added to a store turns a plain name into a pseudonym for what it
+    writes next, while what it wrote before stays under the plain name, so a query matches both.
+
+    >>> acme = SecretNames().judge(GuardParams(extra_secret_patterns=(r"ACME-[0-9]{6}",)))
+    >>> log_names("user_87", acme), log_names("team-ACME-123456", acme)
+    (['user_87'], ['team-ACME-123456', '[SECRET:6fe47100]'])
+    """
+    return list(dict.fromkeys((namespace, log_space(namespace, secret))))
 
 
 class SecretNames:

@@ -30,6 +30,7 @@ from ..guard import identity, screen
 from ..params import GuardParams
 from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
+from .names import log_names
 from .pipeline import PipelineMixin
 from .versions import check_forward
 
@@ -209,20 +210,24 @@ class ReviewMixin(PipelineMixin):
                     self._event(at, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
 
             self._tx(write)
-            self._on_commit(lambda: self._lesson_cache.pop(ns, None))  # the next write reloads the lessons
+            self._on_commit(self._lesson_cache.clear)  # the next write reloads the lessons
             if retire:
                 self._mirror(lambda: self._index.set_status([memory_id], "quarantined"))
         return lid
 
     def lessons(self, namespace: str | None = None) -> pl.DataFrame:
         """The lessons (of one namespace, or all), oldest first:
-        ``id, namespace, memory_id, content, reason, requester, created_at``."""
+        ``id, namespace, memory_id, content, reason, requester, created_at``. A namespace's lessons are
+        those stored under its name and under its log name (a pseudonym when it holds a secret by the
+        store's rules: :func:`~memkit.store.names.log_names`), as the lessons' ``namespace`` says."""
         namespace = self._space(namespace, optional=True)
+        names = None if namespace is None else log_names(namespace, self._secret)
         with self._lock:
             return self._sql(
-                f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE (? IS NULL OR namespace = ?)"
+                f"SELECT {_LESSON_COLUMNS} FROM lessons"
+                " WHERE (?::VARCHAR[] IS NULL OR namespace IN (SELECT unnest(?::VARCHAR[])))"
                 " ORDER BY created_at, id",
-                [namespace, namespace],
+                [names, names],
             )
 
     def unlearn(self, lesson_id: str, *, requester: str | None = None, now: datetime | None = None) -> None:
@@ -250,4 +255,4 @@ class ReviewMixin(PipelineMixin):
                             action="unlearn")  # fmt: skip
 
             self._tx(write)
-            self._on_commit(lambda: self._lesson_cache.pop(les["namespace"], None))  # reload next time
+            self._on_commit(self._lesson_cache.clear)  # (its namespace may be a pseudonym) reload next time
