@@ -132,7 +132,11 @@ def check_embeddings(
     norms = np.sqrt(squares)[:, None]  # (n, 1), float32
     norms[(np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0)] = 1.0
     # the array is ours to change when it is the caller's to change (fresh) or a conversion made here
-    own = arr is not x and not (isinstance(x, np.ndarray) and np.may_share_memory(arr, x))
+    # (only a conversion of a list or of another ndarray is surely new: an __array__ object, a CPU
+    # tensor, a memoryview may hand over memory they keep)
+    own = arr is not x and (
+        isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and not np.may_share_memory(arr, x))
+    )
     mine = (own or (fresh and arr is x)) and arr.flags.writeable
     if (norms == 1.0).all():  # nothing to divide: someone else's array (an embedder may reuse it) is
         return arr if mine else arr.copy()  # copied, and the copy may become the index's matrix

@@ -316,6 +316,7 @@ class StoreCore:
         """Undo the transaction and drop the work waiting for its commit."""
         # subtle: first, so a failing ROLLBACK still leaves no waiting work
         self._depth, self._after, self._erased = 0, [], set()
+        self._lesson_cache.clear()  # it may hold lessons the transaction learned or unlearned
         self._run("ROLLBACK")
 
     def _commit(self) -> None:

@@ -146,14 +146,18 @@ class ForgottenMixin(StoreCore):
             pattern = "|".join(re.escape(i) for i in erased[start : start + 1000])
             listing.update(self._run(_CONTEXTS, [pattern]))
         gone = set(erased)
+        gone_digests = {digest(t) for key_text in said.values() for t in key_text if t}
         for seq, text in listing.items():
             detail = changed.get(seq, json.loads(text))
             ids = _ids(detail)
             named = [said[i] for i in gone & ids if i in said]  # (a mention may be another string)
             if named and (clean := without_erased(detail, named, ids)) != detail:
+                detail = changed[seq] = clean
+            # an event that names the memory loses its digests in any namespace (the filter below
+            # spares only other tenants' own records)
+            if named and (clean := without_digests(detail, gone_digests)) != detail:
                 changed[seq] = clean
         texts = {seq: json.dumps(d, ensure_ascii=False) for seq, d in changed.items()}
-        gone_digests = {digest(t) for key_text in said.values() for t in key_text if t}
         texts.update(self._without_digests(gone_digests, changed, spaces))
         if texts:
             self._run(_SET_DETAIL, [list(texts), list(texts.values())])

@@ -54,15 +54,16 @@ def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secre
 
 
 def log_names(namespace: str, secret: Callable[[str], bool] = holds_secret) -> list[str]:
-    """The names a namespace's lessons may be stored under: as it is and as the log names it now
-    (:func:`log_space`). A pattern added to a store turns a plain name into a pseudonym for what it
-    writes next, while what it wrote before stays under the plain name, so a query matches both.
+    """The names a namespace's lessons and events may be stored under: as it is, and as the log names it
+    when it holds a secret (:func:`log_space`) — under *any* rules, whatever ``secret`` judges now: a
+    store's guard is not saved with it, so what one process logged under a pattern another may not
+    have (or a pattern removed since) is under the pseudonym. A pseudonym is never a namespace of rows
+    (writes refuse one), so matching it reaches nothing of another tenant.
 
-    >>> acme = SecretNames().judge(GuardParams(extra_secret_patterns=(r"ACME-[0-9]{6}",)))
-    >>> log_names("user_87", acme), log_names("team-ACME-123456", acme)
-    (['user_87'], ['team-ACME-123456', '[SECRET:6fe47100]'])
+    >>> log_names("user_87")
+    ['user_87', '[SECRET:58e82149]']
     """
-    return list(dict.fromkeys((namespace, log_space(namespace, secret))))
+    return [namespace, pseudonym("[SECRET]", namespace)]
 
 
 class SecretNames:

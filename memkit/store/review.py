@@ -210,6 +210,7 @@ class ReviewMixin(PipelineMixin):
                     self._event(at, "quarantine", ns, memory_id, requester, status="quarantined", lesson=lid)
 
             self._tx(write)
+            self._lesson_cache.clear()  # now (later writes of an open transaction) and after it
             self._on_commit(self._lesson_cache.clear)  # the next write reloads the lessons
             if retire:
                 self._mirror(lambda: self._index.set_status([memory_id], "quarantined"))
@@ -255,4 +256,5 @@ class ReviewMixin(PipelineMixin):
                             action="unlearn")  # fmt: skip
 
             self._tx(write)
+            self._lesson_cache.clear()  # now (later writes of an open transaction) and after it
             self._on_commit(self._lesson_cache.clear)  # (its namespace may be a pseudonym) reload next time
