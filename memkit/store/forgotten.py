@@ -176,7 +176,7 @@ class ForgottenMixin(StoreCore):
                 else _DIGESTED.format(extract=_EXTRACT[self._pg is not None])
             )
             # the erased memories' namespaces, as they are and as the log names them (names.log_names)
-            names = sorted({n for ns in spaces for n in log_names(ns, self._secret)})
+            names = sorted({n for ns in spaces for n in log_names(ns)})
             for seq, text, g in self._run(query, [names, sorted(digests)]):
                 found.setdefault(seq, (text, set()))[1].add(g)
         # (parsed, never edited as text: a digest can also end another string, '"x \\"b2:…"')
@@ -195,7 +195,7 @@ class ForgottenMixin(StoreCore):
         self._run(_ERASE_LESSONS, [ERASED, ERASED, changed])
         rows = self._run(
             "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?",
-            [sorted({n for ns in spaces for n in log_names(ns, self._secret)}), ERASED],
+            [sorted({n for ns in spaces for n in log_names(ns)}), ERASED],
         )  # (lessons are few: a reviewer's)
         texts = {t for key_text in said.values() for t in key_text if t} if rows else ()
         quoted = [q for q in map(normalize, texts) if len(q) >= 3]

@@ -158,7 +158,7 @@ class GuardMixin(AuditMixin, VectorsMixin):
 
         Lessons are per namespace: one tenant's reviewer never changes what another tenant may store.
         """
-        names = tuple(log_names(namespace, self._secret))  # as it is and as the log names it now
+        names = tuple(log_names(namespace))  # as it is and as the log names it
         if names not in self._lesson_cache or self._pg is not None:  # a server: another process
             # may have learned a lesson since, so the lessons are read for every write and guarded search
             t = self._sql("SELECT embedding FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[]))",

@@ -53,9 +53,9 @@ def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secre
     return namespace if namespace is None or not secret(namespace) else pseudonym("[SECRET]", namespace)
 
 
-def log_names(namespace: str, secret: Callable[[str], bool] = holds_secret) -> list[str]:
+def log_names(namespace: str) -> list[str]:
     """The names a namespace's lessons and events may be stored under: as it is, and as the log names it
-    when it holds a secret (:func:`log_space`) — under *any* rules, whatever ``secret`` judges now: a
+    when it holds a secret (:func:`log_space`) — under *any* rules, whatever the store's judge now: a
     store's guard is not saved with it, so what one process logged under a pattern another may not
     have (or a pattern removed since) is under the pseudonym. A pseudonym is never a namespace of rows
     (writes refuse one), so matching it reaches nothing of another tenant.

@@ -222,7 +222,7 @@ class ReviewMixin(PipelineMixin):
         those stored under its name and under its log name (a pseudonym when it holds a secret by the
         store's rules: :func:`~memkit.store.names.log_names`), as the lessons' ``namespace`` says."""
         namespace = self._space(namespace, optional=True)
-        names = None if namespace is None else log_names(namespace, self._secret)
+        names = None if namespace is None else log_names(namespace)
         with self._lock:
             return self._sql(
                 f"SELECT {_LESSON_COLUMNS} FROM lessons"
