@@ -57,7 +57,8 @@ _UNCACHE = (
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
 # the forget events of ids an erasure took (namespace, detail), for its report
 _LOGGED = (
-    "SELECT memory_id AS id, namespace, CAST(detail AS VARCHAR) AS detail FROM events WHERE op = 'forget'"
+    "SELECT memory_id AS id, namespace, CASE WHEN detail->>'merged_into' IS NULL THEN CAST(detail AS VARCHAR)"
+    " ELSE 'member of merged memory ' || (detail->>'merged_into') END AS detail FROM events WHERE op = 'forget'"
     " AND memory_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY seq"
 )
 _MEMBERS_OF = (
@@ -195,7 +196,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
     def _erased_report(self, plan: pl.DataFrame, done: list[str]) -> pl.DataFrame:
         """The report of an applied forget: the rows of ``plan`` erased (``done``, every id the erasure
         removed), then one ``cascade`` row per id it removed that the plan did not list, with the
-        namespace and detail of its ``forget`` event."""
+        namespace of its ``forget`` event and, as the plan words it, the merge it was a member of."""
         report = plan.filter(pl.col("id").is_in(done))
         listed = set(report["id"].to_list())
         extra = [i for i in done if i not in listed]
