@@ -57,8 +57,9 @@ _UNCACHE = (
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
 # the forget events of ids an erasure took (namespace, detail), for its report
 _LOGGED = (
-    "SELECT memory_id AS id, namespace, CASE WHEN detail->>'merged_into' IS NULL THEN CAST(detail AS VARCHAR)"
-    " ELSE 'member of merged memory ' || (detail->>'merged_into') END AS detail FROM events WHERE op = 'forget'"
+    "SELECT memory_id AS id, namespace, CASE WHEN detail->>'merged_into' IS NULL"
+    " THEN CAST(detail AS VARCHAR) ELSE 'member of merged memory ' || (detail->>'merged_into') END AS detail"
+    " FROM events WHERE op = 'forget'"
     " AND memory_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY seq"
 )
 _MEMBERS_OF = (
