@@ -134,6 +134,8 @@ def _calls_with_namespace(s: mk.MemoryStore, ns: str, m: mk.Memory, path: str) -
         "add_many": lambda: s.add_many(pl.DataFrame({"content": ["hello"]}), **one),
         "analyze": lambda: s.analyze(ns, now=NOW), "approve": lambda: s.approve(m.id, **one),
         "audit": lambda: s.audit(ns), "consolidate": lambda: s.consolidate(ns, now=NOW),
+        "check_names": lambda: s.check_names(namespace=ns),
+        "check_key_write": lambda: s.check_key_write("k", **one),
         "count": lambda: s.count(ns), "delete": lambda: s.delete(m.id, **one),
         "export": lambda: s.export(path, ns, now=NOW), "forget": lambda: s.forget(ns, now=NOW),
         "export_cogx": lambda: s.export_cogx(f"{path}.cogx", ns, now=NOW),
@@ -164,7 +166,7 @@ def test_a_namespace_holding_a_secret_takes_no_new_row_and_the_log_keeps_a_pseud
         calls = _calls_with_namespace(s, ns, m, str(tmp_path / "out.jsonl"))
         assert set(calls) == takes  # a new call with a namespace joins this test
         for name, call in calls.items():
-            if name in ("add", "add_many"):
+            if name in ("add", "add_many", "check_names"):
                 with pytest.raises(mk.ValidationError, match="namespace"):
                     call()
             else:  # done, or refused for its own reason (m is not in that namespace), never for the name

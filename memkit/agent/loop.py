@@ -137,9 +137,9 @@ class MemoryAgent:
             raise ValidationError("llm", f"must be a callable str -> str, got {type(llm).__name__}")
         self.store, self.llm = store, llm
         self.namespace = check_name("namespace", namespace)
-        store._check_spaces((self.namespace,))  # the agent writes there: a secret is refused now
+        store.check_names(namespace=self.namespace)  # the agent writes there: a secret is refused now
         self.requester = check_name("requester", requester)
-        store._who(self.requester)  # the store's rule for requesters (no secret, by its own rules too)
+        store.check_names(requester=self.requester)  # the store's rule for requesters (no secret)
         self.k = _int("k", k, 1, 100)
         if weights is not None and not isinstance(weights, Weights):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")

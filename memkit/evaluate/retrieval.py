@@ -240,7 +240,7 @@ def as_prepared(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepa
         # every stored memory: prepare ranks what a search may return, the others are neighbours' places
         mem = source.frame(include_embedding=True).drop(group, strict=False).rename({"namespace": group})
         if kw.get("requester") is not None:
-            kw["requester"] = source._who(kw["requester"])
+            kw["requester"] = source.check_names(requester=kw["requester"])  # its identity, as a search's
         kw.setdefault("id_col", "key")
         return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)
     raise ValidationError(

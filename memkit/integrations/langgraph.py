@@ -156,7 +156,7 @@ class MemkitStore(SearchOps, BaseStore):
             raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
         if min_strength is not None:
             min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
-        store._who(requester)  # the store's rule for requesters (a name, no secret), here, as build_server
+        store.check_names(requester=requester)  # the store's rule for requesters, here, as build_server
         self.store, self.requester, self.min_strength = store, requester, min_strength
         # the store's tuned weights; items are facts put one by one, not conversation turns: no
         # neighbour expansion by default
@@ -178,6 +178,7 @@ class MemkitStore(SearchOps, BaseStore):
         # the batch runs with the store alone, its clock read there: after every write before it (read
         # earlier, a key another thread updates meanwhile had no version at all: the new one "not yet
         # written", the old one superseded); the store's lock is re-entrant for the calls inside
+        # (not store.transaction(): its searches would miss the batch's own puts until the commit)
         with self.store._lock:
             now = self._clock()
             for op in ops:  # a ttl past the calendar's end from this clock (near year 9999) writes nothing

@@ -189,7 +189,7 @@ class _MemoryTools:
         versions = self.store.versions(key, namespace=self.namespace, requester=self.requester)
         if versions.is_empty():  # none it may read: a key it does not have, as for a missing one,
             try:  # unless the store refuses its write (another writer's current value, not public)
-                self.store._check_key_write(key, **self._scope())  # audited, as add_memory's refusal
+                self.store.check_key_write(key, **self._scope())  # audited, as add_memory's refusal
             except AccessDenied:
                 raise self._denied(key) from None
             raise NotFound(
@@ -327,8 +327,8 @@ def build_server(
     if not isinstance(store, MemoryStore):
         raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
     namespace = check_name("namespace", namespace)
-    store._check_spaces((namespace,))  # the tools write there: a secret is refused at start
-    store._who(requester)  # the store's rule for requesters (a name, no secret), at start, not at each call
+    # the tools write there as requester: a secret in either is refused at start, not at each call
+    store.check_names(namespace=namespace, requester=requester)
     if now is not None and not callable(now):
         raise ValidationError("now", f"must be a zero-argument callable returning a datetime, got {now!r}")
     if now is not None:

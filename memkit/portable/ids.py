@@ -16,6 +16,14 @@ carry text at all:
   (:func:`refuse_flagged_ids`). An id of memkit's own shape or a UUID is a random token: only a
   secret counts there, since about one in 2,000 random ids holds a run of digits that reads as a phone
   number (so a digit run inside one is not judged: the guard cannot tell a chosen one from chance).
+- **memkit's own ids**: an id of exactly the shape memkit mints (:data:`OWN_ID`, 16 lowercase hex
+  digits: :func:`memkit.portable.rows.new_ids`) is judged by the built-in secret rules only, not by the
+  store's ``extra_secret_patterns`` (:func:`own_id`). memkit gives every memory such an id, so a pattern
+  that matches that shape (``\b[0-9a-f]{16}\b``; ``[0-9]{6}``, which one id in four holds by
+  chance) would otherwise refuse the store's own ids: every re-import of its export, every
+  ``log_context`` (an agent's every turn). Any other id (a UUID, ``doc-42``, 15 or 17 hex digits,
+  upper case) is judged by the patterns as before. So a pattern cannot keep a value of exactly that
+  shape out of an id: such a value cannot be told from an id memkit minted.
 
 Either refusal is a :class:`~memkit.errors.FormatError` naming the line and the field, and refuses
 the whole file before anything is written, whatever ``on_conflict`` says (``new_ids`` would still
@@ -37,17 +45,30 @@ import numpy as np
 import polars as pl
 
 from ..errors import ValidationError
+from ..guard import rules as gr
 from ..guard.names import SECRET_IN_NAME, names_findings
 from ..params import GuardParams
 from .strictjson import fail
 
-__all__ = ["ID_FIELDS", "MAX_ID_CHARS", "check_id", "check_ids", "refuse_flagged_ids"]
+__all__ = ["ID_FIELDS", "MAX_ID_CHARS", "OWN_ID", "check_id", "check_ids", "own_id", "refuse_flagged_ids"]
 
 MAX_ID_CHARS = 64  # a UUID is 36, a SHA-256 in hex 64
 ID_FIELDS = ("id", "supersedes", "merged_from")  # the fields of a file that hold ids
 _SHAPE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_ID_CHARS - 1}}}")
-# random tokens: memkit's own ids (16 hex digits), UUIDs (polars reads the pattern)
-_TOKEN = r"^(?:[0-9a-f]{16}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$"
+OWN_ID = re.compile(r"[0-9a-f]{16}")  # the exact shape of the ids memkit mints (rows.new_ids), fullmatch
+# random tokens: memkit's own ids, UUIDs (polars reads the pattern)
+_TOKEN = rf"^(?:{OWN_ID.pattern}|[0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}})$"
+_EXTRA_SECRET = gr.EXTRA_SECRET[0]  # the code of a match of the store's extra_secret_patterns (MG290)
+
+
+def own_id(value: str) -> bool:
+    """Whether ``value`` has exactly the shape of the ids memkit mints (:data:`OWN_ID`): such an id is
+    not judged by a store's ``extra_secret_patterns`` (the module docstring).
+
+    >>> own_id("9f3ad0c4e1b27a65"), own_id("9F3AD0C4E1B27A65"), own_id("9f3ad0c4e1b27a6"), own_id("doc-42")
+    (True, False, False, False)
+    """
+    return OWN_ID.fullmatch(value) is not None
 
 
 def check_id(field: str, value: Any, *, optional: bool = False) -> str | None:
@@ -85,6 +106,7 @@ def _flags(ids: list[str], guard: GuardParams | None) -> dict[str, str]:
     patterns) -> the message of each one's refusal."""
     col = pl.Series(ids, dtype=pl.String)
     token = col.str.contains(_TOKEN).to_numpy()  # (n,) memkit's own shape or a UUID
+    own = col.str.contains(f"^{OWN_ID.pattern}$").to_numpy()  # (n,) memkit's own shape
     spaced = col.str.replace_all("[-_.]", " ")
     joined = np.flatnonzero(~token & (spaced != col).to_numpy())  # words joined by separators are words
     raw = names_findings(ids, guard)  # one batch for the file's ids, one for the few joined by separators
@@ -96,6 +118,8 @@ def _flags(ids: list[str], guard: GuardParams | None) -> dict[str, str]:
     for i, fs in found.items():  # only the ids the guard found something in
         if token[i]:  # a random token: only a secret counts (see the module docstring)
             fs = [f for f in fs if f.kind == "secret"]
+        if own[i]:  # memkit's own shape: only by the built-in rules (see the module docstring)
+            fs = [f for f in fs if f.code != _EXTRA_SECRET]
         if any(f.kind == "secret" for f in fs):
             out[ids[i]] = SECRET_IN_NAME
         elif fs:

@@ -17,6 +17,10 @@ Which rules, and which not (:mod:`memkit.guard.names`):
 - PII switches and custom detectors do not: PII in a requester becomes a pseudonym (its identity),
   and a detector may be an LLM call, too costly for every call's names.
 
+An id (one given to ``log_context``, an import's: :mod:`memkit.portable.ids`) of exactly the shape
+memkit mints (16 lowercase hex digits) is judged by the built-in rules only (:func:`id_holds_secret`):
+memkit names every memory so, and a pattern matching that shape would refuse the store's own ids.
+
 Rows already in such a namespace (a store written before, or under other rules) stay readable,
 erasable and forgettable; the audit log names that namespace by a pseudonym (:func:`log_space`).
 
@@ -32,8 +36,9 @@ from collections.abc import Callable
 
 from ..guard.names import holds_secret, pseudonym
 from ..params import GuardParams
+from ..portable.ids import own_id
 
-__all__ = ["MAX_CACHED", "PSEUDONYM", "SecretNames", "log_names", "log_space"]
+__all__ = ["MAX_CACHED", "PSEUDONYM", "SecretNames", "id_holds_secret", "log_names", "log_space"]
 
 PSEUDONYM = re.compile(r"\[SECRET:[0-9a-f]{8}\]")  # what log_space writes: never a namespace of rows
 MAX_CACHED = 4096  # distinct names a store remembers its verdict on (then it starts again)
@@ -51,6 +56,21 @@ def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secre
     ('team-ACME-123456', '[SECRET:6fe47100]')
     """
     return namespace if namespace is None or not secret(namespace) else pseudonym("[SECRET]", namespace)
+
+
+def id_holds_secret(value: str, secret: Callable[[str], bool] = holds_secret) -> bool:
+    """Whether an id kept as it is holds a secret by a store's rules (``secret``: its judge, as for
+    :func:`log_space`), one of memkit's own shape (:func:`memkit.portable.ids.own_id`) by the built-in
+    rules only: the store's extra patterns do not judge the ids memkit mints (the module docstring).
+
+    >>> hexes = GuardParams(extra_secret_patterns=(r"\\b[0-9a-f]{16}\\b",))
+    >>> judge = SecretNames().judge(hexes)
+    >>> id_holds_secret("9f3ad0c4e1b27a65", judge), id_holds_secret("doc-9f3ad0c4e1b27a65", judge)
+    (False, True)
+    >>> id_holds_secret("sk-live-4eC39HqLyjWDarjtT1zdp7dc", judge)
+    True
+    """
+    return secret(value) and (not own_id(value) or holds_secret(value))
 
 
 def log_names(namespace: str) -> list[str]:

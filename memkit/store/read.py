@@ -38,6 +38,7 @@ from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
+from .names import id_holds_secret
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
@@ -250,15 +251,16 @@ class ReadMixin(GateMixin, VectorsMixin):
         codes, statuses) and the context builder's reasons stay, every other string (free text, or
         anything the guard flags, the store's own secret patterns included) becomes a digest. The
         ``ids`` are kept as they are, so one that holds a secret by the store's rules is refused
-        (ValidationError ``ids``), as a namespace or a requester would be. Once a listed memory is
-        erased, its key and any token its key or text holds leave the event too
+        (ValidationError ``ids``), as a namespace or a requester would be (one of the shape memkit
+        mints, by the built-in rules only: :func:`~memkit.store.names.id_holds_secret`). Once a
+        listed memory is erased, its key and any token its key or text holds leave the event too
         (:func:`~memkit.store.audit.without_erased`), and once any memory is erased, a digest of its
         text or key (:mod:`memkit.store.forgotten`)."""
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
         ids = check_ids("ids", ids)
-        if any(map(self._secret, ids)):  # logged as they are: never a secret (memkit.store.names)
+        if any(id_holds_secret(i, self._secret) for i in ids):  # logged as they are (memkit.store.names)
             raise ValidationError("ids", SECRET_IN_NAME)
         if reserved := sorted({"ts", "op", "memory_id", "status"} & detail.keys()):  # the event's own
             raise ValidationError("detail", f"{reserved[0]!r} is a field of the event itself, not detail")

@@ -8,6 +8,11 @@ policy), one transaction, and given embeddings skip the embedder.
 
 Every argument is checked before the store's lock is taken and before anything is written; the
 lock is held only for the pipeline itself.
+
+Two checks a write makes, public without the write, for what acts through the store (an agent, the
+MCP server, the LangGraph store): :meth:`~WriteMixin.check_names` (a namespace and a requester, as
+every write judges them) and :meth:`~WriteMixin.check_key_write` (whether a keyed write would be
+refused, audited as that refusal).
 """
 
 from __future__ import annotations
@@ -28,20 +33,47 @@ __all__ = ["WriteMixin"]
 
 
 class WriteMixin(PipelineMixin):
-    """``add`` and ``add_many``."""
+    """``add`` and ``add_many``; ``check_names`` and ``check_key_write``."""
 
     def _policy(self, conflict_policy: str | None) -> str:
         """The conflict policy of one call: ``conflict_policy=`` if given, else the store's."""
         given = self.conflict_policy if conflict_policy is None else conflict_policy
         return check_choice("conflict_policy", given, POLICIES)
 
-    def _check_key_write(
+    # ------------------------------------------------------------------ checks without writing
+    def check_names(self, *, namespace: str | None = None, requester: str | None = None) -> str | None:
+        """Check the names a write carries, as the write checks them, without writing -> the
+        requester's identity (:func:`memkit.guard.identity`: a name that is PII, an e-mail address,
+        becomes its pseudonym, as owners and creators hold it; None, the operator, stays None).
+
+        ``namespace`` (unless None: not checked) must be a name (:func:`~memkit.schema.check_name`)
+        that is not a pseudonym and holds no secret by the store's own rules (the built-in secret
+        rules plus ``guard.extra_secret_patterns``: :mod:`memkit.store.names`), ``requester`` a name
+        or None that holds no such secret; else ValidationError naming ``namespace`` (checked first)
+        or ``requester``. Nothing is read, written or logged. For what binds one namespace or one
+        requester for many calls (:class:`~memkit.agent.MemoryAgent`, the MCP server, the LangGraph
+        store) to refuse at start what each of its writes would refuse.
+
+        >>> import memkit as mk
+        >>> store = mk.MemoryStore()
+        >>> store.check_names(namespace="user_87", requester="alice@example.com")
+        '[EMAIL:c733d071b967]'
+        >>> store.check_names(namespace="team-AKIAIOSFODNN7EXAMPLE")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        memkit.errors.ValidationError: namespace: holds something that looks like a secret ...
+        """
+        if namespace is not None:
+            self._check_spaces((self._space(namespace),))
+        return self._who(requester)
+
+    def check_key_write(
         self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
     ) -> None:
-        """AccessDenied (audited) if a keyed write of ``requester`` to ``key`` would be refused at
-        ``now`` (its current version another writer's, not public), as ``add`` refuses it; else
-        nothing, and nothing is written. For an integration to tell a key the requester may not
-        write from one it cannot see at all (a key that holds only versions it may not read)."""
+        """AccessDenied (audited: a ``deny`` event, as :meth:`add` logs its refusal) if a keyed write
+        of ``requester`` to ``key`` would be refused at ``now`` (the key's current version is another
+        writer's and not public), as ``add`` refuses it; else nothing, and nothing is written. For an
+        integration to tell a key the requester may not write from one it cannot see at all (a key
+        that holds only versions it may not read): the MCP server's ``update_memory``."""
         namespace, requester, now = self._space(namespace), self._who(requester), self._now(now)
         stored, given = self._key_names(key)
         with self._lock:
