@@ -13,7 +13,9 @@
   memory's key or text holds, and no event keeps a digest of an erased text or key
   (:mod:`memkit.store.forgotten`);
 - in the process: the cached query vectors and the word caches of the hash embedder and the stemmer
-  (:func:`memkit.embed.clear_word_caches`), which hold the words of every text embedded;
+  (:func:`memkit.embed.clear_word_caches`), which hold the words of every text embedded; on a
+  server, every other store drops the same from its process when its next search sees the erasure
+  (:mod:`memkit.store.sync`);
 - the file is marked due for compaction in the same transaction, and compacted after the commit
   (:mod:`memkit.store.compaction`), so the text is not left in the file's free blocks either.
 
@@ -55,9 +57,9 @@ _UNCACHE = (
 )
 # the members of the merges in ?, in the merge's own namespace and access group (a lineage that
 # names another tenant's or another creator's memory, e.g. forged in a file, reaches nothing)
-# the forget events of ids an erasure took (namespace, detail), for its report
+# the forget events of ids an erasure took (their detail), for its report
 _LOGGED = (
-    "SELECT memory_id AS id, namespace, CASE WHEN detail->>'merged_into' IS NULL"
+    "SELECT memory_id AS id, CASE WHEN detail->>'merged_into' IS NULL"
     " THEN CAST(detail AS VARCHAR) ELSE 'member of merged memory ' || (detail->>'merged_into') END AS detail"
     " FROM events WHERE op = 'forget'"
     " AND memory_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY seq"
@@ -98,8 +100,9 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
 
     def _erase(
         self, ids: list[str], op: str, now: datetime, requester: str | None, details: list[dict[str, Any]]
-    ) -> list[str]:
-        """Erase ``ids`` (one event each, with ``details``) and what goes with them -> every id erased."""
+    ) -> dict[str, str]:
+        """Erase ``ids`` (one event each, with ``details``) and what goes with them -> every id erased,
+        in order, with its namespace as the row held it (the log may name it by a pseudonym)."""
         gone, events = list(ids), list(details)  # every id erased, and its event's detail
         frontier = list(ids)  # the ids whose merge members are still to be followed
         while frontier:  # the members of an erased merge hold its text: they go too (its own group only)
@@ -108,7 +111,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             gone += frontier
             events += [{"merged_into": p, "cascade": True} for m, p in dict(rows).items() if m in frontier]
         rederived: list[dict[str, Any]] = []  # filled inside the transaction, mirrored after it
-        done: list[str] = []  # every id the committed transaction erased
+        done: dict[str, str] = {}  # every id the committed transaction erased -> its namespace
         self._check_compactable()  # refused before anything changes, if the file could not be compacted
 
         def write() -> None:
@@ -130,7 +133,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             details = [d for i, d in zip(gone, events, strict=True) if i in spaces]
             self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [erased])
             self._events(at, op, [spaces[i] for i in erased], erased, requester, details)
-            before: dict[str, tuple[Any, ...]] = {}  # merges re-derived or erased: (key, text, hash) before
+            before: dict[str, tuple[Any, ...]] = {}  # merges re-derived or erased: (key, text, hash, ns)
             rederived[:] = self._rederive(erased, op, at, requester, parents, was, before)
             # a cached vector would let someone confirm a guess of what was erased (unless another
             # memory still has the same text); a lesson keeps its vector, not the text. After the
@@ -142,7 +145,8 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             changed = erased + [r["id"] for r in rederived]  # a lesson on any of them held the erased text
             self._erased.update(changed)  # the index's copies hold it too: hidden until the commit
             self._forget_in_lessons(changed, spaces.values(), said)  # their vector stays
-            done[:] = erased
+            done.clear()  # (a retried transaction starts again)
+            done.update({i: spaces[i] if i in spaces else before[i][3] for i in erased})
 
         self._tx(write)
         self._mirror(lambda: self._index.erase([i for i in done if i in self._index.row]))
@@ -194,17 +198,19 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             done = self._erase(first["id"].to_list(), "forget", now, requester, details)
             return self._erased_report(plan, done)
 
-    def _erased_report(self, plan: pl.DataFrame, done: list[str]) -> pl.DataFrame:
+    def _erased_report(self, plan: pl.DataFrame, done: dict[str, str]) -> pl.DataFrame:
         """The report of an applied forget: the rows of ``plan`` erased (``done``, every id the erasure
-        removed), then one ``cascade`` row per id it removed that the plan did not list, with the
-        namespace of its ``forget`` event and, as the plan words it, the merge it was a member of."""
-        report = plan.filter(pl.col("id").is_in(done))
+        removed -> its namespace), then one ``cascade`` row per id it removed that the plan did not
+        list, with its namespace as the row held it (not as the log names it: a pseudonym when it holds
+        a secret) and its ``forget`` event's detail: as the plan words it, the merge it was a member of."""
+        report = plan.filter(pl.col("id").is_in(list(done)))
         listed = set(report["id"].to_list())
         extra = [i for i in done if i not in listed]
         if not extra:
             return report
         rows = self._sql(_LOGGED, [extra]).unique("id", keep="first", maintain_order=True)
-        rows = rows.with_columns(reason=pl.lit("cascade"), strength=None, forget_cost=None)
+        spaces = pl.Series([done[i] for i in rows["id"]], dtype=pl.String)
+        rows = rows.with_columns(namespace=spaces, reason=pl.lit("cascade"), strength=None, forget_cost=None)
         return pl.concat([report, rows.select(list(plan.columns)).cast(plan.schema)])
 
     # -------------------------------------------------------------------------------------- lint

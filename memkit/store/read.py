@@ -38,7 +38,7 @@ from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
 from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
-from .names import id_holds_secret
+from .names import id_holds_secret, log_names
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
@@ -207,7 +207,9 @@ class ReadMixin(GateMixin, VectorsMixin):
     ) -> pl.DataFrame:
         """The audit log (``seq, ts, namespace, op, memory_id, requester, detail``), oldest first.
 
-        The operator sees every event. A ``requester`` (with its namespace) sees its own events and
+        A namespace's events are those logged under its name and under its pseudonym
+        (:func:`~memkit.store.names.log_names`: whatever rules made the log name it so). The operator
+        sees every event. A ``requester`` (with its namespace) sees its own events and
         those about memories it may read; its refusals name no memory it may not read (the refusal
         told it none). Events never hold memory text (:mod:`memkit.store.audit`).
         """
@@ -215,7 +217,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         op = None if op is None else check_choice("op", op, OPS)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
-        logged = self._log_space(namespace)  # as the events name it
+        # as the events may name it: as it is, and its pseudonym under *any* rules (names.log_names)
+        logged = [None, None] if namespace is None else log_names(namespace)
         # a requester's events: those it made, and those about memories it may read now
         mine, cols, head, tail = "TRUE", "memory_id", [], []
         if requester is not None:
@@ -232,7 +235,7 @@ class ReadMixin(GateMixin, VectorsMixin):
                 f"SELECT seq, ts, namespace, op, {cols}, requester, CAST(detail AS VARCHAR) AS detail"
                 " FROM events e WHERE (? IS NULL OR namespace IN (?, ?)) AND (? IS NULL OR op = ?)"
                 f" AND {mine} ORDER BY seq",
-                [*head, logged, logged, namespace, op, op, *tail],
+                [*head, namespace, *logged, op, op, *tail],
             )
             return self._event_lineage(events, requester)  # details name no memory kept from it
 

@@ -77,8 +77,8 @@ class RederiveMixin(MergeMixin):
         rows as they are now. ``parents``: the merges of ``erased``, if the caller has them; ``was``:
         the erased rows' access count, importance and last access
         (:func:`~memkit.store.merge.own_reinforcement`); ``before``, if given, collects every merge it
-        re-derives or erases as it was: id -> ``(key, content, content_hash)`` (the erasure drops that
-        text's cached vector too, and a log entry naming it)."""
+        re-derives or erases as it was: id -> ``(key, content, content_hash, namespace)`` (the erasure drops
+        that text's cached vector too, and a log entry naming it; its report names the namespace)."""
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         was = {} if was is None else was  # rows this erasure changes -> (count, importance, last) before
         frontier = list(erased)
@@ -87,7 +87,8 @@ class RederiveMixin(MergeMixin):
             frontier = []
             for p in parents:  # merges are few; each re-derived once per erased member
                 if before is not None:  # (as before this erasure: what a cache or an event may hold)
-                    before.setdefault(p["id"], (p["key"], p["content"], content_hash(p["content"])))
+                    was_then = (p["key"], p["content"], content_hash(p["content"]), p["namespace"])
+                    before.setdefault(p["id"], was_then)
                 now = after(at, p["updated_at"])  # (a merge changed after the erasure's `now`: after it)
                 group = [p["merged_from"], p["namespace"], p["access"], p["owner"], p["created_by"]]
                 members = self._sql(_GROUP_MEMBERS, group).to_dicts()

@@ -5,7 +5,12 @@ else writes, so the index changes only with the store's own commits. On a Postgr
 processes write too: before a search, :meth:`SyncMixin._synced` reads the change log that triggers
 keep (:mod:`memkit.store.pg_schema`) from the last bound on, and applies each changed memory:
 
-- a memory now gone (erased elsewhere) is erased from the index;
+- a memory now gone (erased elsewhere) is erased from the index; and once any is gone, held by the
+  index or not (a re-derived merge comes with an erasure too), what an erasure drops from the
+  erasing process's memory goes from this one's too (:meth:`SyncMixin._drop_erased_caches`, as
+  :meth:`~memkit.store.maintain.MaintainMixin._erase` does there): the store's cached query vectors
+  (a query it embedded may be the erased text), the process's word caches
+  (:func:`memkit.embed.clear_word_caches`) and the lesson cache; they refill with the next texts;
 - a memory whose text, key, tags, names and place in the table order (``rowid``) are unchanged (a
   status change, a reinforcement) is updated in place
   (:meth:`~memkit.store.index_columns.IndexColumns.update`);
@@ -32,6 +37,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ..embed import clear_word_caches
 from ..errors import MemkitError
 from .index import SearchIndex
 from .pg_schema import EMBEDDER, SNAPSHOT, STATE
@@ -126,6 +132,8 @@ class SyncMixin(VectorsMixin):
         live = table.filter(pl.Series(changed["id"].is_not_null()).to_arrow())  # type: ignore[attr-defined]
         if gone:
             ix.erase(gone)
+        if changed["id"].null_count():  # erased elsewhere (or here), whether this index held it or not
+            self._drop_erased_caches()
         if not live.num_rows:
             return
         cols, emb = index_rows(live, self.embedder.dim)
@@ -156,6 +164,14 @@ class SyncMixin(VectorsMixin):
             start = ix.n
             ix.append({c: _take(v, renew) for c, v in cols.items()}, emb[renew])
             self._note_rowids(start, cols["rowid"][renew])
+
+    def _drop_erased_caches(self) -> None:
+        """Another process erased a text: drop what the erasing process drops from its memory (the
+        cached query vectors, the word caches, the lesson cache), as that process's own erasure
+        (:meth:`~memkit.store.maintain.MaintainMixin._erase`) did there. Outside any transaction."""
+        self._embed_query.cache_clear()  # a cached query may be the erased text ("forget <it>")
+        clear_word_caches()  # process-wide: they may hold the erased text's words
+        self._lesson_cache.clear()
 
     def _note_rowids(self, start: int, rowids: np.ndarray) -> None:
         """The rowids of the index rows appended from ``start`` on; the array grows by doubling, as
