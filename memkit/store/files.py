@@ -6,7 +6,7 @@
   UTC), then the numbered migrations of :data:`memkit.store.migrations.MIGRATIONS` run, each in a transaction.
 - **Embedder check.** The file records which embedder wrote its vectors. Opened with another one
   (or an older version of the same), it opens *stale*: readable, exportable, not writable or
-  searchable until :meth:`~memkit.store.vectors.VectorsMixin.reembed` migrates it.
+  searchable until :meth:`~memkit.store.reembed.ReembedMixin.reembed` migrates it.
 - **Compaction.** Erased text must not linger in the file's free blocks: the file is rewritten
   after every erasure (:mod:`memkit.store.compaction`), and a file an erasure left due (a failed or
   interrupted compaction) is compacted when a store opens it writable and when it closes.

@@ -21,26 +21,35 @@ the lessons (called inside the erasure's transaction by :meth:`MaintainMixin._er
 - **Lessons.** A lesson keeps its vector (later writes and ``search(guard=True)`` still recognise
   repeats) but not the text: the lessons of an erased memory (and of a merge the erasure re-derived)
   lose their text and their reason (``[erased]``: the reviewer's words about it), and any other
-  lesson of the namespace whose reason quotes an erased text or key whole (:func:`memkit.text.normalize`,
-  3 characters or more) loses its reason.
+  lesson of the namespace whose reason quotes an erased text or key whole (:func:`quotes_whole`:
+  3 characters or more, normalized: :func:`memkit.text.normalize`; not inside a word) loses its reason. A
+  lesson is erased when both its text and its reason are ``[erased]`` (:func:`erased_lessons`; no
+  reviewer may give that reason): ``reembed`` cannot recompute its vector (:mod:`memkit.store.reembed`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..text import normalize
+from ..text import CJK, normalize
 from .audit import digest, without_erased
 from .core import StoreCore
 from .names import log_names
 
-__all__ = ["ERASED", "ForgottenMixin", "without_digests"]
+__all__ = ["ERASED", "ForgottenMixin", "erased_lessons", "quotes_whole", "without_digests"]
 
 ERASED = "[erased]"
 """What stands where an erased text was: a lesson's text and reason, an object key that was its digest."""
+_QUOTE_MIN = 3  # characters: a shorter text or key ("ok", "名字") would take any reason that uses it
+# a character of a word of a script written with spaces (a letter, a digit, "_", a combining accent):
+# a quote that starts or ends with one must not continue a word there ("age" is not in "page"); a
+# CJK character needs no such edge (Chinese has no spaces: 用户住在杭州 is quoted in 他说用户住在杭州)
+_WORD_CHAR = f"(?:[^\\W{CJK}]|[\u0300-\u036f])"
+_STARTS_WORD = re.compile(f"^{_WORD_CHAR}")
+_ENDS_WORD = re.compile(f"{_WORD_CHAR}$")
 
 # context events whose detail mentions one of the ids the pattern ? names (then checked in Python)
 _CONTEXTS = (
@@ -92,6 +101,35 @@ def _ids(detail: Any) -> set[str]:
     if isinstance(detail.get("id"), str):
         found.add(detail["id"])
     return found.union(*(_ids(v) for k, v in detail.items() if k != "ids"))
+
+
+def quotes_whole(quote: str) -> re.Pattern[str] | None:
+    """A pattern that finds ``quote`` (an erased text or key, normalized: :func:`~memkit.text.normalize`)
+    whole in a normalized text: not inside a word where the quote starts or ends with a letter or digit of a
+    script written with spaces; anywhere where it starts or ends with a CJK character or punctuation.
+    None for a quote shorter than 3 characters, which quotes nothing (a key ``id`` is a word of
+    any reason).
+
+    >>> [bool(quotes_whole("age").search(t)) for t in ("a web page message", "the age: 30", "user_age")]
+    [False, True, False]
+    >>> bool(quotes_whole("用户住在杭州").search("他说用户住在杭州是假的")), quotes_whole("名字")
+    (True, None)
+    """
+    if len(quote) < _QUOTE_MIN:
+        return None
+    head = f"(?<!{_WORD_CHAR})" if _STARTS_WORD.search(quote) else ""
+    tail = f"(?!{_WORD_CHAR})" if _ENDS_WORD.search(quote) else ""
+    return re.compile(head + re.escape(quote) + tail)
+
+
+def erased_lessons(content: Sequence[str], reason: Sequence[str]) -> list[bool]:
+    """Which lessons an erasure emptied: both their text and their reason are ``[erased]`` (the text
+    alone may be a memory's own, ``[erased]``; the reason alone, a reason that quoted an erased text).
+
+    >>> erased_lessons(["[erased]", "[erased]", "wire the money"], ["[erased]", "a test", "[erased]"])
+    [True, False, False]
+    """
+    return [c == ERASED and r == ERASED for c, r in zip(content, reason, strict=True)]
 
 
 def without_digests(detail: Any, gone: set[str]) -> Any:
@@ -190,16 +228,16 @@ class ForgottenMixin(StoreCore):
     ) -> None:
         """Inside an erasure: the lessons of ``changed`` (erased, or a merge re-derived) keep only
         their vector; another lesson of ``spaces`` (the erased memories' namespaces) whose reason
-        quotes an erased text or key whole loses its reason (under either of a namespace's names:
-        :func:`~memkit.store.names.log_names`)."""
+        quotes an erased text or key whole (:func:`quotes_whole`) loses its reason (under either of a
+        namespace's names: :func:`~memkit.store.names.log_names`)."""
         self._run(_ERASE_LESSONS, [ERASED, ERASED, changed])
         rows = self._run(
             "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?",
             [sorted({n for ns in spaces for n in log_names(ns)}), ERASED],
         )  # (lessons are few: a reviewer's)
         texts = {t for key_text in said.values() for t in key_text if t} if rows else ()
-        quoted = [q for q in map(normalize, texts) if len(q) >= 3]
-        hit = [i for i, reason in rows if (f := normalize(reason)) and any(q in f for q in quoted)]
+        quoted = [q for q in map(quotes_whole, map(normalize, texts)) if q is not None]
+        hit = [i for i, reason in rows if (f := normalize(reason)) and any(q.search(f) for q in quoted)]
         if hit:
             self._run(
                 "UPDATE lessons SET reason = ? WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ERASED, hit]

@@ -10,7 +10,8 @@ part                what it does
 ``files``           open (lock, hardening, migrations, embedder check), ``compact``, ``close``
 ``compaction``      when a file is compacted: after erasures; a due file at open and close
 ``audit``           the one audit writer (events never hold memory text)
-``vectors``         embedding cache, inserts, the derived numpy index, ``reembed``
+``vectors``         embedding cache, inserts, the derived numpy index
+``reembed``         ``reembed``: every vector recomputed with another embedder
 ``gate``            the read gate: namespace, access, status, validity; reads by id
 ``guard``           the guard stage of every write (text, values, names)
 ``versions``        the version plan of keyed writes; ``resolve``
@@ -22,6 +23,7 @@ part                what it does
 ``merge``           ``merge_candidates``, ``consolidate`` (through the write pipeline)
 ``maintain``        ``delete``, ``forget`` (final erasure), ``analyze``
 ``portable``        ``export``, ``import_``
+``settable``        the parameters that may be assigned (``store.guard = ...``), checked
 ==================  ===========================================================================
 
 >>> from datetime import datetime, timedelta, timezone
@@ -37,7 +39,6 @@ from __future__ import annotations
 
 import os
 
-from ..conflicts import POLICIES
 from ..consolidate import MergeParams
 from ..embed import Embedder, HashEmbedder
 from ..errors import ValidationError, check_path
@@ -51,9 +52,11 @@ from .maintain import MaintainMixin
 from .portable import PortableMixin
 from .postgres import is_url
 from .quantized import INDEXES
+from .reembed import ReembedMixin
 from .review import ReviewMixin
 from .rwlock import StoreLock
 from .search import SearchMixin
+from .settable import Checked, a_policy, a_threshold, an_instance
 from .write import WriteMixin
 
 __all__ = ["MemoryStore"]
@@ -62,8 +65,9 @@ _DEFAULTS = (DecayParams(), KeywordParams(), GuardParams())
 
 
 class MemoryStore(
-    WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin, IdentitiesMixin
-):
+    WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin, IdentitiesMixin,
+    ReembedMixin,
+):  # fmt: skip
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 
     Parameters
@@ -116,6 +120,15 @@ class MemoryStore(
     that many processes share (:mod:`memkit.store.postgres`; the extra ``memkit[postgres]``).
     """
 
+    # assignable after the open, each checked as the constructor checks it (memkit.store.settable)
+    conflict_policy = Checked(a_policy)
+    decay = Checked(an_instance(DecayParams))
+    keyword = Checked(an_instance(KeywordParams))
+    guard = Checked(an_instance(GuardParams))
+    weights = Checked(an_instance(Weights))  # search's default weights
+    forget_policy = Checked(an_instance(ForgetParams))  # forget's default policy
+    merge_threshold = Checked(a_threshold)  # consolidate's default threshold
+
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
@@ -151,15 +164,11 @@ class MemoryStore(
             raise ValidationError("read_only", "must be False for ':memory:'")
         self.path, self.read_only, self.compact_on_erase = path, read_only, compact_on_erase
         self.embedder = check_embedder(embedder if embedder is not None else HashEmbedder())
-        self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+        self.conflict_policy = conflict_policy
         self.index = check_choice("index", index, INDEXES)  # which SearchIndex _load_index builds
         if self.index == "hnsw" and not is_url(path):
             raise ValidationError("index", "hnsw is pgvector's index: it needs a postgresql:// store")
-        for name, value, kind in (("decay", decay, DecayParams), ("keyword", keyword, KeywordParams),
-                                  ("guard", guard, GuardParams)):  # fmt: skip
-            if not isinstance(value, kind):
-                raise ValidationError(name, f"must be a memkit.{kind.__name__}, got {type(value).__name__}")
-        self.decay, self.keyword, self.guard = decay, keyword, guard
+        self.decay, self.keyword, self.guard = decay, keyword, guard  # each checked as it is set
         self.weights, self.forget_policy, self.merge_threshold = (
             Weights(),
             ForgetParams(),

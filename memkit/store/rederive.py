@@ -127,8 +127,8 @@ class RederiveMixin(MergeMixin):
                     self._event(now, "merge", p["namespace"], p["id"], requester, rederived=True,
                                 members=[m["id"] for m in members], status=status)  # fmt: skip
                     if status != p["status"]:
-                        before = json.loads(p["findings"] or "[]")  # the event names the new codes
-                        new = [f["code"] for f in json.loads(findings or "[]") if f not in before]
+                        had = json.loads(p["findings"] or "[]")  # the event names the new codes
+                        new = [f["code"] for f in json.loads(findings or "[]") if f not in had]
                         codes = list(dict.fromkeys(new))
                         ns = p["namespace"]
                         self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)

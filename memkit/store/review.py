@@ -14,7 +14,10 @@ of a quarantined text may be the attacker, so owning it is not enough.
 Table ``lessons`` (migration 2): ``id, namespace, memory_id, content, reason, requester,
 created_at, embedding``. A lesson belongs to the namespace of its memory and outlives it: erasing
 the memory replaces the lesson's text and reason with ``[erased]`` but keeps its vector, so repeats
-are still recognised (:mod:`memkit.store.forgotten`).
+are still recognised (:mod:`memkit.store.forgotten`; a reviewer's reason is never ``[erased]``).
+A reason holding a secret is refused by the default rules plus the store's ``extra_secret_patterns``,
+whatever the guard's switches, as names are (:mod:`memkit.store.names`); its PII is redacted by the
+store's guard (the default rules when it is off).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from typing import Any
 import polars as pl
 
 from ..errors import NotFound, ValidationError
-from ..guard import identity, screen
+from ..guard import identity, screen, secret_names
 from ..params import GuardParams
 from ..portable.rows import new_id
 from ..schema import Memory, check_name, check_text
+from .forgotten import ERASED
 from .names import log_names
 from .pipeline import PipelineMixin
 from .versions import check_forward
@@ -177,8 +181,11 @@ class ReviewMixin(PipelineMixin):
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
+        if reason.strip() == ERASED:  # what an erasure leaves: a lesson so named would look erased
+            raise ValidationError("reason", f"{ERASED!r} is what an erasure leaves: say why")
         said = screen(reason, self.guard if self.guard.enabled else GuardParams())  # kept: screened as text
-        if "secret" in said.findings["kind"].to_list():
+        # a secret by the default rules plus the store's own patterns, whatever the switches (as names)
+        if "secret" in said.findings["kind"].to_list() or secret_names([reason], self.guard):
             raise ValidationError("reason", "holds a secret (a key, a password): say why without it")
         reason = said.text  # PII redacted
         namespace = self._space(namespace, optional=True)

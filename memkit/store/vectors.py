@@ -5,7 +5,7 @@
 - :meth:`VectorsMixin._insert` writes rows (and new cache entries): bound values, or one Arrow batch.
 - The index (:class:`~memkit.store.index.SearchIndex`) is derived: loaded from DuckDB on open, changed
   only after a commit (:meth:`_mirror`, :meth:`_index_append`), rebuilt from DuckDB if that fails.
-- :meth:`reembed` migrates a file written by another embedder (or an older version of this one).
+- ``reembed`` (:mod:`memkit.store.reembed`) migrates a file written by another embedder.
 
 Times cross into the index as integer microseconds since the Unix epoch (:func:`epoch_us`): exact,
 so a validity bound compares the same in numpy as in DuckDB; an open bound is the int64 minimum
@@ -22,12 +22,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..embed import Embedder, check_embeddings, content_hashes
-from ..errors import ValidationError
+from ..embed import check_embeddings, content_hashes
 from ..portable.columns import Column, bulk_insert
 from ..schema import TABLE_FIELDS
 from .core import StoreCore
-from .files import check_embedder
 from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
@@ -57,18 +55,6 @@ _VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUE
 _VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
 _CACHED_ONE = "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ? AND content_hash = ?"
 _CACHED = _CACHED_ONE.replace("content_hash = ?", "content_hash IN (SELECT unnest(?::VARCHAR[]))")
-
-
-def _swap_embedding(table: str, dim: int) -> list[str]:
-    """Statements that give ``table`` (a constant: memories, lessons, embed_cache) a new embedding
-    column of ``dim`` filled from the view ``_view`` (``id, embedding``)."""
-    assert table in ("memories", "lessons", "embed_cache")
-    return [
-        f"ALTER TABLE {table} DROP COLUMN embedding",
-        f"ALTER TABLE {table} ADD COLUMN embedding FLOAT[{int(dim)}]",
-        f"UPDATE {table} t SET embedding = v.embedding FROM _view v WHERE t.id = v.id",
-        f"ALTER TABLE {table} ALTER COLUMN embedding SET NOT NULL",
-    ]
 
 
 def epoch_us(t: datetime) -> int:
@@ -277,71 +263,3 @@ class VectorsMixin(StoreCore):
             "half_life_h": cols["half_life_hours"],
         }
         self._mirror(lambda: self._index.append({**cols, **times}, emb))
-
-    # ------------------------------------------------------------------------------------ reembed
-    def reembed(self, embedder: Embedder | None = None, *, batch_size: int = 4096) -> int:
-        """Recompute every embedding with ``embedder`` (default: the store's) -> rows re-embedded.
-
-        For a file written by another embedder, or an older version of this one (its name carries
-        the version): such a file opens readable (``frame``, ``get``, ``export``) but refuses writes
-        and searches until it is migrated. Memories, lessons and the embedding cache are rewritten
-        and the file's embedder recorded, in one transaction: a failure changes nothing. The
-        dimension may change. The CLI's ``memkit reembed --db FILE`` does the same.
-        """
-        check_embedder(self.embedder if embedder is None else embedder)  # as the constructor checks it
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValidationError("batch_size", f"must be an int >= 1, got {batch_size!r}")
-        if self.read_only:
-            raise ValidationError("read_only", "a read-only store cannot be re-embedded; reopen it writable")
-        if self._depth:  # it replaces the embedder and the index, which a rollback could not restore
-            raise ValidationError("reembed", "cannot run inside store.transaction(); call it on its own")
-        with self._lock:
-            old, self.embedder = self.embedder, embedder or self.embedder
-            try:
-                return self._reembed(int(batch_size))
-            except BaseException:
-                self.embedder = old
-                raise
-
-    def _reembed(self, batch_size: int) -> int:
-        """:meth:`reembed` with ``self.embedder`` already the new embedder: compute every vector
-        first (the slow part, outside any transaction), then swap the columns in one transaction."""
-        dim = self.embedder.dim
-        texts = self._sql("SELECT id, content FROM memories ORDER BY rowid")
-        lessons = self._sql("SELECT id, content FROM lessons ORDER BY id")
-        parts = [texts["content"][i : i + batch_size].to_list() for i in range(0, texts.height, batch_size)]
-        made = [self._check_embeddings(self.embedder.embed(p), len(p), "embedder") for p in parts]
-        emb = np.concatenate(made or [np.zeros((0, dim))]).astype(np.float32)  # (n, dim)
-        texts_of_lessons = lessons["content"].to_list()
-        les = self._check_embeddings(self.embedder.embed(texts_of_lessons), len(texts_of_lessons), "embedder")
-
-        def write() -> None:
-            """Replace the vectors of memories and lessons, empty the cache, record the embedder."""
-            for table, ids, vectors in (("memories", texts["id"], emb), ("lessons", lessons["id"], les)):
-                new = pl.DataFrame(
-                    {"id": ids, "embedding": vectors},
-                    schema_overrides={"embedding": pl.Array(pl.Float32, dim)},
-                )
-                for statement in _swap_embedding(table, dim):  # the dimension may change
-                    if statement.startswith("UPDATE"):
-                        self._with_view(new.to_arrow(), statement)
-                    else:
-                        self._run(statement)
-            self._run("DELETE FROM embed_cache")  # vectors of other embedders (their dim may differ)
-            for statement in _swap_embedding("embed_cache", dim):
-                if not statement.startswith("UPDATE"):
-                    self._run(statement)
-            for name, value in (("embedder", self.embedder.name), ("dim", dim)):
-                self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, str(value)])
-
-        stale, self._stale = self._stale, None  # writable for this one transaction
-        try:
-            self._tx(write)
-        except BaseException:
-            self._stale = stale
-            raise
-        self._embed_query.cache_clear()  # cached query vectors are the old embedder's
-        self._lesson_cache.clear()
-        self._start_journal()  # writable now: replay what an earlier crash left, journal from here on
-        self._load_index()
-        return texts.height

@@ -3,11 +3,13 @@ the audit log holds no text a user removed or the guard kept out, and merges obe
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import AngleEmbedder
 
 import memkit as mk
 from memkit.text import tokenize
@@ -222,3 +224,28 @@ def test_a_rederived_merge_keeps_no_last_access_of_the_erased_member(backend: st
         s.delete(a.id, now=NOW + 20 * H)
         after = s.get(merged)
         assert after.last_access_at == b.last_access_at == NOW + H and after.access_count == 1  # its own hit
+
+
+def test_an_erasure_rederives_two_merges_the_first_one_held_for_review(tmp_path: Path) -> None:
+    """Two merges of the same members (another replica's consolidation, imported), the first one's
+    re-derived text near a lesson: the re-derivation's `before` record was rebound to a findings list
+    and the erasure failed (AttributeError) with nothing erased."""
+    a_text, b_text, near = "User is in a meeting", "User is in a meeting now", "User is in a meeting today"
+    with mk.MemoryStore(embedder=AngleEmbedder({a_text: 0, b_text: 10, near: 15})) as s:
+        a = s.add(a_text, namespace="u", now=NOW)
+        s.add(b_text, namespace="u", now=NOW + H)
+        (m1,) = s.consolidate("u", now=NOW + 2 * H)["merged_id"].to_list()
+        path = tmp_path / "m.jsonl"
+        s.export(path, now=NOW + 3 * H)
+        header, *lines = (json.loads(x) for x in path.read_text().splitlines())
+        twin = {**next(r for r in lines if r["id"] == m1), "id": "m2replica"}
+        header["counts"]["memories"] += 1
+        path.write_text("".join(json.dumps(x) + "\n" for x in [header, *lines, twin]))
+        s.import_(path, now=NOW + 4 * H)
+        bad = s.add(near, namespace="u", now=NOW + 5 * H)
+        s.learn_lesson(bad.id, reason="confirmed bad", namespace="u", now=NOW + 6 * H)
+        s.delete(a.id, namespace="u", now=NOW + 7 * H)
+        with pytest.raises(mk.NotFound):
+            s.get(a.id, namespace="u")
+        held = s.frame("u").filter(pl.col("id").is_in([m1, "m2replica"]))
+        assert held["status"].to_list() == ["quarantined"] * 2 and set(held["content"]) == {b_text}
