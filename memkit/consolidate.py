@@ -32,10 +32,15 @@ The merge rule
   members states. Added sentences are joined with ``"；"`` when the survivor is CJK-dominant, else
   ``"; "``.
 - **fields**: importance = max, created_at = min, last_access_at = max, access_count = sum,
-  protected = any member protected.
+  protected = any member protected; with ``half_life_hours`` and ``_age_hours`` (hours from each
+  ``created_at`` to ``now``; ``store.merge_candidates`` adds it), the importance is capped so that
+  the merged memory (half-life = max) is no stronger at ``now`` than its strongest member
+  (:func:`memkit.merge_rule.capped_importance`): a merge of weak members stays weak.
 
-Applying a plan is idempotent: merged rows keep the survivor's embedding, and rows of different
-components are below the threshold (or one weak, one not) by construction: a second plan finds none.
+Applying a plan is idempotent: merged rows keep the survivor's embedding, rows of different
+components are below the threshold (or one weak, one not) by construction, and a merged row is weak
+exactly when its members were (the cap; and never weaker than its oldest member): a second plan
+finds none.
 
 Examples
 --------
@@ -55,17 +60,18 @@ Examples
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from .decay import strength
 from .errors import ValidationError
+from .merge_rule import capped_importance, merge_content
 from .params import check_number
 from .scoring import similar_pairs
-from .text import CJK, normalize, tokenize
+from .text import tokenize
 
 __all__ = [
     "PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_grouped", "plan_merges", "remerge",
@@ -82,10 +88,6 @@ PLAN_SCHEMA: dict[str, Any] = {
 """Columns of a merge plan (the two timestamps take the input frame's datetime type)."""
 
 _EPS = 1e-6  # subtle: float32 dot products round; a cosine "exactly at" the threshold must still merge
-_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
-_END = re.compile(r"[。！？.!?；;，,\s]+$")
-_CJK_CHAR = re.compile(f"[{CJK}]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True)
@@ -192,48 +194,6 @@ def cluster_labels(
     return _components(frame.height, u, v)
 
 
-# ------------------------------------------------------------------------------------------ content
-# words that never change what a sentence states (articles and Chinese particles): a sentence that only
-# adds or drops them says nothing new. Every other word counts, as written (no stemming, stopwords too):
-# "not", "don't", "am"/"pm", "he"/"she", "was"/"is", "lived"/"lives", "or"/"and", 他/她 change a fact.
-_FILLER = frozenset("a an the 的 了 在 吗 呢 吧 啊".split())
-_WORD = re.compile(f"[{CJK}]|[^\\W_{CJK}]+")  # a CJK character, or a run of other letters and digits
-
-
-def _said(text: str) -> str:
-    """What a sentence says, in order, for coverage: its words (case and width folded) and CJK
-    characters but :data:`_FILLER`, as one ``\\x1f``-separated string (a run of words is a substring)."""
-    words = (w for w in _WORD.findall(normalize(text)) if w not in _FILLER)
-    return "\x1f" + "\x1f".join(words) + "\x1f"
-
-
-def merge_content(survivor: str, others: list[str]) -> str:
-    """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
-    covered when its words, in order, are a run of the words of a sentence already in the text.
-
-    >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
-    '用户喜欢用Python写脚本；Python3.10以上最好。'
-    >>> merge_content("Lives in Hangzhou.", ["lives in Hangzhou!", "Works at a bank. Lives in Hangzhou."])
-    'Lives in Hangzhou; Works at a bank.'
-    >>> merge_content("I like coffee.", ["I don't like coffee.", "Flight at 9 am.", "Flight at 9 pm."])
-    "I like coffee; I don't like coffee; Flight at 9 am; Flight at 9 pm."
-    """
-    said = [_said(s) for s in _SPLIT.split(survivor)]
-    added: list[str] = []
-    for text in others:
-        for sentence in _SPLIT.split(text):
-            words = _said(sentence)
-            if words != "\x1f\x1f" and not any(words in s for s in said):  # a fact not yet said, whole
-                added.append(_END.sub("", sentence.strip()))
-                said.append(words)
-    if not added:
-        return survivor  # a duplicate adds nothing, not even a separator
-    cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
-    core = _END.sub("", survivor)
-    end = next((c for c in survivor[len(core) :] if c in "。！？.!?"), "")  # keep the final "。" or "."
-    return ("；" if cjk else "; ").join([core, *added]) + end
-
-
 # --------------------------------------------------------------------------------------------- plan
 def _by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
     """Members sorted so each cluster's survivor comes first: most distinct tokens, then highest
@@ -295,8 +255,10 @@ def plan_merges(
 
     ``frame`` needs ``id, namespace, layer, key, content, importance, created_at, last_access_at,
     access_count, status, protected`` (``store.frame()`` has them); ``embeddings`` is ``(n, dim)``,
-    L2-normalized, row-aligned with ``frame``. Returns :data:`PLAN_SCHEMA` columns, clusters numbered
-    0.. in order of their first row; empty (typed) when nothing merges. Pure: no I/O, no clock.
+    L2-normalized, row-aligned with ``frame``. Optional columns, as ``store.merge_candidates`` gives
+    them: ``_weak`` (:func:`cluster_labels`), ``half_life_hours`` with ``_age_hours`` (the importance
+    cap of the module doc). Returns :data:`PLAN_SCHEMA` columns, clusters numbered 0.. in order of
+    their first row; empty (typed) when nothing merges. Pure: no I/O, no clock.
     """
     times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
     schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
@@ -313,6 +275,11 @@ def plan_merges(
     sim = np.einsum("ij,ij->i", emb[members["_row"].to_numpy()], emb[surv])  # (m, dim)·(m, dim) -> (m,)
     is_survivor = pl.col("_row") == pl.col("_survivor_row")
     members = members.with_columns(_sim=pl.when(~is_survivor).then(pl.Series(sim.astype(np.float64))))
+    capped = {"half_life_hours", "_age_hours"} <= set(frame.columns)  # the store's candidates: at `now`
+    if capped:  # each member's strength at `now`, for the cap on the merged importance (merge_rule)
+        cols = (members[c].to_numpy() for c in ("importance", "_age_hours", "half_life_hours"))
+        members = members.with_columns(_strength=pl.Series(strength(*cols), dtype=pl.Float64))
+    at_now = [pl.col("_strength").max(), pl.col("half_life_hours").max(), pl.col("_age_hours").max()]
     plan = (
         members.group_by("_label")
         .agg(
@@ -331,9 +298,13 @@ def plan_merges(
             pl.col("protected").any(),
             pl.col("_sim").min().alias("min_similarity"),
             pl.col("_row").min().alias("_first"),
+            *(at_now if capped else []),
         )
         .sort("_first")
     )
+    if capped:  # no stronger at `now` than its strongest member (merge_rule.capped_importance)
+        top, hl, age = (plan[c].to_numpy() for c in ("_strength", "half_life_hours", "_age_hours"))
+        plan = plan.with_columns(importance=capped_importance(top, plan["importance"].to_numpy(), hl, age))
     merged = [merge_content(s, o) for s, o in zip(plan["_survivor_content"], plan["_others"], strict=True)]
     reason = pl.format(
         "{} memories chained by cosine >= {} (min {} to the survivor)",

@@ -228,6 +228,66 @@ def test_evaluate_and_sweep_reject_bad_input(tiny) -> None:
         ev.evaluate("not a store", qs)
 
 
+BAD_NUMBERS = (2.0, float("nan"), float("inf"), -1.0, "0.1", True, None, [0.1])
+
+
+def test_evaluate_and_sweep_check_the_floor_as_search_does(tiny) -> None:
+    """evaluate() and sweep() used to take min_strength=2.0, NaN, -1.0 and True silently (a floor
+    that drops everything, or nothing) and raise a raw TypeError for '0.1'; now each is a
+    ValidationError naming the argument passed, with search's own message."""
+    mem, qs = tiny
+    prep = ev.prepare(mem, qs)
+    with mk.MemoryStore() as s:
+        for bad in BAD_NUMBERS[:-2]:  # (None is "the store's floor" for search and evaluate)
+            with pytest.raises(mk.ValidationError) as searched:
+                s.search("tea", namespace="u", min_strength=bad)
+            with pytest.raises(mk.ValidationError) as evaluated:
+                ev.evaluate(prep, weights=KW, min_strength=bad)
+            assert str(evaluated.value) == str(searched.value)  # "min_strength: must be <= 1.0, got 2.0"
+    for bad in BAD_NUMBERS:
+        if bad is not None:
+            with pytest.raises(mk.ValidationError) as ei:
+                ev.evaluate(prep, weights=KW, min_strength=bad)
+            assert ei.value.field == "min_strength"
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.sweep(prep, grid=[{"keyword": 1.0, "min_strength": bad}])
+        assert ei.value.field == "grid.min_strength"
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.rank(prep, KW, min_strength=bad)  # type: ignore[arg-type]
+        assert ei.value.field == "min_strength"
+    floors = ev.sweep(prep, grid={"keyword": [1], "min_strength": [0, np.float64(0.05)]}, by=None)
+    assert floors["min_strength"].to_list() == [0.0, 0.05]  # numbers of any kind, as floats
+
+
+def test_every_other_setting_of_a_sweep_or_an_evaluation_is_named_when_bad(tiny) -> None:
+    mem, qs = tiny
+    prep = ev.prepare(mem, qs)
+    for name in ("similarity", "keyword", "tie", "neighbour", "time_scale_hours", "half_life_hours"):
+        for bad in (float("nan"), -1.0, "1", True, None):
+            with pytest.raises(mk.ValidationError) as ei:
+                ev.sweep(prep, grid=[{"keyword": 1.0, name: bad}])
+            assert ei.value.field == f"grid.{name}", (name, bad)
+    for bad in (float("nan"), 0.0, -1.0, "168", True):
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.evaluate(prep, weights=KW, time_scale_hours=bad)
+        assert ei.value.field == "time_scale_hours"
+    with pytest.raises(mk.ValidationError) as ei:
+        ev.rank(prep, KW, half_life_hours="24")  # type: ignore[arg-type]
+    assert ei.value.field == "half_life_hours"
+    for bad_k in ((1, 5), 0, True):
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.rank(prep, KW, k=bad_k)  # type: ignore[arg-type]
+        assert ei.value.field == "k"
+    for base in (5, "x", {"similarity": 1.0}):
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.sweep(prep, grid=[{"keyword": 1.0}], base=base)  # type: ignore[arg-type]
+        assert ei.value.field == "base"
+    for grid in ([1, 2], {"keyword": 0.5}):
+        with pytest.raises(mk.ValidationError) as ei:
+            ev.sweep(prep, grid=grid)  # type: ignore[arg-type]
+        assert ei.value.field == "grid"
+
+
 def test_k_takes_numpy_integers_and_names_anything_else(tiny) -> None:
     mem, qs = tiny
     prep = ev.prepare(mem, qs)

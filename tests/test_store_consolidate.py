@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 from conftest import AngleEmbedder, assert_unchanged, snapshot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import memkit as mk
 
@@ -86,6 +88,20 @@ def test_bad_params_change_nothing(store: mk.MemoryStore, now: datetime) -> None
     assert_unchanged(store, before)
 
 
+def test_a_bad_threshold_names_the_argument_passed(store: mk.MemoryStore, now: datetime) -> None:
+    """consolidate(threshold=1.5) used to fail naming MergeParams.threshold, a name the caller never
+    wrote; the error names `threshold`, with or without params (whose range it keeps)."""
+    _dupes(store, now)
+    before = snapshot(store)
+    for params in (None, mk.MergeParams(max_cluster=10)):
+        for bad in (1.5, 0.4, "0.9", True, float("nan")):
+            with pytest.raises(mk.ValidationError) as ei:
+                store.consolidate("u", threshold=bad, params=params, now=now)
+            assert ei.value.field == "threshold", (bad, str(ei.value))
+    assert_unchanged(store, before)
+    assert store.consolidate("u", threshold=0.5, now=now + 3 * H, dry_run=True).height == 1  # the range's end
+
+
 A, B, C = "Alice takes the 7:10 bus to work", "Alice commutes by bus", "Alice drives to work on Fridays"
 
 
@@ -128,3 +144,87 @@ def test_an_explicit_threshold_wins_over_params(now: datetime) -> None:
     with pytest.raises(mk.ValidationError, match="threshold"):  # checked as a threshold alone is
         s.consolidate("u", threshold=1.5, params=params, now=now)
     assert_unchanged(s, before)
+
+
+W1, W2, S = "User likes green tea", "User likes green tea a lot", "User really likes green tea"
+
+
+def _strengths(store: mk.MemoryStore, ids: list[str], at: datetime) -> list[float]:
+    """The strength at ``at`` of each memory of ``ids`` (as forget and the merge planner compute it)."""
+    rows = [store.get(i) for i in ids]
+    ages = [(at - r.created_at) / H for r in rows]
+    return [
+        float(mk.decay.strength(r.importance, a, r.half_life_hours)) for r, a in zip(rows, ages, strict=True)
+    ]
+
+
+def test_a_merge_of_weak_memories_stays_weak_and_a_second_plan_finds_none(now: datetime) -> None:
+    """W1 (0.9, half-life 1 h, 100 h old) and W2 (0.05, half-life 100,000 h) are both below forget's
+    floor; S is strong. Their merge used to take importance 0.9 (W1's), half-life 100,000 h (W2's) and
+    W1's date: strength 0.9, no longer weak, so a second consolidate merged it with S (and a merge of
+    weak members survived forget). Now it is no stronger at `now` than its strongest member, W2."""
+    s = mk.MemoryStore(embedder=AngleEmbedder({W1: 0, W2: 1, S: 2}))
+    t = now + 100 * H
+    w1 = s.add(W1, namespace="u", importance=0.9, half_life_hours=1.0, layer="long_term", now=now)
+    w2 = s.add(W2, namespace="u", importance=0.05, half_life_hours=100_000.0, layer="long_term", now=t - H)
+    s.add(S, namespace="u", importance=0.9, layer="long_term", now=t - H)
+    assert s.forget("u", now=t, dry_run=True)["reason"].to_list() == ["weak", "weak"]
+    plan = s.consolidate("u", now=t)
+    assert plan["members"].to_list() == [[w1.id, w2.id]]
+    merged = s.get(plan["merged_id"].item())
+    assert merged.importance == plan["importance"].item()  # the plan says what is written
+    assert (merged.half_life_hours, merged.created_at) == (100_000.0, now)
+    assert _strengths(s, [merged.id], t)[0] <= max(_strengths(s, [w1.id, w2.id], t)) < 0.1
+    assert s.consolidate("u", now=t, dry_run=True).is_empty()  # was: the merged row and S
+    assert s.analyze("u", now=t).filter(pl.col("code") == "MK003").is_empty()  # one planner, one answer
+    widgets = pytest.importorskip("memkit.widgets")
+    assert widgets.merge_explorer(s, "u", now=t).plan.is_empty()
+    assert s.consolidate("u", now=t).is_empty()
+    assert set(s.forget("u", now=t)["id"]) == {merged.id, w1.id, w2.id}  # forget's, as the members were
+
+
+def test_erasing_a_member_rederives_a_merge_as_weak_as_what_is_left(now: datetime) -> None:
+    """A re-derived merge follows the same rule at the erasure's `now`: the two weak members left do
+    not make a strong memory either."""
+    third = "User likes green tea very much"
+    s = mk.MemoryStore(embedder=AngleEmbedder({W1: 0, W2: 1, third: 3}))
+    t = now + 100 * H
+    w1 = s.add(W1, namespace="u", importance=0.9, half_life_hours=1.0, layer="long_term", now=now)
+    s.add(W2, namespace="u", importance=0.05, half_life_hours=100_000.0, layer="long_term", now=t - H)
+    w3 = s.add(third, namespace="u", importance=0.06, half_life_hours=10.0, layer="long_term", now=t - H)
+    merged = s.consolidate("u", now=t)["merged_id"].item()
+    s.delete(w3.id, now=t + H)
+    again = s.get(merged)
+    assert set(again.merged_from) >= {w1.id} and w3.id not in again.content
+    left = [m for m in again.merged_from if m != w3.id]
+    assert _strengths(s, [merged], t + H)[0] <= max(_strengths(s, left, t + H)) < 0.1
+
+
+_member = st.tuples(
+    st.sampled_from([0.02, 0.05, 0.1, 0.3, 0.6, 0.9, 1.0]),  # importance
+    st.sampled_from([1.0, 24.0, 720.0, 2160.0, 100_000.0]),  # half-life, hours
+    st.sampled_from([0, 1, 10, 100, 1000]),  # age at `now`, hours
+    st.sampled_from([0, 1, 5, 20, 35]),  # angle, degrees: 35 apart is below the threshold
+)
+
+
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(members=st.lists(_member, min_size=2, max_size=5))
+def test_consolidation_is_idempotent_and_revives_nothing(members: list, now: datetime) -> None:
+    """Property: right after applying a plan, a second plan finds nothing; every merged memory is no
+    stronger at `now` than its strongest member, so one of weak members is weak (forget's business)."""
+    texts = [f"User likes green tea, note {i}" for i in range(len(members))]
+    s = mk.MemoryStore(embedder=AngleEmbedder({t: m[3] for t, m in zip(texts, members, strict=True)}))
+    try:
+        t = now + 1000 * H
+        for text, (imp, hl, age, _) in zip(texts, members, strict=True):
+            s.add(text, namespace="u", importance=imp, half_life_hours=hl, layer="long_term", now=t - age * H)
+        plan = s.consolidate("u", now=t)
+        assert s.consolidate("u", now=t, dry_run=True).is_empty(), plan
+        for row in plan.filter(pl.col("merged_id").is_not_null()).iter_rows(named=True):
+            strongest = max(_strengths(s, row["members"], t))
+            (merged,) = _strengths(s, [row["merged_id"]], t)
+            assert merged <= strongest * (1 + 1e-9)
+            assert (merged < 0.1) == (strongest < 0.1)  # weak exactly when its members were
+    finally:
+        s.close()

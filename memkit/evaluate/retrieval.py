@@ -30,7 +30,7 @@ from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
 from ..scoring import KeywordIndex, hybrid, neighbour_score
 from ..store.vectors import epoch_us
 from ..ties import top_k_rows
-from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, floor_of, grid_points
+from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, check_setting, floor_of, grid_points
 from .metrics import check_ks, metric_columns, require_columns, summarize
 from .visibility import rankable
 
@@ -193,6 +193,11 @@ def rank(
     ``min_strength`` are not recalled (``half_life_hours`` overrides every memory's half-life).
     Positions past the candidates are ``-1`` and count as misses.
     """
+    if len(ks := check_ks(k)) > 1:  # one cut-off; each setting as evaluate and search check it
+        raise ValidationError("k", f"must be one positive int, got {k!r}")
+    k, time_scale_hours = ks[0], check_setting("time_scale_hours", time_scale_hours)
+    min_strength = check_setting("min_strength", min_strength)
+    half_life_hours = None if half_life_hours is None else check_setting("half_life_hours", half_life_hours)
     out = []
     for g in prep.groups:
         rec = recency(g.idle_h, time_scale_hours)  # (n,)
@@ -284,7 +289,8 @@ def evaluate(
     """
     ks = check_ks(k)
     weights, time_scale_hours = tuned(store_or_frame, weights, time_scale_hours)
-    min_strength = floor_of(store_or_frame, min_strength)
+    time_scale_hours = check_setting("time_scale_hours", time_scale_hours)  # before any work, as search
+    min_strength = check_setting("min_strength", floor_of(store_or_frame, min_strength))
     if not isinstance(weights, Weights):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
     prep = as_prepared(store_or_frame, queries, {"now": now, **prepare_kw})
@@ -317,11 +323,14 @@ def sweep(
     """
     ks = check_ks(k)
     base, scale = tuned(store_or_frame, base, None)
+    if not isinstance(base, Weights):
+        raise ValidationError("base", f"must be a memkit.Weights, got {type(base).__name__}")
+    points = grid_points(grid)  # every value checked before any work (grid.<name>)
     floor = floor_of(store_or_frame)  # a half-life point without a floor: the store's, else the articles'
     hl_floor = floor or HALF_LIFE_FLOOR
     prep = as_prepared(store_or_frame, queries, dict(prepare_kw))
     frames = []
-    for p in grid_points(grid):
+    for p in points:
         w = {f: p.get(f, getattr(base, f)) for f in WEIGHT_KEYS}
         if sum(w[f] for f in WEIGHT_KEYS[:4]) <= 0:  # neighbour and tie alone rank nothing
             continue

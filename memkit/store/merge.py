@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,8 @@ import polars as pl
 from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, below_floor, strength_expr
 from ..errors import MemkitError, ValidationError
+from ..merge_rule import merged_importance
+from ..params import check_number, slider_ranges
 from ..portable.rows import build_rows
 from ..schema import COUNT_MAX
 from .pipeline import PipelineMixin
@@ -41,16 +43,23 @@ def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
     }
 
 
-def merged_record(members: list[dict[str, Any]], survivor: dict[str, Any], content: str) -> dict[str, Any]:
+def merged_record(
+    members: list[dict[str, Any]], survivor: dict[str, Any], content: str, now: datetime
+) -> dict[str, Any]:
     """The fields of a merged memory from its members' rows (the merge rule of
-    :mod:`memkit.consolidate`): the survivor's key, value, layer, kind, source, owner, creator and
-    access; importance, half-life and last access the max; created_at the min; access counts
+    :mod:`memkit.consolidate`), made at ``now``: the survivor's key, value, layer, kind, source,
+    owner, creator and access; half-life and last access the max; created_at the min; importance the
+    max, capped so that the merged memory is no stronger at ``now`` than its strongest member
+    (:func:`memkit.merge_rule.merged_importance`: a merge of weak members stays weak); access counts
     summed; protected if any member is; the members' tags; valid whenever a member was."""
+    us = timedelta(microseconds=1)  # ages in hours computed as age_hours_expr does, to the last bit
+    ages = [(now - m["created_at"]) // us / 3.6e9 for m in members]
     return {
         "content": content, "key": survivor["key"], "layer": survivor["layer"], "kind": survivor["kind"],
         "value": json.loads(survivor["value"]) if survivor["value"] else None, "source": survivor["source"],
         "owner": survivor["owner"], "created_by": survivor["created_by"], "access": survivor["access"],
-        "importance": max(m["importance"] for m in members),
+        "importance": merged_importance([m["importance"] for m in members],
+                                        [m["half_life_hours"] for m in members], ages),
         "half_life_hours": max(m["half_life_hours"] for m in members),
         "created_at": min(m["created_at"] for m in members),
         "last_access_at": max(m["last_access_at"] for m in members),
@@ -124,8 +133,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         below the forgetting policy's floor, never linked to a stronger member
         (:func:`memkit.consolidate.cluster_labels`: they merge among themselves, or are forget's
         business: a merged memory takes its oldest member's ``created_at``: one year-old duplicate
-        would date a fresh fact a year old, and ``forget()`` would erase it). The merge explorer
-        plans over these with :func:`memkit.consolidate.plan_grouped`, as ``consolidate`` does."""
+        would date a fresh fact a year old, and ``forget()`` would erase it); ``_age_hours`` is each
+        one's age at ``now`` (a merged importance is capped with it: :mod:`memkit.merge_rule`). The
+        merge explorer plans over these with :func:`memkit.consolidate.plan_grouped`, as
+        ``consolidate`` does."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
@@ -136,6 +147,8 @@ class MergeMixin(PipelineMixin, ReadMixin):
         # below the forgetting floor: cluster_labels never links it to a stronger member, whose facts a
         # merged memory dated by it would lose to forget()
         frame = frame.with_columns(_weak=below_floor(strength, self.forget_policy.min_strength))
+        # each memory's age at `now`: the planner caps a merged importance with it (merge_rule)
+        frame = frame.with_columns(_age_hours=age_hours_expr("created_at", now))
         emb = frame["embedding"].to_numpy()
         dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
         emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)
@@ -170,11 +183,14 @@ class MergeMixin(PipelineMixin, ReadMixin):
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
+        if threshold is not None:  # in MergeParams' range, the error naming the argument passed
+            lo, hi, _ = slider_ranges(MergeParams)["threshold"]
+            threshold = check_number("threshold", threshold, lo=lo, hi=hi)
         if params is None:  # the store's threshold (settings=) unless one is given
             params = MergeParams(threshold=self.merge_threshold if threshold is None else threshold)
         elif not isinstance(params, MergeParams):
             raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
-        elif threshold is not None:  # validated as MergeParams.threshold, like a threshold alone
+        elif threshold is not None:
             params = replace(params, threshold=threshold)
         self._check_dry_run(dry_run)
         with self._lock:
@@ -201,7 +217,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
             ms, s = [by_id[m][1] for m in c["members"]], by_id[c["survivor"]][1]
             version = max(m["version"] for m in ms) + (s["key"] is not None)  # a keyed merge: next version
             records.append(
-                {**merged_record(ms, s, c["content"]), "namespace": s["namespace"], "version": version}
+                {**merged_record(ms, s, c["content"], now), "namespace": s["namespace"], "version": version}
             )
         cols: dict[str, list[Any]] = {}
         for ns in dict.fromkeys(r["namespace"] for r in records):  # build_rows is per namespace

@@ -100,7 +100,9 @@ class RederiveMixin(MergeMixin):
                     erased.append(p["id"])
                 else:
                     survivor, content = remerge(pl.DataFrame(members))  # the merge rule, on what is left
-                    rec = merged_record(members, next(m for m in members if m["id"] == survivor), content)
+                    rec = merged_record(
+                        members, next(m for m in members if m["id"] == survivor), content, now
+                    )
                     rec = own_reinforcement(rec, p, members, was)  # what the merge earned itself stays
                     # (for a merge of this merge: the merge as it was)
                     was[p["id"]] = (p["access_count"], p["importance"], p["last_access_at"])

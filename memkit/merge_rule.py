@@ -1,0 +1,130 @@
+"""The merge rule's two halves that are not clustering: what a merged memory says
+(:func:`merge_content`) and how strong it is (:func:`capped_importance`, :func:`merged_importance`).
+
+:mod:`memkit.consolidate` plans merges with them and ``store.consolidate`` writes merged memories (and
+re-derives a merge an erasure took a member of) with them, so a plan and what it writes agree.
+
+How strong a merged memory is
+-----------------------------
+A merged memory is dated by its oldest member (``created_at`` = min: the fact is as old as its first
+telling) and decays as slowly as its slowest one (``half_life_hours`` = max). Its importance is the
+members' max, **lowered if need be so that at ``now`` it is no stronger than its strongest member**::
+
+    importance = min(max importance, max strength · 2^(age / half_life))   # age = now - created_at
+
+So a merge never revives what ``forget()`` would drop: members all below the forgetting floor merge
+into a memory below it (and it only decays from there), and consolidation is idempotent: a merged row
+is weak exactly when its cluster was, so it links to nothing the first plan kept apart. Nor does a
+merge weaken what it keeps: at ``now`` the merged memory is at least as strong as its oldest member
+(the plain max is: as old, with at least its importance and half-life; the cap is the strongest
+member's strength), and, decaying at the slowest half-life, stays so. When the members share one
+half-life (one layer's default) the cap never binds: importance is the max, as before. The strengths
+are those of :func:`memkit.decay.strength`, and the cap is checked with it to the last bit (a
+rounding that would put the merged memory a hair above its strongest member lowers the importance by
+one ulp), since :func:`memkit.decay.below_floor` compares exact strengths.
+
+>>> imp = merged_importance([0.9, 0.05], [1.0, 100_000.0], [100.0, 1.0])  # two weak members
+>>> round(imp, 5), round(float(strength(imp, 100.0, 100_000.0)), 5)  # not 0.9: as weak as the 2nd
+(0.05003, 0.05)
+>>> merged_importance([0.5, 0.8], [2160.0, 2160.0], [3.0, 1.0])  # one half-life: the max
+0.8
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from .decay import strength
+from .text import CJK, normalize
+
+__all__ = ["capped_importance", "merge_content", "merged_importance"]
+
+_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
+_END = re.compile(r"[。！？.!?；;，,\s]+$")
+_CJK_CHAR = re.compile(f"[{CJK}]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+# --------------------------------------------------------------------------------------- strength
+def capped_importance(
+    strongest: np.ndarray, importance: np.ndarray, half_life_hours: np.ndarray, age_hours: np.ndarray
+) -> np.ndarray:
+    """The merged importance of each cluster, vectorized over clusters (``(c,)`` arrays each):
+    ``importance`` (the members' max), lowered so that a memory of that importance, ``half_life_hours``
+    (the members' max) and ``age_hours`` (its oldest member's age at ``now``) is no stronger at ``now``
+    than ``strongest`` (its strongest member's strength then) -> ``(c,)`` float64.
+
+    >>> capped_importance(np.array([0.05, 0.5]), np.array([0.9, 0.5]), np.array([1e5, 10.0]),
+    ...                   np.array([100.0, 10.0])).round(5).tolist()
+    [0.05003, 0.5]
+    """
+    top, imp = np.asarray(strongest, np.float64), np.asarray(importance, np.float64)
+    hl, age = np.asarray(half_life_hours, np.float64), np.maximum(np.asarray(age_hours, np.float64), 0.0)
+    over = strength(imp, age, hl) > top  # (c,) the plain max would be stronger than any member
+    if not over.any():
+        return imp
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        capped = np.where(over, np.minimum(imp, top / np.exp2(-age / hl)), imp)  # (c,)
+    capped = np.where(np.isfinite(capped), capped, imp)  # (an exp2 underflow is never `over`)
+    while (bad := over & (strength(capped, age, hl) > top)).any():  # rounding: one ulp down at a time
+        capped = np.where(bad, np.nextafter(capped, 0.0), capped)
+    return capped
+
+
+def merged_importance(
+    importance: Sequence[float], half_life_hours: Sequence[float], age_hours: Sequence[float]
+) -> float:
+    """The importance of the memory merged from members of these importances, half-lives and ages at
+    ``now`` (hours; the merged memory takes the max half-life and the max age): the members' max,
+    capped so that it is no stronger at ``now`` than the strongest of them (module doc)."""
+    imp, hl = np.asarray(importance, np.float64), np.asarray(half_life_hours, np.float64)
+    age = np.asarray(age_hours, np.float64)
+    top = strength(imp, age, hl).max(keepdims=True)  # (1,)
+    return float(
+        capped_importance(top, imp.max(keepdims=True), hl.max(keepdims=True), age.max(keepdims=True))[0]
+    )
+
+
+# ------------------------------------------------------------------------------------------ content
+# words that never change what a sentence states (articles and Chinese particles): a sentence that only
+# adds or drops them says nothing new. Every other word counts, as written (no stemming, stopwords too):
+# "not", "don't", "am"/"pm", "he"/"she", "was"/"is", "lived"/"lives", "or"/"and", 他/她 change a fact.
+_FILLER = frozenset("a an the 的 了 在 吗 呢 吧 啊".split())
+_WORD = re.compile(f"[{CJK}]|[^\\W_{CJK}]+")  # a CJK character, or a run of other letters and digits
+
+
+def _said(text: str) -> str:
+    """What a sentence says, in order, for coverage: its words (case and width folded) and CJK
+    characters but :data:`_FILLER`, as one ``\\x1f``-separated string (a run of words is a substring)."""
+    words = (w for w in _WORD.findall(normalize(text)) if w not in _FILLER)
+    return "\x1f" + "\x1f".join(words) + "\x1f"
+
+
+def merge_content(survivor: str, others: list[str]) -> str:
+    """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
+    covered when its words, in order, are a run of the words of a sentence already in the text.
+
+    >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
+    '用户喜欢用Python写脚本；Python3.10以上最好。'
+    >>> merge_content("Lives in Hangzhou.", ["lives in Hangzhou!", "Works at a bank. Lives in Hangzhou."])
+    'Lives in Hangzhou; Works at a bank.'
+    >>> merge_content("I like coffee.", ["I don't like coffee.", "Flight at 9 am.", "Flight at 9 pm."])
+    "I like coffee; I don't like coffee; Flight at 9 am; Flight at 9 pm."
+    """
+    said = [_said(s) for s in _SPLIT.split(survivor)]
+    added: list[str] = []
+    for text in others:
+        for sentence in _SPLIT.split(text):
+            words = _said(sentence)
+            if words != "\x1f\x1f" and not any(words in s for s in said):  # a fact not yet said, whole
+                added.append(_END.sub("", sentence.strip()))
+                said.append(words)
+    if not added:
+        return survivor  # a duplicate adds nothing, not even a separator
+    cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
+    core = _END.sub("", survivor)
+    end = next((c for c in survivor[len(core) :] if c in "。！？.!?"), "")  # keep the final "。" or "."
+    return ("；" if cjk else "; ").join([core, *added]) + end
