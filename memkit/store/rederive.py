@@ -23,7 +23,7 @@ import polars as pl
 from ..consolidate import remerge
 from ..embed import content_hash
 from ..schema import check_value
-from .merge import MergeMixin, merged_record, own_reinforcement
+from .merge import MergeMixin, merge_group, merged_record, own_reinforcement
 from .vectors import COLUMNS
 from .versions import after
 
@@ -67,7 +67,7 @@ class RederiveMixin(MergeMixin):
         op: str,
         at: datetime,
         requester: str | None,
-        parents: list[dict[str, Any]] | None = None,
+        parents: list[dict[str, Any]],
         was: dict[str, tuple[Any, ...]] | None = None,
         before: dict[str, tuple[Any, ...]] | None = None,
     ) -> list[dict[str, Any]]:
@@ -81,10 +81,8 @@ class RederiveMixin(MergeMixin):
         that text's cached vector too, and a log entry naming it; its report names the namespace)."""
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         was = {} if was is None else was  # rows this erasure changes -> (count, importance, last) before
-        frontier = list(erased)
-        while frontier:  # up the lineage: a merge of merges is re-derived after the merge it holds
-            parents = self._merges_of(frontier) if parents is None else parents
-            frontier = []
+        while parents:  # up the lineage: a merge of merges is re-derived after the merge it holds
+            frontier: dict[str, tuple[Any, ...]] = {}  # the merges changed in this step -> their group
             for p in parents:  # merges are few; each re-derived once per erased member
                 if before is not None:  # (as before this erasure: what a cache or an event may hold)
                     was_then = (p["key"], p["content"], content_hash(p["content"]), p["namespace"])
@@ -114,7 +112,7 @@ class RederiveMixin(MergeMixin):
                         self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
                         self._event(now, op, p["namespace"], p["id"], requester, cascade=True, reason="guard")
                         erased.append(p["id"])
-                        frontier.append(p["id"])
+                        frontier[p["id"]] = merge_group(p)
                         continue
                     content, value, tags = cols["content"][0], cols["value"][0], cols["tags"][0]
                     findings = cols["findings"][0]
@@ -135,8 +133,8 @@ class RederiveMixin(MergeMixin):
                         ns = p["namespace"]
                         self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)
                     changed[p["id"]] = None
-                frontier.append(p["id"])
-            parents = None
+                frontier[p["id"]] = merge_group(p)
+            parents = self._merges_of(frontier) if frontier else []
         live = [i for i in changed if i not in erased]  # re-derived, and not erased since
         return self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [live]

@@ -249,3 +249,30 @@ def test_an_erasure_rederives_two_merges_the_first_one_held_for_review(tmp_path:
             s.get(a.id, namespace="u")
         held = s.frame("u").filter(pl.col("id").is_in([m1, "m2replica"]))
         assert held["status"].to_list() == ["quarantined"] * 2 and set(held["content"]) == {b_text}
+
+
+@pytest.mark.parametrize("also_own", [False, True])
+def test_a_forged_lineage_never_lets_an_erasure_reach_up_into_another_namespace(
+    backend: str, tmp_path: Path, also_own: bool
+) -> None:
+    """An imported memory of namespace B whose ``merged_from`` names a memory of namespace A (forged
+    in the file, or copied from another tenant): deleting that memory in A neither erases B's memory
+    ("no member left") nor re-derives it from its own members (its text would change)."""
+    with mk.MemoryStore() as s:
+        a = s.add("alpha fact kept in namespace A", namespace="A", now=NOW)
+        own = s.add("bravo member in namespace B", namespace="B", now=NOW)
+        with mk.MemoryStore() as other:
+            b = other.add("bravo merged text in namespace B", namespace="B", now=NOW)
+            other.export(tmp_path / "b.jsonl", "B")
+        lines = (tmp_path / "b.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(x) for x in lines]
+        for row in rows:
+            if row.get("id") == b.id:
+                row["merged_from"] = [a.id, own.id] if also_own else [a.id]
+        (tmp_path / "b.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        s.import_(tmp_path / "b.jsonl", now=NOW)
+        before = s.frame("B").sort("id").select("id", "content", "status", "merged_from")
+        s.delete(a.id, namespace="A", now=NOW + H)
+        assert s.frame("B").sort("id").select("id", "content", "status", "merged_from").equals(before)
+        assert s.frame("A").is_empty()
+        assert not s.audit("B").filter(pl.col("op").is_in(["delete", "merge"])).height
