@@ -940,10 +940,16 @@ def test_private_conflict_does_not_lock_the_owner_out(store: mk.MemoryStore, now
     assert statuses == ["superseded", "conflict", "active"]  # bob's proposal stays pending, for review
 
 
-def test_as_of_before_a_backdated_write_shows_nothing_yet(store: mk.MemoryStore, now: datetime) -> None:
+def test_as_of_a_backdated_write_is_there_from_its_created_at(store: mk.MemoryStore, now: datetime) -> None:
+    """A write with its own earlier created_at (a history) is there from then, as written, in
+    frame(as_of=) as in search(now=) (memkit.store.asof); before it, nothing."""
     store.add("住在杭州", namespace="u", key="addr", created_at=now - 10 * D, now=now)
     store.add("住在上海", namespace="u", key="addr", conflict_policy="supersede", now=now + H)
-    assert store.frame("u", as_of=now - 5 * D).is_empty()  # nothing had been written yet
+    assert store.frame("u", as_of=now - 11 * D).is_empty()  # nothing had been written yet
+    assert store.frame("u", as_of=now - 5 * D)["status"].to_list() == ["active"]
+    assert store.search("杭州", namespace="u", now=now - 5 * D, reinforce=False)["content"].to_list() == [
+        "住在杭州"
+    ]
     assert store.frame("u", as_of=now)["status"].to_list() == ["active"]
     assert store.frame("u", as_of=now + H)["status"].to_list() == ["superseded", "active"]
 
@@ -1000,7 +1006,8 @@ def test_read_ignores_versions_written_after_now(store: mk.MemoryStore, now: dat
     store.add("v1", namespace="u", key="k", now=now)
     store.add("v2", namespace="u", key="k", conflict_policy="supersede", now=now + D)
     assert store.read("k", namespace="u", now=now + D).content == "v2"
-    assert store.read("k", namespace="u", now=now) is None  # v1 is superseded, v2 not yet written
+    # v1 was the current version then (superseded only later), v2 was not yet written
+    assert store.read("k", namespace="u", now=now).content == "v1"
 
 
 def test_same_value_as_pending_conflict_replaces_it(store: mk.MemoryStore, now: datetime) -> None:

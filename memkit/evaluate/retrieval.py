@@ -32,7 +32,7 @@ from ..store.vectors import epoch_us
 from ..ties import top_k_rows
 from .grid import HALF_LIFE_FLOOR, SWEEP_KEYS, WEIGHT_KEYS, check_setting, floor_of, grid_points
 from .metrics import check_ks, metric_columns, require_columns, summarize
-from .visibility import rankable
+from .visibility import as_of_groups, rankable
 
 __all__ = ["SWEEP_KEYS", "Prepared", "evaluate", "prepare", "rank", "sweep", "tuned"]
 
@@ -242,15 +242,15 @@ def as_prepared(source: Any, queries: pl.DataFrame, kw: dict[str, Any]) -> Prepa
         return prepare(source, queries, **kw)
     if hasattr(source, "frame") and hasattr(source, "embedder"):  # a MemoryStore
         group = kw.pop("group", "conversation")
-        # every stored memory: prepare ranks what a search may return, the others are neighbours' places
         mem = source.frame(include_embedding=True).drop(group, strict=False).rename({"namespace": group})
+        kw["now"] = check_time("now", kw.get("now"), optional=True)
+        mem = as_of_groups(source, mem, group, kw["now"])  # each group's statuses at its `now`
         if kw.get("requester") is not None:
             kw["requester"] = source.check_names(requester=kw["requester"])  # its identity, as a search's
         kw.setdefault("id_col", "key")
         return prepare(mem, queries, embedder=source.embedder, keyword=source.keyword, group=group, **kw)
-    raise ValidationError(
-        "store_or_frame", f"must be a MemoryStore, a memories frame or Prepared, got {source!r}"
-    )
+    got = f"must be a MemoryStore, a memories frame or Prepared, got {source!r}"
+    raise ValidationError("store_or_frame", got)
 
 
 def tuned(source: Any, weights: Weights | None, time_scale_hours: float | None) -> tuple[Any, float]:

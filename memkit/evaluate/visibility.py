@@ -12,11 +12,15 @@ the order of writing, among the memories the requester may read. A memory a sear
 for another reason (not yet written, expired, superseded, disputed, quarantined) keeps its place
 between the turns around it and lends them nothing; one the requester may not read is not there
 for it at all, so it does not part two of the requester's own memories.
+
+From a store, each group is judged as a search at its ``now`` judges it (:func:`as_of_groups`): each
+memory by its status then, one not yet written then (a merge made later) keeping only its place.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -26,10 +30,11 @@ from ..errors import ValidationError
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, adjacent
 from ..store.gate import Gate
 
-__all__ = ["GATED", "TIMES", "rankable"]
+__all__ = ["GATED", "TIMES", "UNWRITTEN", "as_of_groups", "rankable"]
 
 GATED = ("status", "access", "owner", "created_by", "valid_from", "valid_until")  # store.frame() has them
 TIMES = ("created_at", "valid_from", "valid_until")  # read as UTC; the last two optional
+UNWRITTEN = "unwritten"  # the status, in an evaluation, of a memory not yet written at its group's now
 _US_PER_HOUR = 3.6e9
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -80,3 +85,18 @@ def rankable(
     window = int(NEIGHBOUR_WINDOW_HOURS * _US_PER_HOUR)
     prev, nxt = adjacent(np.zeros(len(written), np.int8), written, window, there)
     return visible.astype(bool), prev, nxt
+
+
+def as_of_groups(store: Any, mem: pl.DataFrame, group: str, now: datetime | None) -> pl.DataFrame:
+    """A store's memories frame (``store.frame()``, its namespaces in column ``group``) with each
+    group's statuses as they were at the time it is evaluated at (``now``, else its newest memory's
+    ``created_at``), as ``store.frame(as_of=)`` and a search then judge them; a memory not yet
+    written then (a merge made later) gets :data:`UNWRITTEN`: it keeps its place as a neighbour,
+    and is not ranked. One ``frame(as_of=)`` per group: cheap unless a status changed after it."""
+    parts = []
+    for (g,), part in mem.group_by(group, maintain_order=True):
+        at = now if now is not None else part["created_at"].max()
+        then = store.frame(g, as_of=at).select("id", status_then="status")
+        part = part.join(then, on="id", how="left", maintain_order="left")
+        parts.append(part.with_columns(status=pl.col("status_then").fill_null(UNWRITTEN)).drop("status_then"))
+    return pl.concat(parts) if parts else mem

@@ -6,9 +6,10 @@ A read passes four checks, in this order (DESIGN.md):
    (``requester=None``) may read across namespaces;
 2. **access level** — :mod:`memkit.access`: ``public`` anyone, ``protected`` the owner, ``private``
    the creator;
-3. **status** — what the read is about (``search`` and ``read``: ``active`` only);
+3. **status** — what the read is about (``search`` and ``read``: ``active`` only), as it was at
+   ``now`` (:mod:`memkit.store.asof`: only a ``now`` before the last status change pays for it);
 4. **validity** — valid at ``now`` (``valid_from <= now < valid_until``) and already written
-   (``created_at <= now``), for reads that take a ``now``.
+   (``created_at <= now``, and its write logged by ``now``), for reads that take a ``now``.
 
 :class:`Gate` holds one read's answer to those four questions and renders it as a SQL predicate
 (:meth:`Gate.where`), a polars expression (:meth:`Gate.expr`) or, for search, the numpy mask of the
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +36,7 @@ from .. import access as acl
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard.fields import names_as_stored
 from ..schema import check_name
-from .audit import AuditMixin
+from .asof import AsOfMixin, Then
 from .vectors import COLUMNS
 
 __all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
@@ -62,13 +63,15 @@ class Gate:
     """One read's view: ``namespace`` (None: all, operator only), ``requester`` (None: the
     operator), ``statuses`` (None: any) and ``valid_at`` (None: any validity, any write time).
     ``hidden``: ids the open transaction erased, which the index holds until its commit (the
-    tables no longer do: only the index's mask needs them)."""
+    tables no longer do: only the index's mask needs them). ``then``: the statuses at ``valid_at``
+    that differ from today's (:class:`~memkit.store.asof.Then`; None: today's are those then)."""
 
     namespace: str | None
     requester: str | None
     statuses: tuple[str, ...] | None = None
     valid_at: datetime | None = None
     hidden: frozenset[str] = frozenset()
+    then: Then | None = field(default=None, compare=False)
 
     def where(self) -> tuple[str, list[Any]]:
         """The gate as a SQL predicate over ``memories`` and its parameters (values are always bound
@@ -86,7 +89,16 @@ class Gate:
         if self.requester is not None:
             parts.append(acl.SQL_READABLE)
             params += [self.requester] * 3
-        if self.statuses is not None:
+        if self.then is not None:  # as at `valid_at`: today's status unless listed, or listed then
+            listed = "id IN (SELECT unnest(?::VARCHAR[]))"
+            if self.statuses is None:  # any status, once written
+                parts.append(f"NOT {listed}")
+                params.append(self.then.ids(None))
+            else:
+                parts.append(f"((status IN (SELECT unnest(?::VARCHAR[])) AND NOT {listed}) OR {listed})")
+                changed = self.then.changed["id"].to_list()
+                params += [list(self.statuses), changed, self.then.ids(self.statuses)]
+        elif self.statuses is not None:
             parts.append("status IN (SELECT unnest(?::VARCHAR[]))")
             params.append(list(self.statuses))
         if self.valid_at is not None:
@@ -103,8 +115,11 @@ class Gate:
         e = acl.readable_expr(self.requester)
         if self.namespace is not None:
             e = e & (pl.col("namespace") == self.namespace)
+        status = pl.col("status") if self.then is None else self.then.status_expr()  # null: not yet
         if self.statuses is not None:
-            e = e & pl.col("status").is_in(list(self.statuses))
+            e = e & status.is_in(list(self.statuses)).fill_null(False)
+        elif self.then is not None:
+            e = e & status.is_not_null()
         if self.valid_at is not None:
             t = pl.lit(self.valid_at)  # in UTC (check_time), the columns' zone: polars compares no two
             e = e & (
@@ -115,7 +130,7 @@ class Gate:
         return e
 
 
-class GateMixin(AuditMixin):
+class GateMixin(AsOfMixin):
     """Builds gates, checks access to one memory and audits denials."""
 
     def _key_names(self, key: Any) -> tuple[str, str]:

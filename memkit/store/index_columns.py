@@ -283,17 +283,20 @@ class IndexColumns:
 
     def mask(self, gate: Any, now_us: int, *, floor: bool = True, layer: Sequence[str] | None = None,
              kind: Sequence[str] | None = None, tags: Sequence[str] | None = None) -> np.ndarray:  # fmt: skip
-        """The read gate (:class:`~memkit.store.gate.Gate`: namespace, access, statuses; validity and
-        write time at ``now_us``) over the index's codes, the filters, and (``floor=True``)
-        strength at least :attr:`floor` -> a boolean mask ``(n,)``."""
+        """The read gate (:class:`~memkit.store.gate.Gate`: namespace, access, statuses (as at
+        ``now_us`` with ``gate.then``); validity and write time at ``now_us``) over the index's
+        codes, the filters, and (``floor=True``) strength at least :attr:`floor` -> a boolean mask
+        ``(n,)``."""
         n = self.n
         m = np.ones(n, dtype=bool)
         if gate.namespace is not None:
             m &= self.ns[:n] == self.names.lookup(gate.namespace)
+        # status as it was at `now` when the gate says it differed (memkit.store.asof: a past `now`)
+        status = self.status[:n] if gate.then is None else gate.then.codes(self)
         if gate.statuses is not None:
-            m &= among(self.status[:n], [STATUSES.index(s) for s in gate.statuses])
+            m &= among(status, [STATUSES.index(s) for s in gate.statuses])
         else:
-            m &= self.status[:n] != DELETED
+            m &= status >= 0  # not erased (nor, at a past `now`, unwritten)
         if gate.requester is not None:  # memkit.access's rule, over codes instead of names
             req = self.names.lookup(gate.requester)
             m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)

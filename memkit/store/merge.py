@@ -123,11 +123,16 @@ class MergeMixin(PipelineMixin, ReadMixin):
         valid: bool,
         embedding: bool = False,
     ) -> pl.DataFrame:
-        """The memories maintenance works on at ``now``: written by then (and, with ``valid``, valid
-        then); with a ``requester`` (who names its namespace), only those it may both read and
-        change (the owner or creator of a memory another creator made private may not read it)."""
+        """The memories maintenance works on at ``now``: written by then (by their write's event: a
+        merge made later is not there; statuses are today's: what waits for a review waits now)
+        and, with ``valid``, valid then; with a ``requester`` (who names its namespace), only those
+        it may both read and change (the owner or creator of a memory another creator made private
+        may not read it)."""
         gate = self._gate(namespace, requester, valid_at=now if valid else None)
         keep = gate.expr() & (pl.col("created_at") <= now)
+        then = self._then(namespace, now)  # written by then: by its write's event (memkit.store.asof)
+        if then is not None:
+            keep = keep & ~pl.col("id").is_in(then.ids(None))
         if requester is not None:
             mine = (pl.col("owner") == requester) | (pl.col("created_by") == requester)
             keep = keep & mine.fill_null(False)

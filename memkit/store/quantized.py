@@ -187,8 +187,10 @@ class QuantizedIndex(SearchIndex):
         mask = np.empty(n, dtype=bool)  # (n,): the rows the gate and the filters let through
         kw_all, adj = None, (None,) * 4
         lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
-        # the gate in the scan; not with filters, another floor or ids hidden in a transaction
+        # the gate in the scan; not with filters, another floor, ids hidden in a transaction or the
+        # statuses of a past `now` (memkit.store.asof)
         fused = layer is None and kind is None and tags is None and default_floor and not gate.hidden
+        fused = fused and gate.then is None
         if not fused:  # rarer, often few rows: the exact index's numpy mask
             mask[:] = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
             if not default_floor:  # strength computed for the candidates only, as the exact index does

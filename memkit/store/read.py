@@ -100,7 +100,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         with self._lock:
             now = clock()  # under the lock: after every write that ran before
             # access is checked on the one row found, so a denial is audited (a gate would just hide it)
-            where, params = self._gate(namespace, None, statuses=("active",), valid_at=now).where()
+            gate = self._gate(namespace, None, statuses=("active",), valid_at=now)
+            where, params = self._as_of(gate, now).where()  # status as at `now` (memkit.store.asof)
             rows = self._sql(
                 f"SELECT {COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
                 " ORDER BY key = ? DESC, version DESC LIMIT 1",  # the screened chain's first: it is the one
@@ -139,9 +140,10 @@ class ReadMixin(GateMixin, VectorsMixin):
     ) -> pl.DataFrame:
         """All memories (of one namespace, or all), oldest first, as a polars frame.
 
-        ``as_of=t`` shows what the store believed at ``t``: the memories written by then (by the
-        ``now`` of their write, whatever their ``created_at``), each with the status it had then,
-        replayed from the audit log. Deleted memories are gone for good: erasure is not undone by
+        ``as_of=t`` shows what the store believed at ``t``: the memories written by then (by their
+        ``created_at``; a merge by its ``merge`` event), each with the status it had then, replayed
+        from the audit log (:mod:`memkit.store.asof`, the rule every read at a past ``now``
+        follows). Deleted memories are gone for good: erasure is not undone by
         time travel; access counts and importance are today's. With a ``requester`` (and its
         namespace) only what it may read, quarantined text withheld; without, the operator's view.
         ``withhold=True`` withholds quarantined rows' text, key, value and tags
@@ -160,25 +162,13 @@ class ReadMixin(GateMixin, VectorsMixin):
             f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
         )
         with self._lock:
-            if as_of is None:
-                # (created_at, write order): the index's order, so neighbour ties match search's
-                sql = f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, rowid"
-                return self._lineage(self._sql(sql, params), requester)
-            # every write logs the status it sets, so the last such event by `t` is the status then,
-            # and a memory with no event by `t` had not been written yet (last in log order: a write
-            # dated before an earlier one still comes after it; an import replays no history over a
-            # memory the store already has)
-            frame = self._sql(
-                f"""SELECT m.*, s.status_then FROM
-                    (SELECT {cols}, rowid AS _row FROM memories WHERE {where}) m
-                    JOIN (SELECT DISTINCT ON (memory_id) memory_id, detail->>'status' AS status_then
-                          FROM events WHERE ts <= ? AND detail->>'status' IS NOT NULL
-                          ORDER BY memory_id, seq DESC) s ON s.memory_id = m.id
-                    ORDER BY created_at, _row""",
-                [*params, as_of],
-            )
-            frame = frame.with_columns(status=pl.col("status_then")).drop("status_then", "_row")
-            return self._lineage(frame, requester)
+            # (created_at, write order): the index's order, so neighbour ties match search's
+            frame = self._sql(f"SELECT {cols} FROM memories WHERE {where} ORDER BY created_at, rowid", params)
+            # as_of: every write logs the status it sets, so the last such event by `t` is the status
+            # then, and a memory with no event by `t` had not been written yet (memkit.store.asof;
+            # None: `t` is at or after the last status change, today's statuses are those then)
+            then = None if as_of is None else self._then(namespace, as_of)
+            return self._lineage(frame if then is None else then.apply(frame), requester)
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored memories (all statuses) of one namespace, or all; the operator's count."""

@@ -4,7 +4,9 @@ The candidates are the rows the read gate lets through (namespace, access, ``act
 already written at ``now``) — :meth:`~memkit.store.index.SearchIndex.mask` renders the same
 :class:`~memkit.store.gate.Gate` over the index's integer codes — filtered by layer, kind and tags and
 by the retrieval floor; :meth:`~memkit.store.index.SearchIndex.rank` scores them with
-:func:`memkit.scoring.hybrid`. The query is logged as a digest, never as text.
+:func:`memkit.scoring.hybrid`. At a ``now`` before the store's last status change, status is judged as
+it was then (:mod:`memkit.store.asof`), and such a search ranks alone. The query is logged as a
+digest, never as text.
 
 A search is also a write: its hits are reinforced (last access, count, importance) with its
 ``search`` event (deferred: :mod:`memkit.store.deferred`), so what is recalled grows stronger. Times
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -144,24 +147,42 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
         q = self._embed_query(query)  # (dim,)
 
-        def ask() -> dict[str, Any]:
+        def ask(alone: bool) -> dict[str, Any] | None:
             """The ranking's arguments, under the lock: a wall-clock `now` read there comes after every
             write that ran before (read earlier, a key's new version could be "not yet written" while
-            the old one is already superseded: no version at all)."""
+            the old one is already superseded: no version at all). At a `now` before the last status
+            change the gate judges status as it was then (memkit.store.asof), which reads the log:
+            alone only (None when the ranking holds the lock shared: it ranks again, alone)."""
             t = clock()
             gate = self._gate(namespace, requester, statuses=("active",), valid_at=t)  # the read gate
+            if not alone and self._past(t):
+                return None
+            gate = self._as_of(gate, t, synced=True) if alone else gate
             return dict(q=q, query=query, gate=gate, now=t, floor=floor, weights=weights, k=int(k),
                         layer=layers, kind=kinds, tags=tag_list, guard=guard)  # fmt: skip
 
         # alone, as every statement: a server syncs the index first, the guard reads lessons from
-        # DuckDB, and an int8 index reads its pool's exact rows from DuckDB inside the ranking
-        if self._pg is not None or guard or self.index != "exact":
-            with self._lock:
-                self._check_open()
-                asked = ask()
-                hits, ids = self._hits(self._synced(), **asked)  # (sync.py: the other processes' writes)
-                self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
-            return hits
+        # DuckDB, an int8 index reads its pool's exact rows from DuckDB inside the ranking, and a
+        # past `now` reads the statuses of then from the log
+        if self._pg is None and not guard and self.index == "exact" and not self._past(clock(), look=True):
+            hits = self._rank_shared(ask, namespace, requester, query, int(k), reinforce)
+            if hits is not None:
+                return hits
+        with self._lock:
+            self._check_open()
+            ix = self._synced()  # (sync.py: the other processes' writes)
+            asked = ask(True)
+            assert asked is not None
+            hits, ids = self._hits(ix, **asked)
+            self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
+        return hits
+
+    def _rank_shared(
+        self, ask: Any, namespace: str, requester: str | None, query: str, k: int, reinforce: bool
+    ) -> pl.DataFrame | None:
+        """A search of an exact index on DuckDB: the ranking beside other rankings, the event and
+        reinforcement alone (module docstring) -> the hits, or None when ``ask`` finds its ``now``
+        before the last status change (a write dated later came first): then it ranks alone."""
         place = None  # the search's place in the writers' queue, taken as its ranking begins
         try:
             # rankings side by side: they only read the numpy index
@@ -169,7 +190,9 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 self._check_open()  # close() may have come first
                 ix = self._index
                 seen = ix.version
-                asked = ask()
+                asked = ask(False)
+                if asked is None:
+                    return None
                 hits, ids = self._hits(ix, **asked)
             if self.read_only:
                 return hits
@@ -178,8 +201,9 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 # subtle: the queue keeps other threads' writes out until here; should one have run
                 # all the same, the event would describe a ranking of an index that is gone: rank again
                 if self._index is not ix or ix.version != seen:
+                    asked["gate"] = self._as_of(asked["gate"], asked["now"])  # (a write dated later)
                     hits, ids = self._hits(self._index, **asked)
-                self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
+                self._log_search(asked["now"], namespace, requester, query, k, ids, reinforce)
             return hits
         finally:
             self._lock.cancel(place)  # nothing once taken; a raise or a read-only store gives it up
@@ -232,6 +256,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             ids, keys, cols = hits["id"].to_list(), hits["key"].to_list(), hits.get_columns()
         # the same gate for the hits' disputed versions: a requester sees only those it may read
         disputed = self._gate(gate.namespace, gate.requester, statuses=("conflict",), valid_at=now)
+        disputed = replace(disputed, then=gate.then)  # pending then, at a past `now`
         pending = ix.pending(disputed, epoch_us(now), keys)
         texts = list(dict.fromkeys(t for p in pending for t in p))
         if guard and texts:  # the read-time defence covers what the note would quote, too
@@ -272,8 +297,9 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         self._check_open()
         with self._lock:
             now = clock()  # under the lock, as search reads it
-            gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # search's
             ix = self._synced()  # on a server, with the other processes' writes (sync.py)
+            gate = self._gate(namespace, requester, statuses=("active",), valid_at=now)  # search's
+            gate = self._as_of(gate, now, synced=True)  # status as at `now` (memkit.store.asof)
             adj = ix.adjacency(gate)  # prev, next, prev2, next2
             seen = ix.mask(gate, epoch_us(now))  # namespace, access, status, validity, the floor
             rows = np.array([ix.row.get(i, -1) for i in ids], dtype=np.int64)  # the asked ids, a few

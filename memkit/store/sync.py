@@ -39,6 +39,7 @@ import polars as pl
 
 from ..embed import clear_word_caches
 from ..errors import MemkitError
+from .asof import AsOfMixin
 from .index import SearchIndex
 from .pg_schema import EMBEDDER, SNAPSHOT, STATE
 from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
@@ -57,7 +58,7 @@ _RELOAD_AT = 10_000  # dead index rows below which a rebuild is not worth it
 _CODED = {"namespace": "ns", "owner": "owner", "created_by": "creator"}  # the index's coded name columns
 
 
-class SyncMixin(VectorsMixin):
+class SyncMixin(AsOfMixin, VectorsMixin):
     """The index kept in step with a shared server (see the module docstring)."""
 
     _rowids: np.ndarray  # on a server: the rowid each index row was read with, (>= n,) int64; -1 unknown
@@ -90,6 +91,7 @@ class SyncMixin(VectorsMixin):
         table = self._db.sql(_CHANGED, [self._seen_xid, self._seen_xid]).to_arrow_table()
         if table.num_rows:
             self._apply_changes(table)
+            self._marks_follow(table.column("changed_id").to_pylist())  # their status events (asof.py)
         self._seen_xid = seen
         dead = self._index.n - len(self._index.row)  # rows of rewritten or erased memories
         if dead > max(_RELOAD_AT, len(self._index.row)):  # more dead rows than live ones: rebuild

@@ -212,18 +212,19 @@ def test_a_rederived_merge_keeps_the_reinforcement_it_earned_itself(backend: str
 
 
 def test_a_rederived_merge_keeps_no_last_access_of_the_erased_member(backend: str) -> None:
-    """A merge whose last access is its member a's (its own hits were dated earlier: a search in
-    the past never moves last access back) kept a's time after delete(a): a trace of a."""
+    """A merge whose last access is its member a's kept a's time after delete(a): a trace of a.
+    (A search dated before the merge finds the members, as they were: the merge is not there yet.)"""
     text = "the user lives in Hangzhou"
     with mk.MemoryStore() as s:
         a, b = (s.add(text, namespace="u", now=NOW + i * H) for i in range(2))
         s.reinforce([a.id], namespace="u", now=NOW + 8 * H)
         merged = s.consolidate("u", now=NOW + 10 * H)["merged_id"][0]
-        assert s.search("Hangzhou", namespace="u", now=NOW + 5 * H)["id"].to_list() == [merged]
-        assert s.get(merged).last_access_at == NOW + 8 * H  # a's, though the merge was hit
+        found = s.search("Hangzhou", namespace="u", now=NOW + 5 * H, reinforce=False)["id"].to_list()
+        assert sorted(found) == sorted([a.id, b.id])
+        assert s.get(merged).last_access_at == NOW + 8 * H  # a's
         s.delete(a.id, now=NOW + 20 * H)
         after = s.get(merged)
-        assert after.last_access_at == b.last_access_at == NOW + H and after.access_count == 1  # its own hit
+        assert after.last_access_at == b.last_access_at == NOW + H and after.access_count == 0
 
 
 def test_an_erasure_rederives_two_merges_the_first_one_held_for_review(tmp_path: Path) -> None:

@@ -37,8 +37,10 @@ def _store(where: str) -> mk.MemoryStore:
 
 
 def _guarded(s: mk.MemoryStore) -> list[str]:
-    """What ``search(guard=True)`` returns in NS (hits near a lesson are dropped)."""
-    return s.search("meeting", namespace=NS, k=10, now=NOW, reinforce=False, guard=True)["content"].to_list()
+    """What ``search(guard=True)`` returns in NS (hits near a lesson are dropped), once the tests'
+    memories are written (a merge is there from its merge event)."""
+    hits = s.search("meeting", namespace=NS, k=10, now=NOW + 5 * H, reinforce=False, guard=True)
+    return hits["content"].to_list()
 
 
 def test_a_lesson_learned_before_the_pattern_still_counts(where: str) -> None:
