@@ -8,7 +8,7 @@ info        summarize a memkit database file
 export      write a namespace (or everything) to a portable JSONL file (:mod:`memkit.portable`)
 import      load a portable JSONL file (``--from`` mem0 / cogx / chat for other frameworks' data)
 analyze     lint a namespace and print the findings table (:mod:`memkit.analyze`)
-reembed     migrate a file written by another (or an older) embedder to the default one
+reembed     migrate a file written by another (or an older) embedder to ``--embedder``'s (default hash)
 mcp         serve one namespace as MCP memory tools over stdio (extra ``memkit[mcp]``)
 data        ``data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached; :func:`fetch_locomo`)
 copy, pg    a whole store into a new one; a local PostgreSQL server (:mod:`memkit.operate`, as data)
@@ -18,7 +18,8 @@ The CLI never creates a database by accident: every command but ``demo`` needs a
 (``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
 and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction.
-``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE``: the tuned parameters.
+``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE`` (the tuned parameters), and every
+command that opens a store ``--embedder SPEC``, its file's embedder (:mod:`memkit.cli_embedder`).
 
 A session, from the demo to another framework's data and back to an agent::
 
@@ -29,12 +30,11 @@ A session, from the demo to another framework's data and back to an agent::
     $ memkit mcp --db copy.duckdb --namespace alice2        # memory tools for an MCP client
     $ memkit data locomo                                    # LoCoMo for lesson 09, cached
 
-The module reads as the command line itself: :func:`_parser` builds one sub-parser per command
-(one ``_add_<command>`` function each, in the order ``memkit --help`` lists them), and
-:func:`_run` dispatches to one ``_<command>`` function each. Every command is a thin shell over a
-public API call — ``run_demo``, ``store.export``, ``store.import_``, ``adapters.import_file``,
-``store.analyze``, ``store.reembed``, ``build_server`` — so anything the CLI does, a notebook can
-do in one line, and the CLI adds only argument parsing and printing.
+The module reads as the command line itself: :func:`_parser` builds one sub-parser per command (one
+``_add_<command>`` each, in ``memkit --help``'s order), :func:`_run` dispatches to one ``_<command>``
+each. Every command is a thin shell over a public API call — ``run_demo``, ``store.export``,
+``store.import_``, ``adapters.import_file``, ``store.analyze``, ``store.reembed``, ``build_server`` —
+so anything the CLI does, a notebook can do in one line; the CLI adds argument parsing and printing.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from pathlib import Path
 
 import polars as pl
 
+from .cli_embedder import add_embedder_options, open_store
 from .demo import run_demo
 from .errors import MemkitError, ValidationError
 from .operate import COMMANDS as OPERATOR_COMMANDS
@@ -66,12 +67,12 @@ _TABLE = dict(
 def _parser() -> argparse.ArgumentParser:
     """The ``memkit`` argument parser: one sub-parser per command, a command required.
 
-    The commands are added in the order ``memkit --help`` lists them.
+    The commands are added in ``memkit --help``'s order, then ``--embedder`` to those opening a store.
     """
     parser = argparse.ArgumentParser(prog="memkit", description="memkit: the memory layer of LLM agents")
     sub = parser.add_subparsers(dest="command", required=True)
     adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp,
-              add_operator_commands)  # fmt: skip
+              add_operator_commands, add_embedder_options)  # fmt: skip
     for add in adders:
         add(sub)
     return parser
@@ -159,7 +160,7 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_reembed(sub: argparse._SubParsersAction) -> None:
-    """``memkit reembed --db FILE``: the migration after a change of embedder (or its version)."""
+    """``memkit reembed --db FILE [--embedder SPEC]``: the migration to ``--embedder``'s vectors."""
     ree = sub.add_parser("reembed", help="re-embed a file written by another embedder (in one transaction)")
     ree.add_argument("--db", required=True, help="database file")
 
@@ -211,7 +212,7 @@ def _run(args: argparse.Namespace) -> None:
     create = args.command == "import" and args.create
     made = create and not Path(args.db).exists()
     try:
-        with MemoryStore(args.db, create=create, settings=args.settings) as store:
+        with open_store(args.db, args, create=create, settings=args.settings) as store:
             _WITH_STORE[args.command](store, args)
     except MemkitError:  # the import refused (nothing written): a reader leaving early is not that
         if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
@@ -233,14 +234,14 @@ def _demo(args: argparse.Namespace) -> None:
 def _info(args: argparse.Namespace) -> None:
     """Print the store's summary line (file, embedder, number of memories) and its memories
     counted by namespace and status: a quick look before exporting or serving a file."""
-    with MemoryStore(args.db, create=False) as store:
+    with open_store(args.db, args, create=False) as store:
         print(store)
         print(store.frame().group_by("namespace", "status").len().sort("namespace", "status"))
 
 
 def _reembed(args: argparse.Namespace) -> None:
-    """Re-embed every memory with the default embedder, in one transaction."""
-    with MemoryStore(args.db, create=False) as store:
+    """Re-embed every memory with ``--embedder``'s (default: the hash embedder), in one transaction."""
+    with open_store(args.db, args, create=False) as store:
         print(f"re-embedded {store.reembed()} memories of {args.db} with {store.embedder.name}")
 
 
@@ -252,7 +253,7 @@ def _mcp(args: argparse.Namespace) -> None:
 
     clock = None if args.now is None else (lambda: args.now)
     made = args.create and not Path(args.db).exists()
-    with MemoryStore(args.db, create=args.create, settings=args.settings) as store:
+    with open_store(args.db, args, create=args.create, settings=args.settings) as store:
         try:  # refused at start (a bad namespace, requester or clock): no new, empty file is left
             server = build_server(store, namespace=args.namespace, requester=args.requester, now=clock)
         except MemkitError:

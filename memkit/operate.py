@@ -32,8 +32,8 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
+from .cli_embedder import open_store
 from .evaluate import LOCOMO, fetch_locomo
-from .store import MemoryStore
 from .store.pg_server import local_server
 from .store.postgres import redact_url
 
@@ -68,7 +68,7 @@ def _data(args: argparse.Namespace) -> None:
 
 def _copy(args: argparse.Namespace) -> None:
     """Copy SRC into DST (created) and print what was copied."""
-    with MemoryStore(args.source, create=False) as source:
+    with open_store(args.source, args, create=False) as source:
         counts = source.copy_to(args.target)
         where = source.path  # as reprs show it: a URL without its password
     print(f"copied {where} -> {redact_url(args.target)}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
@@ -76,7 +76,7 @@ def _copy(args: argparse.Namespace) -> None:
 
 def _reidentify(args: argparse.Namespace) -> None:
     """Re-identify the people named and print each pseudonym replaced (never an address)."""
-    with MemoryStore(args.db, create=False) as store:
+    with open_store(args.db, args, create=False) as store:
         out = store.reidentify(args.names)
     for old, new, rows in out.filter(out["rows"] > 0).iter_rows():
         print(f"{old} -> {new}: {rows} values")

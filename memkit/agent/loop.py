@@ -47,6 +47,7 @@ from ..errors import ValidationError
 from ..params import Weights, check_number
 from ..schema import check_name, check_text, check_time, clock
 from ..store import MemoryStore
+from ..store.settable import FromStore, an_instance
 from .actions import add_keyed, confirm, execute
 from .context import USED_SCHEMA, Context, build_context
 
@@ -108,11 +109,13 @@ class MemoryAgent:
 
     ``store`` is a :class:`MemoryStore`; ``llm`` any callable ``str -> str``; every memory is read
     and written in ``namespace`` as ``requester``. ``k`` memories are recalled per turn with
-    ``weights`` (default: the store's, ``store.weights``), kept within ``budget_chars`` of prompt;
+    ``weights`` (default: ``store.weights`` as it is at each turn), kept within ``budget_chars`` of prompt;
     ``window`` recent exchanges are replayed; ``now`` is a datetime, a clock callable, or None (wall clock);
     ``forget_threshold`` is the search score the nearest memory needs to be named when a forget
     command's words name none (what is erased, the words decide: :mod:`memkit.agent.matching`).
     """
+
+    weights = FromStore("weights", an_instance(Weights))  # given, or store.weights as it is at each turn
 
     def __init__(
         self,
@@ -141,9 +144,7 @@ class MemoryAgent:
         self.requester = check_name("requester", requester)
         store.check_names(requester=self.requester)  # the store's rule for requesters (no secret)
         self.k = _int("k", k, 1, 100)
-        if weights is not None and not isinstance(weights, Weights):
-            raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
-        self.weights = weights or store.weights  # the store's own (Weights(), or settings=)
+        self.weights = weights  # checked; None (or assigned later): follow the store's
         self.window = _int("window", window, 1, 1000)
         self.budget_chars = _int("budget_chars", budget_chars, 1, 1_000_000)
         self.clock = clock(now)

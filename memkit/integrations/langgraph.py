@@ -81,6 +81,7 @@ from ..errors import AccessDenied, NotFound, ValidationError
 from ..params import Weights
 from ..schema import ACCESS, Memory, check_choice, check_number, check_text, clock
 from ..store import MemoryStore
+from ..store.settable import FromStore, an_instance
 from .langgraph_items import (
     NOINDEX,
     MemkitItem,
@@ -122,8 +123,9 @@ def _until(now: datetime, ttl: float) -> datetime:
 class MemkitStore(SearchOps, BaseStore):
     """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
 
-    ``requester`` acts as that requester (None: the operator); ``weights`` (default: memkit's,
-    without neighbour expansion, which suits conversation turns rather than items) and
+    ``requester`` acts as that requester (None: the operator); ``weights`` (default: the store's,
+    ``store.weights`` as it is at each search, without neighbour expansion, which suits conversation
+    turns rather than items; assign ``None`` to follow the store again) and
     ``min_strength`` are passed to every search; ``fields`` are the value paths whose text is
     indexed when a put names none; ``access`` is the access level of what it writes (default
     ``public``: anyone in the namespace may read it and write a new version; ``protected``: only
@@ -134,6 +136,9 @@ class MemkitStore(SearchOps, BaseStore):
     """
 
     supports_ttl = True
+    # the store's weights as they are at each search (`store.weights = ...` reaches an adapter built
+    # before it); items are facts put one by one, not conversation turns: no neighbour expansion
+    weights = FromStore("weights", an_instance(Weights), lambda w: dataclasses.replace(w, neighbour=0.0))
 
     def __init__(
         self,
@@ -152,15 +157,11 @@ class MemkitStore(SearchOps, BaseStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
             raise ValidationError("fields", "must be a list of value paths such as ['$'] or ['memory']")
-        if weights is not None and not isinstance(weights, Weights):
-            raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
         if min_strength is not None:
             min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
         store.check_names(requester=requester)  # the store's rule for requesters, here, as build_server
         self.store, self.requester, self.min_strength = store, requester, min_strength
-        # the store's tuned weights; items are facts put one by one, not conversation turns: no
-        # neighbour expansion by default
-        self.weights = weights or dataclasses.replace(store.weights, neighbour=0.0)
+        self.weights = weights  # checked; None: the store's, read at each search (the class's `weights`)
         self.fields = tuple(fields)
         self.access = None if access is None else check_choice("access", access, ACCESS)
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)

@@ -56,7 +56,8 @@ def _key(name: str) -> str:
 
 class SearchOps:
     """Search and namespace listing for :class:`~memkit.integrations.langgraph.MemkitStore` (a mixin:
-    it reads ``self.store``, ``self.requester``, ``self.weights`` and ``self.min_strength``)."""
+    it reads ``self.store``, ``self.requester``, ``self.weights`` and ``self.min_strength``; ``weights``
+    is read at each search: the store's, as they are then, unless the adapter was given its own)."""
 
     store: Any
     requester: str | None
@@ -110,6 +111,7 @@ class SearchOps:
         empty breakdown, as LangGraph's own stores list unranked items.
         """
         offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
+        weights = self.weights  # read once: every namespace ranked, and the merge ordered, with the same
         query = op.query if op.query and op.query.strip() else None  # a blank query lists, unranked
         ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
         rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
@@ -129,7 +131,7 @@ class SearchOps:
                 continue
             hits = self.store.search(
                 query, namespace=ns, requester=self.requester, k=min(_MAX_K, every),
-                weights=self.weights, min_strength=self.min_strength, now=now, reinforce=False,
+                weights=weights, min_strength=self.min_strength, now=now, reinforce=False,
             )  # fmt: skip
             hits = hits.select("id", "score", *(c for c in _PARTS if c in hits.columns))
             # inner join: only filtered rows the search returned (one below the strength floor drops
@@ -144,7 +146,7 @@ class SearchOps:
         if hits_all is not None:  # memkit's order across namespaces: near ties newest first (tie_order)
             # hours since written (microseconds / 3.6e9), the age tie_order breaks near ties with
             age = (now - hits_all["created_at"]).dt.total_microseconds().to_numpy() / 3.6e9
-            hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(self.weights.tie))]
+            hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(weights.tie))]
         unranked = [f for f in rest if f.height]
         tail = (  # unranked rows newest first, then by id: the same order on every call
             pl.concat(unranked, how="diagonal_relaxed").sort(["created_at", "id"], descending=[True, False])

@@ -19,9 +19,13 @@ entity          entities.jsonl         nothing (a graph node, not a memory): rep
 
 The namespace is the record's scope (user, agent, session or run id) unless one is given. Raw graph
 nodes (``nodes.jsonl``) and the permissions file are not read. :func:`write_cogx` writes every memory
-as a ``memory`` record, so any COGX reader gets the texts and memkit gets everything back: a memory's
-id, namespace, text, tags and times go into the record's own keys, every other field but the
-guard's findings into ``metadata["memkit"]`` (the guard screens the text again on the way in).
+as a ``memory`` record, so any COGX reader gets the texts: a memory's id, namespace, text, tags and
+times go into the record's own keys, every other field but the guard's findings into
+``metadata["memkit"]`` (the guard screens the text again on the way in). Reading it back restores
+those fields of the *active* memories only, as new memories (new ids, no lineage): superseded,
+conflicting and quarantined rows are skipped, so a round trip is not lossless, and since neighbour
+expansion pairs memories whatever their status, neighbour scores can change (README, "A COGX round
+trip is not lossless"; memkit's JSONL is the lossless format).
 
 >>> rec = {"kind": "fact", "external_id": "f1", "fact_text": "Alice works at Acme",
 ...        "scope": {"user_id": "alice"}, "valid_at": "2024-01-01T00:00:00Z", "confidence": 0.9}

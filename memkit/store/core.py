@@ -55,6 +55,7 @@ from .index import SearchIndex
 from .names import PSEUDONYM, SecretNames, log_space
 from .postgres import PgConnection
 from .rwlock import StoreLock
+from .stale import stale_error
 
 __all__ = ["StoreCore", "log_space", "utcnow"]  # log_space: memkit.store.names, by the default rules
 
@@ -176,13 +177,8 @@ class StoreCore:
         the embedder's (a *stale* file, written by another embedder, waits for ``reembed``)."""
         if self.read_only:
             raise MemkitError(f"the store {self.path!r} is open read-only; reopen it without read_only")
-        if self._stale is not None:
-            name, dim = self._stale
-            raise MemkitError(
-                f"{self.path} holds embeddings of {name} (dim {dim}), not of {self.embedder.name} (dim"
-                f" {self.embedder.dim}): it is readable (export, frame, get) but not writable or"
-                " searchable until store.reembed() (or `memkit reembed`) migrates it"
-            )
+        if self._stale is not None:  # the advice depends on who wrote the vectors (a model: its name)
+            raise stale_error(self.path, self._stale, self.embedder)
 
     def _check_dry_run(self, dry_run: object) -> None:
         """``dry_run=`` of a maintenance call: a bool; applying needs a writable store."""

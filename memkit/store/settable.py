@@ -2,7 +2,9 @@
 checks it: ``store.guard = mk.GuardParams(...)`` (a later open with other rules, a reviewer turning
 the guard back on), ``store.conflict_policy = "supersede"``, ``store.decay``, ``store.keyword``, and the
 defaults of ``search``, ``forget`` and ``consolidate`` (``store.weights``, ``store.forget_policy``,
-``store.merge_threshold``), which :class:`~memkit.settings.Settings` sets all at once.
+``store.merge_threshold``), which :class:`~memkit.settings.Settings` sets all at once. What works over
+a store (the agent, the LangGraph adapter, the time machine) follows such an assignment through
+:class:`FromStore`: unless given its own value, it reads the store's at each use, never a copy.
 
 A wrong value raises :class:`~memkit.errors.ValidationError` naming the attribute and changes nothing:
 a dict given for ``guard`` would otherwise be accepted and fail the next write with an AttributeError.
@@ -25,7 +27,7 @@ from ..consolidate import MergeParams
 from ..errors import ValidationError
 from ..schema import check_choice
 
-__all__ = ["Checked", "a_policy", "a_threshold", "an_instance"]
+__all__ = ["Checked", "FromStore", "a_policy", "a_threshold", "an_instance"]
 
 T = TypeVar("T")
 
@@ -51,6 +53,51 @@ class Checked(Generic[T]):
 
     def __set__(self, obj: object, value: Any) -> None:
         obj.__dict__[self.name] = self.check(self.name, value)  # checked first: a refusal changes nothing
+
+
+class FromStore:
+    """A data descriptor of an object over a store (``obj.store``): the value assigned (passed through
+    ``check``), or, while None is assigned, the store's attribute ``attr`` read at each use (through
+    ``derive``), so ``store.weights = ...`` reaches an agent built before it. Never a copy made at
+    construction: a stale copy would rank with the old weights without a word.
+
+    >>> import memkit as mk
+    >>> class Ranker:
+    ...     weights = FromStore("weights", an_instance(mk.Weights))
+    ...     def __init__(self, store, weights=None):
+    ...         self.store, self.weights = store, weights
+    >>> store = mk.MemoryStore()
+    >>> r = Ranker(store)
+    >>> store.weights = mk.Weights.articles()
+    >>> r.weights == mk.Weights.articles()      # the store's, as it is now
+    True
+    >>> r.weights = mk.Weights(); store.weights = mk.Weights.articles()
+    >>> r.weights == mk.Weights()               # its own, once given one
+    True
+    >>> store.close()
+    """
+
+    def __init__(
+        self, attr: str, check: Callable[[str, Any], Any], derive: Callable[[Any], Any] | None = None
+    ) -> None:
+        self.attr, self.check, self.derive = attr, check, derive
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object | None, owner: type) -> Any:
+        if obj is None:  # the class's attribute: the descriptor itself
+            return self
+        own = obj.__dict__.get(self.name)
+        if own is not None:
+            return own
+        value = getattr(obj.store, self.attr)  # type: ignore[attr-defined]
+        return value if self.derive is None else self.derive(value)
+
+    def __set__(self, obj: object, value: Any) -> None:
+        # checked first: a refusal changes nothing; None: follow the store again
+        obj.__dict__[self.name] = None if value is None else self.check(self.name, value)
 
 
 def an_instance(kind: type[T]) -> Callable[[str, Any], T]:

@@ -38,6 +38,7 @@ from ..errors import ValidationError
 from ..forget import plan_forget
 from ..params import ForgetParams, check_number
 from ..schema import check_time
+from ..store.settable import FromStore, an_instance
 from ..views import memory_states
 from .panel import Panel, table_html
 
@@ -53,7 +54,9 @@ class TimeMachine(Panel):
     then, :func:`memkit.views.memory_states`, judged by ``floor``), ``plan`` (what a forget pass then
     would drop), ``hits`` (the query's results then, or None), ``faded`` (how many memories then
     were below the retrieval floor, whatever the plan says of them). ``floor`` is the store's
-    retrieval floor (what its search recalls down to), ``policy.min_strength`` the forgetting floor.
+    retrieval floor (what its search recalls down to), ``policy.min_strength`` the forgetting floor;
+    both are read from the store at each slider move (``store.decay``, ``store.forget_policy``), so a
+    change made after the panel was built counts at the next move, unless ``policy`` was given.
 
     ``times`` are the slider's instants and ``value`` the one it starts at. The whole namespace is
     read once, through the read gate, for the curves; each slider move reads the store as of that
@@ -64,18 +67,22 @@ class TimeMachine(Panel):
     merged or deleted by then, and with what importance.
     """
 
+    # the store's as they are at each slider move (`store.decay = ...` after the panel was built
+    # counts), unless given: the retrieval floor store.search applies, and the forgetting policy
+    floor = FromStore("decay", lambda n, v: check_number(n, v, lo=0.0, hi=1.0), lambda d: d.min_strength)
+    policy = FromStore("forget_policy", an_instance(ForgetParams))
+
     def __init__(
         self,
         store: Any,
         namespace: str,
         times: list[datetime],
-        policy: ForgetParams,
+        policy: ForgetParams | None,
         query: str | None,
         requester: str | None,
         value: datetime,
     ) -> None:
-        self.store, self.namespace, self.policy = store, namespace, policy
-        self.floor = float(store.decay.min_strength)  # the retrieval floor store.search applies
+        self.store, self.namespace, self.policy = store, namespace, policy  # None: the store's
         self.query, self.requester = query, requester
         self.hits: pl.DataFrame | None = None
         self._frame = store.frame(namespace, requester=requester)  # through the read gate
@@ -187,8 +194,8 @@ def time_machine(
     """A date slider from ``start`` (default: the namespace's first write) to ``end`` (default: 30
     days after its last) in ``step_hours`` steps, the last one on ``end`` itself: what the store held
     then (``store.frame(as_of=)``), each memory's strength and state, what a forget pass with
-    ``policy`` (default: the store's own, ``store.forget_policy``) would drop, and — given a ``query``
-    — what a search then returns (``reinforce=False``).
+    ``policy`` (default: the store's own, ``store.forget_policy`` as it is at each slider move) would
+    drop, and — given a ``query`` — what a search then returns (``reinforce=False``).
 
     The slider starts at ``at`` (default: the namespace's last write): an instant between ``start``
     and ``end`` is added to the steps, so the slider can sit exactly on it (``at=now`` shows what was
@@ -226,5 +233,4 @@ def time_machine(
     if start <= at <= end and at not in times:  # subtle: the chosen instant, exactly, not the step before it
         times = sorted([*times, at])
     value = at if at in times else min(times, key=lambda t: abs((t - at).total_seconds()))
-    policy = store.forget_policy if policy is None else policy
     return TimeMachine(store, namespace, times, policy, query, requester, value)
