@@ -20,7 +20,7 @@ A failed call changes nothing: every store method validates first and writes in 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,9 @@ __all__ = [
     "ValidationError",
     "WriteRefused",
     "check_frame",
+    "check_output",
     "check_path",
+    "is_duckdb_file",
 ]
 
 
@@ -140,3 +142,31 @@ def check_path(name: str, value: Any) -> Path:
     if longest > 255 or total > 4095:
         raise ValidationError(name, "is longer than a file system takes (255 bytes a name, 4095 in all)")
     return Path(text)
+
+
+def is_duckdb_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a DuckDB database (its header's magic bytes): a store, anyone's."""
+    if not os.path.isfile(path):  # opening a pipe would wait for a writer
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def check_output(name: str, value: Any, *, is_database: Callable[[Path], bool] = is_duckdb_file) -> Path:
+    """A file a call is about to write, replacing what is there -> its Path (:func:`check_path`); else
+    ValidationError naming ``name``, nothing written: a folder, a device or a pipe is not replaced, and
+    a database is never overwritten (``export("memories.db")`` or ``save_settings("store.json", s)`` by
+    mistake would destroy a store). ``is_database``: the store passes its own, which also knows the
+    files beside an open store (its ``.wal``); the default reads the file's header.
+    """
+    path = check_path(name, value)
+    if path.exists() and not path.is_file():
+        raise ValidationError(name, f"{str(path)!r} exists and is not a regular file: not replaced")
+    if is_database(path):
+        raise ValidationError(
+            name, f"{str(path)!r} is a database file (a store's, or another): not overwritten"
+        )
+    return path

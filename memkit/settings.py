@@ -42,7 +42,7 @@ from typing import Any
 
 from .conflicts import POLICIES
 from .consolidate import MergeParams
-from .errors import FormatError, ValidationError, check_path
+from .errors import FormatError, ValidationError, check_output, check_path
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, slider_ranges
 from .schema import check_choice
 
@@ -230,9 +230,11 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
 
     Atomic: the text goes to a temporary file in the same directory, which then replaces ``path``
     in one step (:func:`os.replace`), so a failed save leaves the old file, never half of a new one.
+    A database file at ``path`` (a store named ``store.json``) is refused, not overwritten.
     """
     path = check_path("path", path)
     suffix = _suffix(path)
+    check_output("path", path)  # never over a database (a store named store.json) nor a folder
     if not isinstance(settings, Settings):
         raise ValidationError("settings", f"must be a memkit.Settings, got {type(settings).__name__}")
     data = settings.to_dict()
@@ -253,14 +255,35 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
         raise
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique (TOML refuses a repeated key; so does this reader)."""
-    out: dict[str, Any] = {}
+class _Object(dict[str, Any]):
+    """A JSON object as read, with the keys it held more than once (``twice``)."""
+
+    twice: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    """``json.loads``' object hook: the object, its repeated keys noted (an inner object is read before
+    its section is known, so :func:`_unique_keys` names them once the whole file is read)."""
+    out = _Object()
+    out.twice = []
     for k, v in pairs:
         if k in out:
-            raise ValidationError(k, "appears twice in the file")
+            out.twice.append(k)
         out[k] = v
     return out
+
+
+def _unique_keys(data: Any, prefix: str = "") -> None:
+    """A JSON file whose keys are unique (TOML refuses a repeated key; so does this reader), else
+    ValidationError naming the first repeated one with its section: ``weights.similarity``."""
+    if isinstance(data, _Object):
+        if data.twice:
+            raise ValidationError(prefix + data.twice[0], "appears twice in the file")
+        for k, v in data.items():
+            _unique_keys(v, f"{prefix}{k}.")
+    elif isinstance(data, list):
+        for v in data:
+            _unique_keys(v, prefix)
 
 
 def load_settings(path: str | os.PathLike[str]) -> Settings:
@@ -273,14 +296,15 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     suffix = _suffix(path)
     if path.exists() and not path.is_file():  # a folder, or a pipe that would wait for a writer
         raise ValidationError("path", f"{str(path)!r} is not a regular file")
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # "utf-8-sig": a byte order mark at the start (Windows editors write one) is dropped
+        text = path.read_text(encoding="utf-8-sig")
     except _BAD_PATH as e:
         raise ValidationError("path", f"cannot read {str(path)!r}: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise FormatError("path", f"{str(path)!r} is not UTF-8 text: {e.reason}") from None
     try:
-        data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_unique_keys)
+        data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_pairs)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise FormatError("path", f"{str(path)!r} is not valid {suffix[1:].upper()}: {e}") from None
+    _unique_keys(data)
     return Settings.from_dict(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -177,11 +178,50 @@ def test_text_that_is_not_the_format_is_a_format_error(tmp_path: Path, suffix: s
         load_settings(path)
 
 
-def test_a_repeated_json_key_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"weights": {"keyword": 0.5, "keyword": 0.6}}', "weights.keyword"),  # before: "keyword"
+        ('{"weights": {}, "weights": {"keyword": 0.5}}', "weights"),
+        ('{"guard": {"reviewers": ["a"]}, "weights": {"tie": 0.1, "tie": 0.1}}', "weights.tie"),
+    ],
+)
+def test_a_repeated_json_key_is_refused_with_its_section(tmp_path: Path, text: str, field: str) -> None:
     path = tmp_path / "memkit.json"
-    path.write_text('{"weights": {"keyword": 0.5, "keyword": 0.6}}', encoding="utf-8")
-    with pytest.raises(mk.ValidationError, match="^keyword: appears twice"):
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(mk.ValidationError, match=f"^{field}: appears twice") as e:
         load_settings(path)
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text"), [(".toml", "[weights]\nkeyword = 0.5\n"), (".json", '{"weights": {"keyword": 0.5}}')]
+)
+def test_a_byte_order_mark_is_accepted(tmp_path: Path, suffix: str, text: str) -> None:
+    """Windows editors start a UTF-8 file with one; before, TOML's parser refused it obscurely."""
+    path = tmp_path / f"memkit{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert load_settings(path).weights.keyword == 0.5
+    with mk.MemoryStore(settings=path) as s:
+        assert s.weights.keyword == 0.5
+
+
+def test_a_store_or_the_cli_names_the_settings_file_of_an_error(tmp_path: Path, capsys) -> None:
+    """Before: ``settings: weights.similarty: unknown field; ...``, without the file."""
+    from memkit.cli import main
+
+    path = tmp_path / "tuned.toml"
+    path.write_text("[weights]\nsimilarty = 0.5\n", encoding="utf-8")
+    want = f"settings: settings file '{path}': weights.similarty: unknown field"
+    with pytest.raises(mk.ValidationError, match=f"^{re.escape(want)}") as e:
+        mk.MemoryStore(settings=path)
+    assert e.value.field == "settings"
+    db = tmp_path / "m.duckdb"
+    mk.MemoryStore(str(db)).close()
+    assert main(["analyze", "--db", str(db), "--settings", str(path)]) == 2
+    assert want in capsys.readouterr().err
+    with pytest.raises(mk.ValidationError, match=f"^settings: path: cannot read '{re.escape(str(db))}.toml'"):
+        mk.MemoryStore(settings=f"{db}.toml")  # about the path itself: named once
 
 
 @pytest.mark.parametrize("fail", ["fsync", "replace"])

@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import MemkitError, ValidationError
+from ..errors import MemkitError, ValidationError, check_output, check_path
 from ..text import INVISIBLE
 
 __all__ = ["Features", "LearnedModel", "featurize", "load_model", "rule_matrix", "window_max", "WEIGHTS_FILE"]
@@ -280,7 +280,10 @@ class LearnedModel:
 
     def save(self, path: str) -> None:
         """Write the model as a compressed ``.npz``: weights quantized to int8 (one scale), so the
-        file is small; :func:`load_model` reads it back."""
+        file is small; :func:`load_model` reads it back. A database file there is refused, not
+        overwritten (ValidationError naming ``path``)."""
+        target = str(check_path("path", path))  # numpy adds ".npz" to a name without it
+        check_output("path", target if target.endswith(".npz") else target + ".npz")
         scale = float(np.abs(self.w).max() / 127) or 1.0
         q = np.round(self.w / scale).astype(np.int8)
         np.savez_compressed(

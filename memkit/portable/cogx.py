@@ -44,7 +44,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, check_output
 from ..schema import MEMORY_FIELDS, check_name, check_time
 from .records import RESTORABLE, records_frame, utc_time
 from .strictjson import loads
@@ -73,12 +73,16 @@ def write_cogx(
 
     Each memory is a COGX ``memory`` record (``external_system`` "memkit", scope user = namespace,
     categories = tags) whose ``metadata["memkit"]`` carries every other memkit field, so that
-    :func:`read_cogx` restores them; other COGX readers see plain memories.
+    :func:`read_cogx` restores them; other COGX readers see plain memories. A database file under
+    one of the archive's names in ``directory`` is refused (ValidationError), nothing written.
     """
     now = check_time("now", now, optional=True) or datetime.now(UTC)  # the manifest's exported_at
     d = Path(directory)  # COGX is a folder of files, not one file
+    names = (*_COGX_FILES.values(), "nodes.jsonl", "manifest.json")
+    for name in names:  # checked before anything is removed: a database there is never overwritten
+        check_output("directory", d / name)
     d.mkdir(parents=True, exist_ok=True)
-    for name in (*_COGX_FILES.values(), "nodes.jsonl", "manifest.json"):  # a stale archive is replaced
+    for name in names:  # a stale archive is replaced
         (d / name).unlink(missing_ok=True)
     iso = lambda t: None if t is None else t.astimezone(UTC).isoformat()  # COGX times: ISO-8601 text
     with (d / _COGX_FILES["memory"]).open("w", encoding="utf-8") as f:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import StoreLocked, ValidationError
+from ..errors import StoreLocked, ValidationError, is_duckdb_file
 
 __all__ = ["SETTINGS", "claim", "connect", "is_database", "release"]
 
@@ -52,13 +52,7 @@ def is_database(path: str | Path) -> bool:
     with _OPEN_LOCK:
         if any(target == f or target in (f + s for s in _SIDE) for f in tuple(_OPEN)):
             return True
-    if not os.path.isfile(target):  # opening a pipe would wait for a writer
-        return False
-    try:
-        with open(target, "rb") as f:
-            return f.read(12)[8:12] == b"DUCK"  # the DuckDB file header's magic bytes
-    except OSError:
-        return False
+    return is_duckdb_file(target)  # the DuckDB file header's magic bytes
 
 
 def _same_file(a: str, b: str) -> bool:

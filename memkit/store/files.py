@@ -34,6 +34,7 @@ from .migrations import MIGRATIONS, log_spaces, read_meta
 from .names import SecretNames
 from .pg_schema import NEVER_ANALYZED, prepare_server
 from .postgres import PgConnection, is_url, redact_url
+from .settable import refix
 
 __all__ = ["NEEDS_UPGRADE", "FilesMixin", "check_embedder", "is_database"]
 
@@ -64,7 +65,7 @@ class FilesMixin(CompactionMixin):
         self._let_go = weakref.finalize(self, release, None)  # a file store's: _open_file
         if is_url(self.path):  # a server: no file, no lock; many processes may share it
             self._file, url = None, self.path
-            self.path = redact_url(url)  # what reprs and errors show: never the password
+            refix(self, "path", redact_url(url))  # what reprs and errors show: never the password
             self._con = self._pg = PgConnection(url, self.read_only)
         else:
             self._open_file(create)

@@ -23,7 +23,7 @@ part                what it does
 ``merge``           ``merge_candidates``, ``consolidate`` (through the write pipeline)
 ``maintain``        ``delete``, ``forget`` (final erasure), ``analyze``
 ``portable``        ``export``, ``import_``
-``settable``        the parameters that may be assigned (``store.guard = ...``), checked
+``settable``        the parameters that may be assigned (``store.guard = ...``), checked; those fixed at open
 ==================  ===========================================================================
 
 >>> from datetime import datetime, timedelta, timezone
@@ -44,9 +44,8 @@ from ..embed import Embedder, HashEmbedder
 from ..errors import ValidationError, check_path
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_choice
-from ..settings import Settings, load_settings
+from ..settings import Settings
 from .copy import CopyMixin
-from .files import check_embedder
 from .identities import IdentitiesMixin
 from .maintain import MaintainMixin
 from .portable import PortableMixin
@@ -56,12 +55,32 @@ from .reembed import ReembedMixin
 from .review import ReviewMixin
 from .rwlock import StoreLock
 from .search import SearchMixin
-from .settable import Checked, a_policy, a_threshold, an_instance
+from .settable import (
+    Checked,
+    Fixed,
+    a_bool,
+    a_path,
+    a_policy,
+    a_threshold,
+    an_embedder,
+    an_instance,
+    read_settings,
+)
 from .write import WriteMixin
 
 __all__ = ["MemoryStore"]
 
 _DEFAULTS = (DecayParams(), KeywordParams(), GuardParams())
+# the store's attribute -> the Settings field it takes (store.settings = ... sets them all)
+_SETTINGS = {
+    "weights": "weights",
+    "decay": "decay",
+    "keyword": "keyword",
+    "guard": "guard",
+    "forget_policy": "forget",
+    "merge_threshold": "merge_threshold",
+    "conflict_policy": "conflict_policy",
+}
 
 
 class MemoryStore(
@@ -114,7 +133,7 @@ class MemoryStore(
         ``.json`` file saved by :func:`memkit.save_settings`): the store's policy, decay, keyword
         and guard parameters, and the defaults of ``search`` (weights), ``consolidate`` (threshold)
         and ``forget`` (policy). Not together with ``conflict_policy``, ``decay``, ``keyword`` or
-        ``guard``. ``store.settings`` returns them.
+        ``guard``. ``store.settings`` returns them; assigning it sets them all (all or nothing).
 
     ``path`` may also be a PostgreSQL URL (``postgresql://user@host/db``): the same store on a server
     that many processes share (:mod:`memkit.store.postgres`; the extra ``memkit[postgres]``).
@@ -128,6 +147,22 @@ class MemoryStore(
     weights = Checked(an_instance(Weights))  # search's default weights
     forget_policy = Checked(an_instance(ForgetParams))  # forget's default policy
     merge_threshold = Checked(a_threshold)  # consolidate's default threshold
+    compact_on_erase = Checked(a_bool)
+    # fixed at the open: assigning another value is refused, naming what to do instead (settable.Fixed)
+    path = Fixed(a_path, "is fixed when the store opens: open another MemoryStore for another file")
+    read_only = Fixed(
+        a_bool, "is fixed when the store opens: close it and reopen it with read_only=True or False"
+    )
+    index = Fixed(
+        lambda name, value: check_choice(name, value, INDEXES),
+        "is fixed when the store opens, which builds the index: close it and reopen it with index=...",
+    )
+    embedder = Fixed(
+        an_embedder,
+        "the store was opened with {old.name}: another embedder's vectors would mix two spaces in one file;"
+        " store.reembed(embedder) recomputes every vector with it (and records it)",
+        same=lambda old, new: (old.name, old.dim) == (new.name, new.dim),  # the same model: harmless
+    )
 
     def __init__(
         self,
@@ -163,9 +198,9 @@ class MemoryStore(
         if read_only and path == ":memory:":
             raise ValidationError("read_only", "must be False for ':memory:'")
         self.path, self.read_only, self.compact_on_erase = path, read_only, compact_on_erase
-        self.embedder = check_embedder(embedder if embedder is not None else HashEmbedder())
+        self.embedder = embedder if embedder is not None else HashEmbedder()  # checked as it is set
         self.conflict_policy = conflict_policy
-        self.index = check_choice("index", index, INDEXES)  # which SearchIndex _load_index builds
+        self.index = index  # which SearchIndex _load_index builds
         if self.index == "hnsw" and not is_url(path):
             raise ValidationError("index", "hnsw is pgvector's index: it needs a postgresql:// store")
         self.decay, self.keyword, self.guard = decay, keyword, guard  # each checked as it is set
@@ -174,30 +209,14 @@ class MemoryStore(
             ForgetParams(),
             MergeParams().threshold,
         )
-        if settings is not None:
-            self._apply_settings(settings, conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS)
         self._lock = StoreLock()  # searches rank under it shared, everything else exclusively
+        if settings is not None:
+            if conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS:
+                raise ValidationError(
+                    "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
+                )
+            self.settings = settings
         self._open(create=create)
-
-    def _apply_settings(self, settings: object, also_given: bool) -> None:
-        """``settings=`` (a :class:`~memkit.settings.Settings` or a file that :func:`~memkit.load_settings`
-        reads): the store's parameters and the defaults of ``search``, ``consolidate`` and ``forget``."""
-        if also_given:
-            raise ValidationError(
-                "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
-            )
-        if isinstance(settings, (str, os.PathLike)):
-            try:
-                settings = load_settings(settings)
-            except ValidationError as e:  # the argument is settings=, the file is its path
-                raise type(e)("settings", str(e)) from None
-        if not isinstance(settings, Settings):
-            raise ValidationError(
-                "settings", f"must be a memkit.Settings or a file path, got {type(settings).__name__}"
-            )
-        self.decay, self.keyword, self.guard = settings.decay, settings.keyword, settings.guard
-        self.conflict_policy, self.weights = settings.conflict_policy, settings.weights
-        self.forget_policy, self.merge_threshold = settings.forget, settings.merge_threshold
 
     @property
     def settings(self) -> Settings:
@@ -206,3 +225,22 @@ class MemoryStore(
         return Settings(weights=self.weights, decay=self.decay, keyword=self.keyword, guard=self.guard,
                         forget=self.forget_policy, merge_threshold=self.merge_threshold,
                         conflict_policy=self.conflict_policy)  # fmt: skip
+
+    @settings.setter
+    def settings(self, settings: Settings | str | os.PathLike[str]) -> None:
+        """Every parameter of ``settings`` (a :class:`~memkit.settings.Settings` or a file that
+        :func:`~memkit.load_settings` reads) at once: the store's parameters and the defaults of
+        ``search``, ``consolidate`` and ``forget``, as a store opened with ``settings=`` has them. Each
+        is checked as its own attribute is, all before any is set: a refusal changes nothing."""
+        if isinstance(settings, (str, os.PathLike)):
+            settings = read_settings("settings", settings)
+        if not isinstance(settings, Settings):
+            raise ValidationError(
+                "settings", f"must be a memkit.Settings or a file path, got {type(settings).__name__}"
+            )
+        values = {attr: getattr(settings, field) for attr, field in _SETTINGS.items()}
+        for attr, value in values.items():  # every check first (a Settings is valid, but not unforgeable)
+            getattr(type(self), attr).check(attr, value)
+        with self._lock:  # a search never ranks with half of them
+            for attr, value in values.items():
+                setattr(self, attr, value)

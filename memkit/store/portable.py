@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ..embed import l2_normalize
-from ..errors import ConflictError, ValidationError, check_path
+from ..errors import ConflictError, ValidationError, check_output, check_path
 from ..guard import identity, is_rule_message
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
@@ -96,12 +96,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
         for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
             if not isinstance(flag, bool):
                 raise ValidationError(name, "must be a bool")
-        if (p := check_path("path", path)).exists() and not p.is_file():  # a folder, a device, a pipe
-            raise ValidationError("path", f"{str(path)!r} exists and is not a regular file: not replaced")
-        if is_database(path):  # a typo such as export("memories.db") must not overwrite a store
-            raise ValidationError(
-                "path", f"{str(path)!r} is a database file (this store's, or another): not overwritten"
-            )
+        # not a folder, a device, a pipe, nor a database: export("memories.db") must not overwrite a store
+        check_output("path", path, is_database=is_database)
         statuses = None if requester is None else ("active", "superseded", "conflict")  # not quarantined
         gate, params = self._gate(namespace, requester, statuses=statuses).where()
         where = (

@@ -26,6 +26,7 @@ from ..errors import ValidationError
 from .deferred import DeferredMixin
 from .files import check_embedder
 from .forgotten import erased_lessons
+from .settable import refix
 
 __all__ = ["ReembedMixin"]
 
@@ -65,11 +66,12 @@ class ReembedMixin(DeferredMixin):
             raise ValidationError("reembed", "cannot run inside store.transaction(); call it on its own")
         with self._lock:
             was = self._stale or (self.embedder.name, self.embedder.dim)  # who made the stored vectors
-            old, self.embedder = self.embedder, embedder or self.embedder
+            old = self.embedder
+            refix(self, "embedder", embedder or old)  # the one way to another embedder (settable.Fixed)
             try:
                 n, inert = self._reembed(int(batch_size), was == (self.embedder.name, self.embedder.dim))
             except BaseException:
-                self.embedder = old
+                refix(self, "embedder", old)
                 raise
         if inert:
             warnings.warn(

@@ -2,12 +2,20 @@
 checks it: ``store.guard = mk.GuardParams(...)`` (a later open with other rules, a reviewer turning
 the guard back on), ``store.conflict_policy = "supersede"``, ``store.decay``, ``store.keyword``, and the
 defaults of ``search``, ``forget`` and ``consolidate`` (``store.weights``, ``store.forget_policy``,
-``store.merge_threshold``), which :class:`~memkit.settings.Settings` sets all at once. What works over
-a store (the agent, the LangGraph adapter, the time machine) follows such an assignment through
-:class:`FromStore`: unless given its own value, it reads the store's at each use, never a copy.
+``store.merge_threshold``), which :class:`~memkit.settings.Settings` sets all at once, and
+``store.compact_on_erase``. What works over a store (the agent, the LangGraph adapter, the time
+machine) follows such an assignment through :class:`FromStore`: unless given its own value, it reads
+the store's at each use, never a copy.
 
 A wrong value raises :class:`~memkit.errors.ValidationError` naming the attribute and changes nothing:
 a dict given for ``guard`` would otherwise be accepted and fail the next write with an AttributeError.
+
+What the open fixed is :class:`Fixed`: ``path``, ``read_only``, ``index`` and ``embedder``. Assigning
+one raises ValidationError naming it (``store.read_only = False`` would otherwise reach DuckDB's own
+error at the next write; another ``embedder`` would write another model's vectors into a file that
+records the old one, and a search would compare the two spaces). The same value again is harmless
+and taken (for ``embedder``: the same name and dimension). The store itself changes one through
+:func:`refix` only: ``reembed`` its embedder, the open of a PostgreSQL URL its path (the password hidden).
 
 >>> import memkit as mk
 >>> with mk.MemoryStore() as store:
@@ -15,19 +23,39 @@ a dict given for ``guard`` would otherwise be accepted and fail the next write w
 Traceback (most recent call last):
     ...
 memkit.errors.ValidationError: guard: must be a memkit.GuardParams, got dict
+>>> with mk.MemoryStore() as store:
+...     store.read_only = True  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+memkit.errors.ValidationError: read_only: is fixed when the store opens: close it and reopen it with ...
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ..conflicts import POLICIES
 from ..consolidate import MergeParams
+from ..embed import Embedder, check_embedder
 from ..errors import ValidationError
 from ..schema import check_choice
+from ..settings import Settings, load_settings
 
-__all__ = ["Checked", "FromStore", "a_policy", "a_threshold", "an_instance"]
+__all__ = [
+    "Checked",
+    "Fixed",
+    "FromStore",
+    "a_bool",
+    "a_path",
+    "a_policy",
+    "a_threshold",
+    "an_embedder",
+    "an_instance",
+    "read_settings",
+    "refix",
+]
 
 T = TypeVar("T")
 
@@ -135,3 +163,60 @@ def a_threshold(name: str, value: Any) -> float:
         return MergeParams(threshold=value).threshold
     except ValidationError as e:
         raise ValidationError(name, str(e).split(": ", 1)[-1]) from None
+
+
+def a_bool(name: str, value: Any) -> bool:
+    """The check of a flag (``compact_on_erase``): a bool, not a truthy stand-in such as ``"no"``."""
+    if not isinstance(value, bool):
+        raise ValidationError(name, f"must be a bool, got {type(value).__name__}")
+    return value
+
+
+def a_path(name: str, value: Any) -> str:
+    """The check of ``path``: a non-empty str (the constructor's own checks of the file come first)."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(name, f"must be a non-empty str or path, got {value!r}")
+    return value
+
+
+def an_embedder(name: str, value: Any) -> Embedder:
+    """The check of ``embedder``: :func:`memkit.embed.check_embedder` (name, dim, embed)."""
+    return check_embedder(value)
+
+
+class Fixed(Checked[T]):
+    """An attribute the open fixes: its first assignment (in the constructor) passes ``check``; a later
+    one raises ValidationError naming it, ``hint`` saying what to do instead, unless ``same(old, new)``
+    (then it is taken: nothing changes that matters). Only :func:`refix` replaces it on purpose."""
+
+    def __init__(
+        self, check: Callable[[str, Any], T], hint: str, same: Callable[[T, T], bool] | None = None
+    ) -> None:
+        super().__init__(check)
+        self.hint, self.same = hint, same or (lambda old, new: type(old) is type(new) and old == new)
+
+    def __set__(self, obj: object, value: Any) -> None:
+        new = self.check(self.name, value)  # checked first: a refusal changes nothing
+        if self.name in obj.__dict__ and not self.same(obj.__dict__[self.name], new):
+            raise ValidationError(self.name, self.hint.format(old=obj.__dict__[self.name]))
+        obj.__dict__[self.name] = new
+
+
+def refix(obj: object, name: str, value: Any) -> None:
+    """Replace the :class:`Fixed` attribute ``name`` of ``obj`` on purpose (checked as at the open):
+    the store's own way (``reembed``'s new embedder, a server URL's redacted path), never a user's."""
+    fixed = getattr(type(obj), name)
+    if not isinstance(fixed, Fixed):
+        raise TypeError(f"{type(obj).__name__}.{name} is not a Fixed attribute")
+    obj.__dict__[name] = fixed.check(name, value)
+
+
+def read_settings(name: str, path: str | os.PathLike[str]) -> Settings:
+    """:func:`~memkit.settings.load_settings`, its error renamed to the argument ``name`` (``settings``)
+    and naming the file: ``settings: settings file 'x.toml': weights.similarty: unknown field; ...``
+    (an error about the path itself, ``settings: path: cannot read 'x.toml': ...``, names it already)."""
+    try:
+        return load_settings(path)
+    except ValidationError as e:
+        where = "" if e.field == "path" else f"settings file {os.fspath(path)!r}: "
+        raise type(e)(name, f"{where}{e}") from None
