@@ -64,8 +64,12 @@ _THEN = (
     " WHERE ts <= ? AND detail->>'status' IS NOT NULL ORDER BY memory_id, seq DESC) s ON s.memory_id = m.id"
     " LEFT JOIN (SELECT DISTINCT ON (memory_id) memory_id, op, detail->>'status' AS status FROM events"
     " WHERE detail->>'status' IS NOT NULL ORDER BY memory_id, seq) f ON f.memory_id = m.id) x"
-    " WHERE status IS DISTINCT FROM today"
+    " WHERE {differ}"
 )
+# inside a transaction the index still holds the statuses from before it (rows join it at commit) while
+# the table holds the transaction's: "differs from today's" must be judged against the index, so every
+# memory is listed with its status then (a past read inside a transaction is rare)
+_DIFFER = "status IS DISTINCT FROM today"
 _CODE = {s: i for i, s in enumerate(STATUSES)}  # a status -> the index's code of it
 
 
@@ -176,9 +180,11 @@ class AsOfMixin(AuditMixin):
             if memo is not None and memo[0] == key and not self._depth:  # (in a transaction: again)
                 return memo[1]
             where, params = ("namespace = ?", [namespace]) if namespace is not None else ("TRUE", [])
-            changed = self._sql(_THEN.format(where=where), [t, *params, t])
+            differ = "TRUE" if self._depth else _DIFFER  # (see _DIFFER)
+            changed = self._sql(_THEN.format(where=where, differ=differ), [t, *params, t])
             then = Then(t, changed.cast({"id": pl.String, "status": pl.String})) if changed.height else None
-            self._then_memo = (key, then)
+            if not self._depth:  # what a transaction saw may be rolled back: never remembered
+                self._then_memo = (key, then)
             return then
 
     def _as_of(self, gate: Any, t: datetime, *, synced: bool = False) -> Any:

@@ -277,3 +277,25 @@ def test_a_forged_lineage_never_lets_an_erasure_reach_up_into_another_namespace(
         assert s.frame("B").sort("id").select("id", "content", "status", "merged_from").equals(before)
         assert s.frame("A").is_empty()
         assert not s.audit("B").filter(pl.col("op").is_in(["delete", "merge"])).height
+
+
+def test_a_member_whose_access_an_overwrite_changed_still_leaves_its_merge(
+    backend: str, tmp_path: Path
+) -> None:
+    """The lineage upwards is followed within the namespace: a member made ``protected`` by an
+    import's overwrite after the merge still takes its text out of the merge when it is erased."""
+    with mk.MemoryStore() as s:
+        s.add("the user likes coffee in the morning", namespace="u", now=NOW)
+        b = s.add("the user likes coffee in the morning. Secret plan is Zanzibar", namespace="u", now=NOW + H)
+        merged = s.consolidate("u", threshold=0.6, now=NOW + 10 * H)["merged_id"][0]
+        assert "Zanzibar" in s.get(merged).content
+        s.export(tmp_path / "u.jsonl", now=NOW + 11 * H)
+        rows = [json.loads(x) for x in (tmp_path / "u.jsonl").read_text(encoding="utf-8").splitlines()]
+        for row in rows:
+            if row.get("id") == b.id:
+                row["access"] = "protected"
+        (tmp_path / "u.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        s.import_(tmp_path / "u.jsonl", on_conflict="overwrite", now=NOW + 12 * H)
+        assert s.get(b.id).access == "protected"
+        s.delete(b.id, namespace="u", now=NOW + 13 * H)
+        assert s.get(merged).content == "the user likes coffee in the morning"

@@ -204,3 +204,22 @@ def test_a_history_written_later_with_its_own_times_is_there_at_those_times() ->
         store.add_many(rows, namespace="u", now=_h(100))
         assert _found(store, "Lisbon Oslo", _h(3)) == ["we met in Lisbon"]
         assert set(_shown(store, _h(6))) == {"we met in Lisbon", "we moved to Oslo"}
+
+
+def test_a_past_read_inside_a_rolled_back_transaction_leaves_nothing_behind(backend: str) -> None:
+    """Inside a transaction a past search agrees with frame(as_of=) (the index still holds the
+    statuses from before it, the table the transaction's), and what it saw is not remembered after a
+    rollback: neither a status the rollback undid nor a memory it brought back."""
+    with mk.MemoryStore() as s:
+        m = s.add("the deploy token lives in the vault", namespace="u", now=_h(0))
+        s.learn_lesson(m.id, reason="confirmed wrong", namespace="u", now=_h(10))  # quarantined at h10
+        late = s.add("the deploy vault moved at hour 25", namespace="u", now=_h(25))
+        before = (_found(s, "deploy vault", _h(5)), _shown(s, _h(5)))
+        assert before == (["the deploy token lives in the vault"], {m.content: "active"})
+        with pytest.raises(RuntimeError), s.transaction():
+            s.approve(m.id, namespace="u", now=_h(30))
+            s.delete(late.id, namespace="u", now=_h(31))
+            assert (_found(s, "deploy vault", _h(5)), _shown(s, _h(5))) == before  # active at h5 either way
+            raise RuntimeError("undo")
+        assert (_found(s, "deploy vault", _h(5)), _shown(s, _h(5))) == before
+        assert _shown(s, _h(26)) == {m.content: "quarantined", late.content: "active"}
