@@ -47,8 +47,8 @@ __all__ = ["MaintainMixin"]
 
 
 _FOUND = (  # the rows an erasure takes, with what a merge of them and the cleanup need to know
-    "SELECT id, namespace, updated_at, access_count, importance, last_access_at, key, content, content_hash"
-    " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+    "SELECT id, namespace, updated_at, access_count, importance, last_access_at, key, content, content_hash,"
+    " access, owner, created_by FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
 )
 # the cached vectors of texts an erasure removed (?: their hashes) that no memory holds any more
 _UNCACHE = (
@@ -121,7 +121,8 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             was = {r[0]: r[3:6] for r in found}  # count, importance, last access (for a re-derived merge)
             said = {r[0]: (r[6], r[7]) for r in found}  # key and text, for the log's cleanup
             # the merges holding an erased text (not those erased with it)
-            parents = [p for p in self._merges_of(spaces) if p["id"] not in spaces]
+            groups = {r[0]: (r[1], *r[9:12]) for r in found}  # (namespace, access, owner, created_by)
+            parents = [p for p in self._merges_of(groups) if p["id"] not in spaces]
             # dated just after the last change of what it erases or re-derives, if `now` is earlier: a
             # backup of them is then older than the erasure, so the import's tombstone keeps them out
             at = after(now, max([r[2] for r in found] + [p["updated_at"] for p in parents], default=None))

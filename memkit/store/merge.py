@@ -30,7 +30,7 @@ from .pipeline import PipelineMixin
 from .read import ReadMixin
 from .vectors import COLUMNS
 
-__all__ = ["MergeMixin", "merged_record", "own_reinforcement"]
+__all__ = ["MergeMixin", "merge_group", "merged_record", "own_reinforcement"]
 
 
 def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
@@ -41,6 +41,12 @@ def _union_validity(rows: list[dict[str, Any]]) -> dict[str, datetime | None]:
         "valid_from": None if None in starts else min(starts),
         "valid_until": None if None in ends else max(ends),
     }
+
+
+def merge_group(row: dict[str, Any]) -> tuple[Any, ...]:
+    """A memory's merge group: its namespace, access, owner and creator (a merge holds only members of
+    its own group)."""
+    return row["namespace"], row["access"], row["owner"], row["created_by"]
 
 
 def merged_record(
@@ -98,17 +104,15 @@ class MergeMixin(PipelineMixin, ReadMixin):
     """The memories maintenance works on, and ``consolidate``."""
 
     # ------------------------------------------------------------------------------------ frames
-    def _merges_of(self, members: dict[str, str]) -> list[dict[str, Any]]:
-        """The merges that hold any of ``members`` (id -> its namespace) as a member in their own
-        namespace (stored rows, every column): a ``merged_from`` that names another tenant's memory
-        (forged in an imported file) never lets its erasure reach the merge. Within the namespace the
-        member's access, owner or creator may have changed since the merge was made (an import's
-        overwrite): the merge still holds its text, and is re-derived from the members of its own
-        group (:mod:`memkit.store.rederive`)."""
+    def _merges_of(self, members: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
+        """The merges that hold any of ``members`` (id -> its :func:`merge_group`) as a member of their own
+        group (stored rows, every column): a lineage is followed only within a merge's namespace and
+        access group, upwards as downwards, so a ``merged_from`` that names another tenant's memory
+        (forged in an imported file) never lets its erasure reach the merge."""
         found = self._sql(
             f"SELECT {COLUMNS} FROM memories WHERE list_has_any(merged_from, ?::VARCHAR[])", [list(members)]
         ).to_dicts()  # (merges are few)
-        return [p for p in found if any(members.get(m) == p["namespace"] for m in p["merged_from"])]
+        return [p for p in found if any(members.get(m) == merge_group(p) for m in p["merged_from"])]
 
     def _frame_at(
         self,

@@ -23,7 +23,7 @@ import polars as pl
 from ..consolidate import remerge
 from ..embed import content_hash
 from ..schema import check_value
-from .merge import MergeMixin, merged_record, own_reinforcement
+from .merge import MergeMixin, merge_group, merged_record, own_reinforcement
 from .vectors import COLUMNS
 from .versions import after
 
@@ -82,7 +82,7 @@ class RederiveMixin(MergeMixin):
         changed: dict[str, None] = {}  # re-derived merge ids, in order, each once
         was = {} if was is None else was  # rows this erasure changes -> (count, importance, last) before
         while parents:  # up the lineage: a merge of merges is re-derived after the merge it holds
-            frontier: dict[str, str] = {}  # the merges changed in this step -> their namespace
+            frontier: dict[str, tuple[Any, ...]] = {}  # the merges changed in this step -> their group
             for p in parents:  # merges are few; each re-derived once per erased member
                 if before is not None:  # (as before this erasure: what a cache or an event may hold)
                     was_then = (p["key"], p["content"], content_hash(p["content"]), p["namespace"])
@@ -112,7 +112,7 @@ class RederiveMixin(MergeMixin):
                         self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
                         self._event(now, op, p["namespace"], p["id"], requester, cascade=True, reason="guard")
                         erased.append(p["id"])
-                        frontier[p["id"]] = p["namespace"]
+                        frontier[p["id"]] = merge_group(p)
                         continue
                     content, value, tags = cols["content"][0], cols["value"][0], cols["tags"][0]
                     findings = cols["findings"][0]
@@ -133,7 +133,7 @@ class RederiveMixin(MergeMixin):
                         ns = p["namespace"]
                         self._event(now, "quarantine", ns, p["id"], requester, status=status, codes=codes)
                     changed[p["id"]] = None
-                frontier[p["id"]] = p["namespace"]
+                frontier[p["id"]] = merge_group(p)
             parents = self._merges_of(frontier) if frontier else []
         live = [i for i in changed if i not in erased]  # re-derived, and not erased since
         return self._sql(

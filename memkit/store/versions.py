@@ -62,7 +62,12 @@ def check_forward(rows: list[dict[str, Any]], now: datetime) -> None:
 def after(now: datetime, last: datetime | None) -> datetime:
     """``now``, or just after ``last`` if that is later: an erasure dated before the last change of
     what it erases is logged just after it (an import's tombstone compares the two)."""
-    return now if last is None or last <= now else last + timedelta(microseconds=1)
+    if last is None or last <= now:
+        return now
+    try:
+        return last + timedelta(microseconds=1)
+    except OverflowError:  # an imported time at the calendar's last microsecond: at it, not after it
+        return last
 
 
 @dataclass

@@ -279,23 +279,36 @@ def test_a_forged_lineage_never_lets_an_erasure_reach_up_into_another_namespace(
         assert not s.audit("B").filter(pl.col("op").is_in(["delete", "merge"])).height
 
 
-def test_a_member_whose_access_an_overwrite_changed_still_leaves_its_merge(
-    backend: str, tmp_path: Path
+@pytest.mark.parametrize("forged", ["only", "own", "future"])
+def test_another_writers_forged_lineage_never_lets_an_erasure_reach_its_memory(
+    backend: str, tmp_path: Path, forged: str
 ) -> None:
-    """The lineage upwards is followed within the namespace: a member made ``protected`` by an
-    import's overwrite after the merge still takes its text out of the merge when it is erased."""
+    """Within one namespace too: bob imports a memory whose ``merged_from`` names alice's private
+    memory (alone, or beside bob's own member; dated at the calendar's end). Alice's delete of her
+    memory neither erases bob's memory, nor rewrites its text, nor fails on its date."""
     with mk.MemoryStore() as s:
-        s.add("the user likes coffee in the morning", namespace="u", now=NOW)
-        b = s.add("the user likes coffee in the morning. Secret plan is Zanzibar", namespace="u", now=NOW + H)
-        merged = s.consolidate("u", threshold=0.6, now=NOW + 10 * H)["merged_id"][0]
-        assert "Zanzibar" in s.get(merged).content
-        s.export(tmp_path / "u.jsonl", now=NOW + 11 * H)
-        rows = [json.loads(x) for x in (tmp_path / "u.jsonl").read_text(encoding="utf-8").splitlines()]
+        a = s.add("alice private note", namespace="team", requester="alice", access="private", now=NOW)
+        own = s.add("bob member note about the team lunch", namespace="team", requester="bob", now=NOW)
+        with mk.MemoryStore() as other:
+            m = other.add("bob merged note about the team", namespace="team", requester="bob", now=NOW)
+            other.export(tmp_path / "m.jsonl", "team")
+        rows = [json.loads(x) for x in (tmp_path / "m.jsonl").read_text(encoding="utf-8").splitlines()]
         for row in rows:
-            if row.get("id") == b.id:
-                row["access"] = "protected"
-        (tmp_path / "u.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-        s.import_(tmp_path / "u.jsonl", on_conflict="overwrite", now=NOW + 12 * H)
-        assert s.get(b.id).access == "protected"
-        s.delete(b.id, namespace="u", now=NOW + 13 * H)
-        assert s.get(merged).content == "the user likes coffee in the morning"
+            if row.get("id") == m.id:
+                row["merged_from"] = [a.id, own.id] if forged == "own" else [a.id]
+                if forged == "future":
+                    row["updated_at"] = "9999-12-31T23:59:59.999999+00:00"
+        (tmp_path / "m.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        s.import_(tmp_path / "m.jsonl", requester="bob", now=NOW)
+        before = s.get(m.id)
+        s.delete(a.id, namespace="team", requester="alice", now=NOW + H)
+        assert s.get(m.id) == before
+        ops = s.audit("team").filter(pl.col("memory_id") == m.id)["op"].to_list()
+        assert not {"delete", "merge", "forget"} & set(ops)  # nothing of alice's erasure reached it
+
+
+def test_an_erasure_after_a_change_dated_at_the_calendars_end_is_logged() -> None:
+    """``after()`` at the last microsecond the calendar holds: the erasure is dated at it (no
+    OverflowError): a file may carry such a time."""
+    end = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    assert mk.store.versions.after(NOW, end) == end and mk.store.versions.after(NOW, NOW - H) == NOW
