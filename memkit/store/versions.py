@@ -14,14 +14,12 @@ answer with :meth:`VersionsMixin._apply_versions`. The rules, in one place:
   from the same source) supersedes it at once; a different writer's value waits as a conflict;
 - a quarantined write takes the next version number but changes no other version until approved.
 
-Rows of the batch that need no decision (no key, or a key new to the store and alone in the batch) are
-planned without a Python loop; only keys that meet other versions are decided one by one.
-
-A worked example under ``flag``: ``deploy.url`` holds ``a`` (v1, active, written by alice). bob
-writes ``b``: v2 becomes ``conflict`` against v1, and both stay live until ``resolve``. alice then
-writes ``c`` from the same source: her own fact, so v3 supersedes v1 at once (v1 ``superseded``),
-and bob's v2 still waits beside it. The decisions themselves are the pure
-:func:`memkit.conflicts.plan_keyed_write`; this module feeds it the versions and writes its answer.
+Rows that need no decision (no key, or a key new to the store and alone in the batch) are planned
+without a Python loop; only keys that meet other versions are decided one by one. A worked example under
+``flag``: ``deploy.url`` holds ``a`` (v1, active, written by alice). bob writes ``b``: v2 becomes
+``conflict`` against v1, and both stay live until ``resolve``. alice then writes ``c`` from the same
+source: her own fact, so v3 supersedes v1 at once (v1 ``superseded``), and bob's v2 still waits beside
+it. The decisions are :func:`memkit.conflicts.plan_keyed_write`'s; this module feeds it and writes them.
 """
 
 from __future__ import annotations
@@ -60,14 +58,11 @@ def check_forward(rows: list[dict[str, Any]], now: datetime) -> None:
 
 
 def after(now: datetime, last: datetime | None) -> datetime:
-    """``now``, or just after ``last`` if that is later: an erasure dated before the last change of
-    what it erases is logged just after it (an import's tombstone compares the two)."""
+    """``now``, or just after ``last`` if that is later (at it, at the calendar's last microsecond): an
+    erasure dated before the last change of what it erases is logged after it (tombstones compare)."""
     if last is None or last <= now:
         return now
-    try:
-        return last + timedelta(microseconds=1)
-    except OverflowError:  # an imported time at the calendar's last microsecond: at it, not after it
-        return last
+    return last if last.replace(tzinfo=None) == datetime.max else last + timedelta(microseconds=1)
 
 
 @dataclass
