@@ -83,7 +83,7 @@ class Checked(Generic[T]):
         obj.__dict__[self.name] = self.check(self.name, value)  # checked first: a refusal changes nothing
 
 
-class FromStore:
+class FromStore(Checked[Any]):
     """A data descriptor of an object over a store (``obj.store``): the value assigned (passed through
     ``check``), or, while None is assigned, the store's attribute ``attr`` read at each use (through
     ``derive``), so ``store.weights = ...`` reaches an agent built before it. Never a copy made at
@@ -108,11 +108,8 @@ class FromStore:
     def __init__(
         self, attr: str, check: Callable[[str, Any], Any], derive: Callable[[Any], Any] | None = None
     ) -> None:
-        self.attr, self.check, self.derive = attr, check, derive
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        super().__init__(check)
+        self.attr, self.derive = attr, derive
 
     def __get__(self, obj: object | None, owner: type) -> Any:
         if obj is None:  # the class's attribute: the descriptor itself
