@@ -162,7 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--no-locomo", action="store_true")
     args = p.parse_args(argv)
-    root = pg_server.local_server(Path(tempfile.mkdtemp(prefix="memkit-bench-pg-")))
+    # the cluster (~64 MB) lives only as long as the run: the server stops and its directory goes
+    with tempfile.TemporaryDirectory(prefix="memkit-bench-pg-") as tmp:
+        try:
+            return run(args, pg_server.local_server(Path(tmp)))
+        finally:
+            pg_server.stop_server(Path(tmp))
+
+
+def run(args: argparse.Namespace, root: str) -> int:
     frame, q = data(args.size, args.queries)
     emb = Lookup(q)
     print(f"{args.size:,} memories, dim {DIM}, {args.queries} queries; {os.cpu_count()} cores")
