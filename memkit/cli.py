@@ -18,8 +18,8 @@ The CLI never creates a database by accident: every command but ``demo`` needs a
 (``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
 and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction.
-``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE`` (the tuned parameters), and every
-command that opens a store ``--embedder SPEC``, its file's embedder (:mod:`memkit.cli_embedder`).
+``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE`` (what was tuned, embedder too), and
+every command that opens a store ``--embedder SPEC`` (else the settings', the file's: :mod:`.cli_embedder`).
 
 A session, from the demo to another framework's data and back to an agent::
 

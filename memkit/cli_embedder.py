@@ -2,14 +2,26 @@
 :mod:`memkit.operate`).
 
 A store file records the embedder that wrote its vectors; opened with another one it is *stale*:
-readable, but not searchable or writable (:mod:`memkit.store.stale`). The commands open a store with
-the hash embedder unless told otherwise, so a file written with a model needs the model named, as
-``MemoryStore(path, embedder=...)`` would name it in Python:
+readable, but not searchable or writable (:mod:`memkit.store.stale`). A command opens its store with,
+in this order:
+
+1. ``--embedder SPEC``, when given (always: it wins over everything below);
+2. the ``embedder`` a ``--settings`` file records (``mk.save_settings`` writes the store's), as
+   ``MemoryStore(path, settings=...)`` would (:mod:`memkit.settings`);
+3. the embedder the file records, when memkit can build it from the recorded name without downloading
+   anything (:func:`file_embedder`): the hash embedder of any dimension, the all-MiniLM-L6-v2 of
+   ``memkit[minilm]`` when that extra is installed, a blend of such parts. A file another model wrote
+   (``m2v-...``, ``st-<another model>``: its name holds no path) needs ``--embedder``, as the stale
+   error says;
+4. the hash embedder (a new file: nothing is recorded yet).
+
+``memkit reembed`` is the exception: its ``--embedder`` is the embedder to migrate *to*, ``hash`` by
+default, whatever the file records.
 
 =====================  ====================================================================================
-SPEC                   embedder
+SPEC                   embedder (:mod:`memkit.embed.spec`)
 =====================  ====================================================================================
-``hash`` (default)     :class:`~memkit.embed.HashEmbedder` (``hash:DIM``: another dimension)
+``hash``               :class:`~memkit.embed.HashEmbedder` (``hash:DIM``: another dimension)
 ``st[:MODEL]``         :class:`~memkit.embed.SentenceTransformerEmbedder`: a model directory or name
                        (alone: the all-MiniLM-L6-v2 that ``memkit[minilm]`` ships)
 ``m2v:PATH``           :class:`~memkit.embed.Model2VecEmbedder`: a model2vec directory (``memkit[model2vec]``)
@@ -20,6 +32,8 @@ SPEC                   embedder
 A bad SPEC (or a model that does not load) is a :class:`~memkit.errors.ValidationError` naming
 ``--embedder``; a missing extra is :class:`~memkit.errors.MissingDependency` naming ``--embedder``
 and the pip command. Either is raised before the database is opened, so nothing is created or written.
+Reading what a file records opens it read-only, creating and changing nothing
+(:func:`memkit.store.recorded.recorded_embedder`).
 
 >>> embedder_from_spec("hash:64").name
 'hash-v3-64-tw0.5'
@@ -34,19 +48,14 @@ memkit.errors.ValidationError: --embedder: 'bert' is not hash[:DIM], st[:MODEL],
 from __future__ import annotations
 
 import argparse
-import math
+import os
 from typing import Any
 
-from .embed import (
-    MINILM,
-    Embedder,
-    FusedEmbedder,
-    HashEmbedder,
-    Model2VecEmbedder,
-    SentenceTransformerEmbedder,
-)
-from .errors import MemkitError, MissingDependency, ValidationError
+from .embed import Embedder, embedder_from_name
+from .embed import embedder_from_spec as build
 from .store import MemoryStore
+from .store.recorded import recorded_embedder
+from .store.settable import read_settings
 
 __all__ = [
     "OPENS_STORE",
@@ -54,70 +63,36 @@ __all__ = [
     "add_embedder_option",
     "add_embedder_options",
     "embedder_from_spec",
+    "file_embedder",
     "open_store",
 ]
 
 OPTION = "--embedder"
-_FORMS = "hash[:DIM], st[:MODEL], m2v:PATH or a blend W*SPEC,W*SPEC"
 
 
-def add_embedder_option(p: argparse.ArgumentParser) -> None:
-    """``--embedder SPEC`` on a command that opens a store (default ``hash``)."""
+def add_embedder_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--embedder SPEC`` on a command that opens a store (default None: the file's own, see the
+    module docstring; ``reembed`` passes ``"hash"``, the embedder it migrates to)."""
+    say = "the one the file records, else hash" if default is None else default
     p.add_argument(
-        OPTION, default="hash", metavar="SPEC",
-        help="the embedder the file was written with: hash (default), st[:MODEL], m2v:PATH, 0.7*st,0.3*hash",
+        OPTION, default=default, metavar="SPEC",
+        help=f"the embedder to open the file with (default: {say}): hash[:DIM], st[:MODEL], m2v:PATH,"
+             " 0.7*st,0.3*hash",
     )  # fmt: skip
 
 
 def embedder_from_spec(spec: str) -> Embedder:
-    """``--embedder``'s value -> the embedder it names (module docstring); the model is loaded now."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValidationError(OPTION, f"must be one of {_FORMS}, got {spec!r}")
-    spec = spec.strip()
-    try:
-        if "*" in spec.split(":", 1)[0]:  # a blend: 0.7*st:MODEL,0.3*hash
-            return FusedEmbedder([_part(p) for p in spec.split(",")])
-        return _one(spec)
-    except MissingDependency as e:
-        raise MissingDependency(f"{OPTION} {spec}: {e}") from None
-    except ValidationError as e:
-        if e.field == OPTION:
-            raise
-        raise ValidationError(OPTION, f"{spec!r}: {e}") from None
-    except MemkitError:
-        raise
-    except Exception as e:  # the model's library could not load it: a missing file, a bad directory
-        raise ValidationError(
-            OPTION, f"{spec!r} could not be loaded ({type(e).__name__}: {e})"[:400]
-        ) from None
+    """``--embedder``'s value -> the embedder it names (module docstring); the model is loaded now
+    (:func:`memkit.embed.embedder_from_spec`, its errors naming ``--embedder``)."""
+    return build(spec, OPTION)
 
 
-def _part(text: str) -> tuple[Embedder, float]:
-    """``"0.7*st:MODEL"`` -> (the embedder, 0.7): one part of a blend."""
-    weight, star, spec = text.strip().partition("*")
-    try:
-        w = float(weight)
-    except ValueError:
-        w = math.nan
-    if not star or not math.isfinite(w) or w <= 0 or "*" in spec.split(":", 1)[0]:
-        raise ValidationError(OPTION, f"{text.strip()!r} is not a blend's part W*SPEC with a weight W > 0")
-    return _one(spec.strip()), w
-
-
-def _one(spec: str) -> Embedder:
-    """One embedder's SPEC (not a blend) -> the embedder."""
-    kind, sep, arg = spec.partition(":")
-    if kind == "hash":
-        if not sep:
-            return HashEmbedder()
-        if not arg.isdigit():
-            raise ValidationError(OPTION, f"{spec!r}: hash:DIM needs a whole number of dimensions")
-        return HashEmbedder(dim=int(arg))
-    if kind == "st" and (arg or not sep):
-        return SentenceTransformerEmbedder(arg or MINILM)
-    if kind == "m2v" and arg:
-        return Model2VecEmbedder(arg)
-    raise ValidationError(OPTION, f"{spec!r} is not {_FORMS}")
+def file_embedder(path: str | os.PathLike[str]) -> Embedder | None:
+    """The embedder the store at ``path`` records, when memkit can build it from the recorded name
+    without downloading anything (:func:`memkit.embed.embedder_from_name`), else None: a new file, a
+    model's file whose name holds no path, or one that cannot be read now (opening it says why)."""
+    recorded = recorded_embedder(path)
+    return None if recorded is None else embedder_from_name(*recorded)
 
 
 OPENS_STORE = ("info", "export", "import", "analyze", "reembed", "mcp", "copy", "reidentify")
@@ -127,10 +102,18 @@ OPENS_STORE = ("info", "export", "import", "analyze", "reembed", "mcp", "copy", 
 def add_embedder_options(sub: argparse._SubParsersAction) -> None:
     """``--embedder`` on every command of ``sub`` that opens a store (:data:`OPENS_STORE`)."""
     for name in OPENS_STORE:
-        add_embedder_option(sub.choices[name])
+        add_embedder_option(sub.choices[name], "hash" if name == "reembed" else None)
 
 
 def open_store(path: str, args: argparse.Namespace, **options: Any) -> MemoryStore:
-    """``MemoryStore(path, embedder=<--embedder>, **options)``: the embedder is built (its model
-    loaded, or the error raised) before the database is opened."""
-    return MemoryStore(path, embedder=embedder_from_spec(args.embedder), **options)
+    """``MemoryStore(path, embedder=..., **options)`` with the embedder of the module docstring's order:
+    ``--embedder``; else the ``settings=`` file's (the store builds it); else the file's own; else hash.
+    The embedder is built (its model loaded, or the error raised) before the database is opened."""
+    settings = options.get("settings")
+    if args.embedder is not None:
+        embedder = embedder_from_spec(args.embedder)
+    elif settings is not None and read_settings("settings", settings).embedder is not None:
+        embedder = None  # MemoryStore(settings=) builds the settings' embedder
+    else:
+        embedder = file_embedder(path)
+    return MemoryStore(path, embedder=embedder, **options)

@@ -26,7 +26,12 @@ Traceback (most recent call last):
 memkit.errors.ValidationError: decay.min_strength: must be <= 1.0, got 2.0
 
 The guard's ``detectors`` and ``judge`` are code, not settings: they are never written, and saving
-a :class:`Settings` that holds some is refused (pass them in code where the store is opened).
+a :class:`Settings` that holds some is refused (pass them in code where the store is opened). The
+embedder is a setting by name: ``embedder`` holds its SPEC (``"hash"``, ``"st"``, ``"m2v:PATH"``, a blend
+``"0.7*st,0.3*hash"``: :mod:`memkit.embed.spec`), checked when the file is read; the model is loaded
+when a store opens with it. An error of :func:`load_settings` names the file too::
+
+    embedder: 'bert' is not hash[:DIM], st[:MODEL], m2v:PATH or a blend W*SPEC,W*SPEC (settings file 'x.toml')
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import Any
 
 from .conflicts import POLICIES
 from .consolidate import MergeParams
+from .embed import check_spec
 from .errors import FormatError, ValidationError, check_output, check_path
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, slider_ranges
 from .schema import check_choice
@@ -88,9 +94,13 @@ class Settings:
       (:class:`memkit.MergeParams`' default, 0.85; the same [0.5, 1] range).
     - ``conflict_policy``: what a keyed write with a different value does, one of
       :data:`memkit.conflicts.POLICIES` (``"flag"``, ``"supersede"``, ``"strict"``).
+    - ``embedder``: the SPEC of the embedder a store opens with when given no ``embedder=``
+      (:mod:`memkit.embed.spec`; kept in its canonical form), or None (default): not recorded, the
+      store's default (the command line: the one the file records). ``store.settings`` reports the
+      store's own when a SPEC can express it.
 
-    >>> Settings().merge_threshold, Settings().conflict_policy
-    (0.85, 'flag')
+    >>> Settings().merge_threshold, Settings().conflict_policy, Settings(embedder="hash:384").embedder
+    (0.85, 'flag', 'hash')
     >>> Settings(conflict_policy="overwrite")
     Traceback (most recent call last):
     ...
@@ -107,6 +117,7 @@ class Settings:
         metadata={"range": slider_ranges(MergeParams)["threshold"], "doc": "cosine to merge"},
     )
     conflict_policy: str = field(default="flag", metadata={"doc": "keyed-write conflict policy"})
+    embedder: str | None = field(default=None, metadata={"doc": "the embedder's SPEC (None: not recorded)"})
 
     def __post_init__(self) -> None:
         for name, params in _SECTIONS.items():
@@ -119,10 +130,13 @@ class Settings:
             raise ValidationError("merge_threshold", _message(e)) from None
         object.__setattr__(self, "merge_threshold", threshold)
         check_choice("conflict_policy", self.conflict_policy, POLICIES)
+        if self.embedder is not None:  # its form only: the model is loaded by the store that opens with it
+            object.__setattr__(self, "embedder", check_spec("embedder", self.embedder))
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain JSON-able dict: the format version and the two scalars first, then one dict per
-        section (tuples become lists). Refuses guard detectors or a judge (callables cannot be saved).
+        """A plain JSON-able dict: the format version and the scalars first (``embedder`` when set),
+        then one dict per section (tuples become lists). Refuses guard detectors or a judge (callables
+        cannot be saved).
 
         >>> d = Settings().to_dict()
         >>> list(d)[:4], d["weights"]["keyword"], d["guard"]["strict_sources"]
@@ -140,6 +154,8 @@ class Settings:
             "merge_threshold": self.merge_threshold,
             "conflict_policy": self.conflict_policy,
         }
+        if self.embedder is not None:  # (TOML has no null: not recorded, not written)
+            out["embedder"] = self.embedder
         for name, params in _SECTIONS.items():
             section = getattr(self, name)
             out[name] = {}
@@ -164,7 +180,7 @@ class Settings:
                 f"the file is settings format {version}, this memkit reads format {FORMAT_VERSION} "
                 "and older; upgrade memkit to load it",
             )
-        scalars = ("merge_threshold", "conflict_policy")
+        scalars = ("merge_threshold", "conflict_policy", "embedder")
         known = (_VERSION_KEY, *scalars, *_SECTIONS)
         for key in data:
             if key not in known:
@@ -278,7 +294,7 @@ def _unique_keys(data: Any, prefix: str = "") -> None:
     ValidationError naming the first repeated one with its section: ``weights.similarity``."""
     if isinstance(data, _Object):
         if data.twice:
-            raise ValidationError(prefix + data.twice[0], "appears twice in the file")
+            raise ValidationError(prefix + data.twice[0], "appears twice")
         for k, v in data.items():
             _unique_keys(v, f"{prefix}{k}.")
     elif isinstance(data, list):
@@ -290,7 +306,8 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     """Read a settings file written by :func:`save_settings` (or by hand) -> :class:`Settings`.
 
     Raises :class:`~memkit.errors.FormatError` for text that is not TOML / JSON, and
-    :class:`~memkit.errors.ValidationError` naming the section and field of an unknown or bad entry.
+    :class:`~memkit.errors.ValidationError` naming the section and field of an unknown or bad entry,
+    and the file: ``weights.similarty: unknown field; known: ... (settings file 'tuned.toml')``.
     """
     path = check_path("path", path)
     suffix = _suffix(path)
@@ -306,5 +323,8 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
         data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_pairs)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise FormatError("path", f"{str(path)!r} is not valid {suffix[1:].upper()}: {e}") from None
-    _unique_keys(data)
-    return Settings.from_dict(data)
+    try:
+        _unique_keys(data)
+        return Settings.from_dict(data)
+    except ValidationError as e:  # an entry of the file: its field, and which file
+        raise type(e)(e.field, f"{_message(e)} (settings file {str(path)!r})") from None

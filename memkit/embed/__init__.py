@@ -7,7 +7,10 @@
   :class:`Model2VecEmbedder`); their libraries load on first use, so ``import memkit`` never pulls
   in torch;
 - :mod:`~memkit.embed.fusion` — :class:`FusedEmbedder`, several embedders blended into one vector
-  (a model's meaning and the hash embedder's wording in one cosine).
+  (a model's meaning and the hash embedder's wording in one cosine);
+- :mod:`~memkit.embed.spec` — SPECs, an embedder named by a short string (``hash:64``, ``st``,
+  ``m2v:PATH``, ``0.7*st,0.3*hash``: ``--embedder``, a settings file's ``embedder``), and the way back
+  from an embedder, or from the name a store file records, to its SPEC or the embedder.
 
 >>> HashEmbedder(dim=8).embed(["我住在杭州"]).shape
 (1, 8)
@@ -27,6 +30,7 @@ from .hashing import (
     l2_normalize,
 )
 from .models import MINILM, Model2VecEmbedder, SentenceTransformerEmbedder, distill_model2vec
+from .spec import check_spec, embedder_from_name, embedder_from_spec, spec_of
 
 __all__ = [
     "MINILM",
@@ -37,9 +41,13 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "check_embedder",
     "check_embeddings",
+    "check_spec",
     "clear_word_caches",
     "content_hash",
     "content_hashes",
     "distill_model2vec",
+    "embedder_from_name",
+    "embedder_from_spec",
     "l2_normalize",
+    "spec_of",
 ]

@@ -103,6 +103,7 @@ class SentenceTransformerEmbedder:
         label = "all-MiniLM-L6-v2" if model_name_or_path == MINILM else _short(model_name_or_path)
         self.name = f"st-{label}-{self.dim}"
         self.batch_size = batch_size
+        self.model_name_or_path = model_name_or_path  # as given: the SPEC that rebuilds it (embed.spec)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``n`` texts -> ``(n, dim)`` float32, L2-normalized."""
@@ -138,6 +139,7 @@ class Model2VecEmbedder:
         self.model = m2v.StaticModel.from_pretrained(str(path))
         self.dim = int(self.model.dim)
         self.name = f"m2v-{_short(str(path))}-{self.dim}"
+        self.path = str(path)  # as given: the SPEC that rebuilds it (embed.spec)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``n`` texts -> ``(n, dim)`` float32, L2-normalized (zero rows for texts with no known token)."""

@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 
 from ..consolidate import MergeParams
-from ..embed import Embedder, HashEmbedder
+from ..embed import Embedder, HashEmbedder, spec_of
 from ..errors import ValidationError, check_path
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_choice
@@ -61,10 +61,12 @@ from .settable import (
     a_bool,
     a_path,
     a_policy,
+    a_settings,
     a_threshold,
     an_embedder,
     an_instance,
-    read_settings,
+    opening_embedder,
+    warn_other_embedder,
 )
 from .write import WriteMixin
 
@@ -94,9 +96,10 @@ class MemoryStore(
     path : str
         Database file; ``":memory:"`` (default) keeps everything in RAM.
     embedder : Embedder, optional
-        Defaults to :class:`~memkit.embed.HashEmbedder` (offline, deterministic). A file remembers
-        which embedder wrote it; opened with another (or an older version of the same), it is
-        readable and exportable but not writable until :meth:`reembed` migrates it.
+        Defaults to the one ``settings`` names, else :class:`~memkit.embed.HashEmbedder` (offline,
+        deterministic). A file remembers which embedder wrote it; opened with another (or an older
+        version of the same), it is readable and exportable but not writable until :meth:`reembed`
+        migrates it.
     conflict_policy : {"flag", "supersede", "strict"}
         What a keyed write with a different value does (see :mod:`memkit.conflicts`).
     decay : DecayParams
@@ -132,8 +135,11 @@ class MemoryStore(
         Everything tuned in a notebook as one value (:class:`memkit.Settings`, or a ``.toml`` /
         ``.json`` file saved by :func:`memkit.save_settings`): the store's policy, decay, keyword
         and guard parameters, and the defaults of ``search`` (weights), ``consolidate`` (threshold)
-        and ``forget`` (policy). Not together with ``conflict_policy``, ``decay``, ``keyword`` or
-        ``guard``. ``store.settings`` returns them; assigning it sets them all (all or nothing).
+        and ``forget`` (policy), and the embedder (its SPEC, :mod:`memkit.embed.spec`; its model is
+        loaded now) unless ``embedder=`` is given: that one wins, with a UserWarning naming
+        ``embedder`` when the settings name another. Not together with ``conflict_policy``,
+        ``decay``, ``keyword`` or ``guard``. ``store.settings`` returns them; assigning it sets them
+        all (all or nothing) but the embedder, fixed at the open (another one: a UserWarning).
 
     ``path`` may also be a PostgreSQL URL (``postgresql://user@host/db``): the same store on a server
     that many processes share (:mod:`memkit.store.postgres`; the extra ``memkit[postgres]``).
@@ -197,6 +203,11 @@ class MemoryStore(
                 raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
         if read_only and path == ":memory:":
             raise ValidationError("read_only", "must be False for ':memory:'")
+        if settings is not None and (conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS):
+            raise ValidationError(
+                "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
+            )
+        embedder, settings = opening_embedder(embedder, settings)  # a file read, its embedder built
         self.path, self.read_only, self.compact_on_erase = path, read_only, compact_on_erase
         self.embedder = embedder if embedder is not None else HashEmbedder()  # checked as it is set
         self.conflict_policy = conflict_policy
@@ -211,33 +222,32 @@ class MemoryStore(
         )
         self._lock = StoreLock()  # searches rank under it shared, everything else exclusively
         if settings is not None:
-            if conflict_policy != "flag" or (decay, keyword, guard) != _DEFAULTS:
-                raise ValidationError(
-                    "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
-                )
-            self.settings = settings
+            self._set_parameters(settings)
         self._open(create=create)
 
     @property
     def settings(self) -> Settings:
         """The store's parameters as one :class:`~memkit.settings.Settings`: save them with
-        :func:`memkit.save_settings`, open another store (DuckDB or PostgreSQL) with them."""
+        :func:`memkit.save_settings`, open another store (DuckDB or PostgreSQL) with them. Its
+        ``embedder`` is the store's embedder's SPEC (None when no SPEC can express it: your own)."""
         return Settings(weights=self.weights, decay=self.decay, keyword=self.keyword, guard=self.guard,
                         forget=self.forget_policy, merge_threshold=self.merge_threshold,
-                        conflict_policy=self.conflict_policy)  # fmt: skip
+                        conflict_policy=self.conflict_policy, embedder=spec_of(self.embedder))  # fmt: skip
 
     @settings.setter
     def settings(self, settings: Settings | str | os.PathLike[str]) -> None:
         """Every parameter of ``settings`` (a :class:`~memkit.settings.Settings` or a file that
         :func:`~memkit.load_settings` reads) at once: the store's parameters and the defaults of
         ``search``, ``consolidate`` and ``forget``, as a store opened with ``settings=`` has them. Each
-        is checked as its own attribute is, all before any is set: a refusal changes nothing."""
-        if isinstance(settings, (str, os.PathLike)):
-            settings = read_settings("settings", settings)
-        if not isinstance(settings, Settings):
-            raise ValidationError(
-                "settings", f"must be a memkit.Settings or a file path, got {type(settings).__name__}"
-            )
+        is checked as its own attribute is, all before any is set: a refusal changes nothing. The
+        embedder was fixed at the open: settings naming another are a UserWarning naming ``embedder``."""
+        settings = a_settings("settings", settings)
+        if settings.embedder is not None:
+            warn_other_embedder(settings.embedder, self.embedder, "fixed at the open; reembed() changes it")
+        self._set_parameters(settings)
+
+    def _set_parameters(self, settings: Settings) -> None:
+        """Set the parameters of ``settings`` (checked): :attr:`settings`' setter, and the open."""
         values = {attr: getattr(settings, field) for attr, field in _SETTINGS.items()}
         for attr, value in values.items():  # every check first (a Settings is valid, but not unforgeable)
             getattr(type(self), attr).check(attr, value)

@@ -33,13 +33,14 @@ memkit.errors.ValidationError: read_only: is fixed when the store opens: close i
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ..conflicts import POLICIES
 from ..consolidate import MergeParams
-from ..embed import Embedder, check_embedder
-from ..errors import ValidationError
+from ..embed import Embedder, check_embedder, embedder_from_spec, spec_of
+from ..errors import MissingDependency, ValidationError
 from ..schema import check_choice
 from ..settings import Settings, load_settings
 
@@ -50,11 +51,14 @@ __all__ = [
     "a_bool",
     "a_path",
     "a_policy",
+    "a_settings",
     "a_threshold",
     "an_embedder",
     "an_instance",
+    "opening_embedder",
     "read_settings",
     "refix",
+    "warn_other_embedder",
 ]
 
 T = TypeVar("T")
@@ -209,11 +213,56 @@ def refix(obj: object, name: str, value: Any) -> None:
 
 
 def read_settings(name: str, path: str | os.PathLike[str]) -> Settings:
-    """:func:`~memkit.settings.load_settings`, its error renamed to the argument ``name`` (``settings``)
-    and naming the file: ``settings: settings file 'x.toml': weights.similarty: unknown field; ...``
-    (an error about the path itself, ``settings: path: cannot read 'x.toml': ...``, names it already)."""
+    """:func:`~memkit.settings.load_settings`, its error renamed to the argument ``name`` (``settings``):
+    ``settings: weights.similarty: unknown field; ... (settings file 'x.toml')`` (load_settings names the
+    file; an error about the path itself, ``settings: path: cannot read 'x.toml': ...``, names it too)."""
     try:
         return load_settings(path)
     except ValidationError as e:
-        where = "" if e.field == "path" else f"settings file {os.fspath(path)!r}: "
-        raise type(e)(name, f"{where}{e}") from None
+        raise type(e)(name, str(e)) from None
+
+
+def a_settings(name: str, value: Any) -> Settings:
+    """The check of ``settings``: a :class:`~memkit.settings.Settings`, or a file that
+    :func:`read_settings` reads."""
+    if isinstance(value, (str, os.PathLike)):
+        value = read_settings(name, value)
+    if not isinstance(value, Settings):
+        raise ValidationError(name, f"must be a memkit.Settings or a file path, got {type(value).__name__}")
+    return value
+
+
+def opening_embedder(embedder: Embedder | None, settings: Any) -> tuple[Embedder | None, Settings | None]:
+    """``(embedder=, settings=)`` of a store's constructor -> (the embedder it opens with, the settings
+    read and checked). The embedder: ``embedder=`` when given (it wins; a settings' SPEC naming another
+    embedder is a UserWarning naming ``embedder``); else the settings' ``embedder`` SPEC, built now (a
+    model that does not load is a ValidationError on ``settings``, a missing extra MissingDependency,
+    both naming ``embedder`` and the file); else None: the store's default."""
+    if settings is None:
+        return embedder, None
+    where = f" (settings file {os.fspath(settings)!r})" if isinstance(settings, (str, os.PathLike)) else ""
+    settings = a_settings("settings", settings)
+    if settings.embedder is None:
+        return embedder, settings
+    if embedder is not None:  # (checked first: the warning names it)
+        warn_other_embedder(settings.embedder, check_embedder(embedder), "embedder= wins", stacklevel=4)
+        return embedder, settings
+    try:
+        return embedder_from_spec(settings.embedder, "embedder"), settings
+    except MissingDependency as e:
+        raise MissingDependency(f"settings: {e}{where}") from None
+    except ValidationError as e:
+        raise ValidationError("settings", f"{e}{where}") from None
+
+
+def warn_other_embedder(spec: str, embedder: Embedder, kept: str, stacklevel: int = 3) -> None:
+    """A UserWarning naming ``embedder`` when a settings' SPEC is not the one of ``embedder`` (the one
+    kept, ``kept`` says why): the settings were tuned with another embedder than the store ranks with."""
+    own = spec_of(embedder)
+    if own != spec:
+        warnings.warn(
+            f"embedder: the settings name {spec!r}, the store's embedder is {own or embedder.name!r}"
+            f" ({kept})",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
