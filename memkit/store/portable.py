@@ -36,9 +36,7 @@ from ..portable.strictjson import fail
 from ..schema import check_choice
 from .audit import digest, scrub
 from .files import is_database
-from .pipeline import PipelineMixin
-from .read import ReadMixin
-from .vectors import COLUMNS
+from .leave import LeaveMixin
 
 __all__ = ["PortableMixin"]
 
@@ -57,7 +55,7 @@ def _scrub_findings(findings: str | None) -> str | None:
     return json.dumps(found, ensure_ascii=False)
 
 
-class PortableMixin(PipelineMixin, ReadMixin):
+class PortableMixin(LeaveMixin):
     """``export`` and ``import_``."""
 
     def _memory_columns(self) -> list[Column]:
@@ -177,13 +175,15 @@ class PortableMixin(PipelineMixin, ReadMixin):
         this store erased (``delete``, ``forget``), or a merge of one as it was before, is left out
         (``erased``) whatever ``on_conflict`` says; to keep such a text again, ``add`` it anew. An
         overwritten row the store has since superseded (by a newer version, by a merge) stays
-        superseded. The rows go through the write
-        pipeline (module docstring): the guard screens them, and a keyed live version that meets
-        another of its key (stored, or earlier in the file) is decided by ``conflict_policy``
-        (default: the store's). A requester may import only rows it created (``created_by`` its
-        name or null), and its import does not replay the file's events (only the operator's
-        does). Embeddings are reused only when the file's embedder is this store's and ``reembed`` is
-        False, and only for rows the guard left unchanged.
+        superseded, unless the overwrite moves it out of its merge's group (another access, owner or
+        creator): it leaves the merge, which is re-derived from the members that remain
+        (:mod:`memkit.store.leave`; a merge moved away from its members is refused). The rows go
+        through the write pipeline (module docstring): the guard screens them, and a keyed live
+        version that meets another of its key (stored, or earlier in the file) is decided by
+        ``conflict_policy`` (default: the store's). A requester may import only rows it created
+        (``created_by`` its name or null), and its import does not replay the file's events (only
+        the operator's does). Embeddings are reused only when the file's embedder is this store's
+        and ``reembed`` is False, and only for rows the guard left unchanged.
         """
         on_conflict = check_choice("on_conflict", on_conflict, jsonl.ON_CONFLICT)
         nsmap = check_namespace_map(namespace_map, self.guard)
@@ -240,22 +240,11 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 if x in existing and existing[x] != ns:  # overwriting it would move it out of its namespace
                     raise fail(line, "id", f"{x!r} is a memory of another namespace: overwrite replaces one"
                                " in its own namespace only (on_conflict='new_ids' copies it)")  # fmt: skip
-            if replaced and requester is not None:  # overwriting is changing: owner or creator only
-                query = f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
-                rows = {r["id"]: r for r in self._sql(query, [replaced]).to_dicts()}
-                for x in replaced:  # in the file's order: the first the requester may not change is named
-                    self._check_modify(rows[x], requester, now, "overwrite")
-            if replaced:  # a row the store has since superseded (by a newer version, by a merge) keeps
-                # its place in the key's history: overwriting it with an older file does not revive it
-                held = {r[0]: r[1:] for r in self._run(
-                    "SELECT id, version, supersedes FROM memories WHERE status = 'superseded'"
-                    " AND id IN (SELECT unnest(?::VARCHAR[]))", [replaced])}  # fmt: skip
-                for i, x in enumerate(cols["id"] if held else ()):
-                    if x in held:
-                        cols["status"][i], (cols["version"][i], cols["supersedes"][i]) = "superseded", held[x]
-            if (
-                requester is not None
-            ):  # authorship cannot be forged by an import either; null is the requester
+            # the overwritten rows as they are: all a requester's (its rights), else those of lineage
+            before = self._stored_rows(replaced, every=requester is not None)  # (memkit.store.leave)
+            for x in replaced if requester is not None else ():  # overwriting is changing: owner or
+                self._check_modify(before[x], requester, now, "overwrite")  # creator only (first named)
+            if requester is not None:  # authorship cannot be forged by an import either (null: the requester)
                 cols["created_by"] = [requester if c is None else c for c in cols["created_by"]]
                 for creator, line in zip(cols["created_by"], lines, strict=True):
                     if creator is not None and identity(creator) != requester:
@@ -265,6 +254,9 @@ class PortableMixin(PipelineMixin, ReadMixin):
                             f"is {creator!r}: a requester imports only rows it created"
                             " (the operator's import, requester=None, keeps the file's authorship)",
                         )
+            # a row the store has since superseded (by a newer version, by a merge) keeps its place in
+            # the key's history, unless the overwrite moves it out of its merge's group: it leaves it
+            self._keep_superseded(cols, before)
             emb = None  # None: the pipeline embeds the texts with this store's embedder
             if data.embeddings is not None and not reembed and data.header["embedder"] == {
                 "name": self.embedder.name, "dim": self.embedder.dim}:  # fmt: skip
@@ -277,6 +269,8 @@ class PortableMixin(PipelineMixin, ReadMixin):
             # the guard's findings a file brings keep their codes; their messages go through the
             # log's rule (a hand-made message could carry text)
             cols["findings"] = [_scrub_findings(f) for f in cols["findings"]]
+            left: dict[str, list[Any]] = {}  # what the overwrite's leaves re-derived and erased
+            at_line = dict(zip(cols["id"], lines, strict=True))  # id -> its line (a refused leave names it)
             act = report.filter(pl.col("action").is_in(("added", "overwritten")))  # aligned with `cols`
             details = [
                 {"action": a, "source_id": s} for a, s in zip(act["action"], act["source_id"], strict=True)
@@ -302,7 +296,13 @@ class PortableMixin(PipelineMixin, ReadMixin):
                 where=lambda i: f"line {lines[i]}",
                 # a reviewer's approval in the file's history stands in the operator's import
                 released=_approved(data.events) if requester is None else (),
+                # a member moved out of its merge's group leaves it (memkit.store.leave)
+                also=(lambda: self._leave(before, at_line, requester, now, left)) if replaced else None,
             )  # fmt: skip
+            self._mirror_left(left)
+        if left.get("erased"):  # a merge whose members all left: the overwrite of its line erased it
+            gone = pl.col("id").is_in(left["erased"])
+            report = report.with_columns(action=pl.when(gone).then(pl.lit("erased")).otherwise("action"))
         return report
 
 

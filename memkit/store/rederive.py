@@ -1,5 +1,6 @@
 """Re-deriving a merge when an erasure takes one of its members (:meth:`MaintainMixin._erase
-<memkit.store.maintain.MaintainMixin._erase>`).
+<memkit.store.maintain.MaintainMixin._erase>`), or an import's overwrite moves one out of the merge's
+group (:mod:`memkit.store.leave`).
 
 A merged memory holds its members' text, so erasing a member re-derives the merge from the members
 of its own group that remain, by the merge rule (:func:`memkit.consolidate.remerge`: text, survivor,
