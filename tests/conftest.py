@@ -42,7 +42,7 @@ CONTRACT = {
     "test_erasure.py", "test_agent_trust.py", "test_analyze.py", "test_trust_side_paths.py",
     "test_reidentify.py", "test_gate_side_channels.py", "test_transaction_reads.py",
     "test_denials_in_transactions.py", "test_keyed_write_gate.py", "test_lessons_after_erasure.py",
-    "test_time_travel.py", "test_overwrite_leaves_merge.py",
+    "test_time_travel.py", "test_overwrite_leaves_merge.py", "test_review_leaks.py",
 }  # fmt: skip
 
 

@@ -16,6 +16,11 @@ A read passes four checks, in this order (DESIGN.md):
 index (:meth:`~memkit.store.index.SearchIndex.mask`, same arguments). Quarantined text is masked for
 everyone in ``get`` and ``versions`` (:data:`QUARANTINED_TEXT`): only the quarantine review shows it.
 
+A quarantine reaches back (:meth:`GateMixin._then`): a memory quarantined today counts as quarantined
+at every past instant it was written by, as an erased one is gone at every instant, so no read at a
+past ``now`` (``search``, ``read``, ``neighbours``, the pending values beside a hit, ``frame(as_of=)``)
+serves or scores its text; approved again, its history replays as it was.
+
 Reads by id (``get``, ``delete``, ``approve``, …) go through :meth:`GateMixin._locate`: an id in
 another namespace than the one named is :class:`~memkit.errors.NotFound`; without a namespace, a
 requester reaches only memories it owns or created (an id alone proves nothing): anything else is
@@ -39,12 +44,13 @@ from ..schema import check_name
 from .asof import AsOfMixin, Then
 from .vectors import COLUMNS
 
-__all__ = ["QUARANTINED_TEXT", "Gate", "GateMixin"]
+__all__ = ["QUARANTINED_TEXT", "WITHHELD_TEXT", "Gate", "GateMixin"]
 
 # the fields of an event's detail that name other memories (a supersede's successor, a conflict's
 # rival, a resolve's losers, a merge's members, an import's source, a search's hits, a prompt's context)
 ID_FIELDS = frozenset({"by", "against", "over", "merged_into", "members", "source_id", "ids"})
 QUARANTINED_TEXT = "[quarantined: awaiting review]"  # what get() and versions() show instead of the text
+WITHHELD_TEXT = "[withheld: another writer's memory]"  # a reply's text a requester may not read (approve)
 # the Memory columns with a quarantined row's text and value withheld
 # (its key and tags too: an injection may sit there, which is why it was quarantined)
 _HELD = "CASE WHEN status = 'quarantined' THEN"
@@ -56,6 +62,8 @@ MASKED_COLUMNS = COLUMNS.replace(
     f" {_HELD} NULL ELSE value END AS value,",
 ).replace(" tags,", f" {_HELD} []::VARCHAR[] ELSE tags END AS tags,")
 MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"  # frame(include_embedding=True)
+# which of the ids a past instant saw live are quarantined today (GateMixin._then)
+_HELD_TODAY = "SELECT id FROM memories WHERE status = 'quarantined' AND id IN (SELECT unnest(?::VARCHAR[]))"
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,8 @@ class Gate:
 class GateMixin(AsOfMixin):
     """Builds gates, checks access to one memory and audits denials."""
 
+    _held_memo: tuple[Then, Then]  # the last replay (AsOfMixin's) and it with today's quarantine
+
     def _key_names(self, key: Any) -> tuple[str, str]:
         """A key a caller looks up -> ``(stored, given)``: as a write under this store's guard keeps
         it (PII as a pseudonym), and as given (a key written unscreened: a guard off then, a copied
@@ -156,6 +166,43 @@ class GateMixin(AsOfMixin):
             )
         hidden = frozenset(self._erased) if self._depth else frozenset()
         return Gate(namespace, requester, statuses, valid_at, hidden)
+
+    def _then(self, namespace: str | None, t: datetime, *, synced: bool = False) -> Then | None:
+        """:meth:`AsOfMixin._then <memkit.store.asof.AsOfMixin._then>`, with a quarantine that reaches
+        back: a memory quarantined today has that status at every past ``t`` it was written by (a
+        reviewer's verdict, or the guard's, is not undone by time travel, as an erasure is not), so
+        every read at a past ``now`` withholds it as a read today does. Approved, it replays again."""
+        with self._lock:  # (re-entrant)
+            then = super()._then(namespace, t, synced=synced)
+            if then is None:  # today's statuses: quarantined is quarantined
+                return None
+            memo = self.__dict__.get("_held_memo")
+            if memo is not None and memo[0] is then:  # the same replay (remembered by AsOfMixin)
+                return memo[1]
+            there = then.changed.filter(pl.col("status").is_not_null() & (pl.col("status") != "quarantined"))
+            # today's status as the table holds it (inside a transaction: a lesson it learned too)
+            held = [r[0] for r in self._run(_HELD_TODAY, [there["id"].to_list()])]
+            out = then
+            if held:
+                status = pl.when(pl.col("id").is_in(held)).then(pl.lit("quarantined"))
+                status = status.otherwise(pl.col("status"))
+                out = Then(then.at, then.changed.with_columns(status=status))
+            self._held_memo = (then, out)
+            return out
+
+    def _reply_row(self, row: dict[str, Any], requester: str | None) -> dict[str, Any]:
+        """``row`` (every Memory column, unmasked) as a reply to ``requester`` shows it: no lineage
+        id of a memory it may not read, and the text, key, value and tags withheld as the gate
+        withholds them: a quarantined row's (:data:`QUARANTINED_TEXT`), and a row it may not read
+        (:data:`WITHHELD_TEXT`: a reviewer's ``approve`` of another writer's private memory)."""
+        row = self._lineage_row(row, requester)
+        if row["status"] == "quarantined":
+            text = QUARANTINED_TEXT
+        elif not acl.can_read(row["access"], row["owner"], row["created_by"], requester):
+            text = WITHHELD_TEXT
+        else:
+            return row
+        return {**row, "key": None, "content": text, "value": None, "tags": []}
 
     def _row(self, memory_id: str, masked: bool = False) -> dict[str, Any] | None:
         """The row of ``memory_id`` (every Memory column; quarantined text withheld if ``masked``),

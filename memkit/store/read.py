@@ -144,8 +144,10 @@ class ReadMixin(GateMixin, VectorsMixin):
         ``created_at``; a merge by its ``merge`` event), each with the status it had then, replayed
         from the audit log (:mod:`memkit.store.asof`, the rule every read at a past ``now``
         follows). Deleted memories are gone for good: erasure is not undone by
-        time travel; access counts and importance are today's. With a ``requester`` (and its
-        namespace) only what it may read, quarantined text withheld; without, the operator's view.
+        time travel, nor is a quarantine (one quarantined today is quarantined at every ``t``:
+        :meth:`~memkit.store.gate.GateMixin._then`); access counts and importance are today's. With
+        a ``requester`` (and its namespace) only what it may read, quarantined text withheld;
+        without, the operator's view.
         ``withhold=True`` withholds quarantined rows' text, key, value and tags
         (``[quarantined: awaiting review]``) in the operator's view too, for what reaches a model or
         a user (the MCP server, an agent's reply); a requester's view always withholds them.

@@ -9,7 +9,11 @@
   ``search(guard=True)`` recognise repeats.
 
 Only the operator (``requester=None``) or a ``GuardParams.reviewers`` member may review: the writer
-of a quarantined text may be the attacker, so owning it is not enough.
+of a quarantined text may be the attacker, so owning it is not enough. A reviewer is no reader of
+everything: it learns a lesson from what the review holds (quarantined) or what it may read (so it
+cannot pull another writer's private memory into the review, nor its text into ``lessons``), and
+``approve`` replies with the row as the gate shows it to the reviewer (``[withheld: ...]`` where it
+may not read it).
 
 Table ``lessons`` (migration 2): ``id, namespace, memory_id, content, reason, requester,
 created_at, embedding``. A lesson belongs to the namespace of its memory and outlives it: erasing
@@ -28,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import NotFound, ValidationError
+from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard import identity, screen, secret_names
 from ..params import GuardParams
 from ..portable.rows import new_id
@@ -63,10 +67,14 @@ def _codes(findings: str | None) -> list[str]:
 class ReviewMixin(PipelineMixin):
     """Quarantine review, approval and lessons."""
 
+    def _reviews(self, requester: str | None) -> bool:
+        """Whether ``requester`` is the operator or a ``GuardParams.reviewers`` member."""
+        # subtle: the writer of a quarantined text may be the attacker, so owning it is not enough
+        return requester is None or requester in {identity(r) for r in self.guard.reviewers}
+
     def _check_reviewer(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         """AccessDenied (audited as ``deny``) unless ``requester`` is the operator or a reviewer."""
-        # subtle: the writer of a quarantined text may be the attacker, so owning it is not enough
-        if requester is not None and requester not in {identity(r) for r in self.guard.reviewers}:
+        if not self._reviews(requester):
             self._deny(row, requester, now, op)
 
     def _reviewable(self, memory_id: str, namespace: str | None) -> dict[str, Any]:
@@ -114,7 +122,9 @@ class ReviewMixin(PipelineMixin):
         Only the operator or a ``GuardParams.reviewers`` member may approve (anyone else gets
         AccessDenied, audited as ``deny``). A keyed memory then meets the key's versions under the
         store's conflict policy, as a fresh write would (``active``, or ``conflict`` under ``flag``;
-        ``strict`` raises ConflictError and changes nothing); an ``approve`` event records it.
+        ``strict`` raises ConflictError and changes nothing); an ``approve`` event records it. The
+        reply is the memory as the reviewer may read it: another writer's private (or protected)
+        memory comes back with its text, key, value and tags withheld (``[withheld: ...]``).
         """
         memory_id = check_name("memory_id", memory_id)
         namespace = self._space(namespace, optional=True)
@@ -156,8 +166,8 @@ class ReviewMixin(PipelineMixin):
             self._tx(write)
             self._mirror(lambda: self._index.set_status([memory_id], status))
             self._mirror_versions(plan)
-        with self._lock:  # as get() shows it: no lineage id of a version the reviewer may not read
-            return Memory.from_row(self._lineage_row({**row, "status": status, "updated_at": now}, requester))
+        with self._lock:  # as the gate shows it to the reviewer: no text or lineage id it may not read
+            return Memory.from_row(self._reply_row({**row, "status": status, "updated_at": now}, requester))
 
     # ------------------------------------------------------------------------------------ lessons
     def learn_lesson(
@@ -175,9 +185,10 @@ class ReviewMixin(PipelineMixin):
         and ``search(guard=True)`` can recognise repeats: cosine >= ``GuardParams.lesson_similarity``).
         A live memory (``active``, or a pending ``conflict`` version) is quarantined at once: a value
         confirmed bad is neither served as a key's pending value nor resolved into its current one.
-        Operator or reviewers only. If the memory is erased later, the lesson keeps its embedding but
-        loses the text and the reason (the reviewer's words about it); the embedding can confirm a
-        guess of the text, so unlearn the lesson first if nothing may remain.
+        Operator or reviewers only, and a reviewer only from a memory the review holds (quarantined)
+        or one it may read (AccessDenied, audited). If the memory is erased later, the lesson keeps
+        its embedding but loses the text and the reason (the reviewer's words about it); the
+        embedding can confirm a guess of the text, so unlearn the lesson first if nothing may remain.
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
@@ -194,6 +205,8 @@ class ReviewMixin(PipelineMixin):
         with self._lock:
             row = self._reviewable(memory_id, namespace)
             self._check_reviewer(row, requester, now, "learn a lesson from")
+            if row["status"] != "quarantined":  # what the review holds, or what the reviewer may read
+                self._check_read(row, requester, now, "learn a lesson from")
             self._check_writable()  # before reading the vector: a stale file's is another embedder's
             emb = self._embedding_matrix("id = ?", [memory_id])[0]  # DuckDB's: also inside a transaction
             lid, ns, retire = new_id(), row["namespace"], row["status"] in _LIVE
@@ -207,6 +220,8 @@ class ReviewMixin(PipelineMixin):
                     if not now_row:  # a lesson must not keep the text of a memory erased meanwhile
                         raise NotFound(f"memory {memory_id!r} was erased meanwhile")
                     retire = now_row[0][0] in _LIVE
+                    if retire and row["status"] == "quarantined":  # released meanwhile: out of the review
+                        self._check_read(row, requester, now, "learn a lesson from")
                 self._run(
                     f"INSERT INTO lessons ({_LESSON_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [lid, space, memory_id, row["content"], reason, requester, now, emb.tolist()],
@@ -241,6 +256,9 @@ class ReviewMixin(PipelineMixin):
     def unlearn(self, lesson_id: str, *, requester: str | None = None, now: datetime | None = None) -> None:
         """Drop a lesson (a wrong call); the memory it came from keeps its status.
 
+        Operator or reviewers only: anyone else gets AccessDenied naming the lesson, never its memory,
+        audited as a ``deny`` event (``attempted: unlearn``, the lesson's id).
+
         A memory the lesson quarantined stays quarantined: :meth:`approve` releases it, so undoing
         a lesson never makes a text live without a reviewer saying so.
         """
@@ -252,9 +270,13 @@ class ReviewMixin(PipelineMixin):
             if not rows:
                 raise NotFound(f"no lesson with id {lesson_id!r}")
             les = rows[0]
-            # the memory may be erased: a denial is audited against the lesson's own namespace and id
-            fake = {"id": les["memory_id"], "namespace": les["namespace"], "access": "public"}
-            self._check_reviewer(fake, requester, now, "unlearn a lesson about")
+            if not self._reviews(requester):  # audited under the lesson's namespace, by the lesson's
+                # id only: its memory is not named (the learn event links the two for the operator)
+                self._log("deny", now, les["namespace"], requester, attempted="unlearn", lesson=lesson_id)
+                raise AccessDenied(
+                    f"{requester!r} may not unlearn lesson {lesson_id!r}: only the operator or a"
+                    " reviewer (GuardParams.reviewers) may"
+                )
 
             def write() -> None:
                 """Drop the lesson and log it (the event keeps the lesson's id, not its text)."""

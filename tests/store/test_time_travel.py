@@ -1,6 +1,7 @@
 """Time travel that tells the truth (memkit.store.asof): at a past ``now``, search, read, neighbours,
 frame(as_of=), forget and evaluate judge each memory by its status then, and a merge exists from its
-merge event, not from its oldest member's created_at. A deleted memory stays gone at every ``t``.
+merge event, not from its oldest member's created_at. A deleted memory stays gone at every ``t``, a
+memory quarantined today stays held at every ``t`` (tests/store/test_review_leaks.py).
 Every index kind ranks alike; a ``now`` at or after the last status change never reads the log."""
 
 from __future__ import annotations
@@ -215,11 +216,12 @@ def test_a_past_read_inside_a_rolled_back_transaction_leaves_nothing_behind(back
         s.learn_lesson(m.id, reason="confirmed wrong", namespace="u", now=_h(10))  # quarantined at h10
         late = s.add("the deploy vault moved at hour 25", namespace="u", now=_h(25))
         before = (_found(s, "deploy vault", _h(5)), _shown(s, _h(5)))
-        assert before == (["the deploy token lives in the vault"], {m.content: "active"})
+        assert before == ([], {m.content: "quarantined"})  # held today: held at every t (it reaches back)
         with pytest.raises(RuntimeError), s.transaction():
             s.approve(m.id, namespace="u", now=_h(30))
             s.delete(late.id, namespace="u", now=_h(31))
-            assert (_found(s, "deploy vault", _h(5)), _shown(s, _h(5))) == before  # active at h5 either way
+            released = ([m.content], {m.content: "active"})  # approved: its history replays, active at h5
+            assert (_found(s, "deploy vault", _h(5)), _shown(s, _h(5))) == released
             raise RuntimeError("undo")
         assert (_found(s, "deploy vault", _h(5)), _shown(s, _h(5))) == before
         assert _shown(s, _h(26)) == {m.content: "quarantined", late.content: "active"}
