@@ -7,7 +7,8 @@ them and a test can check every number:
 - :func:`decay_curves` — strength over age for (importance, half-life) pairs; :func:`worked_examples`
   the two DESIGN.md numbers (0.7939 and 0.15);
 - :func:`contributions` — a search frame as one row per (hit, component): ``weight × component``,
-  which sums to the hit's score;
+  which sums to the hit's score; :func:`rank_notes` says where a hit's place needs a word (a near
+  tie ranked it above a higher score, or it scores 0);
 - (the live re-ranker the weights panel drives, :class:`memkit.evaluate.Reranker`, builds on
   :data:`COMPONENTS` and :func:`contributions`; ``memkit.views.Reranker`` still names it);
 - :func:`nearest_similarity` — each memory's best cosine to a possible merge partner;
@@ -40,6 +41,7 @@ __all__ = [
     "decay_curves",
     "memory_states",
     "nearest_similarity",
+    "rank_notes",
     "worked_examples",
 ]
 
@@ -143,6 +145,36 @@ def contributions(hits: pl.DataFrame, weights: Weights) -> pl.DataFrame:
     return long.sort("rank", order).select(
         "rank", "id", "content", "component", "value", "weight", "contribution", "score"
     )
+
+
+NEAR_TIE, NO_MATCH = "near tie: newer first", "score 0: matches nothing"
+"""The notes of :func:`rank_notes`."""
+
+
+def rank_notes(hits: pl.DataFrame) -> pl.Series:
+    """What a reader of a ranking (``rank, score``) needs told, one note per hit, in ``hits``' row
+    order (a String Series named ``note``, null where nothing needs saying):
+
+    - ``"near tie: newer first"`` (:data:`NEAR_TIE`): the hit ranks above one that scores higher. Only
+      the near-tie rule does that (``Weights.tie``, :mod:`memkit.ties`): hits within one step of
+      ``tie · best`` of each other rank newest first, so a newer memory passes a slightly better one;
+    - ``"score 0: matches nothing"`` (:data:`NO_MATCH`): its score is 0 or below — no weighted signal
+      found it (all weight on keyword, and the query shares no word with it); it only fills a place
+      of the top k because fewer memories than k scored above 0.
+
+    >>> hits = pl.DataFrame({"rank": [1, 2, 3, 4], "score": [0.784, 0.787, 0.5, 0.0]})
+    >>> rank_notes(hits).to_list()
+    ['near tie: newer first', None, None, 'score 0: matches nothing']
+    """
+    check_frame(hits, "hits", ("rank", "score"))
+    order = hits["rank"].arg_sort().to_numpy()  # (n,) row positions, best rank first
+    s = hits["score"].to_numpy().astype(np.float64)[order]  # (n,) scores in rank order
+    # the best score of the hits ranked below each one (-inf below the last)
+    below = np.append(np.maximum.accumulate(s[::-1])[::-1][1:], -np.inf) if len(s) else s
+    notes = np.where(s <= 0, NO_MATCH, np.where(s < below, NEAR_TIE, None)).astype(object)  # (n,)
+    back = np.empty(len(s), dtype=object)
+    back[order] = notes  # back to the frame's row order
+    return pl.Series("note", back.tolist(), dtype=pl.String)
 
 
 def _check_scores(totals: pl.DataFrame) -> None:

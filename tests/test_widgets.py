@@ -197,8 +197,10 @@ def test_time_machine_replays_the_store(store, now) -> None:
     searched = store.search("note", namespace="u", k=5, now=at, reinforce=False)
     assert panel.hits is not None and panel.hits["id"].to_list() == searched["id"].to_list()
     assert panel.hits.height == 5 and panel.data["recalled"].sum() == 5
+    # "recalled" names one thing: the state a forget pass keeps (the bars' 2); the search's 5 are "returned"
     assert (
-        "5 recalled, 0 faded below the retrieval floor 0, 3 a forget pass would drop" in panel.message.value
+        "a search may return 5 memories, 0 faded below the retrieval floor 0; a forget pass would drop 3"
+        " (3 weak; forgetting floor 0.2), 2 stay recalled" in panel.message.value
     )
     dots = [r for r in chart_rows(panel) if "state" in r]
     assert {r["t"] for r in dots} == {at.timestamp() * 1e3}
@@ -224,8 +226,8 @@ def test_time_machine_recalls_what_search_returns(store, now) -> None:
     assert state[weak.id] == "forget: weak"  # what a forget pass would drop ...
     assert panel.data.filter(pl.col("id") == weak.id)["recalled"][0]  # ... is still returned until it runs
     assert (
-        f"{at:%Y-%m-%d %H:%M}: 1 recalled, 0 faded below the retrieval floor 0, 1 a forget"
-        in panel.message.value
+        f"{at:%Y-%m-%d %H:%M}: a search may return 1 memory, 0 faded below the retrieval floor 0; a forget"
+        " pass would drop 1" in panel.message.value
     )
     rules = {(r["strength"]) for r in chart_rows(panel, "timeline") if set(r) == {"strength"}}
     assert rules == {0.0, 0.1}  # the retrieval floor (search's) and the forgetting floor (the policy's)
@@ -241,7 +243,8 @@ def test_time_machine_recalls_what_search_returns(store, now) -> None:
     panel = widgets.time_machine(floored, "u", at=at, start=now, end=now + timedelta(days=1))  # policy: 0.1
     assert panel.data.filter(pl.col("id") == m.id)["state"][0] == "forget: weak"  # the plan's verdict ...
     assert (
-        "0 recalled, 1 faded below the retrieval floor 0.05, 1 a forget pass" in panel.message.value
+        "a search may return 0 memories, 1 faded below the retrieval floor 0.05; a forget pass would drop 1"
+        in panel.message.value
     )  # ... faded
     floored.close()
 
@@ -307,7 +310,9 @@ def test_half_life_explorer_sliders_stay_valid_and_on_the_chart() -> None:
     assert f"below {floor.min:g}" in panel.message.value
     # the longest life the sliders can make: its dot and its cross are inside the x axis
     age, half_life = panel.sliders["age_hours"], panel.sliders["half_life_hours"]
-    age.value, half_life.value, panel.sliders["importance"].value = 10**age.max, 10**half_life.max, 1.0
+    age.value, half_life.value = age.options[-1][1], half_life.options[-1][1]  # 1 year, 2 years
+    panel.sliders["importance"].value = 1.0
+    assert (age.value, half_life.value) == (8760.0, 17520.0)
     x_end = panel.chart.to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"][1]
     assert x_end >= age.value and x_end >= panel.data["hours_until_faded"][0]
     crosses = [r for r in chart_rows(panel) if "hours" in r and "yours" in r.get("label", "")]

@@ -37,12 +37,14 @@ from .style import HOURS, WIDTH, finish
 
 __all__ = ["half_life_curves"]
 
+_YEAR, _LONGEST = 365 * 24.0, 10 * 8760.0  # the default x axis' end, and the furthest it goes (hours)
+
 
 def half_life_curves(
     memories: pl.DataFrame | None = None,
     *,
     floor: float = 0.1,
-    horizon_hours: float = 365 * 24.0,
+    horizon_hours: float | None = None,
     examples: pl.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Strength over age, one curve per (importance, half-life), on a log time axis.
@@ -54,8 +56,10 @@ def half_life_curves(
     age_hours, strength``; default :func:`memkit.views.worked_examples`: 0.7939 after one day, 0.15
     after four hours).
 
-    ``horizon_hours`` is where the x axis ends (a year by default); it starts at 0.1 h (6 minutes),
-    since a log axis cannot reach age 0. Given ``memories`` but no ``examples``, no dots are drawn.
+    ``horizon_hours`` is where the x axis ends; by default a year, or further when a memory crosses
+    the floor later (a quarter past its crossing, up to 10 years), so every curve gets its cross. The
+    axis starts at 0.1 h (6 minutes), since a log axis cannot reach age 0. Given ``memories`` but no
+    ``examples``, no dots are drawn.
 
     >>> notes = pl.DataFrame({"label": ["a passing remark", "a stated fact"],
     ...                       "importance": [0.5, 0.9], "half_life_hours": [6.0, 720.0]})
@@ -75,12 +79,14 @@ def half_life_curves(
         ex = examples if examples is not None else worked_examples().head(0)
     if not 0.0 <= floor <= 1.0:
         raise ValidationError("floor", f"must be in [0, 1], got {floor}")
+    cross = floor_crossings(memories, floor)  # label, hours, floor
+    if horizon_hours is None:  # a year, or on past the last crossing (a 180-day fact at 0.7: 505 days)
+        last = cross["hours"].filter(cross["hours"].is_finite()).max()
+        horizon_hours = _YEAR if last is None else max(_YEAR, min(1.25 * float(last), _LONGEST))
     # (n_memories · 160) rows: label, importance, half_life_hours, age_hours, age_days, strength
     curves = decay_curves(memories, horizon_hours=horizon_hours, log=True)
     # crossings off the drawn range are left out: before 6 minutes, or after the horizon
-    cross = floor_crossings(memories, floor).filter(
-        (pl.col("hours") > 0.1) & (pl.col("hours") <= horizon_hours)
-    )
+    cross = cross.filter((pl.col("hours") > 0.1) & (pl.col("hours") <= horizon_hours))
     # one colour per memory, shared by its curve and its cross (the legend lists the labels)
     color = alt.Color(
         "label:N", title="memory", legend=alt.Legend(orient="bottom", columns=1, labelLimit=400)
@@ -118,7 +124,14 @@ def _age_axis(horizon_hours: float) -> alt.X:
     return alt.X(
         "age_hours:Q",
         scale=alt.Scale(type="log", domain=[0.1, horizon_hours]),
-        axis=alt.Axis(values=ticks, labelExpr=label_expr, title="age since written (log scale)"),
+        # labelSeparation: a label touching its neighbour ("90 d", "180 d" on a 15-year axis) is hidden
+        axis=alt.Axis(
+            values=ticks,
+            labelExpr=label_expr,
+            title="age since written (log scale)",
+            labelOverlap="greedy",
+            labelSeparation=6,
+        ),  # fmt: skip
     )
 
 

@@ -13,7 +13,9 @@ sure each ``(x, y)`` cell holds exactly one row:
   rows in one cell would be drawn on top of each other, and the printed value and the "best" cell
   would be whichever row came last, not a number of the sweep.
 
-The subtitle names the best cell and the rows it was chosen from (``category all, recency 0``).
+The subtitle names the best cell and the rows it was chosen from (``category all, recency 0``); when
+several cells share the best value, it says how many tie, and outlines every one of them: which of
+them came first in the sweep is no finding.
 Re-exported by :mod:`memkit.charts` and :mod:`memkit.charts.retrieval`, where it used to live.
 
 >>> sweep = pl.DataFrame({"similarity": [0.5, 0.5, 1.0, 1.0], "keyword": [1.0, 1.0, 0.0, 0.0],
@@ -36,6 +38,9 @@ from .style import WIDTH, finish
 
 __all__ = ["weight_heatmap"]
 
+_LIGHT = 0.45
+"""Where on viridis (0 darkest, 1 lightest) black text starts to contrast better than white (WCAG
+contrast of the scheme's colours: about 5 to 4 at 0.45)."""
 _RESULTS = ("n", "recall", "hit", "ndcg", "mrr")
 """Names of the result columns of a sweep (``recall@5`` is ``recall``), told apart from parameters
 when a cell holds several rows: only a parameter can be fixed with ``where``."""
@@ -57,8 +62,10 @@ def weight_heatmap(
     values (``{"category": "1"}``, ``{"recency": 0.1}``). After that each ``(x, y)`` cell must hold one
     row, or a ValidationError names ``sweep`` and the columns that still vary within a cell. Weights
     are rounded to three decimals so that 0.30000000000000004 and 0.3 are one column. The y axis
-    runs high to low (the largest weight at the top); a cell's value is printed in it, in black where
-    it is above 60% of the best value (light cells) and in white elsewhere.
+    runs high to low (the largest weight at the top); a cell's value is printed in it, in black on
+    the light cells (the upper 55% of the colour scale, which runs from the lowest value to the
+    best) and in white on the dark ones. Cells within 1e-9 of the best value tie for it: all are
+    outlined, and the subtitle counts them (``12 settings tie for best: recall 0.620, all outlined``).
 
     >>> grid = pl.DataFrame({"similarity": [0.3, 0.3, 0.6, 0.6], "importance": [0.0, 0.3, 0.0, 0.3],
     ...                      "recall": [0.52, 0.41, 0.57, 0.49]})
@@ -69,7 +76,8 @@ def weight_heatmap(
         raise ValidationError("sweep", f"must be a polars DataFrame with columns {x}, {y}, {metric}")
     rows, context = _one_row_per_cell(sweep, x, y, metric, dict(where or {}))
     data = rows.select(x, y, metric)
-    best = data.sort(metric, descending=True, nulls_last=True).head(1)  # the cell outlined in red
+    lo, hi = float(data[metric].min() or 0), float(data[metric].max() or 0)
+    best = data.filter(pl.col(metric) >= hi - 1e-9 * max(1.0, abs(hi)))  # the cells outlined in red
     # ordinal axes: the grid's values as columns, evenly spaced whatever their numeric gaps
     enc = [
         alt.X(f"{x}:O", title=f"{x} weight", axis=alt.Axis(labelAngle=0)),
@@ -77,26 +85,40 @@ def weight_heatmap(
     ]
     tip = [alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q"), alt.Tooltip(f"{metric}:Q", format=".3f")]
     # cells, values and outline share `enc`, so the three layers fall on the same grid
+    # the colour scale spans the values drawn, lowest to best, so a cell's place on it is its brightness
+    domain = [lo, hi] if hi > lo else alt.Undefined
     cells = (
         alt.Chart(data)
         .mark_rect()
-        .encode(*enc, alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="viridis"), title=metric), tooltip=tip)
+        .encode(
+            *enc,
+            alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="viridis", domain=domain), title=metric),
+            tooltip=tip,
+        )
     )
-    hi = float(data[metric].max() or 0)
     text = (
         alt.Chart(data)
         .mark_text(fontSize=10)
         .encode(
             *enc,
             text=alt.Text(f"{metric}:Q", format=".2f"),
-            # viridis is light at the top of its range: dark text there, light text below
-            color=alt.condition(f"datum['{metric}'] > {hi * 0.6}", alt.value("black"), alt.value("white")),
+            # viridis gets lighter along its range: from 45% of it on, black text reads better than white
+            color=alt.condition(
+                f"datum['{metric}'] >= {lo + _LIGHT * (hi - lo)!r}", alt.value("black"), alt.value("white")
+            ),
         )
     )
-    outline = alt.Chart(best).mark_rect(fill=None, stroke="#d62728", strokeWidth=3).encode(*enc)
+    # one best cell: a bold outline; several that tie: a thinner one on each (a plateau, not a point)
+    stroke = 3 if best.height == 1 else 1.5
+    outline = alt.Chart(best).mark_rect(fill=None, stroke="#d62728", strokeWidth=stroke).encode(*enc)
     chart = alt.layer(cells, text, outline).properties(width=WIDTH - 160, height=WIDTH - 260)
     b = best.row(0, named=True) if best.height else None
-    headline = f"best: {x} {b[x]}, {y} {b[y]} → {metric} {b[metric]:.3f}" if b else "empty sweep"
+    if b is None:
+        headline = "empty sweep"
+    elif best.height == 1:
+        headline = f"best: {x} {b[x]}, {y} {b[y]} → {metric} {b[metric]:.3f}"
+    else:  # e.g. every cell with keyword >= 0.4: no single setting is "the" best
+        headline = f"{best.height} settings tie for best: {metric} {b[metric]:.3f}, all outlined"
     # "(rows: category all, recency 0.1)": which rows of the sweep the cells are
     return finish(
         chart, f"{metric} over {x} × {y} weights", headline + (f" (rows: {context})" if context else "")

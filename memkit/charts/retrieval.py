@@ -36,17 +36,25 @@ the hits' scores ...``) rather than draw totals the search never gave.
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import polars as pl
 
 from ..errors import ValidationError
 from ..params import Weights
-from ..views import COMPONENTS, contributions
+from ..views import COMPONENTS, NEAR_TIE, NO_MATCH, contributions, rank_notes
 from .decay import half_life_curves
 from .heatmap import weight_heatmap
 from .style import WIDTH, finish, scale, short
 
 __all__ = ["half_life_curves", "rank_shift", "score_breakdown", "weight_heatmap"]
+
+_LABEL_PX = 360
+"""The most pixels a memory's label takes beside its bars (60 Latin characters; fewer Chinese ones)."""
+# the slope chart: _SLOPE_GAP pixels between its two columns (room for "outside the top k"), and 260 on
+# either side for the labels (up to 48 characters, cut at _SLOPE_LABEL_PX)
+_SLOPE_WIDTH, _SLOPE_GAP, _SLOPE_LABEL_PX = 700, 180, 245
 
 
 def score_breakdown(
@@ -63,23 +71,55 @@ def score_breakdown(
     when ``hits`` has a ``score`` column, bars that would not add up to it raise a ValidationError
     naming ``weights`` (:func:`memkit.views.contributions`). A frame without ``score`` is a what-if:
     the totals are what ``weights`` would give, in the frame's rank order, and the subtitle says so.
+
+    Where the order needs a word, the total says it (:func:`memkit.views.rank_notes`, for a search's
+    own scores): ``↑ near tie: newer first`` on a hit the near-tie rule ranked above a higher score,
+    and ``score 0: matches nothing``, greyed with its label, on a hit that only fills the top k; a
+    subtitle line explains each once. Labels keep up to 60 characters (the tooltip has the whole
+    text); the legend sits under the bars, clear of their totals.
     """
     # (hits · components) rows: rank, id, content, component, value, weight, contribution, score
     long = contributions(hits, weights).with_columns(
         label=pl.format(
-            "{}. {}", pl.col("rank"), pl.col("content").map_elements(short, return_dtype=pl.String)
+            "{}. {}",
+            pl.col("rank"),
+            pl.col("content").map_elements(lambda t: short(t, 60), return_dtype=pl.String),
         )
     )
     # "1. User lives in Hangzhou": the rank in the label keeps two hits with one text apart
     order = long.sort("rank")["label"].unique(maintain_order=True).to_list()
-    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    # the total at the end of each bar: the score the search ranked by (checked by contributions)
+    totals = long.group_by("rank", "label", maintain_order=True).agg(pl.col("score").first())
+    notes = (
+        rank_notes(totals)
+        if "score" in hits.columns
+        else pl.Series("note", [None] * totals.height, pl.String)
+    )
+    marks = {NEAR_TIE: "  ↑ " + NEAR_TIE, NO_MATCH: "  " + NO_MATCH}  # after the total: "0.874  ↑ near tie…"
+    texts = [f"{v:.3f}{marks.get(n, '')}" for v, n in zip(totals["score"], notes, strict=True)]
+    totals = totals.with_columns(note=notes.cast(pl.String), text=pl.Series(texts, dtype=pl.String))
+    grey = totals.filter(pl.col("note") == NO_MATCH)["label"].to_list()
+    # a hit scoring 0 is greyed on the axis too: `indexof` over the labels as a JSON (= Vega) array
+    label_color = {"condition": {"test": f"indexof({json.dumps(grey)}, datum.value) >= 0", "value": "#999"},
+                   "value": "#000"} if grey else alt.Undefined  # fmt: skip
+    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=_LABEL_PX, labelColor=label_color))
     bars = (
         alt.Chart(long)
         .mark_bar()
         .encode(
-            alt.X("contribution:Q", stack="zero", title="score = Σ weight × component"),
+            alt.X(
+                "contribution:Q",
+                stack="zero",
+                title="score = Σ weight × component",
+                axis=alt.Axis(tickCount=6),
+            ),
             y,
-            alt.Color("component:N", scale=scale("component"), title="component"),
+            alt.Color(
+                "component:N",
+                scale=scale("component"),
+                title="component",
+                legend=alt.Legend(orient="bottom", direction="horizontal"),  # clear of the totals
+            ),
             alt.Order("order:Q"),
             tooltip=[
                 "rank:O",
@@ -94,12 +134,15 @@ def score_breakdown(
         # the stacking order: a component's position in COMPONENTS (+ neighbour), computed by Vega
         .transform_calculate(order=f"indexof({[*COMPONENTS, 'neighbour']}, datum.component)")
     )
-    # the total at the end of each bar: the score the search ranked by (checked by contributions)
-    totals = long.group_by("rank", "label", maintain_order=True).agg(pl.col("score").first())
     text = (
         alt.Chart(totals)
         .mark_text(align="left", dx=4, fontSize=11)
-        .encode(alt.X("score:Q"), y, text=alt.Text("score:Q", format=".3f"))
+        .encode(
+            alt.X("score:Q"),
+            y,
+            text="text:N",
+            color=alt.condition(alt.datum.note == NO_MATCH, alt.value("#999"), alt.value("#333")),
+        )
     )
     # "weights: similarity 0.3, importance 0, ...": what a reader needs to redo one bar by hand
     w = ", ".join(
@@ -107,10 +150,19 @@ def score_breakdown(
         for c in (*COMPONENTS, "neighbour")
         if c in COMPONENTS or weights.neighbour
     )
-    # 24 pixels a bar; the labels take 260 of the house width
+    # 24 pixels a bar; the plot keeps the house width less 260 pixels, the labels take up to _LABEL_PX
     chart = alt.layer(bars, text).properties(width=WIDTH - 260, height=max(24 * hits.height, 60))
     what_if = "" if "score" in hits.columns else " (no search score: totals are these weights' sums)"
-    return finish(chart, title or "Why each memory ranks where it does", f"weights: {w}{what_if}")
+    subtitle = [f"weights: {w}{what_if}"]
+    if (notes == NEAR_TIE).any():
+        subtitle.append(
+            f"↑ near tie: scores within one step of tie {weights.tie:g} × the best score rank newest first"
+        )
+    if grey:
+        subtitle.append("score 0: no weighted signal found it; it only fills a place of the top k")
+    return finish(
+        chart, title or "Why each memory ranks where it does", subtitle if len(subtitle) > 1 else subtitle[0]
+    )
 
 
 def rank_shift(
@@ -137,12 +189,13 @@ def rank_shift(
     out = k + 1  # the "outside the top k" row, just below the last rank
     both = _rank_pairs(before, after, out)
     long = _one_row_per_side(both, labels, out)
-    # labels sit outside the two columns: pad the point scale so they fit inside the chart
+    # labels sit outside the two columns: the columns are placed _SLOPE_GAP apart in the middle of the
+    # chart (an explicit pixel range, no padding), leaving each side room for its labels
     x = alt.X(
         "setting:N",
         sort=list(labels),
         title=None,
-        scale=alt.Scale(padding=1.6),
+        scale=alt.Scale(range=[(_SLOPE_WIDTH - _SLOPE_GAP) / 2, (_SLOPE_WIDTH + _SLOPE_GAP) / 2], padding=0),
         axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12, domain=False, ticks=False),
     )
     # rank 1 at the top; the axis is hidden because every point is labelled with its rank
@@ -161,7 +214,7 @@ def rank_shift(
         .mark_text(color="#888", fontStyle="italic")
         .encode(y="rank:Q", text="t:N")
     )
-    chart = alt.layer(lines, left, right, out_label).properties(width=WIDTH - 40, height=max(28 * out, 120))
+    chart = alt.layer(lines, left, right, out_label).properties(width=_SLOPE_WIDTH, height=max(28 * out, 120))
     moved = int((both["movement"] != "same").sum())
     return finish(
         chart, f"How the top {k} changes: {labels[0]} → {labels[1]}", f"{moved} of {both.height} moved"
@@ -170,7 +223,7 @@ def rank_shift(
 
 def _rank_pairs(before: pl.DataFrame, after: pl.DataFrame, out: int) -> pl.DataFrame:
     """One row per memory in either ranking: ``id, content, r0, r1`` (its rank before and after,
-    ``out`` when absent), ``movement`` and ``label`` (its content cut to 30 characters).
+    ``out`` when absent), ``movement`` and ``label`` (its content cut to 48 characters).
 
     ``movement`` is ``entered`` (not in ``before``), ``left`` (not in ``after``), ``up`` (a
     smaller rank number after), ``down`` or ``same``. Rows are ``before``'s memories first, in its
@@ -196,7 +249,7 @@ def _rank_pairs(before: pl.DataFrame, after: pl.DataFrame, out: int) -> pl.DataF
         .when(pl.col("r1") > pl.col("r0"))
         .then(pl.lit("down"))
         .otherwise(pl.lit("same")),
-        label=pl.col("content").map_elements(lambda s: short(s, 30), return_dtype=pl.String),
+        label=pl.col("content").map_elements(lambda s: short(s, 48), return_dtype=pl.String),
     )
 
 
@@ -222,12 +275,12 @@ def _side_labels(base: alt.Chart, labels: tuple[str, str], out: int) -> tuple[al
     Both are filters of ``base``, so they share its encodings and tooltip with the lines.
     """
     left = (
-        base.mark_text(align="right", dx=-10)
+        base.mark_text(align="right", dx=-10, limit=_SLOPE_LABEL_PX)
         .encode(text="text:N")
         .transform_filter((alt.datum.setting == labels[0]) & (alt.datum.rank < out))
     )
     right = (
-        base.mark_text(align="left", dx=10)
+        base.mark_text(align="left", dx=10, limit=_SLOPE_LABEL_PX)
         .encode(text="text:N")
         .transform_filter((alt.datum.setting == labels[1]) & (alt.datum.rank < out))
     )

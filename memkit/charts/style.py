@@ -10,7 +10,9 @@ says what to look at, a subtitle with the numbers, no frame around the plot.
 Offline notebooks: Altair loads its JavaScript from a CDN by default, so an offline JupyterLab
 shows blank charts. :func:`setup_notebook`, in a notebook's first cell, switches Altair to its
 widget renderer with the JavaScript bundled locally (``anywidget`` and ``vl-convert-python``, both
-memkit dependencies); the widget panels call it themselves.
+memkit dependencies); the widget panels call it themselves (without its polars setting, below).
+It also lets polars tables show a memory's text whole: polars cuts strings at 30 characters by
+default, mid-sentence, which hides the very words that tell two memories apart.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import polars as pl
 from altair.utils.schemapi import debug_mode
 
-from ..errors import MissingDependency
+from ..errors import MissingDependency, ValidationError
 
 __all__ = [
     "COLORS",
@@ -121,13 +124,23 @@ def unvalidated() -> contextlib.AbstractContextManager[Any]:
     return debug_mode(False)
 
 
-def setup_notebook() -> None:
-    """Make Altair charts render offline in Jupyter: call once, in a notebook's first cell.
+def setup_notebook(*, text_width: int | None = 80) -> None:
+    """Make Altair charts render offline in Jupyter, and polars tables show whole texts: call once,
+    in a notebook's first cell.
 
     Enables Altair's ``jupyter`` renderer (charts become ``alt.JupyterChart`` widgets) with its
     JavaScript bundled locally by vl-convert instead of fetched from a CDN, and switches hand-built
     ``JupyterChart`` objects (the panels of :mod:`memkit.widgets`) to the same bundle. Idempotent.
+
+    ``text_width``: the characters of a string polars prints in a table cell before it cuts
+    (``pl.Config.set_fmt_str_lengths``, process-wide, as the renderer is; polars' own default is 30,
+    which ends most memories mid-sentence). ``None`` leaves polars' setting as it is; a number that
+    is not a whole number >= 1 raises a ValidationError naming it (before anything is changed).
     """
+    if text_width is not None and (
+        isinstance(text_width, bool) or not isinstance(text_width, int) or text_width < 1
+    ):
+        raise ValidationError("text_width", f"must be a whole number >= 1 or None, got {text_width!r}")
     for module, package in (("anywidget", "anywidget"), ("vl_convert", "vl-convert-python")):
         try:
             __import__(module)
@@ -137,6 +150,8 @@ def setup_notebook() -> None:
             ) from None
     _bundle_offline()
     alt.renderers.enable("jupyter", offline=True)
+    if text_width is not None:
+        pl.Config.set_fmt_str_lengths(text_width)
 
 
 def _bundle_offline() -> None:

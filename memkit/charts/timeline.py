@@ -286,7 +286,13 @@ def _at_instant(
         .encode(
             x,
             y,
-            alt.Color("state:N", scale=_STATE_SCALE, title=f"at {at:%Y-%m-%d %H:%M}"),
+            # the fixed colours of every state, but a legend of the states present only
+            alt.Color(
+                "state:N",
+                scale=_STATE_SCALE,
+                title=f"at {at:%Y-%m-%d %H:%M}",
+                legend=alt.Legend(values=[s for s in STATE_COLORS if s in set(pts["state"].to_list())]),
+            ),
             tooltip=["content:N", "state:N", alt.Tooltip("strength:Q", format=".3f")],
         )
     )

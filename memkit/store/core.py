@@ -89,6 +89,7 @@ class StoreCore:
     _let_go: Callable[[], object]  # lets the file go (memkit.store.connect.release), once; also at collection
     _lock: StoreLock  # `with _lock:` one call at a time; `_lock.shared()` rankings side by side (rwlock.py)
     _index: SearchIndex
+    _revision_base: int  # the revision the current index's version counts from (MemoryStore.revision)
     index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore
     _stale: tuple[str, int] | None
     _secret_names: SecretNames  # which names hold a secret by the store's own rules, cached (names.py)

@@ -98,6 +98,29 @@ class SyncMixin(AsOfMixin, VectorsMixin):
             self._load_index()  # (a worker that merges or re-imports often would grow without end)
         return self._index
 
+    @property
+    def revision(self) -> int:
+        """A number that grows with every committed change of the memories: a write, a status change
+        (supersede, resolve, approve), a merge, an erasure (``delete``, ``forget``), a reload of the
+        index; on a server, other processes' changes too (read first, as a search reads them; there,
+        reinforcement counts as well). Reads and searches leave it as it is.
+
+        Its value means nothing in itself: compare it with one read earlier. What caches a view of
+        the store (the panels of :mod:`memkit.widgets`) re-reads the store when it differs.
+
+        >>> import memkit as mk
+        >>> store = mk.MemoryStore()
+        >>> before = store.revision
+        >>> _ = store.add("用户住在杭州", namespace="u")
+        >>> _ = store.search("杭州", namespace="u")   # a read: no change
+        >>> store.revision > before, store.revision == store.revision
+        (True, True)
+        >>> store.close()
+        """
+        with self._lock:
+            ix = self._synced() if self._con is not None else self._index  # (closed: the last one)
+            return self._revision_base + ix.version
+
     def _check_embedder(self, meta: dict[str, str] | None = None) -> None:
         """On a server: the vectors are still this embedder's (another process may have run
         ``reembed``). If not, the store turns stale, as a file of another embedder opens, and

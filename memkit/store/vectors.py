@@ -228,6 +228,9 @@ class VectorsMixin(StoreCore):
         table = self._db.sql(f"SELECT {INDEX_COLUMNS} FROM memories{order}").to_arrow_table()
         if table.num_rows and self._stale is None:  # a stale file's vectors are not searchable: empty
             index.append(*index_rows(table, self.embedder.dim))
+        # a rebuilt index counts from 0 again: the store's revision goes on from the old one's, plus one
+        old = self.__dict__.get("_index")
+        self._revision_base = 0 if old is None else self._revision_base + old.version + 1
         self._index, self._seen_xid = index, seen
 
     def _mirror(self, fn: Any) -> None:

@@ -3,7 +3,9 @@
 Each caches what its sliders need when it is built — the score components of every candidate per
 query, the embeddings and merge-partner similarities, the memory frame — so a slider move re-ranks
 or re-plans from memory in milliseconds, never re-embeds, and never writes to the store. Only the
-buttons write (``Apply`` merges, ``Resolve`` settles a key), through the store's own methods.
+buttons write (``Apply`` merges, ``Resolve`` settles a key), through the store's own methods. The
+cache follows the store: when ``store.revision`` has moved since it was filled (another cell merged,
+wrote or forgot), the next refresh (a slider move, or ``panel.refresh()``) reads the store again.
 
 - :func:`weights_tuner` answers "which weights should my search use?": move a weight and watch the
   top k of each query re-rank, with each hit's score broken into its components and a slope chart
@@ -44,7 +46,8 @@ _MAX_K = 20  # the weights tuner's k slider runs 1-20
 
 class WeightsTuner(Panel):
     """:func:`weights_tuner`'s panel: ``weights``, ``data`` (top-k now), ``baseline_hits``,
-    ``metrics`` (per labelled query; None without labels) and ``reranker`` (the cache).
+    ``metrics`` (per labelled query; None without labels) and ``reranker`` (the cache, filled again
+    at the next refresh after the store changed).
 
     Controls: a slider per field of :class:`~memkit.params.Weights` (named as the field), a
     ``query`` dropdown and a ``k`` slider. ``relevant`` is ``{query: relevant ids}``, or None when
@@ -62,9 +65,9 @@ class WeightsTuner(Panel):
         baseline: Weights,
     ) -> None:
         self.relevant = {q: list(ids) for q, ids in queries.items()} if isinstance(queries, Mapping) else None
-        qs = list(queries)
-        # the one store access: each query searched once, its candidates' components cached
-        self.reranker = Reranker.from_store(store, qs, namespace=namespace, requester=requester, now=now)
+        self._queries = qs = list(queries)
+        self.store, self.namespace, self.requester, self.now = store, namespace, requester, now
+        self._load()
         self.baseline, self.weights, self.metrics = baseline, baseline, None
         # the sliders start at the baseline, so the first slope chart shows no movement
         controls: dict[str, W.Widget] = {
@@ -76,9 +79,20 @@ class WeightsTuner(Panel):
         super().__init__("Hybrid score weights: re-rank live", controls)
         self.refresh()
 
+    def _load(self) -> None:
+        """The one store access: each query searched once (``reinforce=False``), its candidates'
+        components cached in ``reranker``; again when the store has changed since (another cell wrote)."""
+        self._revision = self.store.revision  # before the read: a write during it is seen next time
+        self.reranker = Reranker.from_store(
+            self.store, self._queries, namespace=self.namespace, requester=self.requester, now=self.now
+        )
+
     def refresh(self) -> None:
         """Weights from the sliders -> re-rank the chosen query from the cache, redraw both charts,
-        and re-score the labelled queries. Invalid weights (all 0) raise here and are shown."""
+        and re-score the labelled queries. Invalid weights (all 0) raise here and are shown. A store
+        changed since the cache was filled (``store.revision``) is searched again first."""
+        if self.store.revision != self._revision:
+            self._load()
         self.weights = Weights(**{n: float(self.controls[n].value) for n in slider_ranges(Weights)})
         q, k = self.controls["query"].value, int(self.controls["k"].value)
         self.data = self.reranker.rank(q, self.weights, k)
@@ -179,7 +193,7 @@ class MergeExplorer(Panel):
         self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
         self.judge = judge
         self.applied: pl.DataFrame | None = None
-        self._load()  # the one read of the store until the button is pressed
+        self._load()  # read again after the button, or when the store changed (refresh)
         lo, hi, step = slider_ranges(MergeParams)["threshold"]
         controls = {"threshold": slider("merge threshold", lo, hi, step, threshold, continuous_update=False)}
         apply = W.Button(
@@ -196,6 +210,7 @@ class MergeExplorer(Panel):
 
     def _load(self) -> None:
         """(Re)read the candidates and their embeddings from the store, and drop memoized plans."""
+        self._revision = self.store.revision  # before the read: a write during it is seen next time
         # what the store's consolidate plans over: written and valid at `now`, changeable by the requester
         self._frame, self._emb = self.store.merge_candidates(
             self.namespace, now=self.now, requester=self.requester
@@ -224,20 +239,32 @@ class MergeExplorer(Panel):
         return self._plans[key]
 
     def refresh(self) -> None:
-        """Re-plan at the slider's threshold (no store access) and redraw.
+        """Re-plan at the slider's threshold from the cache (the store is only asked its revision) and redraw.
 
         ``plan`` and ``data`` are the plan; the table lists each cluster's size, merged text and
-        weakest link; the message counts how many memories would become how many.
+        weakest link; the message counts how many memories would become how many. A store changed
+        since it was read (``store.revision``: another cell merged, wrote or forgot) is read again first.
         """
+        if self.store.revision != self._revision:
+            self._load()
         t = float(self.controls["threshold"].value)
         self.plan = self.data = self._plan(t)
         if self.judge is not None and self.plan.height:  # labelled data: which clusters are wrong
             verdict = self.judge(self.plan).select("cluster", "wrong")
             self.plan = self.data = self.plan.join(verdict, on="cluster", how="left", maintain_order="left")
         self.show("merge", charts.merge_chart(self.similarities, t, self.plan))
-        self.table.value = table_html(
-            self.plan.select(pl.col("members").list.len().alias("members"), "content", "min_similarity"), 8
+        # min_similarity is a member's cosine to the survivor: members join pair by pair (a chain of
+        # links at or above the threshold), so the weakest one can lie below the threshold itself
+        table = self.plan.select(
+            pl.col("members").list.len().alias("members"),
+            "content",
+            pl.col("min_similarity").alias("lowest cosine to the survivor"),
         )
+        note = (
+            "<div style='color:#777;font-size:12px'>Members join pair by pair, each link at least the"
+            f" threshold {t:.2f}: a member chained through another can be less similar to the survivor.</div>"
+        )
+        self.table.value = table_html(table, 8) + note
         wrong = f", {int(self.plan['wrong'].sum())} of them wrong" if "wrong" in self.plan.columns else ""
         self.say(
             f"{self.plan.height} clusters{wrong}, {self.plan['members'].list.len().sum()} memories would"

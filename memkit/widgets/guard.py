@@ -49,10 +49,9 @@ class GuardThreshold(Panel):
         self.params = dataclasses.replace(self.params, **{self.field: value})
         self.data = rates_at(self.scored, value)  # per set and label: N, flagged, rate, measure
         self.show("tradeoff", charts.guard_tradeoff_chart(self.curve, value))
-        # the rate as a percentage with one decimal, at most 30 rows
-        self.table.value = table_html(
-            self.data.with_columns((pl.col("rate") * 100).round(1).alias("rate %")).drop("rate"), 30
-        )
+        # the rate as a percentage with one decimal ("52.0%"; data keeps the fraction, 0.52), at most 30 rows
+        shown = self.data.with_columns(rate=pl.format("{}%", (pl.col("rate") * 100).round(1)))
+        self.table.value = table_html(shown, 30)
 
 
 def guard_threshold(

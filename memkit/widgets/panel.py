@@ -36,10 +36,11 @@ _ready = False  # whether the offline chart bundle is set up in this process
 
 
 def _offline() -> None:
-    """Run :func:`memkit.charts.setup_notebook` once per process, before the first panel draws."""
+    """Run :func:`memkit.charts.setup_notebook` once per process, before the first panel draws
+    (the chart bundle only: building a panel leaves polars' display settings alone)."""
     global _ready
     if not _ready:
-        charts.setup_notebook()
+        charts.setup_notebook(text_width=None)
         _ready = True
 
 

@@ -27,6 +27,7 @@ No slider move writes to the store: the plan is computed by the pure
 
 from __future__ import annotations
 
+import html
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,7 +40,7 @@ from ..forget import plan_forget
 from ..params import ForgetParams, check_number
 from ..schema import check_time
 from ..store.settable import FromStore, an_instance
-from ..views import memory_states
+from ..views import memory_states, rank_notes
 from .panel import Panel, table_html
 
 __all__ = ["TimeMachine", "time_machine"]
@@ -59,8 +60,10 @@ class TimeMachine(Panel):
     change made after the panel was built counts at the next move, unless ``policy`` was given.
 
     ``times`` are the slider's instants and ``value`` the one it starts at. The whole namespace is
-    read once, through the read gate, for the curves; each slider move reads the store as of that
-    instant (``store.frame(as_of=...)``), which is where the states come from.
+    read once, through the read gate, for the curves, and again at the next refresh after the store
+    changed (``store.revision``: another cell wrote, merged or forgot; call ``refresh()`` to redraw at
+    once); each slider move reads the store as of that instant (``store.frame(as_of=...)``), which
+    is where the states come from.
 
     Why two frames: today's frame has every memory ever written (the curves need them all, the
     later ones as "not yet written"), but only the frame as of ``at`` knows what was superseded,
@@ -85,7 +88,7 @@ class TimeMachine(Panel):
         self.store, self.namespace, self.policy = store, namespace, policy  # None: the store's
         self.query, self.requester = query, requester
         self.hits: pl.DataFrame | None = None
-        self._frame = store.frame(namespace, requester=requester)  # through the read gate
+        self._load()
         self._end = times[-1]  # the timeline always runs to the slider's last instant
         opts = [(f"{t:%Y-%m-%d %H:%M}", t) for t in times]
         controls = {
@@ -101,8 +104,16 @@ class TimeMachine(Panel):
         super().__init__(f"Time machine: what {namespace!r} recalls and forgets", controls)
         self.refresh()
 
+    def _load(self) -> None:
+        """Today's frame of the namespace, for the curves, through the read gate."""
+        self._revision = self.store.revision  # before the read: a write during it is seen next time
+        self._frame = self.store.frame(self.namespace, requester=self.requester)
+
     def refresh(self) -> None:
-        """The store as of the slider's instant: states, forget plan, optional query, redraw."""
+        """The store as of the slider's instant: states, forget plan, optional query, redraw (the
+        curves' frame read again first when the store has changed since it was read)."""
+        if self.store.revision != self._revision:
+            self._load()
         self.at = at = self.controls["at"].value
         # what the store held at `at`, replayed from the audit log, as this requester may see it
         then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
@@ -138,17 +149,21 @@ class TimeMachine(Panel):
 
     def _headline(self, at: datetime) -> str:
         """The message line: how many memories a search at ``at`` may return and how many have
-        faded below the retrieval floor, and how many a forget pass would drop, by reason
-        (``"2026-03-01 00:00: 41 recalled, 9 faded below the retrieval floor 0, 6 ..."``).
+        faded below the retrieval floor, how many a forget pass would drop, by reason, and how many
+        it would leave ``recalled`` (``"2026-03-01 00:00: a search may return 41 memories, 9 faded
+        below the retrieval floor 0; a forget pass would drop 6 (...), 35 stay recalled"``).
 
-        "recalled" counts the ``recalled`` column, not the state: a memory a forget pass would drop
-        is still returned by a search until the pass runs, so it counts in both numbers."""
+        "recalled" means one thing in the panel: the state (green in the charts), a memory a search
+        may return and a forget pass keeps. The first number counts the ``recalled`` column instead:
+        a memory a forget pass would drop is still returned by a search until the pass runs."""
         # "4 capacity, 2 weak": the plan's reasons, alphabetical so the line does not jump around
         reasons = ", ".join(f"{n} {r}" for r, n in self.plan["reason"].value_counts().sort("reason").rows())
+        kept, returned = int((self.data["state"] == "recalled").sum()), int(self.data["recalled"].sum())
         return (
-            f"{at:%Y-%m-%d %H:%M}: {int(self.data['recalled'].sum())} recalled, {self.faded} faded below "
-            f"the retrieval floor {self.floor:g}, {self.plan.height} a forget pass would drop "
-            f"({reasons or 'nothing'}; forgetting floor {self.policy.min_strength:g})"
+            f"{at:%Y-%m-%d %H:%M}: a search may return {returned} memor{'y' if returned == 1 else 'ies'}, "
+            f"{self.faded} faded below the retrieval floor {self.floor:g}; a forget pass would drop "
+            f"{self.plan.height} ({reasons or 'nothing'}; forgetting floor {self.policy.min_strength:g}), "
+            f"{kept} stay recalled"
         )
 
     def _tables(self, then: pl.DataFrame, at: datetime, floor: float) -> str:
@@ -168,15 +183,19 @@ class TimeMachine(Panel):
                 reinforce=False,
                 min_strength=floor,
             )
-            parts.append(
-                f"<b>recall for “{self.query}”</b>"
-                + table_html(self.hits.select("rank", "content", "score", "strength"))
-            )
+            # a near tie (newer first) can rank a hit above a higher score: the note says so
+            shown = self.hits.select("rank", "content", "score", "strength", rank_notes(self.hits))
+            parts.append(_heading(f"recall for “{self.query}”") + table_html(shown))
         plan = self.plan.join(then.select("id", "content"), on="id", how="left").select(
             "reason", "content", "detail"
         )
-        parts.append("<b>a forget pass now would drop</b>" + table_html(plan, 8))
+        parts.append(_heading("a forget pass now would drop") + table_html(plan, 8))
         return "".join(parts)
+
+
+def _heading(text: str) -> str:
+    """A table's bold heading on a line of its own (``"(none)"`` under it, not run into it)."""
+    return f"<div style='margin-top:6px'><b>{html.escape(text)}</b></div>"
 
 
 def time_machine(

@@ -39,13 +39,19 @@ from .panel import Panel, slider, table_html
 
 __all__ = ["HalfLifeExplorer", "Tuner", "half_life_explorer", "tune"]
 
-# the half-life explorer's slider ranges (hours for half-life and age, whose sliders are log sliders
-# over the exponents); the floor starts at its first step, 0.01: a floor of 0 is never crossed, and
-# hours_until refuses it
+# the half-life explorer's slider ranges (hours for half-life and age); the floor starts at its first
+# step, 0.01: a floor of 0 is never crossed, and hours_until refuses it
 _IMPORTANCE = (0.05, 1.0, 0.01)
 _HALF_LIFE_HOURS = (0.5, 20_000.0)  # half an hour to about 2.3 years
 _AGE_HOURS = (0.1, 10_000.0)  # 6 minutes to 10,000 h
 _FLOOR = (0.01, 0.5, 0.01)
+# the positions of the half-life and age sliders (hours): spans a reader knows, from minutes to years.
+# Not a log slider: its 10^0.01 steps moved 2 h to 1.995 h in the browser, which then reported
+# another strength than the one a cell had just computed for 2 h
+_HALF_LIFE_STEPS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 24.0, 48.0, 72.0, 120.0, 168.0, 336.0, 720.0,
+                    1440.0, 2160.0, 4320.0, 8760.0, 17520.0)  # fmt: skip
+_AGE_STEPS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 18.0, 24.0, 36.0, 48.0, 72.0,
+              120.0, 168.0, 336.0, 720.0, 1440.0, 2160.0, 4320.0, 8760.0)  # fmt: skip
 # where the explorer's age axis ends: past the age slider's end and the latest fade the sliders can
 # make (half-life 20,000 h, importance 1, floor 0.01: 20,000 · log2(100) ≈ 133,000 h, 15 years), so
 # the dot and the cross are always on the chart and the axis never moves while a slider does (10% more:
@@ -180,28 +186,46 @@ class HalfLifeExplorer(Panel):
 def _decay_controls(
     importance: float, half_life_hours: float, age_hours: float, floor: float
 ) -> dict[str, W.Widget]:
-    """The explorer's four sliders. Half-life and age are log sliders (10^x hours): a linear slider
-    could not move both between half an hour and a year; the half-life runs from 0.5 h to 20,000 h
-    (about 2.3 years), the age from 6 minutes (0.1 h) to 10,000 h. The floor runs
+    """The explorer's four sliders. Half-life and age step through spans a reader knows
+    (:data:`_HALF_LIFE_STEPS`: 30 minutes to 2 years; :data:`_AGE_STEPS`: 6 minutes to 1 year),
+    labelled ``"2 h"``, ``"1 wk"``, ``"90 d"``: a linear slider could not move between minutes and
+    years, and every position is exactly the number of hours its label says, in Python and in the
+    browser. A starting value between the steps is added as a position of its own. The floor runs
     from 0.01 to 0.5: every position is a floor the formula accepts."""
-    lay = {"base": 10, "step": 0.01, "readout_format": ".1f", "style": {"description_width": "initial"},
-           "layout": W.Layout(width="300px")}  # fmt: skip
+    lay = {"style": {"description_width": "initial"}, "layout": W.Layout(width="300px")}
     return {
         "importance": slider("importance", *_IMPORTANCE, importance),
-        "half_life_hours": W.FloatLogSlider(
-            value=half_life_hours, **_log_range(_HALF_LIFE_HOURS), description="half-life (h)", **lay
-        ),
-        "age_hours": W.FloatLogSlider(
-            value=age_hours, **_log_range(_AGE_HOURS), description="age (h)", **lay
+        "half_life_hours": W.SelectionSlider(
+            options=_spans(_HALF_LIFE_STEPS, half_life_hours),
+            value=half_life_hours,
+            description="half-life",
+            **lay,
+        ),  # fmt: skip
+        "age_hours": W.SelectionSlider(
+            options=_spans(_AGE_STEPS, age_hours), value=age_hours, description="age", **lay
         ),
         "floor": slider("retrieval floor", *_FLOOR, floor),
     }
 
 
-def _log_range(hours: tuple[float, float]) -> dict[str, float]:
-    """A log slider's ``min`` and ``max`` (exponents of 10) for a range in hours:
-    ``(0.1, 10_000.0) -> {"min": -1.0, "max": 4.0}``."""
-    return {"min": math.log10(hours[0]), "max": math.log10(hours[1])}
+def _spans(steps: tuple[float, ...], value: float) -> list[tuple[str, float]]:
+    """A selection slider's options: each step (hours) with its label, ``value`` among them
+    (``_spans((1.0, 24.0), 5.0) -> [("1 h", 1.0), ("5 h", 5.0), ("1 d", 24.0)]``)."""
+    return [(_span(h), h) for h in sorted({*steps, float(value)})]
+
+
+def _span(hours: float) -> str:
+    """A span in hours as a reader says it: ``0.25 -> '15 min'``, ``2.0 -> '2 h'``, ``48.0 -> '2 d'``,
+    ``336.0 -> '2 wk'``, ``8760.0 -> '1 y'``, ``12.5 -> '12.5 h'``, ``20000.0 -> '20,000 h'``."""
+    if hours < 1:
+        return f"{hours * 60:g} min"
+    if hours % 8760 == 0:
+        return f"{hours / 8760:g} y"
+    if hours % 168 == 0 and hours < 720:
+        return f"{hours / 168:g} wk"
+    if hours % 24 == 0:
+        return f"{hours / 24:g} d"
+    return f"{hours:,g} h"
 
 
 def _your_memory(c: dict[str, float], s: float) -> pl.DataFrame:
@@ -228,9 +252,15 @@ def half_life_explorer(
     The arguments are the sliders' starting values (hours for ``half_life_hours`` and
     ``age_hours``). The message line reads the result out: your memory's strength at that age,
     whether it is still recalled, and after how many hours (and days) it falls below the floor.
-    A starting value outside its slider's range (importance 0.05-1, half-life 0.5-20,000 h, age
-    0.1-10,000 h, floor 0.01-0.5) raises a ValidationError naming it, rather than being moved
+    Half-life and age step through spans a reader knows (``"30 min"`` … ``"2 y"``, ``"6 min"`` …
+    ``"1 y"``), each exactly its number of hours; a starting value between them becomes a position of
+    its own. A starting value outside its slider's range (importance 0.05-1, half-life 0.5-20,000 h,
+    age 0.1-10,000 h, floor 0.01-0.5) raises a ValidationError naming it, rather than being moved
     silently to the nearest end of the slider.
+
+    >>> panel = half_life_explorer(half_life_hours=2.0)             # doctest: +SKIP
+    >>> panel.sliders["half_life_hours"].label, panel.data["strength"][0]  # doctest: +SKIP
+    ('2 h', 0.0109)
     """
     given = dict(importance=importance, half_life_hours=half_life_hours, age_hours=age_hours, floor=floor)
     ranges = dict(

@@ -76,6 +76,23 @@ def test_two_stores_follow_each_others_writes(url: str) -> None:
         b.close()
 
 
+def test_the_revision_follows_the_other_processes_writes(url: str) -> None:
+    """``store.revision`` moves when another store on the server writes (the panels' change check):
+    it reads the change log first, as a search does; and it stays while nothing was written."""
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        seen = b.revision
+        assert b.revision == seen  # nothing changed: a second look is the same
+        m = a.add("the user drinks oolong tea", namespace="u", now=NOW)
+        assert b.revision > seen
+        seen = b.revision
+        a.delete(m.id, now=NOW + timedelta(hours=1))
+        assert b.revision > seen
+    finally:
+        a.close()
+        b.close()
+
+
 _WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta
