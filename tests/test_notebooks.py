@@ -11,16 +11,23 @@ the notebook as *skipped* with the reason, so cells that all did nothing never c
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import memkit as mk
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SKIP_MARKER = "MEMKIT-SKIP:"
 LOCOMO_NB = ROOT / "notebooks" / "09_evaluating_on_locomo.ipynb"
+GUARD_NB = ROOT / "notebooks" / "07_guarding_memory.ipynb"
+CJK = re.compile("[\u4e00-\u9fff]")
 _RUNS: dict[tuple[Path, str | None], Any] = {}  # (notebook, $MEMKIT_LOCOMO) -> the executed notebook
 
 
@@ -98,3 +105,36 @@ def test_locomo_notebook_with_data_runs_its_cells() -> None:
     assert skip_reasons(nb) == []
     texts = ["".join(o.get("text", "")) for c in nb.cells for o in c.get("outputs", [])]
     assert any("turns," in t and "questions" in t for t in texts), "the data cells did not run"
+
+
+def literal(path: Path, name: str) -> Any:
+    """The literal assigned to ``name`` in one of a notebook's code cells (``name = {...}``)."""
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code":
+            for node in ast.walk(ast.parse("".join(cell["source"]))):
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+                    return ast.literal_eval(node.value)
+    raise AssertionError(f"{path.name} assigns no literal to {name!r}")
+
+
+def test_lesson_07_shows_the_learned_detector_catch_and_miss_what_its_prose_says() -> None:
+    """The lesson's examples, screened by the shipped model: an attack the model alone holds (MG310 and
+    no rule code), attacks it lets through (the Chinese one and an English one), benign texts stored."""
+    examples = literal(GUARD_NB, "examples")  # {text: "attack" | "benign"}
+    learned = mk.GuardParams(learned=True)
+    verdict = {text: mk.guard.screen(text, learned) for text in examples}
+    codes = {text: set(v.findings["code"].to_list()) for text, v in verdict.items()}
+    attacks = [t for t, really in examples.items() if really == "attack"]
+    alone = [t for t in attacks if codes[t] == {"MG310"} and verdict[t].action == "quarantine"]
+    missed = [t for t in attacks if verdict[t].action == "store" and "MG310" not in codes[t]]
+    assert alone, {t: (round(verdict[t].probability, 3), sorted(codes[t])) for t in attacks}
+    assert any(CJK.search(t) for t in missed) and any(not CJK.search(t) for t in missed), missed
+    assert all(verdict[t].action == "store" for t, really in examples.items() if really == "benign")
+
+
+def test_lesson_07_prints_what_the_model_alone_holds() -> None:
+    nb = run_notebook(GUARD_NB)
+    lines = [ln for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if o.get("name") == "stdout" for ln in "".join(o["text"]).splitlines()]  # fmt: skip
+    held = [ln for ln in lines if ln.startswith("held by the model alone:")]
+    assert held and held[0] != "held by the model alone: []", held
