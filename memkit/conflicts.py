@@ -55,6 +55,7 @@ def plan_keyed_write(
     *,
     own: Collection[str] = (),
     fixed: Collection[str] = (),
+    hidden: Collection[str] = (),
 ) -> KeyedWrite:
     """Decide a keyed write.
 
@@ -64,8 +65,11 @@ def plan_keyed_write(
     one's own current value supersedes it at once instead of waiting as a conflict. ``fixed`` holds
     the ids of versions the writer may not change (another writer's non-public pending value): they
     stay as they are under every policy, and the plan is the same whatever their values (the
-    current version is never one: a write it may not change is refused first). Raises
-    ConflictError under ``strict``.
+    current version is never one: a write it may not change is refused first). ``hidden`` holds the
+    ids of versions whose value the writer may not read (an owner's fact its creator made private):
+    their value is taken as different whatever it is, so that no outcome tells a guess from the hidden
+    value (never "the same value again", never a pending twin), and a refusal does not name them.
+    Raises ConflictError under ``strict``.
 
     >>> plan_keyed_write([("a", "active", "杭州", 1)], "上海", "flag").status
     'conflict'
@@ -74,6 +78,8 @@ def plan_keyed_write(
     >>> plan_keyed_write([("a", "active", "杭州", 1), ("b", "conflict", "上海", 2)], "上海", "flag",
     ...                  fixed={"b"}).changes
     ()
+    >>> plan_keyed_write([("a", "active", "杭州", 1)], "杭州", "flag", hidden={"a"}).status
+    'conflict'
     """
     version = max((v for *_, v in existing), default=0) + 1
     live = [e for e in existing if e[1] in ("active", "conflict")]
@@ -81,11 +87,13 @@ def plan_keyed_write(
     if not active:
         return KeyedWrite("active", version, (), "add")
     current = max(active, key=lambda e: e[3])
-    if current[2] == new_value:
+    if current[2] == new_value and current[0] not in hidden:
         return KeyedWrite("active", version, ((current[0], "superseded"),), "supersede", current[0])
-    if policy == "strict":
+    if policy == "strict":  # (a hidden value: "a value", as the writer cannot know it differs)
+        which = "a value you may not read" if current[0] in hidden else "a different value"
+        named = "another writer's memory" if current[0] in hidden else f"id {current[0]}"
         raise ConflictError(
-            f"key already holds a different value (version {current[3]}, id {current[0]}); "
+            f"key already holds {which} (version {current[3]}, {named}); "
             "use conflict_policy='flag' or 'supersede', or resolve it first"
         )
     live = [e for e in live if e[0] not in fixed]  # what this write may change
@@ -97,7 +105,9 @@ def plan_keyed_write(
         mine = tuple((e[0], "superseded") for e in live if e[0] in own)
         return KeyedWrite("active", version, mine, "supersede", current[0])
     # the same value as a pending conflict replaces it quietly: one open proposal per value
-    repeats = tuple((e[0], "superseded") for e in live if e[1] == "conflict" and e[2] == new_value)
+    repeats = tuple(
+        (e[0], "superseded") for e in live if e[1] == "conflict" and e[2] == new_value and e[0] not in hidden
+    )
     return KeyedWrite("conflict", version, repeats, "conflict", current[0])
 
 

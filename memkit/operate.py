@@ -8,8 +8,8 @@ copy        ``memkit copy SRC DST``: every table of one store into a new one, Du
             PostgreSQL URL either way (:meth:`memkit.store.MemoryStore.copy_to`)
 pg          ``memkit pg [--dir .pg]``: start a local PostgreSQL 18 + pgvector server (the extra
             ``memkit[postgres]``), print its URL, serve until interrupted (``make pg``)
-reidentify  ``memkit reidentify --db FILE NAME...``: carry the people named (their addresses) over
-            from the pseudonyms of a store written before addresses kept their separators
+reidentify  ``memkit reidentify --db FILE NAME...``: carry the people named (their addresses,
+            numbers) over from the pseudonyms of a store written before December 2026
             (:meth:`memkit.store.MemoryStore.reidentify`)
 data        ``memkit data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached;
             :func:`memkit.evaluate.fetch_locomo`)
@@ -54,8 +54,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     pg.add_argument("--dir", default=".pg", help="its data directory (created on first use; default .pg)")
     pg.add_argument("--once", action="store_true", help="print the URL and stop the server again (a check)")
-    ri = sub.add_parser("reidentify", help="carry people over from an older store's pseudonyms of addresses")
-    ri.add_argument("names", nargs="+", help="the people's addresses (e-mail or IP), as names hold them")
+    ri = sub.add_parser("reidentify", help="carry people over from an older store's pseudonyms")
+    ri.add_argument("names", nargs="+", help="the people's addresses or numbers, as names hold them")
     ri.add_argument("--db", required=True, help="database file or postgresql:// URL")
 
 

@@ -221,3 +221,53 @@ def test_an_approval_changes_only_what_the_held_writes_writer_could(policy: str)
         assert held.status == "quarantined"
         store.approve(held.id, namespace=NS, now=NOW + 3 * MIN)
         assert store.get(alice, namespace=NS).status == "conflict"
+
+
+# ------------------------------------------------------------------------------- an owner's blind write
+def owners_write(store: mk.MemoryStore, value: str, policy: str, pending: bool) -> tuple[Any, ...]:
+    """alice writes ``salary band: L7`` private for bob (he owns it, may replace it, not read it:
+    README's case), current or, with ``pending``, beside carol's public value; bob then writes
+    ``value`` from another source -> what bob is told, his audit view since, the hidden version's
+    status."""
+    if pending:
+        store.add("salary band: unknown", namespace=NS, requester="carol", key="band", now=NOW)
+    hidden = store.add("salary band: L7", namespace=NS, requester="alice", owner="bob", access="private",
+                       source="user", key="band", now=NOW + MIN)  # fmt: skip
+    with pytest.raises(mk.AccessDenied):
+        store.get(hidden.id, namespace=NS, requester="bob")
+    since = int(store.audit(NS)["seq"].max())
+    roles = dict(store.frame(NS).select("id", "created_by").iter_rows())  # ids differ between stores
+    try:
+        m = store.add(value, namespace=NS, requester="bob", source="agent", key="band",
+                      conflict_policy=policy, now=NOW + 2 * MIN)  # fmt: skip
+        told: tuple[Any, ...] = (m.status, m.version, m.supersedes is None)
+    except mk.ConflictError as e:
+        assert hidden.id not in str(e)  # a refusal names the memory only to a requester who may read it
+        told = ("ConflictError", str(e))
+        for memory_id, who in roles.items():  # (carol's current version is named: bob may read it)
+            told = ("ConflictError", told[1].replace(memory_id, who))
+    roles = dict(store.frame(NS).select("id", "created_by").iter_rows())
+
+    def role(v: Any) -> Any:
+        return roles.get(v, v) if isinstance(v, str) else v
+
+    events = store.audit(NS, requester="bob").filter(pl.col("seq") > since)
+    view = [(op, role(memory_id), sorted((k, role(v)) for k, v in json.loads(detail or "{}").items()))
+            for op, memory_id, detail in events.select("op", "memory_id", "detail").iter_rows()]  # fmt: skip
+    return told, view, store.get(hidden.id).status
+
+
+@pytest.mark.parametrize("pending", [False, True])
+@pytest.mark.parametrize("policy", ["flag", "strict", "supersede"])
+def test_an_owners_write_does_not_tell_the_value_it_may_not_read(policy: str, pending: bool) -> None:
+    """Audit (helper 108, r5): bob's guess equal to the hidden value came back ``active`` (it
+    superseded it quietly), another one ``conflict``; under ``strict`` a wrong guess raised a
+    ConflictError naming the hidden version's id. Under ``flag`` a pending twin was replaced only when
+    equal. A value the writer may not read is now taken as different, whatever it is."""
+    outcomes = []
+    for guess in ("salary band: L7", "salary band: L5"):
+        with mk.MemoryStore() as s:
+            outcomes.append(owners_write(s, guess, policy, pending))
+    assert outcomes[0] == outcomes[1]
+    if policy == "flag" and not pending:  # a blind write from another source waits, as a different value
+        assert outcomes[0][0][0] == "conflict" and outcomes[0][2] == "active"

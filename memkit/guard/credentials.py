@@ -65,7 +65,7 @@ _PLACEHOLDER = re.compile(
     r"|(?:your|my|the)[_-][a-z0-9_-]+|[a-z_][a-z0-9_.]*[(\[].*"
     r"|none|null|nil|true|false|undefined|empty|n/a|tbd|todo|redacted|hidden|masked|placeholder|example"
 )
-_PSEUDONYM = re.compile(r"SECRET:[0-9a-f]{8}\]")  # after "[": what guard.pseudonym("[SECRET]", …) writes
+_PSEUDONYM = re.compile(r"SECRET:(?:[0-9a-f]{8}|[0-9a-f]{24})\]")  # after "[": guard.pseudonym("[SECRET]", …)
 _TRIM = "\"'`”’“‘「」『』.,;:!?，。；：！？)]}"  # quotes (Markdown's backticks too) and punctuation
 _SYMBOLS = "!@#$%^&*_+=/~|"  # not "-", "." or "'": prose writes them inside words (well-known)
 

@@ -55,7 +55,7 @@ from ..params import GuardParams
 from ..schema import SOURCES, Finding
 from . import rules as gr
 from .learned import load_model
-from .names import PLACEHOLDERS, holds_secret, identity, pseudonym, secret_names
+from .names import PLACEHOLDERS, holds_secret, identity, outside_pseudonyms, pseudonym, secret_names
 from .scanner import ENCODED_INJECTION
 from .scanner import scan_rows as _scan_rows
 
@@ -318,6 +318,8 @@ def screen_many(
         rows.setdefault(int(i), []).append(Finding(code, kind, f"{message} (p {prob[i]:.2f})", severity))
     actions, scores = ["store"] * len(texts), [0.0] * len(texts)
     for i, found in rows.items():  # only the texts with findings
+        if pseudonyms:  # a name as stored, given again (a key, an owner): its pseudonyms stay as they are
+            found = rows[i] = outside_pseudonyms(texts[i], found)
         actions[i], scores[i] = _decide_one(found, params)
         if actions[i] != "refuse":
             texts[i], rows[i] = _redact_one(texts[i], found, pseudonyms)

@@ -9,7 +9,7 @@ batch of rows, with the same rules as the text (:func:`memkit.guard.screen_many`
   may name a credential as the text ``key: value``, for secrets (``{"password": "hunter22"}``: a name
   and a value, harmless apart; decided exactly as that text would be).
   Leaves are redacted with the typed placeholders of the text (``[PHONE]``); object *keys* with
-  :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b3c4d]``) so that two keys never collapse into one
+  :func:`~memkit.guard.pseudonym` (``[PHONE:1a2b…]``) so that two keys never collapse into one
   and silently drop a value; should two keys still meet (the same number written twice), the
   later one gets a ``#2`` suffix.
 - **names** (``key``, ``owner``, ``created_by``, ``tags``): redacted with pseudonyms too, so that two
@@ -21,7 +21,7 @@ findings say where they were found (``"in value: …"``, ``"in key: …"``), wit
 >>> out = screen_fields({"value": ['{"13812345678": "home", "13900001111": "work"}'],
 ...                      "key": ["contact.13812345678"], "tags": [["vip"]]})
 >>> out.columns["key"], out.actions
-(['contact.[PHONE:6798e7e2]'], ['store'])
+(['contact.[PHONE:fe06744d3e1a9a5be4d35e59]'], ['store'])
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def names_as_stored(names: Sequence[str], params: GuardParams = GuardParams()) -
     the lookup holds the pseudonym, not the number).
 
     >>> names_as_stored(["pref.tea", "contact.13812345678"])
-    ['pref.tea', 'contact.[PHONE:6798e7e2]']
+    ['pref.tea', 'contact.[PHONE:fe06744d3e1a9a5be4d35e59]']
     """
     if not params.enabled or not names:  # a store without a guard keeps names as written
         return list(names)
@@ -158,7 +158,7 @@ def _screen_names(texts: list[str], params: GuardParams, upto: int) -> Screening
     LangGraph label is written so, and the guard must read what its writer wrote, ``AKIA\\u200b…``
     not ``AKIA%E2%80%8B…``): the strictest of both verdicts, the findings of both, and, when the
     decoded name had PII redacted, that redaction escaped again (``%2013812345678`` ->
-    ``%20[PHONE:6798e7e2]``)."""
+    ``%20[PHONE:fe06744d3e1a9a5be4d35e59]``)."""
     views = {i: v for i in range(upto) if "%" in texts[i] and (v := unescape(texts[i])) != texts[i]}
     s = screen_many([*texts, *views.values()], params, pseudonyms=True)
     if not views:  # (names hold no escape: the common case, one batch as before)

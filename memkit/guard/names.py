@@ -32,11 +32,15 @@ from .labels import unescape
 from .scanner import scan_rows
 
 __all__ = [
+    "FORMS",
+    "OLD_PSEUDONYM",
     "PLACEHOLDERS",
     "SECRET_IN_NAME",
     "holds_secret",
     "identity",
     "names_findings",
+    "old_pseudonym",
+    "outside_pseudonyms",
     "pseudonym",
     "secret_names",
 ]
@@ -50,32 +54,51 @@ _SEPARATORS = re.compile(r"[\s\-().]")
 # placeholders whose value's separators are formatting (a number written 138-1234-5678 or 13812345678;
 # a secret namespace's pseudonym in the audit log, kept as it was): dropped before the digest
 _FORMATTED = frozenset({"[PHONE]", "[CARD]", "[ID_NUMBER]", "[SECRET]"})
+# the digest's bytes by form: (a formatted value's, an address's)
+_DIGEST_BYTES = {"long": (12, 12), "short": (4, 6), "legacy": (4, 4)}
+FORMS = tuple(_DIGEST_BYTES)
+"""The forms of a pseudonym: ``long`` (names and identities today: 96 bits), ``short`` (what stores
+kept before December 2026: 32 bits for a number, 48 for an address; still the audit log's name for a
+namespace that holds a secret) and ``legacy`` (before addresses kept their separators: 32 bits)."""
+# a pseudonym memkit writes, of any form: its digest is never PII to redact again
+_TYPES = "|".join(sorted({re.escape(p[1:-1]) for p in [*PLACEHOLDERS.values(), "[SECRET]"]}))
+_OWN = re.compile(rf"\[(?:{_TYPES}):(?:[0-9a-f]{{8}}|[0-9a-f]{{12}}|[0-9a-f]{{24}})\]")
+OLD_PSEUDONYM = re.compile(r"\[[A-Z_]+:(?:[0-9a-f]{8}|[0-9a-f]{12})\]")
+"""A pseudonym of a ``short`` or ``legacy`` form (8 or 12 hex digits): never today's identity."""
 
 
-def pseudonym(placeholder: str, span: str, *, legacy: bool = False) -> str:
+def pseudonym(placeholder: str, span: str, *, form: str = "long", legacy: bool = False) -> str:
     """A placeholder that keeps distinct values apart, for names such as keys and owners, where two
     phone numbers must stay two keys and one number must always give the same key: the placeholder
-    plus a blake2b digest of the normalized span (NFKC, case-folded). A number's separators are
-    formatting and dropped first (8 hex); an address's dots and hyphens tell people apart
-    (``john.smith@`` is not ``johnsmith@``, ``10.1.0.11`` not ``10.10.1.1``) and are kept (12 hex).
+    plus a blake2b digest of the normalized span (NFKC, case-folded), 96 bits (24 hex), so that no
+    two values found in practice share one (a birthday search over 32 bits finds two phone numbers
+    that do among ~33k). A number's separators are formatting and dropped first; an address's dots
+    and hyphens tell people apart (``john.smith@`` is not ``johnsmith@``, ``10.1.0.11`` not
+    ``10.10.1.1``) and are kept.
 
     >>> pseudonym("[PHONE]", "138-1234-5678") == pseudonym("[PHONE]", "13812345678")
     True
     >>> pseudonym("[EMAIL]", "a@example.com")
-    '[EMAIL:25d3542f9821]'
+    '[EMAIL:b53fd45df8db284616069b41]'
     >>> pseudonym("[EMAIL]", "a.b@example.com") == pseudonym("[EMAIL]", "ab@example.com")
     False
 
-    ``legacy=True``: the pseudonym that stores written before addresses kept their separators hold
-    (every separator dropped, 8 hex: such addresses shared one); :meth:`MemoryStore.reidentify`
-    replaces it.
+    ``form`` (:data:`FORMS`): ``"short"`` is what stores written before December 2026 hold (8 hex for
+    a number, 12 for an address; :meth:`MemoryStore.reidentify` replaces it) and the audit log's
+    name of a namespace holding a secret (:func:`memkit.store.names.log_space`); ``"legacy"``
+    (``legacy=True``), what stores written before addresses kept their separators hold (every
+    separator dropped, 8 hex: such addresses shared one).
     The digest separates values; it does not hide them from someone who can enumerate the
     candidates (every phone number): identities and keys should not be PII in the first place.
     """
+    form = "legacy" if legacy else form
+    if form not in _DIGEST_BYTES:
+        raise ValidationError("form", f"must be one of {FORMS}, got {form!r}")
     folded = unicodedata.normalize("NFKC", span).casefold()
-    size = 6
-    if legacy or placeholder in _FORMATTED:
-        folded, size = _SEPARATORS.sub("", folded), 4
+    formatted, address = _DIGEST_BYTES[form]
+    size = address
+    if form == "legacy" or placeholder in _FORMATTED:
+        folded, size = _SEPARATORS.sub("", folded), formatted
     tag = hashlib.blake2b(folded.encode("utf-8"), digest_size=size, person=b"memkit-pseudonym").hexdigest()
     return f"{placeholder[:-1]}:{tag}]"
 
@@ -115,7 +138,7 @@ def _secrets_in(name: str, patterns: tuple[str, ...]) -> bool:
     return any(f.kind == "secret" for f in scan_rows([name], _name_guard(patterns, True)).get(0, []))
 
 
-def identity(name: str, *, legacy: bool = False) -> str:
+def identity(name: str, *, form: str = "long", legacy: bool = False) -> str:
     """A requester, owner or creator name as memkit keeps it: PII in it replaced by
     :func:`pseudonym`\\ s, by the default rules whatever a store's guard settings, so that the same
     person always has the same identity, distinct people stay distinct, and the store and its audit
@@ -123,19 +146,50 @@ def identity(name: str, *, legacy: bool = False) -> str:
     itself). A secret in a name is not an identity's business: the store refuses it.
 
     >>> identity("assistant"), identity("alice@example.com")
-    ('assistant', '[EMAIL:c733d071b967]')
+    ('assistant', '[EMAIL:8c7d2f7a9e16d94ac8c1c560]')
 
-    ``legacy=True``: the identity as stores written before addresses kept their separators hold it.
+    ``form="short"`` / ``legacy=True``: the identity as older stores hold it (:func:`pseudonym`).
+    A requester holding a pseudonym of those forms is refused by the store (:func:`old_pseudonym`).
     """
-    edits = sorted((f for f in _name_findings(name) if f.kind == "pii"), key=lambda f: f.start or 0)
+    found = outside_pseudonyms(name, _name_findings(name))  # (an identity given again stays itself)
+    edits = sorted((f for f in found if f.kind == "pii"), key=lambda f: f.start or 0)
     out, last = [], 0
     for f in edits:
         if (f.start or 0) < last:  # overlapping spans: the first one covers it
             continue
         ph = PLACEHOLDERS.get(f.code, f"[{f.code.upper()}]")
-        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end], legacy=legacy)]
+        out += [name[last : f.start], pseudonym(ph, name[f.start : f.end], form=form, legacy=legacy)]
         last = f.end or last
     return "".join(out) + name[last:] if out else name
+
+
+def outside_pseudonyms(name: str, found: Iterable[Finding]) -> list[Finding]:
+    """``found`` (findings in ``name``) less the PII ones inside a pseudonym memkit wrote: a digest's
+    digits may read as a number (``[PHONE:…14722405923…]``, one 96-bit digest in ~1,000), and a name
+    given back as it is stored (an identity as a requester, a stored key) must map to itself.
+
+    >>> from memkit.guard import scan
+    >>> name = "[PHONE:1c483db85846b14722405923]"
+    >>> [f["code"] for f in scan([name]).to_dicts()], outside_pseudonyms(name, _name_findings(name))
+    (['MG102'], [])
+    """
+    spans = [m.span() for m in _OWN.finditer(name)] if "[" in name else []
+    return [f for f in found if not (spans and f.kind == "pii" and f.start is not None and f.end is not None
+                                     and any(a <= f.start and f.end <= b for a, b in spans))]  # fmt: skip
+
+
+def old_pseudonym(name: str) -> str | None:
+    """The first pseudonym of an older form (``short`` or ``legacy``: :data:`OLD_PSEUDONYM`) that
+    ``name`` holds, or None. No requester today has one in its identity (every pseudonym it gets is
+    ``long``), so a requester that holds one names the rows of someone an older store kept so (what
+    they wrote before the upgrade, until :meth:`MemoryStore.reidentify`): the store refuses it, as a
+    name is compared with owners and creators as it is.
+
+    >>> old_pseudonym("[PHONE:b2b806ff]"), old_pseudonym(identity("13812345678")), old_pseudonym("bob")
+    ('[PHONE:b2b806ff]', None, None)
+    """
+    found = OLD_PSEUDONYM.search(name) if "[" in name else None
+    return None if found is None else found.group()
 
 
 def holds_secret(name: str, params: GuardParams | None = None) -> bool:

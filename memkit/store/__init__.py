@@ -8,7 +8,8 @@ one file each (see :mod:`memkit.store.memory` for the parts and what each adds):
   ``reembed`` — every vector recomputed with another embedder;
 - ``index_columns`` and ``index`` — the numpy search index: its columns and masks, and ranking;
 - ``gate`` — the read gate; ``guard`` — the guard stage of every write;
-- ``versions`` — the version plan of keyed writes; ``pipeline`` — the one write pipeline;
+- ``versions`` — the version plan of keyed writes; ``resolve`` — a key settled; ``pipeline`` — the
+  one write pipeline;
 - ``write``, ``review``, ``read``, ``search``, ``merge``, ``maintain``, ``portable`` — the public
   methods, each a thin entrance to the pipeline or the gate; ``settable`` — the parameters an open
   store may be given (``store.guard = ...``), each checked.

@@ -48,7 +48,7 @@ import polars as pl
 from ..embed import Embedder
 from ..errors import ConflictError, ConnectionLost, MemkitError, ValidationError
 from ..guard.names import SECRET_IN_NAME as _SECRET
-from ..guard.names import identity
+from ..guard.names import identity, old_pseudonym
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_name, check_time
 from .index import SearchIndex
@@ -140,11 +140,16 @@ class StoreCore:
     def _who(self, requester: str | None) -> str | None:
         """``requester=`` validated and mapped to its identity (:func:`memkit.guard.identity`): a
         name that is PII (an e-mail address) becomes the same pseudonym as the ``owner`` and
-        ``created_by`` it is compared with, so access rules hold and the log never keeps it."""
+        ``created_by`` it is compared with, so access rules hold and the log never keeps it. A name
+        holding a pseudonym of an older form is refused (:func:`~memkit.guard.names.old_pseudonym`)."""
         requester = check_name("requester", requester, optional=True)
-        if requester is not None and self._secret(requester):  # it would be written into the log
+        if requester is None:
+            return None
+        if self._secret(requester):  # it would be written into the log
             raise ValidationError("requester", _SECRET)
-        return None if requester is None else identity(requester)
+        if old := old_pseudonym(requester):  # it would match what an older store kept of someone else
+            raise ValidationError("requester", f"holds {old}, an older store's pseudonym: give the name")
+        return identity(requester)
 
     def _space(self, namespace: Any, *, optional: bool = False) -> str | None:
         """``namespace=`` of any call, validated (:func:`~memkit.schema.check_name`). One that holds

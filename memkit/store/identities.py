@@ -1,15 +1,25 @@
-"""Re-identification: a store written before pseudonyms of addresses kept their separators carried
-over to the pseudonyms of today (:meth:`IdentitiesMixin.reidentify`).
+"""Re-identification: a store written by an older memkit carried over to the pseudonyms of today
+(:meth:`IdentitiesMixin.reidentify`).
 
 An identity (a requester, owner or creator) and a name (a key, a tag) hold PII as a pseudonym
-(:func:`memkit.guard.names.pseudonym`). Pseudonyms of e-mail and IP addresses used to drop every
-dot and hyphen before the digest, so ``john.smith@corp.com`` and ``johnsmith@corp.com`` were one
-identity: each read the other's private memories, and a key of one overwrote the other's. They are
-kept apart now, which changes the pseudonym of every address. The store holds digests, not the
-addresses, so it cannot translate them itself: the operator names the people (their addresses),
-and each old pseudonym becomes the new one in owners, creators, keys, tags and the requesters of
-the audit log and of the lessons, in one transaction. Two names that shared an old pseudonym cannot
-be told apart in what the store holds, and are refused.
+(:func:`memkit.guard.names.pseudonym`). Older stores hold older forms of it:
+
+- ``legacy`` (the first stores): every dot and hyphen of an e-mail or IP address was dropped
+  before the digest, so ``john.smith@corp.com`` and ``johnsmith@corp.com`` were one identity;
+- ``short`` (until December 2026): a digest of 32 bits for a number (phone, card, ID), 48 for an
+  address, so two phone numbers in ~33k shared one (a birthday search finds a pair in a second):
+  each read the other's private memories, and a key of one overwrote the other's.
+
+Today's are 96 bits, which changes the pseudonym of every name holding PII. The store holds digests,
+not the names, so it cannot translate them itself, nor tell the person who wrote a row from another
+whose name shares its digest: a requester's identity never matches an older pseudonym (and a
+requester holding one is refused: :func:`memkit.guard.names.old_pseudonym`), so what those rows
+hold stays with its readers of today (public rows, the operator) until the operator names the
+people (their addresses, numbers), and each older pseudonym becomes the new one in owners, creators,
+keys, tags and the requesters of the audit log and of the lessons, in one transaction. Two names
+that shared an older pseudonym cannot be told apart in what the store holds, and are refused.
+Carrying a requester over by itself, the first time it presents its name, was not chosen: the first
+of two names sharing a digest would take the other's rows for good.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ __all__ = ["IdentitiesMixin"]
 _TEXT_COLUMNS = (("memories", "owner"), ("memories", "created_by"), ("memories", "key"),
                  ("events", "requester"), ("lessons", "requester"))  # fmt: skip
 _PSEUDONYM = re.compile(r"\[[A-Z_]+:[0-9a-f]+\]")
+_OLDER = ("legacy", "short")  # the forms older stores kept (memkit.guard.names.FORMS), oldest first
 
 
 def _renames(names: Iterable[Any], guard: GuardParams) -> dict[str, str]:
@@ -47,21 +58,21 @@ def _renames(names: Iterable[Any], guard: GuardParams) -> dict[str, str]:
         name = check_name("names", name)
         if holds_secret(name, guard):
             raise ValidationError("names", SECRET_IN_NAME)
-        old, new = identity(name, legacy=True), identity(name)
-        if old == new:  # no address in it (or one whose pseudonym never changed)
-            continue
-        # the pseudonyms themselves: a name is its text with each span replaced, so the parts that
-        # differ between the two identities are the old and new pseudonyms, in the same order
-        for o, n in zip(_pseudonyms(old), _pseudonyms(new), strict=True):
-            if o == n:
-                continue
-            if out.get(o, n) != n:
-                raise ValidationError(
-                    "names",
-                    f"{owner[o]!r} and {name!r} shared the pseudonym {o} in stores written before"
-                    " addresses kept their separators: what either wrote cannot be told apart",
-                )
-            out[o], owner[o] = n, name
+        new = identity(name)
+        for form in _OLDER:
+            old = identity(name, form=form)
+            # the pseudonyms themselves: a name is its text with each span replaced, so the parts that
+            # differ between the two identities are the old and new pseudonyms, in the same order
+            for o, n in zip(_pseudonyms(old), _pseudonyms(new), strict=True):
+                if o == n:  # (no PII in the name: old == new, nothing to carry)
+                    continue
+                if out.get(o, n) != n:
+                    raise ValidationError(
+                        "names",
+                        f"{owner[o]!r} and {name!r} shared the pseudonym {o} in a store an older memkit"
+                        " wrote: what either wrote cannot be told apart",
+                    )
+                out[o], owner[o] = n, name
     return out
 
 
@@ -74,16 +85,17 @@ class IdentitiesMixin(StoreCore):
     """:meth:`reidentify` (module doc)."""
 
     def reidentify(self, names: Iterable[str], *, now: datetime | None = None) -> pl.DataFrame:
-        """Carry the people ``names`` (e-mail or IP addresses, or names holding them) over from
-        the pseudonyms stores kept before addresses kept their separators -> one row per
+        """Carry the people ``names`` (e-mail or IP addresses, phone, card or ID numbers, or names
+        holding them) over from the pseudonyms older stores kept (module doc) -> one row per
         pseudonym replaced: ``old, new, rows`` (values changed across owners, creators, keys, tags
         and the requesters of the audit log and the lessons).
 
-        For a store written before that change: until then, an owner named by an address does not
-        match its requester (private memories are unreadable to it) and a key holding one is not
-        found by its address. Operator only (it takes no requester); one transaction, audited as a
-        ``reidentify`` event with the pseudonyms, never the addresses. Refused (nothing changed):
-        two names that shared an old pseudonym (their memories cannot be told apart), a key held
+        For a store written before December 2026: until then, an owner named by an address or a
+        number does not match its requester (private memories are unreadable to it) and a key
+        holding one is not found by it. Operator only (it takes no requester); one transaction,
+        audited as a ``reidentify`` event with the pseudonyms, never the names. Refused (nothing changed):
+        two names that shared an old pseudonym (their memories cannot be told apart: name everyone,
+        as a name left out loses its rows to one that shares its old pseudonym), a key held
         under both pseudonyms (two chains of one key: resolve by hand), a read-only store, inside
         :meth:`transaction`. Values of structured ``value`` objects and the audit log's details
         keep their old pseudonyms.

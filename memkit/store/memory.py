@@ -14,7 +14,8 @@ part                what it does
 ``reembed``         ``reembed``: every vector recomputed with another embedder
 ``gate``            the read gate: namespace, access, status, validity; reads by id
 ``guard``           the guard stage of every write (text, values, names)
-``versions``        the version plan of keyed writes; ``resolve``
+``versions``        the version plan of keyed writes
+``resolve``         ``resolve``: a key settled, its losers checked again inside the transaction
 ``pipeline``        the write pipeline: validate, guard, embed, version plan, commit, index
 ``write``           ``add``, ``add_many``
 ``review``          ``quarantine``, ``approve``, lessons
@@ -52,6 +53,7 @@ from .portable import PortableMixin
 from .postgres import is_url
 from .quantized import INDEXES
 from .reembed import ReembedMixin
+from .resolve import ResolveMixin
 from .review import ReviewMixin
 from .rwlock import StoreLock
 from .search import SearchMixin
@@ -87,7 +89,7 @@ _SETTINGS = {
 
 class MemoryStore(
     WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin, IdentitiesMixin,
-    ReembedMixin,
+    ReembedMixin, ResolveMixin,
 ):  # fmt: skip
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 

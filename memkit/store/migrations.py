@@ -135,8 +135,9 @@ def _m3_identities(execute: Execute, dim: int) -> None:
 
 def _secret_names(execute: Execute) -> None:
     """Owners, creators and requesters that hold a secret (an API key given as a requester, which
-    memkit up to 2288d78 stored raw; the store now refuses one) as a pseudonym, ``[SECRET:668dd6bf]``,
-    the form :func:`~memkit.store.core.log_space` gives such a namespace: the same name always gets
+    memkit up to 2288d78 stored raw; the store now refuses one) as a pseudonym, ``[SECRET:…]`` (96
+    bits, as every identity's; a store that ran this step before holds the 32-bit form
+    :func:`~memkit.store.core.log_space` gives a namespace): the same name always gets
     the same one, so owner, creator and requester still match, and neither the file nor its exports
     hold the key (an export holding it could not be imported). Part of :func:`log_spaces`."""
     for table, column in (("memories", "owner"), ("memories", "created_by"), ("events", "requester"),

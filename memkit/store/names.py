@@ -55,7 +55,9 @@ def log_space(namespace: str | None, secret: Callable[[str], bool] = holds_secre
     >>> log_space("team-ACME-123456"), log_space("team-ACME-123456", SecretNames().judge(acme))
     ('team-ACME-123456', '[SECRET:6fe47100]')
     """
-    return namespace if namespace is None or not secret(namespace) else pseudonym("[SECRET]", namespace)
+    if namespace is None or not secret(namespace):
+        return namespace
+    return pseudonym("[SECRET]", namespace, form="short")  # (the log's name for it since it began)
 
 
 def id_holds_secret(value: str, secret: Callable[[str], bool] = holds_secret) -> bool:
@@ -83,7 +85,7 @@ def log_names(namespace: str) -> list[str]:
     >>> log_names("user_87")
     ['user_87', '[SECRET:58e82149]']
     """
-    return [namespace, pseudonym("[SECRET]", namespace)]
+    return [namespace, pseudonym("[SECRET]", namespace, form="short")]
 
 
 class SecretNames:

@@ -1,4 +1,4 @@
-"""Versions and validity: the version plan of keyed writes, and ``resolve``.
+"""Versions and validity: the version plan of keyed writes (``resolve``: :mod:`memkit.store.resolve`).
 
 Every write that makes a keyed memory live (``add``, ``add_many``, ``import_``, ``approve``) asks
 :meth:`VersionsMixin._plan_versions` what the conflict policy (:func:`memkit.conflicts.plan_keyed_write`)
@@ -30,11 +30,11 @@ from typing import Any
 
 import polars as pl
 
+from ..access import readable_expr
 from ..conflicts import plan_keyed_write
-from ..errors import NotFound, ValidationError
-from ..schema import Memory, check_name
+from ..errors import ValidationError
 from .gate import GateMixin
-from .vectors import COLUMNS, VectorsMixin
+from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
 
@@ -77,7 +77,7 @@ class VersionPlan:
 
 
 class VersionsMixin(GateMixin, VectorsMixin):
-    """The version plan (shared by every write) and ``resolve``."""
+    """The version plan, shared by every write."""
 
     def _stored_versions(
         self,
@@ -146,6 +146,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
         writer = requester if writer is None else writer  # acl.can_modify over the column (operator: any)
         mine = pl.col("owner").eq_missing(writer) | pl.col("created_by").eq_missing(writer)
         fixed = set() if writer is None else set(stored.filter((pl.col("access") != "public") & ~mine)["id"])
+        # versions whose value the writer (or the requester, who is told the outcome) may not read: the
+        # plan must not depend on it (an owner's write is no oracle of its creator's private value)
+        hidden = set(stored.filter(~(readable_expr(writer) & readable_expr(requester)))["id"])
         groups: dict[tuple[str, str], list[int]] = {}  # (namespace, key) -> its rows, in batch order
         for i in keyed:
             groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
@@ -164,7 +167,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                         for i in rows:
                             cols["version"][i] += base
                         continue
-            self._plan_slot(cols, rows, old, policy, plan, now, fixed)
+            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden)
         return plan
 
     def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
@@ -184,12 +187,14 @@ class VersionsMixin(GateMixin, VectorsMixin):
         plan: VersionPlan,
         now: datetime,
         fixed: set[str],
+        hidden: set[str],
     ) -> None:
         """Decide the rows of one key in order, each against everything before it.
 
         ``versions`` is the slot as the policy sees it, ``(id, status, value, version)``: the
         stored versions (those out of validity marked so), then each decided row of the batch.
-        ``fixed``: stored versions the requester may not change (the policy leaves them as they are).
+        ``fixed``: stored versions the requester may not change (the policy leaves them as they are);
+        ``hidden``: those whose value it may not read (the policy takes it as different).
         """
         in_batch = {cols["id"][i]: i for i in rows}  # id -> row, for rows the batch itself supersedes
         stored = [] if old is None else old.to_dicts()
@@ -215,7 +220,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 for v, (o, c, s) in authors.items()
                 if writer is not None and writer in (o, c) and s == source
             }
-            decided = plan_keyed_write(versions, value, policy, own=own, fixed=fixed)
+            decided = plan_keyed_write(versions, value, policy, own=own, fixed=fixed, hidden=hidden)
             cols["status"][i], cols["version"][i] = decided.status, decided.version
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":
@@ -274,77 +279,3 @@ class VersionsMixin(GateMixin, VectorsMixin):
 
         if plan.changes:
             self._mirror(apply)
-
-    # ------------------------------------------------------------------------------------ resolve
-    def resolve(
-        self,
-        key: str,
-        *,
-        namespace: str,
-        keep: str,
-        requester: str | None = None,
-        now: datetime | None = None,
-    ) -> Memory:
-        """Settle a key: version ``keep`` becomes ``active``, every other live version ``superseded``.
-
-        ``keep`` may be the current version (the conflict is rejected) or a pending one (it wins).
-        Only the operator or the kept version's owner or creator may resolve, and only if it may read
-        that version; one ``resolve`` event and a ``supersede`` event per loser record it.
-        """
-        key, raw = self._key_names(key)
-        namespace = self._space(namespace)
-        keep = check_name("keep", keep)
-        requester = self._who(requester)
-        now = self._now(now)
-        with self._lock:
-
-            def live_now() -> list[dict[str, Any]]:
-                """The live versions of the key (active or conflict), oldest first."""
-                return self._sql(
-                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND (key = ? OR key = ?)"
-                    " AND status IN ('active', 'conflict') ORDER BY version, created_at",
-                    [namespace, key, raw],
-                ).to_dicts()
-
-            live = live_now()
-            winner = next((r for r in live if r["id"] == keep), None)
-            if winner is None:
-                raise NotFound(f"{keep!r} is not a live (active or conflict) version of key {key!r}")
-            # a refusal is logged, outside the write; the kept text is returned, so it must be readable
-            # too (an owner may change a memory whose creator made it private, but not read it)
-            self._check_modify(winner, requester, now, "resolve")
-            self._check_read(winner, requester, now, "resolve")
-            for r in live:  # each version it supersedes: public, or one the requester could replace
-                if r["id"] != keep and r["access"] != "public":
-                    self._check_modify(r, requester, now, "supersede (by resolve)")
-            losers = [r["id"] for r in live if r["id"] != keep]
-            check_forward(live, now)  # every live version changes (or is confirmed) at `now`
-
-            def write() -> None:
-                """Winner, losers and their events, in one transaction."""
-                nonlocal losers
-                if self._pg is not None:  # another process may have written the key since: read again
-                    again = live_now()  # inside the serializable transaction
-                    if keep not in {r["id"] for r in again}:
-                        raise NotFound(f"{keep!r} is no longer a live version of key {key!r}")
-                    check_forward(again, now)  # (a version written since may be later than `now`)
-                    losers = [r["id"] for r in again if r["id"] != keep]
-                self._set_status([keep], "active", now)
-                self._event(now, "resolve", namespace, keep, requester, key=key, status="active", over=losers)
-                if losers:
-                    self._set_status(losers, "superseded", now)
-                self._events(now, "supersede", [namespace] * len(losers), losers, requester,
-                             [{"by": keep, "status": "superseded"}] * len(losers))  # fmt: skip
-
-            self._tx(write)
-
-            def mirror() -> None:
-                """The same statuses in the index, after the commit."""
-                self._index.set_status([keep], "active")
-                self._index.set_status(losers, "superseded")
-
-            self._mirror(mirror)
-        with self._lock:  # as get() shows it: no lineage id of a version the requester may not read
-            return Memory.from_row(
-                self._lineage_row({**winner, "status": "active", "updated_at": now}, requester)
-            )

@@ -57,7 +57,7 @@ class WriteMixin(PipelineMixin):
         >>> import memkit as mk
         >>> store = mk.MemoryStore()
         >>> store.check_names(namespace="user_87", requester="alice@example.com")
-        '[EMAIL:c733d071b967]'
+        '[EMAIL:8c7d2f7a9e16d94ac8c1c560]'
         >>> store.check_names(namespace="team-AKIAIOSFODNN7EXAMPLE")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         memkit.errors.ValidationError: namespace: holds something that looks like a secret ...

@@ -461,3 +461,39 @@ def test_a_resolve_never_dates_a_change_before_a_version_written_meanwhile(url: 
     finally:
         a.close()
         b.close()
+
+
+def test_a_resolve_never_supersedes_a_private_version_written_meanwhile(url: str) -> None:
+    """Audit (helper 108, r3): resolve() checked the losers' access before its transaction, then read
+    the live versions again inside it and superseded them all unchecked: alice's private version,
+    written by another process in between, was superseded by bob, who may neither read nor change
+    it. Now the second look is checked as the first: refused (audited), nothing changed, as the same
+    resolve after alice's write is."""
+    m = timedelta(minutes=1)
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)  # two workers of one service
+    try:
+        a.add("the launch is on Monday", namespace="u", key="launch", requester="alice", now=NOW)
+        bobs = a.add("the launch is on Friday", namespace="u", key="launch", requester="bob", now=NOW + m)
+        assert bobs.status == "conflict"
+        late: list[mk.Memory] = []
+        real = a._tx
+
+        def another_process_writes_first(fn):  # in the window between resolve's check and its write
+            if not late:
+                late.append(b.add("launch moved: board only, Thursday 9:00", namespace="u", key="launch",
+                                  requester="alice", access="private", now=NOW + 2 * m))  # fmt: skip
+                before.append(b.frame("u"))
+            return real(fn)
+
+        a._tx, before = another_process_writes_first, []
+        with pytest.raises(mk.AccessDenied, match="another writer's memory") as e:
+            a.resolve("launch", namespace="u", keep=bobs.id, requester="bob", now=NOW + 3 * m)
+        a._tx = real
+        assert late[0].id not in str(e.value)
+        assert a.frame("u").equals(before[0]) and a.get(late[0].id).status == "active"
+        assert a.audit("u", op="resolve").is_empty() and a.audit("u", op="deny").height == 1
+        with pytest.raises(mk.AccessDenied):  # the same resolve, after alice's write: refused alike
+            a.resolve("launch", namespace="u", keep=bobs.id, requester="bob", now=NOW + 3 * m)
+    finally:
+        a.close()
+        b.close()
