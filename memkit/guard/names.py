@@ -40,6 +40,7 @@ __all__ = [
     "identity",
     "names_findings",
     "old_pseudonym",
+    "older_names",
     "outside_pseudonyms",
     "pseudonym",
     "secret_names",
@@ -63,6 +64,7 @@ namespace that holds a secret) and ``legacy`` (before addresses kept their separ
 # a pseudonym memkit writes, of any form: its digest is never PII to redact again
 _TYPES = "|".join(sorted({re.escape(p[1:-1]) for p in [*PLACEHOLDERS.values(), "[SECRET]"]}))
 _OWN = re.compile(rf"\[(?:{_TYPES}):(?:[0-9a-f]{{8}}|[0-9a-f]{{12}}|[0-9a-f]{{24}})\]")
+_LONG = re.compile(rf"(\[(?:{_TYPES}):[0-9a-f]{{24}}\])")  # today's, split out (a capturing group)
 OLD_PSEUDONYM = re.compile(r"\[[A-Z_]+:(?:[0-9a-f]{8}|[0-9a-f]{12})\]")
 """A pseudonym of a ``short`` or ``legacy`` form (8 or 12 hex digits): never today's identity."""
 
@@ -190,6 +192,47 @@ def old_pseudonym(name: str) -> str | None:
     """
     found = OLD_PSEUDONYM.search(name) if "[" in name else None
     return None if found is None else found.group()
+
+
+def older_names(stored: str, given: str) -> list[str]:
+    """A name as stores written before December 2026 kept it: ``stored`` (``given`` as a write keeps
+    it today, each PII span replaced by its :func:`pseudonym`) with those spans' ``short`` and then
+    ``legacy`` pseudonyms (:data:`FORMS`), each once and unlike ``stored``. What a *key* lookup also
+    matches, so that a key written before the upgrade is read and continued by the name it was
+    written with; never an identity's (:func:`old_pseudonym`: that was the leak).
+
+    >>> older_names("contact.[PHONE:fe06744d3e1a9a5be4d35e59]", "contact.13812345678")
+    ['contact.[PHONE:6798e7e2]']
+    >>> older_names("c:[EMAIL:953edf58e1da7dbe5040581f]", "c:john.smith@corp.com")
+    ['c:[EMAIL:c86abe8b21d1]', 'c:[EMAIL:94160545]']
+
+    The spans are found between the parts ``stored`` and ``given`` share, each left to right, and
+    kept only if the pseudonym of the span is the one ``stored`` holds: [] when they do not line up
+    (two spans written side by side, a name whose ``%XX`` escapes the guard decoded), and a span
+    given as its pseudonym stays so (there is no value to digest again).
+    """
+    parts = _LONG.split(stored) if stored != given and "[" in stored else [stored]
+    if len(parts) == 1 or not given.startswith(parts[0]) or not given.endswith(parts[-1]):
+        return []
+    spans, at = [], len(parts[0])  # (placeholder, the span, or None: given as the pseudonym)
+    for i in range(1, len(parts), 2):
+        after, last = parts[i + 1], i + 2 == len(parts)
+        if not (after or last):  # two spans side by side: where one ends is not known
+            return []
+        end = len(given) - len(after) if last else given.find(after, at)
+        span, at = given[at:end], end + len(after)
+        placeholder = parts[i][: parts[i].index(":")] + "]"
+        if end < 0 or not span or (span != parts[i] and pseudonym(placeholder, span) != parts[i]):
+            return []
+        spans.append((placeholder, None if span == parts[i] else span))
+    out: list[str] = []
+    for form in ("short", "legacy"):
+        pieces = [parts[0]]
+        for (placeholder, span), ours, after in zip(spans, parts[1::2], parts[2::2], strict=True):
+            pieces += [ours if span is None else pseudonym(placeholder, span, form=form), after]
+        if (name := "".join(pieces)) != stored and name not in out:
+            out.append(name)
+    return out
 
 
 def holds_secret(name: str, params: GuardParams | None = None) -> bool:

@@ -30,6 +30,7 @@ from ..text import INVISIBLE
 from .compaction import TABLES, CompactionMixin
 from .connect import claim, connect, is_database, release
 from .hnsw import HNSW_INDEX
+from .identities import warn_older_identities
 from .migrations import MIGRATIONS, log_spaces, read_meta
 from .names import SecretNames
 from .pg_schema import NEVER_ANALYZED, prepare_server
@@ -71,6 +72,8 @@ class FilesMixin(CompactionMixin):
             self._open_file(create)
         try:
             self._migrate(create)
+            if self._file or self._pg:  # (a store in memory is new: no older pseudonyms in it)
+                warn_older_identities(self._run, self.path)
             if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once;
                 self._run("SET maintenance_work_mem = '1GB'")  # its build is ~10x slower when the
                 self._run(HNSW_INDEX)  # graph does not fit (pgvector's advice; this session only)

@@ -40,11 +40,12 @@ import polars as pl
 from .. import access as acl
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard.fields import names_as_stored
+from ..guard.names import older_names
 from ..schema import check_name
 from .asof import AsOfMixin, Then
 from .vectors import COLUMNS
 
-__all__ = ["QUARANTINED_TEXT", "WITHHELD_TEXT", "Gate", "GateMixin"]
+__all__ = ["QUARANTINED_TEXT", "WITHHELD_TEXT", "Gate", "GateMixin", "key_matches"]
 
 # the fields of an event's detail that name other memories (a supersede's successor, a conflict's
 # rival, a resolve's losers, a merge's members, an import's source, a search's hits, a prompt's context)
@@ -64,6 +65,19 @@ MASKED_COLUMNS = COLUMNS.replace(
 MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"  # frame(include_embedding=True)
 # which of the ids a past instant saw live are quarantined today (GateMixin._then)
 _HELD_TODAY = "SELECT id FROM memories WHERE status = 'quarantined' AND id IN (SELECT unnest(?::VARCHAR[]))"
+
+
+def key_matches(stored: str, given: str) -> list[str]:
+    """Every name a lookup of a key matches (:meth:`GateMixin._key_names`), ``stored`` first: as given
+    (written unscreened), and as stores written before December 2026 kept it (its PII's shorter
+    pseudonyms: :func:`~memkit.guard.names.older_names`), so an upgraded store's key is read and
+    continued before ``reidentify``. Only a key's: who may read or change a row is its owner's and
+    creator's business, which never match an older pseudonym.
+
+    >>> key_matches("contact.[PHONE:fe06744d3e1a9a5be4d35e59]", "contact.13812345678")
+    ['contact.[PHONE:fe06744d3e1a9a5be4d35e59]', 'contact.13812345678', 'contact.[PHONE:6798e7e2]']
+    """
+    return list(dict.fromkeys([stored, given, *older_names(stored, given)]))
 
 
 @dataclass(frozen=True)
@@ -146,7 +160,8 @@ class GateMixin(AsOfMixin):
     def _key_names(self, key: Any) -> tuple[str, str]:
         """A key a caller looks up -> ``(stored, given)``: as a write under this store's guard keeps
         it (PII as a pseudonym), and as given (a key written unscreened: a guard off then, a copied
-        store). Lookups match either; ``stored`` is the one writes continue."""
+        store). Lookups match either, and its older forms (:func:`key_matches`); ``stored`` is the
+        one writes continue."""
         given = check_name("key", key)
         return names_as_stored([given], self.guard)[0], given
 

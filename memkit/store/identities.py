@@ -25,19 +25,20 @@ of two names sharing a digest would take the other's rows for good.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 from ..errors import MemkitError, ValidationError
-from ..guard.names import SECRET_IN_NAME, holds_secret, identity
+from ..guard.names import SECRET_IN_NAME, holds_secret, identity, old_pseudonym
 from ..params import GuardParams
 from ..schema import check_name
 from .core import StoreCore
 
-__all__ = ["IdentitiesMixin"]
+__all__ = ["IdentitiesMixin", "warn_older_identities"]
 
 # the columns that hold identities or names with pseudonyms in them (a tag list apart)
 _TEXT_COLUMNS = (("memories", "owner"), ("memories", "created_by"), ("memories", "key"),
@@ -76,6 +77,35 @@ def _renames(names: Iterable[Any], guard: GuardParams) -> dict[str, str]:
     return out
 
 
+# an owner or creator that may hold an older pseudonym (``:`` and 8 or 12 characters before ``]``;
+# ``old_pseudonym`` decides): a scan of two columns, so an open tells the operator at no real cost
+_MAYBE_OLDER = ("%:________]%", "%:____________]%")
+
+
+def warn_older_identities(run: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]], path: str) -> None:
+    """A UserWarning when the store holds memories whose owner or creator is an older pseudonym (a
+    store written before December 2026, not yet re-identified): their writers read none of the private
+    ones, nor write the next version of a key they hold, until the operator names them to
+    :meth:`IdentitiesMixin.reidentify`. ``run`` is the store's query function; at every open of a
+    stored database (a new one holds nothing), writable or read-only."""
+    where = " OR ".join(f"{c} LIKE ?" for c in ("owner", "created_by") for _ in _MAYBE_OLDER)
+    found = run(f"SELECT owner, created_by, count(*) FROM memories WHERE {where} GROUP BY owner, created_by",
+                [*_MAYBE_OLDER, *_MAYBE_OLDER])  # fmt: skip
+    rows, olds = 0, set()
+    for owner, creator, n in found:  # few: one per (owner, creator) pair that matched
+        old = {o for o in (old_pseudonym(owner or ""), old_pseudonym(creator or "")) if o}
+        rows, olds = rows + (n if old else 0), olds | old
+    if rows:
+        warnings.warn(
+            f"{path} holds {rows} memor{'y' if rows == 1 else 'ies'} whose owner or creator is the"
+            f" pseudonym of an older memkit ({len(olds)} distinct): their writers cannot read their private"
+            " memories until the operator runs store.reidentify(names) (`memkit reidentify --db FILE"
+            " NAME...`) with the people's addresses and numbers",
+            UserWarning,
+            stacklevel=4,  # the caller of MemoryStore(...): warn <- _open <- __init__ <- it
+        )
+
+
 def _pseudonyms(name: str) -> list[str]:
     """The pseudonyms in an identity, in order: ``[EMAIL:…]`` spans."""
     return _PSEUDONYM.findall(name)
@@ -95,8 +125,9 @@ class IdentitiesMixin(StoreCore):
         holding one is not found by it. Operator only (it takes no requester); one transaction,
         audited as a ``reidentify`` event with the pseudonyms, never the names. Refused (nothing changed):
         two names that shared an old pseudonym (their memories cannot be told apart: name everyone,
-        as a name left out loses its rows to one that shares its old pseudonym), a key held
-        under both pseudonyms (two chains of one key: resolve by hand), a read-only store, inside
+        as a name left out loses its rows to one that shares its old pseudonym), a key held under
+        both pseudonyms as two chains (a version number under each: resolve by hand; one that today's
+        writes continued is one chain), a read-only store, inside
         :meth:`transaction`. Values of structured ``value`` objects and the audit log's details
         keep their old pseudonyms.
         """
@@ -119,9 +150,13 @@ class IdentitiesMixin(StoreCore):
         counts = dict.fromkeys(renames, 0)
         moved = "" if self._pg is None else ", rowid = DEFAULT"  # a rewritten row moves, as on DuckDB
         for old, new in renames.items():
+            # a key held under both: one chain when today's versions continue the older ones (a keyed
+            # write finds a key by its older name: gate.key_matches); two that share a version number
+            # were begun apart (by a memkit that did not find it)
             clash = self._run(
                 "SELECT DISTINCT a.key FROM memories a JOIN memories b ON a.namespace = b.namespace"
-                " AND b.key = replace(a.key, ?, ?) WHERE strpos(a.key, ?) > 0 LIMIT 1",
+                " AND b.key = replace(a.key, ?, ?) AND b.version = a.version WHERE strpos(a.key, ?) > 0"
+                " LIMIT 1",
                 [old, new, old],
             )
             if clash:

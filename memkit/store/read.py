@@ -37,7 +37,7 @@ from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin
+from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin, key_matches
 from .names import id_holds_secret, log_names
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -94,6 +94,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         A pending ``conflict`` version is not current until :meth:`resolve` makes it so.
         """
         key, raw = self._key_names(key)
+        names = key_matches(key, raw)  # also as written unscreened, and as an older store kept it
         namespace = self._space(namespace)
         requester = self._who(requester)
         clock = self._clock(now)
@@ -103,9 +104,9 @@ class ReadMixin(GateMixin, VectorsMixin):
             gate = self._gate(namespace, None, statuses=("active",), valid_at=now)
             where, params = self._as_of(gate, now).where()  # status as at `now` (memkit.store.asof)
             rows = self._sql(
-                f"SELECT {COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
+                f"SELECT {COLUMNS} FROM memories WHERE key IN (SELECT unnest(?::VARCHAR[])) AND {where}"
                 " ORDER BY key = ? DESC, version DESC LIMIT 1",  # the screened chain's first: it is the one
-                [key, raw, *params, key],  # writes continue; and as written unscreened (a guard off then)
+                [names, *params, key],  # writes continue; then the others' newest (one chain, continued)
             ).to_dicts()
             if not rows:
                 return None
@@ -117,15 +118,15 @@ class ReadMixin(GateMixin, VectorsMixin):
         """Every version of ``key`` (any status, any validity) that ``requester`` may read, oldest
         first; quarantined text withheld. The key's history: superseded and disputed values too,
         for a conflict review or a timeline."""
-        key, raw = self._key_names(key)
+        names = key_matches(*self._key_names(key))  # as stored, given, and as an older store kept it
         namespace = self._space(namespace)
         requester = self._who(requester)
         where, params = self._gate(namespace, requester).where()
         with self._lock:
             rows = self._sql(
-                f"SELECT {MASKED_COLUMNS} FROM memories WHERE (key = ? OR key = ?) AND {where}"
-                " ORDER BY version, created_at",
-                [key, raw, *params],
+                f"SELECT {MASKED_COLUMNS} FROM memories WHERE key IN (SELECT unnest(?::VARCHAR[]))"
+                f" AND {where} ORDER BY version, created_at",
+                [names, *params],
             )
             return self._lineage(rows, requester)  # no id of a version kept from it
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..schema import Memory, check_name
+from .gate import key_matches
 from .vectors import COLUMNS
 from .versions import VersionsMixin, check_forward
 
@@ -44,6 +45,7 @@ class ResolveMixin(VersionsMixin):
         wrote since the call began (module doc).
         """
         key, raw = self._key_names(key)
+        names = key_matches(key, raw)  # its versions under every name (older stores': gate.key_matches)
         namespace = self._space(namespace)
         keep = check_name("keep", keep)
         requester = self._who(requester)
@@ -53,9 +55,10 @@ class ResolveMixin(VersionsMixin):
             def live_now() -> list[dict[str, Any]]:
                 """The live versions of the key (active or conflict), oldest first."""
                 return self._sql(
-                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ? AND (key = ? OR key = ?)"
-                    " AND status IN ('active', 'conflict') ORDER BY version, created_at",
-                    [namespace, key, raw],
+                    f"SELECT {COLUMNS} FROM memories WHERE namespace = ?"
+                    " AND key IN (SELECT unnest(?::VARCHAR[])) AND status IN ('active', 'conflict')"
+                    " ORDER BY version, created_at",
+                    [namespace, names],
                 ).to_dicts()
 
             winner, losers = self._settle(live_now(), keep, key, requester, now)

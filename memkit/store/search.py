@@ -38,6 +38,7 @@ import polars as pl
 from ..errors import MemkitError, ValidationError
 from ..guard import consistency, lesson_similarity
 from ..guard.fields import names_as_stored
+from ..guard.names import older_names
 from ..params import Weights, check_number
 from ..schema import KINDS, LAYERS, check_choice, check_name, check_text
 from .audit import digest
@@ -141,8 +142,10 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             _names("kind", kind, KINDS),
             _names("tags", tags, None),
         )
-        if tag_list:  # as writes keep them (PII as a pseudonym), and as written unscreened
-            tag_list = list(dict.fromkeys([*names_as_stored(tag_list, self.guard), *tag_list]))
+        if tag_list:  # as writes keep them (PII as a pseudonym), as written unscreened, as older stores did
+            stored = names_as_stored(tag_list, self.guard)
+            older = [o for s, t in zip(stored, tag_list, strict=True) for o in older_names(s, t)]
+            tag_list = list(dict.fromkeys([*stored, *tag_list, *older]))
         if self._stale is not None:  # raises: explains that reembed() is needed
             self._check_writable()  # the vectors are another embedder's: a query would not compare with them
         q = self._embed_query(query)  # (dim,)

@@ -33,7 +33,7 @@ import polars as pl
 from ..access import readable_expr
 from ..conflicts import plan_keyed_write
 from ..errors import ValidationError
-from .gate import GateMixin
+from .gate import GateMixin, key_matches
 from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
@@ -92,13 +92,17 @@ class VersionsMixin(GateMixin, VectorsMixin):
 
         ``given`` are the keys as the caller wrote them, before the guard: a key the guard renamed
         (``contact.[PHONE:…]``) continues the chain written under its raw name while the guard was
-        off, so that chain's versions are reported under the name they are continued by."""
+        off, and so does the chain an older store wrote under its PII's shorter pseudonyms
+        (:func:`~memkit.store.gate.key_matches`): their versions are reported under the name they
+        are continued by."""
         spaces, slot = [cols["namespace"][i] for i in rows], [cols["key"][i] for i in rows]
         stored = list(slot)
         renamed = [i for i in rows if given[i] != cols["key"][i]] if given else []  # usually none
-        spaces += [cols["namespace"][i] for i in renamed]
-        stored += [given[i] for i in renamed]  # type: ignore[index]
-        slot += [cols["key"][i] for i in renamed]
+        for i in renamed:
+            others = key_matches(cols["key"][i], given[i])[1:]  # type: ignore[index]
+            spaces += [cols["namespace"][i]] * len(others)
+            stored += others
+            slot += [cols["key"][i]] * len(others)
         return self._sql(
             "SELECT m.id, m.namespace, s.slot AS key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"

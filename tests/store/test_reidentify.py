@@ -42,9 +42,9 @@ def test_addresses_that_differ_by_a_dot_are_two_people(store: mk.MemoryStore) ->
     assert store.frame("u").filter(status="active").height == 3
 
 
-def _as_before(store: mk.MemoryStore, name: str) -> None:
+def _as_before(store: mk.MemoryStore, name: str, form: str = "legacy") -> None:
     """Rewrite ``name``'s pseudonyms as a store written before kept them (what the old code wrote)."""
-    old, new = identity(name, legacy=True), identity(name)
+    old, new = identity(name, form=form), identity(name)
     for table, column in (("memories", "owner"), ("memories", "created_by"), ("memories", "key"),
                           ("events", "requester")):  # fmt: skip
         store._run(f"UPDATE {table} SET {column} = replace({column}, ?, ?) WHERE strpos({column}, ?) > 0",
@@ -69,7 +69,8 @@ def test_reidentify_gives_a_person_back_what_they_wrote(store: mk.MemoryStore) -
     # before: the private memory's owner is the old pseudonym, which John's requester no longer is
     hits = store.search("salary", namespace="u", requester=JOHN, now=NOW, reinforce=False)
     assert private not in hits["id"].to_list()
-    assert store.read(f"contact:{JOHN}", namespace="u") is None
+    before = store.read(f"contact:{JOHN}", namespace="u")  # a key is found by its older name (public)
+    assert before.key == f"contact:{identity(JOHN, legacy=True)}"
     out = store.reidentify([JOHN, "alice", "bob@example.com"], now=NOW + timedelta(hours=1))
     olds = [identity(n, form=f) for n in (JOHN, "bob@example.com") for f in ("legacy", "short")]
     assert out["old"].to_list() == olds  # each older form of each address, carried to today's
@@ -103,10 +104,13 @@ def test_names_that_shared_a_pseudonym_are_refused(store: mk.MemoryStore) -> Non
 
 
 def test_a_key_held_under_both_pseudonyms_is_refused(store: mk.MemoryStore) -> None:
+    """Two chains of one key (each with a version 1: what a memkit that did not find the key by its
+    older name wrote) cannot be told apart; one that today's writes continued can (helper 113)."""
     from tests.conftest import snapshot
 
     _written_before(store)
-    store.add("call John on Fridays", namespace="u", key=f"contact:{JOHN}", now=NOW + timedelta(hours=1))
+    m = store.add("call John on Fridays", namespace="u", key="other", now=NOW + timedelta(hours=1))
+    store._run("UPDATE memories SET key = ? WHERE id = ?", [f"contact:{identity(JOHN)}", m.id])
     before = snapshot(store)
     with pytest.raises(mk.MemkitError, match="two chains of one key"):
         store.reidentify([JOHN], now=NOW + timedelta(hours=2))
@@ -121,7 +125,8 @@ def test_the_cli_reidentifies_a_file(tmp_path, capsys) -> None:
     path = str(tmp_path / "old.duckdb")
     with mk.MemoryStore(path) as s:
         private = _written_before(s)
-    assert main(["reidentify", "--db", path, JOHN, "alice@example.com"]) == 0
+    with _older(1, 1):  # the salary (its owner and creator); the key's are "assistant"
+        assert main(["reidentify", "--db", path, JOHN, "alice@example.com"]) == 0
     out = capsys.readouterr().out
     assert f"{identity(JOHN, legacy=True)} -> {identity(JOHN)}: 5 values" in out and JOHN not in out
     assert "1 pseudonyms replaced (2 names)" in out
@@ -181,13 +186,24 @@ def test_a_requester_holding_an_older_pseudonym_is_refused(store: mk.MemoryStore
     assert identity(ALICE, form="short") == "[EMAIL:c733d071b967]"  # what an older store kept of her
 
 
+def _fixture(tmp_path: Path) -> str:
+    """The fixture file (module doc), unpacked into ``tmp_path`` -> its path."""
+    path = tmp_path / "old.duckdb"
+    path.write_bytes(gzip.decompress(FIXTURE.read_bytes()))
+    return str(path)
+
+
+def _older(rows: int, pseudonyms: int) -> pytest.WarningsRecorder:
+    """The UserWarning an open gives of a store whose owners or creators hold older pseudonyms."""
+    said = rf"holds {rows} memor(y|ies) whose owner or creator is the pseudonym of an older memkit"
+    return pytest.warns(UserWarning, match=rf"{said} \({pseudonyms} distinct.*store\.reidentify\(names\)")
+
+
 @pytest.fixture
 def old_store(backend: str, tmp_path: Path) -> Iterator[mk.MemoryStore]:
     """The fixture file (module doc) opened by today's memkit; on PostgreSQL, copied as it is into a
     fresh schema (``copy_to`` carries rows, events and names unchanged)."""
-    path = tmp_path / "old.duckdb"
-    path.write_bytes(gzip.decompress(FIXTURE.read_bytes()))
-    with mk.MemoryStore(str(path)) as old:
+    with _older(4, 3), mk.MemoryStore(_fixture(tmp_path)) as old:  # A and B: one pseudonym
         if backend == "duckdb":
             yield old
             return
@@ -228,3 +244,61 @@ def test_a_store_written_before_keeps_what_shared_a_pseudonym_from_both(old_stor
     assert old_store.read(f"contact.{C}", namespace="team").content == "call C on Mondays"
     assert old_store.search("call", namespace="team", tags=[C], now=NOW, reinforce=False).height == 1
     assert _private(old_store, A) == _private(old_store, B) == []
+
+
+# ------------------------------------------------------------------------- an upgraded store's keys
+def test_an_upgraded_store_finds_its_keys_by_their_names(old_store: mk.MemoryStore) -> None:
+    """Audit (helper 113): a key written before holds the short pseudonym of its number, which
+    today's lookups did not match: ``read`` and ``versions`` of ``contact.<C>`` found nothing, the
+    tags filter missed it, and a keyed write began a second chain beside it (which ``reidentify``
+    then refused). A key's older names are matched too: the write continues its chain, and
+    ``reidentify`` carries the one chain over."""
+    key, old = f"contact.{C}", f"contact.{identity(C, form='short')}"
+    first = old_store.read(key, namespace="team", requester="bob")
+    assert (first.content, first.key) == ("call C on Mondays", old)
+    assert old_store.versions(key, namespace="team", requester="bob")["id"].to_list() == [first.id]
+    assert old_store.search("call", namespace="team", tags=[C], now=NOW, reinforce=False).height == 1
+    bob = old_store.add("call C on Fridays", namespace="team", key=key, requester="bob", now=NOW)
+    assert (bob.status, bob.version) == ("conflict", 2)  # disputes carol's, as before the upgrade
+    won = old_store.resolve(key, namespace="team", keep=bob.id, now=NOW + timedelta(minutes=1))
+    assert won.status == "active" and old_store.read(key, namespace="team").id == bob.id
+    assert old_store.versions(key, namespace="team")["status"].to_list() == ["superseded", "active"]
+    old_store.reidentify([C], now=NOW + timedelta(hours=1))  # one chain: carried over whole
+    assert old_store.versions(key, namespace="team")["key"].unique().to_list() == [bob.key]
+    assert old_store.frame("team").filter(pl.col("key").is_not_null()).height == 2
+
+
+def test_a_private_key_written_before_is_found_and_stays_gated(store: mk.MemoryStore) -> None:
+    """Only a key's lookup matches its older name, never an identity: A's private key written
+    before is found (A's keyed write is refused, not begun again beside it) but not A's to read or
+    continue until the operator re-identifies A."""
+    key = f"plan.{A}"
+    m = store.add("A's plan: resign in March", namespace="u", requester=A, key=key, access="private", now=NOW)
+    _as_before(store, A, form="short")
+    with pytest.raises(mk.AccessDenied):
+        store.read(key, namespace="u", requester=A)
+    with pytest.raises(mk.AccessDenied):
+        store.add("A's plan: stay", namespace="u", requester=A, key=key, now=NOW + timedelta(hours=1))
+    assert store.versions(key, namespace="u", requester=A).is_empty()
+    assert store.versions(key, namespace="u")["id"].to_list() == [m.id]
+    store.reidentify([A], now=NOW + timedelta(hours=2))
+    assert store.read(key, namespace="u", requester=A).id == m.id
+
+
+def test_an_upgraded_store_says_so_at_every_open(backend: str, tmp_path: Path) -> None:
+    """Audit (helper 113): nothing told the operator that an upgraded store holds owners and
+    creators named by an older pseudonym (people who cannot read their private memories until
+    ``reidentify``). Every open of such a store, writable or read-only, warns, counting the rows."""
+    where = _fixture(tmp_path)
+    with _older(4, 3):
+        old = mk.MemoryStore(where)
+    if backend == "postgres":
+        with old, mk.MemoryStore() as target:
+            old.copy_to(target)
+            where = target.path
+        with _older(4, 3):
+            old = mk.MemoryStore(where)
+    with old:
+        old.reidentify([C, ALICE], now=NOW)
+    with _older(2, 1), mk.MemoryStore(where, read_only=True) as again:  # A and B's: told apart by hand
+        assert again.frame("team").height == 5
