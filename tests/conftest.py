@@ -43,6 +43,7 @@ CONTRACT = {
     "test_reidentify.py", "test_gate_side_channels.py", "test_transaction_reads.py",
     "test_denials_in_transactions.py", "test_keyed_write_gate.py", "test_lessons_after_erasure.py",
     "test_time_travel.py", "test_overwrite_leaves_merge.py", "test_review_leaks.py",
+    "test_time_travel_narrowed.py",
 }  # fmt: skip
 
 

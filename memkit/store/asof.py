@@ -20,7 +20,9 @@ after it sees today's statuses, so it costs what it did (no look at the log). On
 it pays: one set-based query lists the memories whose status then differs from today's (:class:`Then`:
 ``id, status``, null for one not yet written), and the read gate (:class:`~memkit.store.gate.Gate`,
 field ``then``) applies it in SQL, in polars and over the index's codes — every index kind ranks
-with the same mask.
+with the same mask. The query replays only the memories written after ``now`` or with a status event
+dated after it (:func:`then_query`): a ``now`` just before the last few changes reads their events;
+one before most of the store was written replays every memory (cheaper than finding them first).
 
 >>> from datetime import datetime, timezone
 >>> then = Then(datetime(2026, 1, 1, tzinfo=timezone.utc),
@@ -42,8 +44,9 @@ import polars as pl
 
 from ..schema import STATUSES
 from .audit import AuditMixin
+from .vectors import epoch_us
 
-__all__ = ["NOT_YET", "STATUS_OPS", "AsOfMixin", "Then"]
+__all__ = ["NOT_YET", "STATUS_OPS", "AsOfMixin", "Then", "then_query"]
 
 NOT_YET = -2  # the index's status code, at a past `now`, of a memory not written by then (erased: -1)
 # the ops whose events may set a status (detail.status): a write logging one raises the watermark
@@ -66,11 +69,61 @@ _THEN = (
     " WHERE detail->>'status' IS NOT NULL ORDER BY memory_id, seq) f ON f.memory_id = m.id) x"
     " WHERE {differ}"
 )
+# The same rule, replaying only `m`, the memories whose status at `t` may differ from today's: those
+# written after `t` or with a status event dated after it. Any other has all its status events dated
+# by `t`, so its last one by `t` is its last one (log order: seq) and set today's status (every status
+# change is logged with the status it sets: what the watermark relies on too), or it has none and
+# today's is the status it was written with. Found by time first (a recent `t`: few events after
+# it), their status events `e` read once. A server reaches each through an index (events_ts,
+# memories_created_at: pg_schema 5), one arm each; DuckDB scans the columns once.
+_NARROWED = (
+    "WITH m AS ({memories}), e AS (SELECT memory_id, seq, ts, op, detail->>'status' AS status FROM events"
+    " JOIN m ON m.id = memory_id WHERE detail->>'status' IS NOT NULL) SELECT id, status FROM (SELECT"
+    " m.id, m.status AS today, CASE WHEN s.status IS NOT NULL THEN s.status WHEN f.op = 'merge' OR"
+    " m.created_at > ? THEN NULL ELSE COALESCE(f.status, m.status) END AS status FROM m LEFT JOIN"
+    " (SELECT DISTINCT ON (memory_id) memory_id, status FROM e WHERE ts <= ? ORDER BY memory_id, seq DESC)"
+    " s ON s.memory_id = m.id LEFT JOIN (SELECT DISTINCT ON (memory_id) memory_id, op, status FROM e"
+    " ORDER BY memory_id, seq) f ON f.memory_id = m.id) x WHERE status IS DISTINCT FROM today"
+)
+_MEMORIES = "SELECT id, status, created_at FROM memories WHERE {where} AND "
+_AFTER = "id IN (SELECT memory_id FROM events WHERE ts > ? AND detail->>'status' IS NOT NULL)"
+_MAY_DIFFER = {  # on a server? -> `m` (on a server, two disjoint arms)
+    False: f"{_MEMORIES}(created_at > ? OR {_AFTER})",
+    True: f"{_MEMORIES}created_at > ? UNION ALL {_MEMORIES}created_at <= ? AND {_AFTER}",
+}
 # inside a transaction the index still holds the statuses from before it (rows join it at commit) while
 # the table holds the transaction's: "differs from today's" must be judged against the index, so every
 # memory is listed with its status then (a past read inside a transaction is rare)
 _DIFFER = "status IS DISTINCT FROM today"
 _CODE = {s: i for i, s in enumerate(STATUSES)}  # a status -> the index's code of it
+
+
+def then_query(
+    namespace: str | None, t: datetime, *, everyone: bool = False, server: bool = False, narrow: bool = True
+) -> tuple[str, list[Any]]:
+    """The query of :meth:`AsOfMixin._then` -> ``(sql, params)``: the memories of ``namespace``
+    (None: all) whose status at ``t`` differs from today's (``server``: on PostgreSQL), or with
+    ``everyone`` (inside a transaction: see :data:`_DIFFER`) every memory with its status then.
+    ``narrow=False`` replays every memory's events (what the narrowed query must equal)."""
+    where, space = ("namespace = ?", [namespace]) if namespace is not None else ("TRUE", [])
+    if everyone or not narrow:  # (everyone: also the memories the transaction changed before `t`)
+        return _THEN.format(where=where, differ="TRUE" if everyone else _DIFFER), [t, *space, t]
+    memories = _MAY_DIFFER[server].format(where=where)
+    params = [*space, t, *space, t, t] if server else [*space, t, t]
+    return _NARROWED.format(memories=memories), [*params, t, t]
+
+
+def _mostly_new(ix: Any, namespace: str | None, t: datetime) -> bool:
+    """Whether at least half the memories the index ``ix`` holds are of ``namespace`` (None: any) and
+    written after ``t``: the narrowed replay would replay them anyway, and replaying every memory
+    costs less than finding them first."""
+    live = len(getattr(ix, "row", ()))
+    if not live:
+        return False
+    new = (ix.created_us[: ix.n] > epoch_us(t)) & (ix.status[: ix.n] >= 0)  # (erased: -1)
+    if namespace is not None:
+        new &= ix.ns[: ix.n] == ix.names.lookup(namespace)
+    return 2 * int(np.count_nonzero(new)) >= live
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,9 +232,10 @@ class AsOfMixin(AuditMixin):
             memo = self.__dict__.get("_then_memo")
             if memo is not None and memo[0] == key and not self._depth:  # (in a transaction: again)
                 return memo[1]
-            where, params = ("namespace = ?", [namespace]) if namespace is not None else ("TRUE", [])
-            differ = "TRUE" if self._depth else _DIFFER  # (see _DIFFER)
-            changed = self._sql(_THEN.format(where=where, differ=differ), [t, *params, t])
+            narrow = not _mostly_new(ix, namespace, t)
+            query, params = then_query(namespace, t, everyone=bool(self._depth), server=self._pg is not None,
+                                       narrow=narrow)  # fmt: skip
+            changed = self._sql(query, params)
             then = Then(t, changed.cast({"id": pl.String, "status": pl.String})) if changed.height else None
             if not self._depth:  # what a transaction saw may be rolled back: never remembered
                 self._then_memo = (key, then)

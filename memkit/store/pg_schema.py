@@ -7,7 +7,9 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
 - **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the write order, which
   orders exports, the index and so neighbour expansion's ties. Not a field: exports never see it.
 - **indexes** on what the store's statements filter by: ``(namespace, key)`` (the version plan),
-  ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of).
+  ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of);
+  ``events.ts`` and ``memories.created_at`` (step 5: a read at a past ``now`` finds the memories
+  changed or written since, :mod:`memkit.store.asof`).
 - **a change log**, ``memkit_changes (id, xid)``: statement-level triggers on ``memories`` record, for
   every memory a transaction inserts, updates or deletes, that transaction's id (``xid8``). Each
   process keeps its own numpy search index; before a search it reads the log entries of the
@@ -49,21 +51,10 @@ from ..errors import ValidationError
 from ..text import CJK, INVISIBLE, STOPWORDS
 from .postgres import PgConnection
 
-__all__ = [
-    "ANALYZE_ROWS",
-    "EMBEDDER",
-    "NEVER_ANALYZED",
-    "PG_SCHEMA",
-    "TERMS_DIGEST",
-    "SNAPSHOT",
-    "STATE",
-    "STEPS",
-    "QUERY_CHARS",
-    "TERMS_CHARS",
-    "prepare_server",
-]
+__all__ = ["ANALYZE_ROWS", "EMBEDDER", "NEVER_ANALYZED", "PG_SCHEMA", "TERMS_DIGEST", "SNAPSHOT", "STATE",
+           "STEPS", "QUERY_CHARS", "TERMS_CHARS", "prepare_server"]  # fmt: skip
 
-PG_SCHEMA = 4
+PG_SCHEMA = 5
 """Version of what :data:`STEPS` create (``meta.pg_schema``): an older database runs the steps above."""
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
@@ -202,11 +193,18 @@ EXCEPTION WHEN insufficient_privilege THEN
   RAISE WARNING 'memkit: statistics gathered before pg_schema 4 stay until a superuser drops them';
 END $do$;
 """
-STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS))
+# a read at a past `now` looks up the status events after it and the memories written after it
+_TIMES = """
+CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
+CREATE INDEX IF NOT EXISTS memories_created_at ON memories (created_at);
+"""
+STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS), (5, _TIMES))
 """``(number, statements)``: row order, indexes, the change log and its triggers (1, required); the
 keyword functions and their index (3; 2 was a generated column, which 3 drops in this schema unless a
-view depends on it); no planner statistics of the columns that hold words (4). Each runs once."""
-_WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts"}
+view depends on it); no planner statistics of the columns that hold words (4); the indexes of times
+(5). Each runs once."""
+_WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts",
+         5: "the indexes of times (events_ts, memories_created_at)"}  # fmt: skip
 # steps 3 and 4 as this memkit writes them: their text follows memkit.text (its invisible characters,
 # its CJK ranges, its stopwords), which a later memkit may change under the same step number. A
 # database whose functions another memkit made runs them again, and rebuilds the keyword index (an

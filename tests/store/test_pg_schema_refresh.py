@@ -1,7 +1,7 @@
 """memkit/store/pg_schema.py + migrations.read_meta: a server database whose keyword functions an
-older memkit made gets this memkit's (and a rebuilt index) on a writable open; a damaged
-``meta.pg_schema`` is refused before anything runs; the server's own warnings reach Python; a new
-store records that it has no names to pseudonymize (``meta.log_spaces``)."""
+older memkit made gets this memkit's (and a rebuilt index) on a writable open, one of pg_schema 4 the
+indexes of times; a damaged ``meta.pg_schema`` is refused before anything runs; the server's own
+warnings reach Python; a new store records that it has no names to pseudonymize (``meta.log_spaces``)."""
 
 from __future__ import annotations
 
@@ -90,6 +90,28 @@ def test_the_same_functions_of_another_release_are_not_reindexed(url: str) -> No
         pass
     with psycopg.connect(url) as con:
         assert con.execute(node).fetchone() == before  # REINDEX gives the index a new file
+
+
+def test_a_database_of_pg_schema_4_gets_the_indexes_of_times_on_a_writable_open(url: str) -> None:
+    """A read at a past ``now`` finds the status events after it and the memories written after it
+    through ``events_ts`` and ``memories_created_at`` (step 5, memkit.store.asof)."""
+    with mk.MemoryStore(url) as s:
+        s.add("the user lives in Hangzhou", namespace="u", key="home", now=NOW)
+    names = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+    with psycopg.connect(url, autocommit=True) as con:
+        assert {"events_ts", "memories_created_at"} <= {r[0] for r in con.execute(names).fetchall()}
+        con.execute("DROP INDEX events_ts, memories_created_at")
+        con.execute("UPDATE meta SET value = '4' WHERE name = 'pg_schema'")  # as pg_schema 4 left it
+    with mk.MemoryStore(url, read_only=True):  # a read-only open changes nothing
+        pass
+    assert _meta(url)["pg_schema"] == "4"
+    with mk.MemoryStore(url) as s:
+        s.add("the user lives in Shanghai", namespace="u", key="home", conflict_policy="supersede",
+              now=NOW.replace(hour=10))  # fmt: skip
+        assert s.read("home", namespace="u", now=NOW.replace(hour=5)).content == "the user lives in Hangzhou"
+    with psycopg.connect(url) as con:
+        assert {"events_ts", "memories_created_at"} <= {r[0] for r in con.execute(names).fetchall()}
+    assert _meta(url)["pg_schema"] == str(pg_schema.PG_SCHEMA) == "5"
 
 
 @pytest.mark.parametrize("value", ["abc", "", "4.0", "-1", "0"])
