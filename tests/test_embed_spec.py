@@ -176,3 +176,11 @@ def test_a_name_that_cannot_be_rebuilt_gives_none(name: str, dim: int) -> None:
 def test_the_minilm_without_its_extra_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # importing it raises ImportError
     assert embedder_from_name("st-all-MiniLM-L6-v2-384", 384) is None
+
+
+def test_a_blend_whose_weights_overflow_is_refused() -> None:
+    """Review (helper 114): ``1e308*hash,1e308*hash:64`` summed to inf and was kept as weights of 0, a
+    Settings that could be neither reloaded nor opened."""
+    with pytest.raises(mk.ValidationError, match="^embedder: .*finite") as e:
+        mk.Settings(embedder="1e308*hash,1e308*hash:64")
+    assert e.value.field == "embedder"

@@ -154,7 +154,7 @@ def test_assigned_settings_rank_as_a_store_opened_with_them(tmp_path: Path, as_f
         mk.save_settings(given, TUNED)
     with mk.MemoryStore(settings=TUNED) as opened, mk.MemoryStore() as assigned:
         assigned.settings = given
-        assert assigned.settings == dataclasses.replace(TUNED, embedder="hash")  # the store's embedder
+        assert assigned.settings == TUNED
         want, got = _answers(opened), _answers(assigned)
     assert got == want and want != {}
     with mk.MemoryStore() as untuned:
@@ -176,3 +176,14 @@ def test_a_bad_settings_assignment_changes_nothing(tmp_path: Path) -> None:
         with pytest.raises(mk.ValidationError, match="^settings: must be a memkit.Settings"):
             s.settings = TUNED.to_dict()
         assert s.settings == before
+
+
+def test_settings_of_a_default_store_name_no_embedder_and_apply_anywhere_silently() -> None:
+    """Review (helper 114): ``store.settings`` named ``embedder="hash"`` for a default store, so it no
+    longer equalled ``mk.Settings()`` and applying it to a store of another embedder warned (an error
+    under ``-W error``). The default embedder is not named; a model's is."""
+    with mk.MemoryStore() as a, mk.MemoryStore(embedder=HashEmbedder(dim=64)) as b:
+        assert a.settings == mk.Settings()
+        b.settings = a.settings  # no warning (the suite runs with filterwarnings=error)
+        with mk.MemoryStore(embedder=HashEmbedder(dim=64), settings=a.settings) as c:
+            assert c.settings.embedder == "hash:64"

@@ -119,7 +119,12 @@ def check_spec(field: str, spec: object) -> str:
     if parts[0][0] is None:
         return _text(*parts[0][1:])
     total = sum(w for w, _, _ in parts if w is not None)
-    return ",".join(f"{_weight(w / total)}*{_text(k, a)}" for w, k, a in parts if w is not None)
+    shares = [w / total for w, _, _ in parts if w is not None]
+    if not math.isfinite(total) or not all(share > 0 for share in shares):  # (1e308 + 1e308; 1e-320 of 1)
+        raise ValidationError(
+            field, f"{spec!r}: a blend's weights must sum to a finite number, each a share > 0"
+        )
+    return ",".join(f"{_weight(share)}*{_text(k, a)}" for share, (_, k, a) in zip(shares, parts, strict=True))
 
 
 def _weight(w: float) -> str:

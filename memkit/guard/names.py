@@ -65,7 +65,7 @@ namespace that holds a secret) and ``legacy`` (before addresses kept their separ
 _TYPES = "|".join(sorted({re.escape(p[1:-1]) for p in [*PLACEHOLDERS.values(), "[SECRET]"]}))
 _OWN = re.compile(rf"\[(?:{_TYPES}):(?:[0-9a-f]{{8}}|[0-9a-f]{{12}}|[0-9a-f]{{24}})\]")
 _LONG = re.compile(rf"(\[(?:{_TYPES}):[0-9a-f]{{24}}\])")  # today's, split out (a capturing group)
-OLD_PSEUDONYM = re.compile(r"\[[A-Z_]+:(?:[0-9a-f]{8}|[0-9a-f]{12})\]")
+OLD_PSEUDONYM = re.compile(rf"\[(?:{_TYPES}):(?:[0-9a-f]{{8}}|[0-9a-f]{{12}})\]")  # memkit's types only
 """A pseudonym of a ``short`` or ``legacy`` form (8 or 12 hex digits): never today's identity."""
 
 

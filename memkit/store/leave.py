@@ -13,7 +13,9 @@ So the overwrite itself settles the lineage, in the import's transaction:
   tags, every merged field, the guard, up the lineage, the same ``merge`` events; erased with a
   ``delete`` event when no member is left); the cached vectors of the texts it held go. The member
   keeps its text and takes the status its line gives (:meth:`LeaveMixin._keep_superseded`: it is no
-  longer held superseded by that merge);
+  longer held superseded by that merge), except that a line calling it ``superseded`` (as an export made
+  after the merge does) makes it ``active`` unless a newer version of its key supersedes it: otherwise
+  its text would be in no live row at all;
 - a merge it moves away from a member of its group that stays (the merge's access, owner or creator
   changed without its members') is refused, naming the merge's line and field, nothing written: it
   would be left with no member of its new group, erased by its own overwrite. Move the members with it.
@@ -47,6 +49,8 @@ _UNCACHE = (
     "DELETE FROM embed_cache WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))"
     " AND content_hash NOT IN (SELECT content_hash FROM memories)"
 )
+# of the ids ?, what supersedes them: a newer version of their key, or the merge (listing them) they left
+_SUCCEEDED = "SELECT supersedes, merged_from FROM memories WHERE supersedes IN (SELECT unnest(?::VARCHAR[]))"
 _GROUP = ("namespace", "access", "owner", "created_by")  # merge_group's fields, in its order
 
 
@@ -86,6 +90,13 @@ class LeaveMixin(RederiveMixin):
             lists = cols["merged_from"][line[p["id"]]] if p["id"] in line else p["merged_from"]
             leaving |= {m for m in p["merged_from"] if moved.get(m) == merge_group(p)
                         and (m not in lists or group(m, held[m]) != group(p["id"], p))}  # fmt: skip
+        # a leaving row its line calls superseded, which no newer version of its key supersedes, was
+        # superseded by the merge it leaves: nothing holds its text any more, so it is active again
+        succeeded = self._run(_SUCCEEDED, [sorted(leaving)]) if leaving else []
+        successors = {x for x, members in succeeded if x not in (members or ())}  # (a merge: not a version)
+        for x in leaving - successors:
+            if cols["status"][line[x]] == "superseded":
+                cols["status"][line[x]] = "active"
         for x, i in line.items():
             if x in held and x not in leaving:
                 r = held[x]

@@ -231,10 +231,14 @@ class MemoryStore(
     def settings(self) -> Settings:
         """The store's parameters as one :class:`~memkit.settings.Settings`: save them with
         :func:`memkit.save_settings`, open another store (DuckDB or PostgreSQL) with them. Its
-        ``embedder`` is the store's embedder's SPEC (None when no SPEC can express it: your own)."""
+        ``embedder`` is the store's embedder's SPEC, or None for the default one (``"hash"``: a default
+        store's settings are ``Settings()``, and apply to a store of any embedder without a warning) or
+        one no SPEC can express (your own)."""
+        spec = spec_of(self.embedder)
         return Settings(weights=self.weights, decay=self.decay, keyword=self.keyword, guard=self.guard,
                         forget=self.forget_policy, merge_threshold=self.merge_threshold,
-                        conflict_policy=self.conflict_policy, embedder=spec_of(self.embedder))  # fmt: skip
+                        conflict_policy=self.conflict_policy,
+                        embedder=None if spec == "hash" else spec)  # fmt: skip
 
     @settings.setter
     def settings(self, settings: Settings | str | os.PathLike[str]) -> None:

@@ -3,7 +3,6 @@ and ``settings=``: what was tuned, opened by any store."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -105,13 +104,12 @@ TUNED = mk.Settings(
     forget=mk.ForgetParams(capacity=2),
     conflict_policy="supersede",
 )
-HASHED = dataclasses.replace(TUNED, embedder="hash")  # a store's settings report its embedder too
 
 
 def test_settings_set_the_store_and_its_defaults(tmp_path: Path) -> None:
     mk.save_settings(tmp_path / "memkit.toml", TUNED)
     with mk.MemoryStore(settings=str(tmp_path / "memkit.toml")) as store:
-        assert store.settings == HASHED and store.conflict_policy == "supersede"
+        assert store.settings == TUNED and store.conflict_policy == "supersede"
         for text in ("the user drinks oolong tea", "tea is served at four", "the user lives in Hangzhou"):
             store.add(text, namespace="u", now=NOW)
         q = dict(namespace="u", k=3, now=NOW, reinforce=False)
@@ -120,7 +118,7 @@ def test_settings_set_the_store_and_its_defaults(tmp_path: Path) -> None:
         assert store.consolidate("u", now=NOW, dry_run=True).height == 0  # 0.99: nothing that close
         assert store.forget("u", now=NOW, dry_run=True).height == 1  # capacity 2 of 3
     with mk.MemoryStore(settings=TUNED) as same:
-        assert same.settings == HASHED
+        assert same.settings == TUNED
 
 
 def test_settings_and_separate_parameters_do_not_mix() -> None:
@@ -129,5 +127,5 @@ def test_settings_and_separate_parameters_do_not_mix() -> None:
     with pytest.raises(mk.ValidationError, match="settings"):
         mk.MemoryStore(settings=3)  # type: ignore[arg-type]
     with mk.MemoryStore() as plain:
-        assert plain.settings == mk.Settings(embedder="hash")  # the store reports its embedder
+        assert plain.settings == mk.Settings()  # the default embedder is not named
         assert plain.weights == mk.Weights()

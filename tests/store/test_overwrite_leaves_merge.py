@@ -100,6 +100,28 @@ def test_a_member_moved_out_of_its_merges_group_leaves_it_and_its_erasure_is_fin
         _nowhere(s, path, tmp_path)
 
 
+@pytest.mark.parametrize("member", [0, 1])
+def test_a_member_that_leaves_with_its_exported_status_is_active_again(
+    backend: str, tmp_path: Path, member: int
+) -> None:
+    """Review (helper 114): an export made after the merge calls every member ``superseded``; a user who
+    changed only a member's access left its text in no live row (the merge re-derived without it, it
+    still superseded). Superseded by nothing but the merge it left, it is active again; either member
+    (the merge's ``supersedes`` names one of them)."""
+    s, _ = _open(backend, tmp_path)
+    with s:
+        ids = _merged(s)
+        x = ids[member]
+        f = tmp_path / "u.jsonl"
+        s.export(f, "u", now=NOW + 3 * H)
+        _rewrite(f, {x: {"access": "private"}})  # its status stays the exported "superseded"
+        s.import_(f, on_conflict="overwrite", now=NOW + 4 * H)
+        left = s.get(x, namespace="u")
+        assert left.status == "active" and left.access == "private"
+        hits = s.search(left.content, namespace="u", k=10, now=NOW + 5 * H, weights=mk.Weights(keyword=1.0))
+        assert x in hits["id"].to_list()  # found again: its text is in a live row
+
+
 def test_a_merge_moved_with_all_its_members_keeps_them(backend: str, tmp_path: Path) -> None:
     """Moving the whole family (merge and members) changes no lineage: nothing is re-derived, and an
     erasure of a member in the new group still re-derives the merge."""

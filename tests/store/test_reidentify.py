@@ -302,3 +302,11 @@ def test_an_upgraded_store_says_so_at_every_open(backend: str, tmp_path: Path) -
         old.reidentify([C, ALICE], now=NOW)
     with _older(2, 1), mk.MemoryStore(where, read_only=True) as again:  # A and B's: told apart by hand
         assert again.frame("team").height == 5
+
+
+def test_a_requester_with_a_bracketed_tag_of_its_own_is_a_name(store: mk.MemoryStore) -> None:
+    """Review (helper 114): only memkit's own placeholder types are older pseudonyms; a job's name
+    such as ``deploy-bot[RUN:20260315]`` was refused as one."""
+    for name in ("deploy-bot[RUN:20260315]", "job[ID:deadbeefcafe]"):
+        m = store.add("ran the nightly job", namespace="u", requester=name, access="private", now=NOW)
+        assert store.get(m.id, namespace="u", requester=name).content == "ran the nightly job"
