@@ -66,6 +66,11 @@ class LeaveMixin(RederiveMixin):
         query, params = (_BY_ID, [ids]) if every else (_LINEAGE, [ids, False])
         return {r["id"]: r for r in self._sql(query, params).to_dicts()}
 
+    def _versions_after(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` a newer version of their key supersedes (not a merge listing them)."""
+        succeeded = self._run(_SUCCEEDED, [sorted(ids)]) if ids else []
+        return {x for x, members in succeeded if x not in (members or ())}
+
     def _keep_superseded(self, cols: dict[str, list[Any]], before: dict[str, dict[str, Any]]) -> None:
         """An overwritten row the store has since superseded (by a newer version, by a merge) keeps its
         place in the key's history: its line gets status ``superseded`` and the stored version and
@@ -86,15 +91,19 @@ class LeaveMixin(RederiveMixin):
 
         moved = {x: merge_group(r) for x, r in held.items() if x in line and group(x, r) != merge_group(r)}
         leaving: set[str] = set()  # the held rows that leave a merge: their line's status stands
+        parted: dict[str, set[str]] = {}  # a merge no longer active -> the held rows that leave it
         for p in self._merges_of(moved) if moved else ():  # the merges that hold them in their group
             lists = cols["merged_from"][line[p["id"]]] if p["id"] in line else p["merged_from"]
-            leaving |= {m for m in p["merged_from"] if moved.get(m) == merge_group(p)
-                        and (m not in lists or group(m, held[m]) != group(p["id"], p))}  # fmt: skip
-        # a leaving row its line calls superseded, which no newer version of its key supersedes, was
-        # superseded by the merge it leaves: nothing holds its text any more, so it is active again
-        succeeded = self._run(_SUCCEEDED, [sorted(leaving)]) if leaving else []
-        successors = {x for x, members in succeeded if x not in (members or ())}  # (a merge: not a version)
-        for x in leaving - successors:
+            out = {m for m in p["merged_from"] if moved.get(m) == merge_group(p)
+                   and (m not in lists or group(m, held[m]) != group(p["id"], p))}  # fmt: skip
+            leaving |= out
+            if p["status"] != "active":  # (superseded: by a newer version of its key, or a merge above)
+                parted[p["id"]] = out
+        # a leaving row its line calls superseded, which no newer version of its key supersedes (nor of
+        # its merge's key), was superseded by the merge it leaves: nothing holds its text: active again
+        successors = self._versions_after([*leaving, *parted])
+        replaced = {m for p, out in parted.items() if p in successors for m in out}
+        for x in leaving - successors - replaced:
             if cols["status"][line[x]] == "superseded":
                 cols["status"][line[x]] = "active"
         for x, i in line.items():
