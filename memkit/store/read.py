@@ -171,6 +171,8 @@ class ReadMixin(GateMixin, VectorsMixin):
             # then, and a memory with no event by `t` had not been written yet (memkit.store.asof;
             # None: `t` is at or after the last status change, today's statuses are those then)
             then = None if as_of is None else self._then(namespace, as_of)
+            if as_of is not None:  # written by then, as a search at that `now` sees it (asof's rule)
+                frame = frame.filter(pl.col("created_at") <= as_of)
             return self._lineage(frame if then is None else then.apply(frame), requester)
 
     def count(self, namespace: str | None = None) -> int:
