@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import memkit as mk
 from memkit import decay, scoring
 from memkit.access import can_read
+from memkit.ties import tie_step
 
 SETTINGS = settings(
     max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -75,7 +76,7 @@ def test_scores_within_bounds_implied_by_weights(scored_store, w, q, hours, floo
     assert (hits["strength"] >= floor).all() and (hits["strength"] <= hits["importance"] + eps).all()
     if score.size:  # best first, in steps of tie·best: a later hit is never a step above an earlier one
         width = max(w.tie * abs(score.max()), 1e-12)
-        step = np.floor((score.max() - score) / width) if w.tie else -score
+        step = tie_step(score.max(), score, width) if w.tie else -score  # (the rule's own snap: TIE_SNAP)
         assert (np.diff(step) >= -1e-9).all()
     comps = [hits[c].to_numpy() for c in ("similarity", "importance", "recency")]
     kw = hits["keyword"].to_numpy() if w.keyword else 0.0
