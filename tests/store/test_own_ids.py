@@ -88,8 +88,14 @@ def test_an_imported_id_of_another_shape_the_pattern_matches_is_still_refused(tm
         path = tmp_path / "u.jsonl"
         s.export(path, namespace="u")
     lines = path.read_text(encoding="utf-8").splitlines()
+    # version 1 on line 2, its successor on line 3 (the export orders rows written at one instant by
+    # write order; a test names lines, so it fixes them itself)
+    lines[1:] = sorted(lines[1:], key=lambda x: json.loads(x).get("supersedes") is not None)
     first = json.loads(lines[1])["id"]
+    assert json.loads(lines[2])["supersedes"] == first
     for field, other in (("id", f"mem-{first}"), ("supersedes", f"mem-{first}"), ("id", first.upper())):
+        if other == first:  # (an id without a letter, 1 in ~1,800: upper-casing changes nothing)
+            continue
         line = 2 if field == "id" else 3  # the first line naming it: the version, or its successor
         edited = [*lines[: line - 1], *(x.replace(first, other) for x in lines[line - 1 :])]
         bad = tmp_path / "bad.jsonl"
