@@ -71,6 +71,18 @@ def content_hashes(texts: Iterable[str]) -> list[str]:
     return [b2(t.encode("utf-8"), digest_size=16).hexdigest() for t in texts]
 
 
+def content_digests(texts: Iterable[str]) -> bytes:
+    """The 16-byte digests of :func:`content_hashes`, one after another: each one's ``.hex()`` is the
+    text's content hash. A bulk write makes its hashes from these as one Arrow array, with no Python
+    string per row (:func:`memkit.portable.columns.hex_array`).
+
+    >>> content_digests(["tea", "tee"])[16:].hex() == content_hash("tee")
+    True
+    """
+    b2 = hashlib.blake2b
+    return b"".join([b2(t.encode("utf-8"), digest_size=16).digest() for t in texts])
+
+
 _ROWS = 8192  # rows per block of l2_normalize's norms
 
 UNIT_TOLERANCE = 1e-5
@@ -117,33 +129,49 @@ def check_embeddings(
         raise ValidationError(field, "must be an (n, dim) array of numbers") from None
     if arr.shape != (n, dim):
         raise ValidationError(field, f"expected shape ({n}, {dim}), got {arr.shape}")
-    # a NaN, an infinity or a value past ~1e19 makes its row's squared length non-finite; only then is
-    # every element looked at, so a million rows need no (n, dim) mask
-    with np.errstate(over="ignore", invalid="ignore"):
-        squares = np.einsum("...i,...i->...", arr, arr)
-    if not np.isfinite(squares).all():
-        if not np.isfinite(arr).all():
-            raise ValidationError(field, "contains NaN or infinite values")
-        raise ValidationError(
-            field, "has a row too large to normalize (its squared length overflows float32)"
-        )
-    # a row already of unit length (or zero) is kept exact: dividing it by its norm would only move its
-    # last bits
-    norms = np.sqrt(squares)[:, None]  # (n, 1), float32
-    norms[(np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0)] = 1.0
     # the array is ours to change when it is the caller's to change (fresh) or a conversion made here
     # (only a conversion of a list or of another ndarray is surely new: an __array__ object, a CPU
     # tensor, a memoryview may hand over memory they keep)
     own = arr is not x and (
         isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and not np.may_share_memory(arr, x))
     )
-    mine = (own or (fresh and arr is x)) and arr.flags.writeable
-    if (norms == 1.0).all():  # nothing to divide: someone else's array (an embedder may reuse it) is
-        return arr if mine else arr.copy()  # copied, and the copy may become the index's matrix
-    if mine:
+    if not ((own or (fresh and arr is x)) and arr.flags.writeable):
+        # someone else's array (an embedder may reuse it) is copied, and the copy may become the index's
+        # matrix: copied and normalized block by block, each block while it is in the cache
+        out = np.empty(arr.shape, np.float32)
+        for i in range(0, n, _BLOCK):
+            block, given = out[i : i + _BLOCK], arr[i : i + _BLOCK]
+            block[...] = given
+            norms = _norms(given, arr, field)  # (measured as given: the same sums as in one piece)
+            if not (norms == 1.0).all():
+                block /= norms
+        return out
+    norms = _norms(arr, arr, field)
+    if not (norms == 1.0).all():
         arr /= norms
-        return arr
-    return arr / norms
+    return arr
+
+
+_BLOCK = 4096  # rows of a block that check_embeddings copies and normalizes at once (6 MB at dim 384)
+
+
+def _norms(block: np.ndarray, whole: np.ndarray, field: str) -> np.ndarray:
+    """The lengths of ``block``'s rows ``(m, 1)`` float32, 1.0 where a row is of unit length (within
+    :data:`UNIT_TOLERANCE`: kept exact, as dividing it would only move its last bits) or zero; or
+    ValidationError naming ``field`` when one is not finite (what is wrong is told from ``whole``)."""
+    # a NaN, an infinity or a value past ~1e19 makes its row's squared length non-finite; only then is
+    # every element looked at, so a million rows need no (n, dim) mask
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = np.einsum("...i,...i->...", block, block)
+    if not np.isfinite(squares).all():
+        if not np.isfinite(whole).all():
+            raise ValidationError(field, "contains NaN or infinite values")
+        raise ValidationError(
+            field, "has a row too large to normalize (its squared length overflows float32)"
+        )
+    norms = np.sqrt(squares)[:, None]  # (m, 1), float32
+    norms[(np.abs(norms - 1.0) < UNIT_TOLERANCE) | (norms == 0)] = 1.0
+    return norms
 
 
 @lru_cache(maxsize=1 << 16)

@@ -126,8 +126,14 @@ def _texts(texts: Any) -> list[str]:
     ValidationError naming ``texts`` (a bare str is one text too many)."""
     if isinstance(texts, (str, bytes, Mapping)) or not isinstance(texts, (Iterable, pl.Series)):
         raise ValidationError("texts", f"must be a list of str, got {type(texts).__name__}")
-    out = texts.to_list() if isinstance(texts, pl.Series) else list(texts)
-    if not all(map(isinstance, out, repeat(str))):  # in C: a generator took ~0.1 s per million texts
+    # a list is copied with .copy(): a list that also holds its texts as Arrow (a bulk write's, made from
+    # the caller's frame: memkit.portable.columns.ArrowList) keeps them, for the pre-filter
+    out = (
+        texts.to_list() if isinstance(texts, pl.Series)
+        else texts.copy() if isinstance(texts, list) else list(texts)
+    )  # fmt: skip
+    arrow = getattr(out, "arrow", None)  # a string array without nulls holds str only: nothing to check
+    if (arrow is None or arrow.null_count) and not all(map(isinstance, out, repeat(str))):  # in C
         bad = next(t for t in out if not isinstance(t, str))
         raise ValidationError("texts", f"must hold str only, got {type(bad).__name__}")
     return out
@@ -241,12 +247,14 @@ def _thresholds(n: int, params: GuardParams, sources: Sequence[str] | None) -> n
     sources = list(sources)
     if len(sources) != n:
         raise ValidationError("sources", f"needs one source per text ({n}), got {len(sources)}")
-    if bad := set(sources) - set(SOURCES):
+    one = n > 0 and sources.count(sources[0]) == n  # a batch from one source (compared in C): no pass
+    if bad := ({sources[0]} if one else set(sources)) - set(SOURCES):
         raise ValidationError("sources", f"unknown source {sorted(map(str, bad))[0]!r}; use {SOURCES}")
+    low = min(params.strict_threshold, params.injection_threshold)
+    if one:
+        return np.full(n, low if sources[0] in params.strict_sources else params.injection_threshold)
     strict = np.isin(np.asarray(sources, dtype=object), list(params.strict_sources))
-    return np.where(
-        strict, min(params.strict_threshold, params.injection_threshold), params.injection_threshold
-    )
+    return np.where(strict, low, params.injection_threshold)
 
 
 def _probabilities(texts: list[str], rows: Mapping[int, list[Finding]], params: GuardParams) -> np.ndarray:

@@ -257,10 +257,11 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> tuple[np.ndarray, 
     ``(len(rows), n rules)`` booleans (every other text matches none). For a handful of texts the
     fixed cost of polars expressions dominates, so they are checked with Python's ``re``.
 
-    In polars (parallel, in Rust): texts are folded and stripped only if they hold a character that
-    changes; a few *gates*, each an alternation of several rules (:mod:`memkit.guard.gates`), pick
-    the texts any rule may match, and only those run one ``str.contains`` per rule (most texts match
-    nothing)."""
+    In polars (in Rust): a few *gates*, each an alternation of several rules (:mod:`memkit.guard.gates`),
+    pick the texts any rule may match, and only those run one ``str.contains`` per rule, on the texts
+    folded and stripped (most texts match nothing). The gates read the texts as they are: one of them
+    also picks every text the fold or the stripping would change (:data:`_CHANGED`), and every other
+    text is its own folded, stripped form."""
     if len(texts) < _POLARS_FROM:
         # HIDDEN looks for the invisible characters themselves: it searches the text before stripping
         folded = [fold(t) for t in texts]
@@ -269,29 +270,28 @@ def _prefilter(texts: list[str], rules: Sequence[gr.Rule]) -> tuple[np.ndarray, 
             [[bool(_compiled(r.pattern).search(f if r is gr.HIDDEN else c)) for r in rules]
              for f, c in zip(folded, clean, strict=True)], dtype=bool,
         ).reshape(len(texts), len(rules))  # fmt: skip
-    # the same fold and stripping in polars: FOLD is fold()'s one-character table; and İ, ı as I, i,
-    # which Python's (?i) takes for them (simple case mappings) and Rust's regex does not
-    raw = clean = pl.Series("t", texts, dtype=pl.String)
+    arrow = getattr(texts, "arrow", None)  # the texts as Arrow already (a bulk write's, from its frame)
+    given = pl.Series("t", texts if arrow is None else arrow, dtype=pl.String)
+    parts = [p for r in rules if r is not gr.HIDDEN and (p := gate_part(_relaxed(r.pattern)))]
+    # HIDDEN looks for invisible characters, all of them among those _CHANGED finds: it needs no branch
+    alone = [r for r in rules if r is not gr.HIDDEN and not gate_part(_relaxed(r.pattern))]  # in no gate
+    tests = [
+        pl.col("t").str.contains(p)
+        for p in [*gates([*parts, _CHANGED]), *(_relaxed(r.pattern) for r in alone)]
+    ]
+    rows = pl.DataFrame([given]).select(pl.any_horizontal(*tests).arg_true()).to_series()
+    # the fold and the stripping of the texts picked, in polars: FOLD is fold()'s one-character table;
+    # and İ, ı as I, i, which Python's (?i) takes for them (simple case mappings) and Rust's regex does not
+    raw = clean = given.gather(rows)
     odd = raw.str.contains(_CHANGED).arg_true()  # the texts the fold or the stripping changes
     if len(odd):
         folded = raw.gather(odd).str.replace_many(*_FOLDING)
         raw = raw.clone().scatter(odd, folded)
         clean = clean.clone().scatter(odd, folded.str.replace_all(f"[{INVISIBLE}]", ""))
-    frame = pl.DataFrame({"t": clean, "raw": raw})
-
-    def contains(r: gr.Rule, pattern: str) -> pl.Expr:
-        return (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(pattern)
-
-    parts = {
-        j: p for j, r in enumerate(rules) if r is not gr.HIDDEN and (p := gate_part(_relaxed(r.pattern)))
-    }
-    rest = [contains(r, _relaxed(r.pattern)) for j, r in enumerate(rules) if j not in parts]  # on their own
-    rows = frame.select(
-        pl.any_horizontal(
-            *(pl.col("t").str.contains(g) for g in gates(list(parts.values()))), *rest
-        ).arg_true()
-    ).to_series()
-    mask = frame[rows].select(contains(r, _relaxed(r.pattern)).alias(f"r{j}") for j, r in enumerate(rules))
+    mask = pl.DataFrame({"t": clean, "raw": raw}).select(
+        (pl.col("raw") if r is gr.HIDDEN else pl.col("t")).str.contains(_relaxed(r.pattern)).alias(f"r{j}")
+        for j, r in enumerate(rules)
+    )
     return rows.to_numpy(), mask.to_numpy().reshape(len(rows), len(rules))
 
 

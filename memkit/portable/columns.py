@@ -28,6 +28,7 @@ ListType(list<item: string>)
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -37,7 +38,10 @@ import pyarrow as pa
 
 from ..errors import MemkitError
 
-__all__ = ["Column", "arrow_array", "arrow_batch", "arrow_type", "bulk_insert", "polars_type", "repeated"]
+__all__ = [
+    "ArrowList", "Column", "arrow_array", "arrow_batch", "arrow_type", "bulk_insert", "hex_array",
+    "polars_type", "repeated",
+]  # fmt: skip
 
 
 class Column(NamedTuple):
@@ -140,12 +144,83 @@ def bulk_insert(
     return batch, f"INSERT INTO {table} ({names}) SELECT {select} FROM _view", [cols[c.name][0] for c in same]
 
 
+class ArrowList(list):  # type: ignore[type-arg]
+    """A list of strings that also holds the same values as one Arrow array (``arrow``), so a bulk
+    write converts a column to Arrow once: a batch's ids are made as Arrow, its texts come from the
+    caller's frame, and the insert reads those arrays instead of converting a million strings back.
+
+    Any change in place drops the array (``arrow`` becomes None: the list alone is right); a copy
+    (:meth:`copy`) keeps it, as it holds the same values; ``list(x)`` and slices are plain lists.
+
+    >>> x = ArrowList.of(pa.array(["a", "b"])); x, x.arrow.to_pylist()
+    (['a', 'b'], ['a', 'b'])
+    >>> y = x.copy(); y[0] = "c"; y.arrow, x.arrow is not None
+    (None, True)
+    """
+
+    __slots__ = ("arrow",)
+
+    def __init__(self, values: Any = (), arrow: pa.Array | None = None) -> None:
+        """``values`` as a list; ``arrow``: the same values as Arrow (the caller vouches for that)."""
+        super().__init__(values)
+        self.arrow = arrow
+
+    @classmethod
+    def of(cls, array: pa.Array | pa.ChunkedArray) -> ArrowList:
+        """An Arrow string array as its Python strings, keeping the array."""
+        return cls(array.to_pylist(), array)
+
+    def copy(self) -> ArrowList:  # type: ignore[override]
+        """A shallow copy that keeps the Arrow array (the same values)."""
+        return ArrowList(self, self.arrow)
+
+    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
+        """``list.sort``, dropping the Arrow array."""
+        self.arrow = None
+        list.sort(self, key=key, reverse=reverse)
+
+
+def _dropping(name: str) -> Any:
+    """``list.<name>`` for :class:`ArrowList`: the Arrow array is dropped first (the values change)."""
+    method = getattr(list, name)
+
+    def change(self: ArrowList, *args: Any) -> Any:
+        self.arrow = None
+        return method(self, *args)
+
+    change.__name__, change.__qualname__ = name, f"ArrowList.{name}"
+    return change
+
+
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert", "pop",
+              "remove", "clear", "reverse"):  # fmt: skip
+    setattr(ArrowList, _name, _dropping(_name))
+del _name
+
+
+def hex_array(raw: bytes | bytearray, size: int) -> pa.Array:
+    """Each ``size`` bytes of ``raw`` as its lowercase hex text -> one Arrow string array, made without a
+    Python string per value (a batch's ids, its content hashes: what ``bytes.hex()`` of each gives).
+
+    >>> hex_array(bytes([0, 255, 16, 1]), 2).to_pylist()
+    ['00ff', '1001']
+    """
+    n, width = len(raw) // size, 2 * size
+    large = width * n >= 2**31  # past int32 offsets
+    offsets = np.arange(0, width * n + 1, width, dtype=np.int64 if large else np.int32)
+    kind = pa.large_string() if large else pa.string()
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(binascii.hexlify(raw))])
+
+
 def arrow_array(values: Any, type_: pa.DataType) -> pa.Array:
     """One column as Arrow: a value repeated in every row (a batch's defaults: its time, its author,
     no key) is converted once, not once per row (a million datetimes take a second otherwise). Not
-    a list column's: ``pa.repeat`` of a list is ten times slower than converting a million ``[]``."""
+    a list column's: ``pa.repeat`` of a list is ten times slower than converting a million ``[]``.
+    An :class:`ArrowList` gives its array (cast to ``type_`` if it is another string type)."""
     if isinstance(values, (pa.Array, pa.ChunkedArray)):  # converted already (a batch's ids, for its events)
         return values
+    if isinstance(values, ArrowList) and values.arrow is not None:  # made as Arrow, unchanged since
+        return values.arrow if values.arrow.type == type_ else values.arrow.cast(type_)
     n = len(values)
     nested = pa.types.is_list(type_)
     if n >= 64 and not nested and isinstance(values, list) and values.count(values[0]) == n:

@@ -54,6 +54,7 @@ from ..schema import (
     default_layer,
     layer_expr,
 )
+from .columns import ArrowList, hex_array
 
 __all__ = ["WRITABLE", "build_frame", "build_rows", "new_id", "new_ids"]
 
@@ -65,8 +66,12 @@ def new_ids(n: int) -> list[str]:
     """``n`` short random ids, 16 hex characters each (64 bits; collisions are negligible below 10^8
     memories), from one call to the OS's random source, in ascending order: a batch's rows then enter
     the id key's index in order (a million random ids in random order took DuckDB ~30% longer to
-    insert); each id is as random as before, only their order within one call is known."""
-    h = np.sort(np.frombuffer(os.urandom(8 * n), dtype=np.uint64)).astype(">u8").tobytes().hex()
+    insert); each id is as random as before, only their order within one call is known. A batch (64
+    ids or more) is made as Arrow and kept with it (:class:`~memkit.portable.columns.ArrowList`)."""
+    raw = np.sort(np.frombuffer(os.urandom(8 * n), dtype=np.uint64)).astype(">u8").tobytes()
+    if n >= 64:
+        return ArrowList.of(hex_array(raw, 8))
+    h = raw.hex()
     return [h[i : i + 16] for i in range(0, 16 * n, 16)]
 
 
@@ -328,7 +333,7 @@ def build_frame(
         out["last_access_at"] = list(out["created_at"])
     out |= {
         "id": new_ids(n), "namespace": [namespace] * n,
-        "content": frame["content"].to_list(), "value": [None] * n,
+        "content": ArrowList(frame["content"].to_list(), frame["content"].to_arrow()), "value": [None] * n,
         "owner": [requester] * n, "created_by": [requester] * n, "status": ["active"] * n,
         "updated_at": [at] * n, "version": [1] * n, "supersedes": [None] * n,
         "merged_from": [[]] * n, "findings": [None] * n,

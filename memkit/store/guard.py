@@ -21,7 +21,6 @@ Each row ends with one action, the strictest any of its texts earned
 from __future__ import annotations
 
 import json
-import operator
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -105,10 +104,11 @@ class GuardMixin(AuditMixin, VectorsMixin):
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
             place = f" in {where(refused[0])}{more}" if n > 1 else ""
             raise WriteRefused(f"write refused by the guard{place}: {codes}", bad)
-        # rows whose text changed: a vector the caller brings for them would still encode the original
-        changed = np.fromiter(map(operator.ne, cols["content"], text.texts), bool, n)  # (n,)
-        redacted = np.flatnonzero(changed).tolist()
-        cols["content"] = text.texts
+        # rows whose text changed: a vector the caller brings for them would still encode the original.
+        # Only a text with findings may have changed (screen_many redacts nothing else): no pass over all
+        maybe = text.findings["row"].unique().sort().to_list() if text.findings.height else []
+        redacted = [i for i in maybe if cols["content"][i] != text.texts[i]]
+        cols["content"] = text.texts  # (a bulk write's texts, unredacted, still hold their Arrow array)
         cols.update(fields.columns)
         kept = set(released)  # a reviewer released these: their findings are kept, not their quarantine
         if "quarantine" in actions:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import json
 import operator
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from itertools import repeat
 from typing import Any
@@ -32,7 +34,9 @@ from typing import Any
 import numpy as np
 
 from ..embed import content_hashes
+from ..embed.hashing import content_digests
 from ..guard import identity
+from ..portable.columns import hex_array
 from . import vectors
 from .guard import GuardMixin
 from .pg_schema import ANALYZE_ROWS
@@ -86,12 +90,15 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             if any(k != v for k, v in names.items()):
                 cols[field] = [None if x is None else names[x] for x in cols[field]]
         keys = list(cols["key"])  # as given: a key the guard renames continues its unscreened chain
+        # a large batch of given vectors hashes its texts (as given) on a second thread while the guard
+        # screens them: the guard's pre-filter runs in polars, which lets go of the GIL
+        later = digests_later(cols["content"]) if emb is not None and n >= OVERLAP_ROWS else None
         redacted = self._screen(cols, requester, now, op=op, where=where, released=released)
         brought: Sequence[int] = ()  # rows whose vector the caller brought (not this store's embedding)
         if emb is None:
             emb, hashes, new_cache = self._embed(cols["content"])
         else:
-            hashes, new_cache = content_hashes(cols["content"]), {}
+            hashes, new_cache = _hashes(cols["content"], later and later(), redacted), {}
             brought = range(n)
             if redacted:  # a given vector was of the text before redaction: it would still encode it
                 emb = emb.copy()
@@ -172,6 +179,47 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         self._index_append(cols, emb)
         self._mirror_versions(plan)
         return cols
+
+
+OVERLAP_ROWS = 8192
+"""A batch of given vectors this long or longer hashes its texts on a second thread during the guard."""
+
+
+_CHUNK = 2048  # texts hashed between two moments the hashing thread lets go of the GIL (~1 ms)
+
+
+def digests_later(texts: Sequence[str]) -> Callable[[], bytes]:
+    """:func:`~memkit.embed.hashing.content_digests` of ``texts`` (a copy of the list) on a thread of its
+    own -> a call that waits for them (and raises what the thread raised).
+
+    The thread lets go of the GIL after every :data:`_CHUNK` texts: the write's own thread, back from
+    polars or numpy, then waits for it about a millisecond, not Python's switch interval (5 ms)."""
+    texts = list(texts)
+
+    def digests() -> bytes:
+        out = []
+        for i in range(0, len(texts), _CHUNK):
+            out.append(content_digests(texts[i : i + _CHUNK]))
+            time.sleep(0)
+        return b"".join(out)
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="memkit-hashes")
+    done = pool.submit(digests)
+    pool.shutdown(wait=False)  # the thread ends with its one task
+    return done.result
+
+
+def _hashes(texts: Sequence[str], digests: bytes | None, redacted: Sequence[int]) -> Sequence[str]:
+    """The content hashes of ``texts``: a list for a few rows, else one Arrow array (no str per row) made
+    from ``digests`` (of the texts before the guard; None: made here), a ``redacted`` row's made again."""
+    if len(texts) <= vectors.SMALL:
+        return content_hashes(texts)
+    raw = content_digests(texts) if digests is None else digests
+    if redacted:
+        raw = bytearray(raw)
+        for i in redacted:
+            raw[16 * i : 16 * i + 16] = content_digests((texts[i],))
+    return hex_array(raw, 16)
 
 
 def _codes(findings: str | None) -> list[str]:

@@ -158,13 +158,14 @@ class VectorsMixin(StoreCore):
         self,
         cols: dict[str, list[Any]],
         emb: np.ndarray,
-        hashes: list[str],
+        hashes: Sequence[str],
         new_cache: dict[str, np.ndarray],
         columns: list[Any] | None = None,
     ) -> Any:
         """Insert rows (in a transaction) from one Arrow batch, and new cache entries -> the batch's ``id``
         column (Arrow; None for a few rows, bound values). ``columns`` (the table's columns)
-        types every column ``cols`` carries, later migrations' included; else the Memory fields are."""
+        types every column ``cols`` carries, later migrations' included; else the Memory fields are.
+        ``hashes`` may be an Arrow array already (more than :data:`SMALL` rows)."""
         ids = None
         if columns is None and len(hashes) <= SMALL:  # a few rows: one INSERT with bound values
             self._run(*self._values_rows(cols, hashes, emb))

@@ -25,6 +25,7 @@ import polars as pl
 
 from ..conflicts import POLICIES
 from ..errors import ValidationError
+from ..portable.columns import repeated
 from ..portable.rows import build_frame, build_rows
 from ..schema import Memory, check_choice
 from .pipeline import PipelineMixin
@@ -179,4 +180,15 @@ class WriteMixin(PipelineMixin):
                 emb=emb,
                 details=[{"bulk": True}] * len(frame),  # the add events of add_many say so
             )
-        return pl.DataFrame({"id": cols["id"], "status": cols["status"]})  # row-aligned with `frame`
+        return pl.DataFrame([_series("id", cols["id"]), _series("status", cols["status"])])  # as `frame`
+
+
+def _series(name: str, values: list[str]) -> pl.Series:
+    """A column of the result: from its Arrow array when it has one (a bulk write's ids), one value
+    repeated when every row holds it (their status), else from the list."""
+    arrow = getattr(values, "arrow", None)
+    if arrow is not None:
+        return pl.Series(name, arrow, dtype=pl.String)
+    if repeated(values):
+        return pl.repeat(values[0], len(values), dtype=pl.String, eager=True).alias(name)
+    return pl.Series(name, values, dtype=pl.String)
