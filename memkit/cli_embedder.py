@@ -6,7 +6,8 @@ readable, but not searchable or writable (:mod:`memkit.store.stale`). A command 
 in this order:
 
 1. ``--embedder SPEC``, when given (always: it wins over everything below);
-2. the ``embedder`` a ``--settings`` file records (``mk.save_settings`` writes the store's), as
+2. the ``embedder`` a ``--settings`` file records (``mk.save_settings(path, store.settings)`` writes
+   a store's, unless it is the default hash embedder), as
    ``MemoryStore(path, settings=...)`` would (:mod:`memkit.settings`);
 3. the embedder the file records, when memkit can build it from the recorded name without downloading
    anything (:func:`file_embedder`): the hash embedder of any dimension, the all-MiniLM-L6-v2 of
@@ -18,16 +19,8 @@ in this order:
 ``memkit reembed`` is the exception: its ``--embedder`` is the embedder to migrate *to*, ``hash`` by
 default, whatever the file records.
 
-=====================  ====================================================================================
-SPEC                   embedder (:mod:`memkit.embed.spec`)
-=====================  ====================================================================================
-``hash``               :class:`~memkit.embed.HashEmbedder` (``hash:DIM``: another dimension)
-``st[:MODEL]``         :class:`~memkit.embed.SentenceTransformerEmbedder`: a model directory or name
-                       (alone: the all-MiniLM-L6-v2 that ``memkit[minilm]`` ships)
-``m2v:PATH``           :class:`~memkit.embed.Model2VecEmbedder`: a model2vec directory (``memkit[model2vec]``)
-``W*SPEC,W*SPEC...``   :class:`~memkit.embed.FusedEmbedder` of those parts and weights, as a blend's
-                       name lists them (``0.7*st,0.3*hash``; a path in a blend may not hold a comma)
-=====================  ====================================================================================
+The SPECs (``hash[:DIM]``, ``st[:MODEL]``, ``m2v:PATH``, blends ``W*SPEC,W*SPEC``) are
+:mod:`memkit.embed.spec`'s.
 
 A bad SPEC (or a model that does not load) is a :class:`~memkit.errors.ValidationError` naming
 ``--embedder``; a missing extra is :class:`~memkit.errors.MissingDependency` naming ``--embedder``
