@@ -1,7 +1,8 @@
 """The store: the only package that imports duckdb. :class:`MemoryStore` is assembled from mixins,
 one file each (see :mod:`memkit.store.memory` for the parts and what each adds):
 
-- ``core`` — the connection, transactions and the state every part declares;
+- ``core`` — the connection, transactions and the state every part declares; ``retry`` — which
+  failed transactions run again, and how often they did (``store.retries``);
 - ``migrations`` — the schema as numbered migrations; ``files`` — open, migrate, compact, close;
   ``compaction`` — when a file is compacted (after erasures, and a file left due);
 - ``audit`` — the one writer of events; ``vectors`` — embeddings, inserts, the index kept in step;

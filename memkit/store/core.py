@@ -23,10 +23,11 @@ attribute           what it is
 ==================  ==========================================================================
 
 Transactions. :meth:`_tx` runs a function in one DuckDB transaction, rolls back on any error and
-retries DuckDB's "Conflict on update". Work that must follow a commit (mirroring rows into the numpy
-index, compacting the file after an erasure) is handed to :meth:`_on_commit`: it runs right after the
-commit, or, inside :meth:`transaction` (several calls as one), after the outer commit, and is dropped
-on a rollback. So the index never shows a row DuckDB does not have.
+retries DuckDB's "Conflict on update" (and PostgreSQL's refusals; which, and how often it did:
+:mod:`memkit.store.retry`, ``store.retries``). Work that must follow a commit (mirroring rows into the
+numpy index, compacting the file after an erasure) is handed to :meth:`_on_commit`: it runs right
+after the commit, or, inside :meth:`transaction` (several calls as one), after the outer commit, and
+is dropped on a rollback. So the index never shows a row DuckDB does not have.
 
 Threads. ``with self._lock:`` runs a call alone (every write, every statement: a DuckDB connection
 serves one thread at a time); a search's ranking holds ``self._lock.shared()`` instead, beside other
@@ -35,8 +36,6 @@ rankings but never beside a write (:mod:`memkit.store.rwlock`).
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -242,18 +241,8 @@ class StoreCore:
         raise AssertionError("unreachable")
 
     def _retryable(self, error: BaseException, attempt: int, retries: int) -> bool:
-        """Whether a failed transaction is run again: a write-write conflict (DuckDB's "Conflict on
-        update", PostgreSQL's serialization failure or deadlock), with attempts left. Waits first,
-        longer each time, with jitter so that writers in lockstep spread out."""
-        if attempt >= retries - 1:
-            return False
-        if self._pg is not None:
-            conflict = self._pg.is_conflict(error)
-        else:
-            conflict = isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
-        if conflict:  # subtle: only real contention sleeps
-            time.sleep(0.005 * 2 ** min(attempt, 6) * (0.5 + random.random()))
-        return conflict
+        """Whether a failed transaction is run again (counted, after a wait): memkit.store.retry."""
+        raise NotImplementedError
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:

@@ -7,6 +7,7 @@ The class is assembled from the parts of this package, each a mixin over
 part                what it does
 ==================  ===========================================================================
 ``core``            connection, transactions (``transaction()``), the declared state
+``retry``           which failed transactions run again, and how often they did (``retries``)
 ``files``           open (lock, hardening, migrations, embedder check), ``compact``, ``close``
 ``compaction``      when a file is compacted: after erasures; a due file at open and close
 ``audit``           the one audit writer (events never hold memory text)
@@ -39,6 +40,7 @@ part                what it does
 from __future__ import annotations
 
 import os
+import threading
 
 from ..consolidate import MergeParams
 from ..embed import Embedder, HashEmbedder, spec_of
@@ -54,6 +56,7 @@ from .postgres import is_url
 from .quantized import INDEXES
 from .reembed import ReembedMixin
 from .resolve import ResolveMixin
+from .retry import RetryMixin
 from .review import ReviewMixin
 from .rwlock import StoreLock
 from .search import SearchMixin
@@ -89,7 +92,7 @@ _SETTINGS = {
 
 class MemoryStore(
     WriteMixin, ReviewMixin, SearchMixin, MaintainMixin, PortableMixin, CopyMixin, IdentitiesMixin,
-    ReembedMixin, ResolveMixin,
+    ReembedMixin, ResolveMixin, RetryMixin,
 ):  # fmt: skip
     """Agent memories in one DuckDB database (a file, or ``":memory:"``).
 
@@ -223,6 +226,7 @@ class MemoryStore(
             MergeParams().threshold,
         )
         self._lock = StoreLock()  # searches rank under it shared, everything else exclusively
+        self._retried, self._retry_lock = 0, threading.Lock()  # store.retries (memkit.store.retry)
         if settings is not None:
             self._set_parameters(settings)
         self._open(create=create)

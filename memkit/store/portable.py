@@ -37,6 +37,7 @@ from ..schema import check_choice
 from .audit import digest, scrub
 from .files import is_database
 from .leave import LeaveMixin
+from .retry import RetryMixin
 
 __all__ = ["PortableMixin"]
 
@@ -55,7 +56,7 @@ def _scrub_findings(findings: str | None) -> str | None:
     return json.dumps(found, ensure_ascii=False)
 
 
-class PortableMixin(LeaveMixin):
+class PortableMixin(LeaveMixin, RetryMixin):
     """``export`` and ``import_``."""
 
     def _memory_columns(self) -> list[Column]:
@@ -209,6 +210,7 @@ class PortableMixin(LeaveMixin):
                         "another process kept importing the same ids meanwhile: nothing of this file was"
                         " written; run the import again"
                     ) from None
+                self._count_retry()  # store.retries: the import runs again (memkit.store.retry)
                 time.sleep(0.01 * 2**attempt * (0.5 + random.random()))  # writers in lockstep spread out
         raise AssertionError("unreachable")
 

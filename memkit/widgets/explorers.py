@@ -51,7 +51,8 @@ class WeightsTuner(Panel):
 
     Controls: a slider per field of :class:`~memkit.params.Weights` (named as the field), a
     ``query`` dropdown and a ``k`` slider. ``relevant`` is ``{query: relevant ids}``, or None when
-    the queries came as a plain list.
+    the queries came as a plain list. ``reset()`` (:meth:`~memkit.widgets.Panel.reset`) puts the
+    weight sliders back at ``baseline`` and ``k`` where it started, in one re-rank; the query stays.
     """
 
     def __init__(
@@ -178,7 +179,7 @@ class MergeExplorer(Panel):
     The slider releases before re-planning (``continuous_update=False``): a plan over a large
     namespace takes a moment, and only the position the hand stops at matters. With a ``judge``
     (``plan -> cluster, wrong``), ``plan`` also has a ``wrong`` column and the chart colours each
-    cluster right or wrong.
+    cluster right or wrong. ``reset()`` puts the slider back at the threshold it was built with.
     """
 
     def __init__(

@@ -32,6 +32,9 @@ __all__ = ["Panel", "slider", "table_html"]
 
 _SLIDERS = (W.FloatSlider, W.IntSlider, W.FloatLogSlider, W.SelectionSlider)
 """The control types :attr:`Panel.sliders` lists (dropdowns and checkboxes are controls, not sliders)."""
+_SETTINGS = (*_SLIDERS, W.Checkbox)
+"""The controls :meth:`Panel.reset` puts back: a setting (a weight, a threshold, an instant, a flag).
+A menu (a query, a key) picks what is shown, and stays as picked."""
 _ready = False  # whether the offline chart bundle is set up in this process
 
 
@@ -88,6 +91,7 @@ class Panel:
     Attributes: ``controls`` (name -> widget), ``sliders`` (the slider subset), ``buttons``,
     ``charts`` (name -> current Altair chart), ``chart`` (the first), ``data`` (the current frame),
     ``message`` (an HTML widget: errors and notes), ``widget`` (the box to display).
+    :meth:`reset` puts every slider and checkbox back where the panel was built with them.
 
     A minimal panel, one slider and a table::
 
@@ -104,6 +108,9 @@ class Panel:
     def __init__(self, title: str, controls: dict[str, W.Widget], buttons: dict[str, W.Button] | None = None):
         _offline()  # the chart widgets below need the JavaScript bundle
         self.controls = controls
+        # where reset() puts the settings back: the values the panel was built with
+        self._start = {n: w.value for n, w in controls.items() if isinstance(w, _SETTINGS)}
+        self._resetting = False  # set while reset() moves them: one refresh after, not one per control
         self.buttons = buttons or {}
         self.charts: dict[str, Any] = {}
         self._views: dict[str, Any] = {}  # name -> alt.JupyterChart
@@ -156,8 +163,31 @@ class Panel:
         """Recompute data and charts from the controls (each panel implements it)."""
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Every slider and checkbox back to the value the panel was built with (the weights tuner's
+        ``baseline``, the merge explorer's threshold, the instant the time machine started on), then one
+        refresh, not one per control. Menus (the tuner's query, the conflict explorer's key) stay as
+        picked, and nothing a button wrote to the store is undone. A refusal shows as a slider
+        move's does (the message line), the controls back all the same.
+
+        >>> panel.sliders["keyword"].value = 0.0   # doctest: +SKIP
+        >>> panel.reset()                          # doctest: +SKIP
+        >>> panel.weights == panel.baseline        # doctest: +SKIP
+        True
+        """
+        self._resetting = True
+        try:
+            for name, value in self._start.items():
+                self.controls[name].value = value
+        finally:
+            self._resetting = False
+        self._changed()
+
     def _changed(self, change: Any = None) -> None:
-        """A control moved: refresh, or show the refusal and keep the last view."""
+        """A control moved: refresh, or show the refusal and keep the last view (while :meth:`reset`
+        moves several, nothing: it refreshes once after)."""
+        if self._resetting:
+            return
         try:
             with charts.unvalidated():  # no schema validation while building charts on a slider move
                 self.refresh()

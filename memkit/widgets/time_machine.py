@@ -59,11 +59,11 @@ class TimeMachine(Panel):
     both are read from the store at each slider move (``store.decay``, ``store.forget_policy``), so a
     change made after the panel was built counts at the next move, unless ``policy`` was given.
 
-    ``times`` are the slider's instants and ``value`` the one it starts at. The whole namespace is
-    read once, through the read gate, for the curves, and again at the next refresh after the store
-    changed (``store.revision``: another cell wrote, merged or forgot; call ``refresh()`` to redraw at
-    once); each slider move reads the store as of that instant (``store.frame(as_of=...)``), which
-    is where the states come from.
+    ``times`` are the slider's instants and ``value`` the one it starts at (``reset()`` goes back to
+    it). The whole namespace is read once, through the read gate, for the curves, and again at the
+    next refresh after the store changed (``store.revision``: another cell wrote, merged or forgot;
+    call ``refresh()`` to redraw at once); each slider move reads the store as of that instant
+    (``store.frame(as_of=...)``), which is where the states come from.
 
     Why two frames: today's frame has every memory ever written (the curves need them all, the
     later ones as "not yet written"), but only the frame as of ``at`` knows what was superseded,
