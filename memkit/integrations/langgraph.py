@@ -18,12 +18,17 @@ write pipeline and the read gate hold exactly as for a direct call):
   and key round-trips (:func:`encode_label`, :func:`decode_label`). A memkit namespace written
   without LangGraph (``"user_87"``) reads as the one-label namespace ``("user_87",)``; its memories
   without a key are listed under their id, with the value ``{"content": text}``. One that is no
-  labels' encoding (``"50%"``, ``"%61lice"``) cannot be addressed from LangGraph and is not listed.
+  labels' encoding (``"50%"``, ``"%61lice"``) cannot be addressed from LangGraph and is not listed;
+  nor is one holding nothing ``get`` or ``search`` would return at ``now`` (all expired, or written
+  later). Ops are checked as LangGraph's stores check them (:mod:`.langgraph_ops`).
 - **Values.** The dict is the memory's ``value``; the memory's text (embedded, matched by keywords,
   screened by the guard with the value's strings) comes from the fields to index: ``index=[paths]``
-  on the put, else the store's ``fields`` (default ``"$"``: every string and number in the value).
-  ``index=False`` stores the item unsearchable by query (a search lists it only after the ranked
-  hits, with score ``None``, as LangGraph's own stores do).
+  on the put, else the store's ``fields`` (default ``"$"``: every string and number in the value),
+  at most 100,000 characters (else a ValidationError naming ``value``). ``index=False`` stores the
+  item unsearchable by query (a search lists it only after the ranked hits, with score ``None``, as
+  LangGraph's own stores do); its text is then the value's, cut to that limit. The guard redacts PII
+  in the value as in any memkit write (``13812345678`` becomes ``"[PHONE]"``): ``get`` returns the
+  value as stored; ``GuardParams(redact_pii=False)`` keeps it as put.
 - **A put is a new version.** The key's previous version is superseded (``conflict_policy=
   "supersede"``), so ``versions(key)`` keeps the history and ``frame(as_of=t)`` replays it.
   ``created_at`` of an item is its first version's, ``updated_at`` the current one's. ``value=None``
@@ -36,14 +41,16 @@ write pipeline and the read gate hold exactly as for a direct call):
   are judged as written, not as their ``%XX`` escapes (:mod:`memkit.guard.labels`).
 - **Search** ranks with memkit's hybrid score (similarity, importance, recency and, with
   ``weights``, keywords); :class:`MemkitSearchItem` carries the breakdown. Like every memkit search
-  it sees only active memories valid at ``now`` and above the retrieval floor (``min_strength``; by
-  default there is none). Neighbour expansion is off by default here: items are facts put one by
-  one, not conversation turns. ``filter`` supports exact matches and
-  ``$eq $ne $gt $gte $lt $lte`` over the value, nested dicts included.
+  it sees only active memories valid at ``now`` (as they stood then: a clock set back replays) and
+  above the retrieval floor (``min_strength``; by default there is none), in memkit's order: near
+  ties (``Weights.tie``) newest first, so ``score`` need not fall monotonically (weights with
+  ``tie=0.0, neighbour=0.0``: plain score order). Neighbour expansion is off by default here: items
+  are facts put one by one, not conversation turns. A blank query lists, unranked. ``filter``
+  supports exact matches, nested dicts, dotted keys as paths and ``$eq $ne $gt $gte $lt $lte``.
 - **TTL** is a validity window: ``put(..., ttl=minutes)`` sets ``valid_until = now + ttl``, after which
   the item is no longer returned (``omit_expired``) and ``forget`` may erase it. memkit does not
-  move the window on reads; ``refresh_ttl`` (LangGraph's default: True) instead *reinforces* what a
-  read returned, memkit's own form of "use keeps a memory alive".
+  move the window on reads (LangGraph's stores do); ``refresh_ttl`` (LangGraph's default: True)
+  instead *reinforces* what a read returned, with or without a ttl: every such read is a write.
 - **Batches** run in order: a read sees the puts before it. Consecutive puts form one transaction:
   all of them are written, or (one refused, one not allowed) none.
 - **Requester.** ``MemkitStore(store, requester="agent-1")`` acts as that requester: it reads what the
@@ -54,46 +61,34 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 try:
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        InvalidNamespaceError,
-        ListNamespacesOp,
-        Op,
-        PutOp,
-        Result,
-        SearchOp,
-        validate_op_namespace,
-    )
+    from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result, SearchOp
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("memkit.integrations.langgraph needs LangGraph: pip install 'memkit[langgraph]'") from e
 
 from ..conflicts import POLICIES
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..params import Weights
-from ..schema import ACCESS, Memory, check_choice, check_number, check_text, clock
+from ..schema import ACCESS, Memory, check_choice, check_number, clock
 from ..store import MemoryStore
 from ..store.settable import FromStore, an_instance
 from .langgraph_items import (
     NOINDEX,
     MemkitItem,
     MemkitSearchItem,
-    check_filter,
     decode_label,
     decode_namespace,
     encode_label,
     encode_namespace,
     item_value,
-    value_text,
 )
+from .langgraph_ops import check_op, put_text, until
 from .langgraph_search import SearchOps
 
 __all__ = [
@@ -105,21 +100,9 @@ __all__ = [
     "encode_label",
     "encode_namespace",
 ]
-_TTL_MAX = 10**9  # minutes: ~1,900 years, so now + ttl stays a date
 
 
 # ----------------------------------------------------------------------------- the store
-
-
-def _until(now: datetime, ttl: float) -> datetime:
-    """The end of a ``ttl`` (minutes) from ``now`` (UTC: a wall-clock sum in a named zone would be
-    an hour off across a daylight-saving change) -> raises ValidationError past the calendar's end."""
-    try:
-        return now + timedelta(minutes=float(ttl))
-    except OverflowError:
-        raise ValidationError("ttl", f"{ttl} minutes from {now.isoformat()} is past year 9999") from None
-
-
 class MemkitStore(SearchOps, BaseStore):
     """A LangGraph ``BaseStore`` over a :class:`~memkit.MemoryStore` (module docstring).
 
@@ -184,7 +167,7 @@ class MemkitStore(SearchOps, BaseStore):
             now = self._clock()
             for op in ops:  # a ttl past the calendar's end from this clock (near year 9999) writes nothing
                 if isinstance(op, PutOp) and op.ttl is not None:
-                    _until(now, op.ttl)
+                    until(now, op.ttl)
             i = 0
             while i < len(ops):
                 if isinstance(ops[i], PutOp):
@@ -200,7 +183,7 @@ class MemkitStore(SearchOps, BaseStore):
                 elif isinstance(op, SearchOp):
                     results[i] = self._search(op, now)
                 else:
-                    results[i] = self._list_namespaces(op)  # type: ignore[arg-type]
+                    results[i] = self._list_namespaces(op, now)  # type: ignore[arg-type]
                 i += 1
         return results
 
@@ -209,43 +192,10 @@ class MemkitStore(SearchOps, BaseStore):
         ops = list(ops)
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
 
-    @staticmethod
-    def _check(op: Any) -> None:
-        """Validate one operation before anything in the batch runs -> raises ValidationError or
-        LangGraph's InvalidNamespaceError, exactly as LangGraph's own stores do for the same input.
-        """
-        if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
-            raise ValidationError("op", f"unknown operation {type(op).__name__}")
-        validate_op_namespace(op)
-        if isinstance(op, PutOp):
-            if not op.namespace:
-                raise InvalidNamespaceError("Namespace cannot be empty.")
-            if op.namespace[0] == "langgraph":
-                raise InvalidNamespaceError(
-                    f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-                )
-        if isinstance(op, PutOp) and op.ttl is not None:  # a window the calendar can hold (~1,900 years)
-            t = op.ttl
-            if isinstance(t, bool) or not isinstance(t, numbers.Real) or not 0 < t <= _TTL_MAX:
-                raise ValidationError("ttl", f"must be minutes in (0, {_TTL_MAX}] or None, got {t!r}")
-        if isinstance(op, (GetOp, PutOp)) and not (isinstance(op.key, str) and op.key):
-            raise ValidationError("key", f"must be a non-empty str, got {op.key!r}")
-        if isinstance(op, (SearchOp, ListNamespacesOp)):  # checked before anything in the batch runs
-            for name in ("limit", "offset"):
-                v = getattr(op, name)
-                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-                    raise ValidationError(name, f"must be an int >= 0, got {v!r}")
-        if isinstance(op, SearchOp):
-            check_filter(op.filter)
-            if op.query is not None:  # as the store's search checks it (NUL, lone surrogates, length)
-                check_text("query", op.query)
-        if isinstance(op, ListNamespacesOp):
-            d = op.max_depth
-            if d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1):
-                raise ValidationError("max_depth", f"must be an int >= 1 or None, got {d!r}")
-            for c in op.match_conditions or ():
-                if c.match_type not in ("prefix", "suffix"):
-                    raise ValidationError("match_type", f"must be 'prefix' or 'suffix', got {c.match_type!r}")
+    def _check(self, op: Any) -> None:
+        """Validate one operation before anything in the batch runs (:func:`.langgraph_ops.check_op`: what
+        LangGraph's stores refuse, and what memkit refuses more, a put's long indexed text among it)."""
+        check_op(op, self.fields)
 
     # ------------------------------------------------------------------------- writes
     def _put_all(self, puts: list[PutOp], now: datetime) -> None:
@@ -264,27 +214,17 @@ class MemkitStore(SearchOps, BaseStore):
 
     def _put(self, op: PutOp, now: datetime) -> Memory:
         """One put -> the Memory written: the value stays the memory's structured ``value``, the text of
-        its indexed paths (``index``, else the store's ``fields``) becomes ``content``, a ``ttl`` in
-        minutes becomes ``valid_until``, and ``index=False`` tags it so that search never ranks it.
+        its indexed paths (``index``, else the store's ``fields``; :func:`.langgraph_ops.put_text`)
+        becomes ``content``, a ``ttl`` in minutes becomes ``valid_until``, and ``index=False`` tags it so
+        that search never ranks it. The value and index were checked with the batch (``_check``).
         """
-        if not isinstance(op.value, Mapping):
-            raise ValidationError(
-                "value", f"must be a dict (or None to delete), got {type(op.value).__name__}"
-            )
-        value = dict(op.value)
-        if op.index is False:
-            paths: Sequence[str] = self.fields
-        elif op.index is None:
-            paths = self.fields
-        elif isinstance(op.index, list) and all(isinstance(p, str) for p in op.index):
-            paths = op.index
-        else:
-            raise ValidationError("index", f"must be None, False or a list of paths, got {op.index!r}")
-        until = None if op.ttl is None else _until(now, op.ttl)  # checked by _check and batch
+        value = dict(op.value)  # type: ignore[arg-type]
         return self.store.add(
-            value_text(value, paths), namespace=encode_namespace(op.namespace), key=encode_label(op.key),
-            value=value, requester=self.requester, tags=[NOINDEX] if op.index is False else None,
-            valid_until=until, access=self.access, conflict_policy=self.conflict_policy, now=now,
+            put_text(value, op.index, self.fields), namespace=encode_namespace(op.namespace),
+            key=encode_label(op.key), value=value, requester=self.requester,
+            tags=[NOINDEX] if op.index is False else None, access=self.access,
+            valid_until=None if op.ttl is None else until(now, op.ttl),
+            conflict_policy=self.conflict_policy, now=now,
         )  # fmt: skip
 
     def _delete(self, op: PutOp, now: datetime) -> None:
@@ -302,15 +242,19 @@ class MemkitStore(SearchOps, BaseStore):
     # ------------------------------------------------------------------------- reads
     def _unkeyed(self, ns: str, key: str, now: datetime, *, valid: bool = True) -> Memory | None:
         """A memory written without a key, addressed by its id (memkit's own writes): an active one,
-        and (``valid``) valid at ``now`` and written by then, as search lists it. A delete erases it
-        whatever its validity, as it erases every version of a key."""
+        and (``valid``) valid at ``now`` and written by then, in its status then, as search lists it. A
+        delete erases an active one whatever its validity, as it erases every version of a key."""
         try:
             m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
         except (NotFound, ValidationError, AccessDenied):  # another's: no item, as for a missing one
             return None
         now_valid = (m.created_at <= now and (m.valid_from is None or m.valid_from <= now)
                      and (m.valid_until is None or now < m.valid_until))  # fmt: skip
-        return m if m.key is None and m.status == "active" and (now_valid or not valid) else None
+        status = m.status
+        if valid and now_valid and m.updated_at > now:  # its status changed after now (a merge, an approval)
+            then = self._as_of(ns, now).filter(pl.col("id") == m.id)["status"].to_list()
+            status = then[0] if then else None
+        return m if m.key is None and status == "active" and (now_valid or not valid) else None
 
     def _get(self, op: GetOp, now: datetime) -> MemkitItem | None:
         """The item of a key at ``now``: the current version's value, ``created_at`` of the first version
@@ -325,10 +269,10 @@ class MemkitStore(SearchOps, BaseStore):
             m = self._unkeyed(ns, op.key, now)
             if m is None:
                 return None
-            self._refresh(op.refresh_ttl, ns, [m.id], now)
+            self._refresh(op.refresh_ttl, ns, [m.id], now)  # both times its writing's, as search lists it
             return MemkitItem(memory_id=m.id, value=item_value(m.value, m.content, parsed=True),
                               created_at=m.created_at,
-                              updated_at=m.updated_at, **names)  # fmt: skip
+                              updated_at=m.created_at, **names)  # fmt: skip
         first = versions["created_at"][0]
         newest = versions.row(-1, named=True)
         try:  # the current version another writer's and not readable: the key has no item for us

@@ -8,7 +8,8 @@ filter and namespace-match semantics. Pure functions; the store is in :mod:`.lan
 - items: :class:`MemkitItem` (a ``get``) and :class:`MemkitSearchItem` (a hit), LangGraph's own
   classes plus what memkit decided (the memory id, its status, the score's parts);
 - values: :func:`value_text` (what is embedded and screened) and :func:`item_value` (what is read);
-- filters: :func:`matches`, :func:`check_filter` and :func:`matches_namespace`.
+- filters: :func:`matches_filter` (:func:`matches` after :func:`field`), :func:`check_filter` and
+  :func:`matches_namespace`.
 """
 
 from __future__ import annotations
@@ -166,7 +167,48 @@ def matches(value: Any, condition: Any) -> bool:
                     return False
             return True
         return isinstance(value, Mapping) and all(matches(value.get(k), c) for k, c in condition.items())
+    if isinstance(condition, (list, tuple)):  # element by element: a tuple operand matches a JSON list
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(condition)
+            and all(matches(v, c) for v, c in zip(value, condition, strict=True))
+        )
     return value == condition
+
+
+def field(value: Any, key: str) -> Any:
+    """The value a top-level filter key names: the field of that name, else, for a dotted key, the
+    nested path (``"user.level"`` is ``value["user"]["level"]``); None when missing.
+
+    A literal key wins, as LangGraph 1.2's stores read every key; newer LangGraph reads a dotted key
+    as a path, which is the answer here whenever no field has the dotted name itself.
+
+    >>> both = {"user.level": 1, "user": {"level": 3}}
+    >>> field({"user": {"level": 3}}, "user.level"), field(both, "user.level")
+    (3, 1)
+    """
+    if not isinstance(value, Mapping):
+        return None
+    if key in value or "." not in key:
+        return value.get(key)
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def matches_filter(value: Any, flt: Mapping[str, Any]) -> bool:
+    """A search's ``filter`` against an item's value: every top-level key (:func:`field`, dotted paths
+    included) :func:`matches` its condition.
+
+    >>> value = {"user": {"level": 3}, "tags": ["a", "b"]}
+    >>> matches_filter(value, {"user.level": {"$gte": 2}, "tags": ("a", "b")})
+    True
+    """
+    if any(str(k).startswith("$") for k in flt):  # operators on the whole value
+        return matches(value, flt)
+    return all(matches(field(value, str(k)), c) for k, c in flt.items())
 
 
 def _finite(v: Any) -> bool:

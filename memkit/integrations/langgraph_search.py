@@ -3,11 +3,14 @@
 LangGraph's ``SearchOp`` asks for items under a namespace prefix, optionally ranked by a query and
 filtered by value. memkit answers it with its own ranking: for every memkit namespace under the
 prefix, :meth:`SearchOps._current` is what the namespace holds *now* (the active version of each key
-that is valid at ``now``), :meth:`~memkit.MemoryStore.search` scores it (the same hybrid score, decay
-floor and weights as any memkit search, ``reinforce=False``), and hits from several namespaces are
-merged in memkit's order (near ties newest first, :func:`memkit.scoring.tie_order`). Items put with
-``index=False`` and a search without a query come after the ranked hits, newest first, unscored.
-Only the page returned is reinforced (``refresh_ttl``), never what was merely looked at.
+that is valid at ``now``, in the statuses of then: a clock set back replays, as ``get`` does),
+:meth:`~memkit.MemoryStore.search` scores it (the same hybrid score, decay floor and weights as any
+memkit search, ``reinforce=False``), and hits from several namespaces are merged in memkit's order
+(near ties newest first, :func:`memkit.ties.tie_order`: ``score`` need not fall monotonically;
+weights with ``tie=0.0, neighbour=0.0`` give plain score order). Items put with ``index=False`` and
+a search without a (non-blank) query come after the ranked hits, newest first, unscored. Only the
+page returned is reinforced (``refresh_ttl``), never what was merely looked at.
+``list_namespaces`` lists the namespaces that hold an item at ``now``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from .langgraph_items import (
     decode_label,
     decode_namespace,
     item_value,
-    matches,
+    matches_filter,
     matches_namespace,
 )
 
@@ -54,6 +57,13 @@ def _key(name: str) -> str:
         return name
 
 
+def _valid(now: datetime) -> pl.Expr:
+    """Valid at ``now``: ``valid_from <= now < valid_until`` (either end may be open)."""
+    return (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now)) & (
+        pl.col("valid_until").is_null() | (pl.col("valid_until") > now)
+    )
+
+
 class SearchOps:
     """Search and namespace listing for :class:`~memkit.integrations.langgraph.MemkitStore` (a mixin:
     it reads ``self.store``, ``self.requester``, ``self.weights`` and ``self.min_strength``; ``weights``
@@ -70,17 +80,25 @@ class SearchOps:
         if ids and refresh is not False and not self.store.read_only:
             self.store.reinforce(ids, namespace=ns, requester=self.requester, now=now)
 
-    def _names(self, prefix: tuple[str, ...] = ()) -> list[str]:
-        """The memkit namespaces (readable by the requester) under a LangGraph prefix.
+    def _names(self, now: datetime, prefix: tuple[str, ...] = ()) -> list[str]:
+        """The memkit namespaces under a LangGraph prefix that hold, at ``now``, something the requester
+        may read: written by then, valid then, current or held for review (``store.namespaces(now=)``;
+        one whose items all expired, or were all written later, holds nothing ``get`` or search returns).
 
         Compared label by label on the decoded names, not as strings: the prefix ``("memories",)``
         holds ``"memories.alice"`` but not ``"memories_old"``.
         """
-        names = self.store.namespaces(requester=self.requester)["namespace"].to_list()  # readable ones
+        names = self.store.namespaces(requester=self.requester, now=now)["namespace"].to_list()
         n = len(prefix)
         return [
             name for name in names if (labels := _labels(name)) is not None and labels[:n] == tuple(prefix)
         ]
+
+    def _as_of(self, ns: str, now: datetime) -> pl.DataFrame:
+        """The namespace as it stood at ``now`` for the requester: what was written by then, each memory
+        in its status then (``frame(as_of=now)``), so a search at an earlier ``now`` (a clock set back,
+        a replay) lists what ``get`` returns then, not today's statuses."""
+        return self.store.frame(ns, as_of=now, requester=self.requester)
 
     def _current(self, ns: str, now: datetime) -> pl.DataFrame:
         """The namespace's items at ``now``: the active version of each key valid then (and the
@@ -88,14 +106,9 @@ class SearchOps:
 
         Valid means ``valid_from <= now < valid_until`` (either end may be open), the read gate's rule.
         """
-        # nothing written after now: a search at an earlier now replays what was there then
-        f = self.store.frame(ns, requester=self.requester).filter(pl.col("created_at") <= now)
+        f = self._as_of(ns, now)
         first = f.filter(pl.col("key").is_not_null()).group_by("key").agg(first_at=pl.col("created_at").min())
-        live = f.filter(
-            (pl.col("status") == "active")
-            & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
-            & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
-        )
+        live = f.filter((pl.col("status") == "active") & _valid(now))
         # first_at becomes LangGraph's created_at (an unkeyed memory's own); noindex: put with index=False
         return live.join(first, on="key", how="left").with_columns(
             first_at=pl.coalesce("first_at", "created_at"),
@@ -115,13 +128,14 @@ class SearchOps:
         query = op.query if op.query and op.query.strip() else None  # a blank query lists, unranked
         ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
         rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
-        for ns in self._names(tuple(op.namespace_prefix)):
+        for ns in self._names(now, tuple(op.namespace_prefix)):
             # each row keeps its namespace (to reinforce the page) and a null score until a hit fills it
             cur = self._current(ns, now).with_columns(ns=pl.lit(ns), score=pl.lit(None, pl.Float64))
             every = cur.height  # the store ranks the whole namespace: ask for all of it, then filter
             if flt:  # the values are JSON: matched one by one (LangGraph's semantics, nested dicts)
                 keep = [
-                    matches(item_value(v, c), flt) for v, c in zip(cur["value"], cur["content"], strict=True)
+                    matches_filter(item_value(v, c), flt)
+                    for v, c in zip(cur["value"], cur["content"], strict=True)
                 ]
                 cur = cur.filter(pl.Series(keep, dtype=pl.Boolean))
             if cur.height == 0:
@@ -174,15 +188,17 @@ class SearchOps:
             for r in page
         ]
 
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+    def _list_namespaces(self, op: ListNamespacesOp, now: datetime) -> list[tuple[str, ...]]:
         """One ``ListNamespacesOp`` -> the readable namespaces (as LangGraph tuples) that match every
-        prefix/suffix condition, cut to ``max_depth`` labels, de-duplicated, sorted, then paged.
+        prefix/suffix condition and hold an item at ``now``, cut to ``max_depth`` labels,
+        de-duplicated, sorted, then paged.
 
         The conditions see the full namespaces, before the cut; after it, ``("a", "b", "c")`` and
-        ``("a", "b", "d")`` at ``max_depth=2`` are one ``("a", "b")``.
+        ``("a", "b", "d")`` at ``max_depth=2`` are one ``("a", "b")``. A namespace whose items all
+        expired, or were all written after ``now``, is not listed (search and get find nothing there).
         """
         offset, limit = int(op.offset), int(op.limit)
-        spaces = [decode_namespace(name) for name in self._names()]
+        spaces = [labels for name in self._names(now) if (labels := _labels(name)) is not None]
         for condition in op.match_conditions or ():
             spaces = [ns for ns in spaces if matches_namespace(condition, ns)]
         if op.max_depth is not None:

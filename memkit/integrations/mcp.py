@@ -52,14 +52,16 @@ value stays current and the new one waits as a ``conflict`` for ``list_conflicts
 field; an unknown id; access denied; a refused write; a strict conflict) becomes the SDK's
 ``ToolError``: the call returns ``isError`` with ``"<Error>: <message>"`` for the model to read, and
 the server keeps serving. Arguments that fail the tool's JSON schema are refused by the SDK the same
-way. A failed call changes nothing (memkit validates before it writes, in one transaction); only a
+way. An error never repeats a secret or PII the model passed in an argument, in the result or in the
+server's log (:mod:`.mcp_errors`): such an argument is named, not quoted (``[id withheld: MG201]``),
+and a refused write names the rule and the argument (``MG201 (API key) in key``), not the text. A
+failed call changes nothing (memkit validates before it writes, in one transaction); only a
 denial (access, a refused write) is audited. Results are JSON objects: datetimes as ISO-8601
 strings, lists for tags.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -70,18 +72,17 @@ from ..errors import MissingDependency
 
 try:
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
-    from pydantic import ConfigDict, Field
+    from pydantic import Field
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependency("memkit's MCP server needs the MCP SDK: pip install 'memkit[mcp]'") from e
 
 from .._version import __version__
-from ..errors import AccessDenied, MemkitError, NotFound, ValidationError
+from ..errors import AccessDenied, NotFound, ValidationError
 from ..schema import check_name, check_time, clock
 from ..store import MemoryStore
 from ..store.gate import Gate
+from .mcp_errors import tool
 from .mcp_types import (
     INSTRUCTIONS,
     MAX_RESULTS,
@@ -264,34 +265,6 @@ _TOOLS = {
 }  # fmt: skip
 
 
-def _tool(method: Callable[..., dict[str, Any]], hints: ToolAnnotations) -> Tool:
-    """One MCP tool from a method of :class:`_MemoryTools`: memkit errors become tool errors, and
-    arguments the method does not declare are refused."""
-
-    @functools.wraps(method)  # the SDK reads the signature and the docstring through the wrapper
-    def call(**arguments: Any) -> dict[str, Any]:
-        """The tool's body: run the method, turning memkit's refusals into an MCP tool error the
-        model can read (the message names the field), never a crash of the server.
-        """
-        try:
-            return method(**arguments)
-        except MemkitError as e:  # an expected failure: the model reads why; nothing changed
-            raise ToolError(f"{type(e).__name__}: {e}") from e
-
-    tool = Tool.from_function(call, annotations=hints)
-    # subtle: pydantic ignores arguments a model does not declare, so `namespace="user_88"` would be
-    # dropped silently and the model would believe it wrote there; forbid them (the schema says so too).
-    # And it coerces types by default: `dry_run: "no"` became False (a forget ran), `importance: true`
-    # 1.0; strict types take only what the schema says (an int where a number is asked, as JSON does)
-    model = tool.fn_metadata.arg_model
-    strict = type(model.__name__, (model,), {"__module__": __name__, "model_config": ConfigDict(
-        extra="forbid", strict=True, arbitrary_types_allowed=True)})  # fmt: skip
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
-    return tool.model_copy(
-        update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)}
-    )
-
-
 def build_server(
     store: MemoryStore,
     *,
@@ -342,5 +315,5 @@ def build_server(
         "memkit",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=[_tool(getattr(tools, name), hints) for name, hints in _TOOLS.items()],
+        tools=[tool(getattr(tools, name), hints, store) for name, hints in _TOOLS.items()],
     )

@@ -22,6 +22,7 @@ from ..schema import KINDS, Memory
 
 __all__ = [
     "Content",
+    "IMPORTANCE",
     "INSTRUCTIONS",
     "Importance",
     "Key",
@@ -59,12 +60,15 @@ NewKey = Annotated[
     str | None,
     Field(description="give facts that can change a stable name (e.g. 'user.address') to update them later"),
 ]
-# "fades within hours": below 0.3 (memkit.schema.ADMISSION_MIN_IMPORTANCE) a memory is short-term,
-# with a 2 h half-life
-Importance = Annotated[
-    float | None,
-    Field(ge=0.0, le=1.0, description="0-1, default 0.5; below 0.3 a memory fades within hours"),
-]
+# below 0.3 (memkit.schema.ADMISSION_MIN_IMPORTANCE) a memory is short-term, with a 2 h half-life; forget
+# erases it once its strength, importance * 0.5^(hours / 2), falls below ForgetParams.min_strength (0.1):
+# after 2 * log2(importance / 0.1) hours (memkit.decay.hours_until), at most 2 * log2(3) = 3.2 h, at once
+# at 0.1 or less. The default 0.5 (long-term, 90-day half-life) lasts 90 * log2(5) = 209 days.
+IMPORTANCE = (
+    "0-1, default 0.5; below 0.3 a memory is short-term: forgotten within about 3 hours"
+    " (at 0.1 or less, at once)"
+)
+Importance = Annotated[float | None, Field(ge=0.0, le=1.0, description=IMPORTANCE)]
 # Literal of the KINDS tuple: the schema lists the six kinds as an enum
 Kind = Annotated[Literal[KINDS] | None, Field(description="what sort of memory it is (default fact)")]
 Tags = Annotated[list[str] | None, Field(description="labels, e.g. ['address']")]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +43,8 @@ from .names import id_holds_secret, log_names
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
 __all__ = ["ReadMixin", "check_ids"]
+
+_HELD = ("active", "conflict", "quarantined")  # a memory's statuses while it holds (not superseded)
 
 
 def check_ids(field: str, ids: Any) -> list[str]:
@@ -182,15 +185,22 @@ class ReadMixin(GateMixin, VectorsMixin):
         with self._lock:
             return self._run(f"SELECT count(*) FROM memories WHERE {where}", params)[0][0]
 
-    def namespaces(self, *, requester: str | None = None) -> pl.DataFrame:
+    def namespaces(self, *, requester: str | None = None, now: datetime | None = None) -> pl.DataFrame:
         """The namespaces that hold memories -> ``namespace, memories`` (stored, any status), sorted.
 
         A ``requester`` sees only the namespaces where it may read at least one memory, counted by
-        what it may read: the names and the counts, nothing of the memories themselves.
+        what it may read: the names and the counts, nothing of the memories themselves. With ``now``,
+        only what holds then counts (a namespace left with none is not listed): memories written by
+        ``now``, valid at ``now``, and current or held for review then (``active``, ``conflict`` or
+        ``quarantined``, in their status as of ``now``: what a read at ``now`` may show).
         """
         # across namespaces on purpose (Gate, not _gate): only names and counts of what it may read
-        where, params = Gate(None, self._who(requester)).where()
+        gate = Gate(None, self._who(requester))
         with self._lock:
+            if now is not None:  # (the statuses replayed at `now` when it is before a later change)
+                now = check_time("now", now)
+                gate = self._as_of(replace(gate, statuses=_HELD, valid_at=now), now)
+            where, params = gate.where()
             return self._sql(
                 f"SELECT namespace, count(*) AS memories FROM memories WHERE {where}"
                 " GROUP BY namespace ORDER BY namespace",

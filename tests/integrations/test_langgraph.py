@@ -249,6 +249,7 @@ def test_a_put_is_a_new_version_and_the_item_keeps_its_first_time(filled: Memkit
     ]
 
 
+@pytest.mark.duckdb_only("reads the bytes of a DuckDB file")
 def test_delete_forgets_every_version_for_good(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "lg.duckdb"
     with mk.MemoryStore(str(path)) as store:

@@ -398,12 +398,14 @@ def test_build_server_checks_its_configuration(store: mk.MemoryStore) -> None:
 
 
 # ------------------------------------------------------------------------------- the command line
+@pytest.mark.duckdb_only("memkit mcp --db serves a DuckDB file")
 def test_cli_mcp_needs_an_existing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.duckdb"
     assert main(["mcp", "--db", str(missing), "--namespace", "u"]) == 2
     assert "memkit: NotFound" in capsys.readouterr().err and not missing.exists()
 
 
+@pytest.mark.duckdb_only("memkit mcp --db serves a DuckDB file")
 def test_cli_mcp_without_the_extra_names_the_install_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -416,6 +418,7 @@ def test_cli_mcp_without_the_extra_names_the_install_command(
     assert not db.exists()  # it failed before opening anything
 
 
+@pytest.mark.duckdb_only("memkit mcp --db serves a DuckDB file")
 def test_cli_mcp_serves_over_stdio(tmp_path: Path) -> None:
     db = str(tmp_path / "m.duckdb")
     with mk.MemoryStore(db) as s:

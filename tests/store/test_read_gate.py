@@ -155,3 +155,30 @@ def test_namespaces_lists_only_where_the_requester_may_read() -> None:
         assert s.namespaces(requester="bob").rows() == [("team", 1)]  # names and counts, nothing more
         assert s.namespaces(requester="alice").rows() == [("alice", 1), ("team", 1)]
         assert "今天" not in s.namespaces(requester="bob").write_json()
+
+
+def test_namespaces_at_now_counts_only_what_holds_then() -> None:
+    """``now``: what a read at that time may show (LangGraph's list_namespaces listed a namespace whose
+    items had all expired, or were all written after its clock)."""
+    with mk.MemoryStore() as s:
+        s.add("door code 4711", namespace="expiring", valid_until=NOW + H, now=NOW)
+        s.add("Paris", namespace="moved", key="city", now=NOW)
+        s.add("Berlin", namespace="moved", key="city", conflict_policy="supersede", now=NOW + 2 * H)
+        s.add(INJECTION, namespace="held", now=NOW)  # quarantined: get shows it as such
+        s.add("Bob's private note", namespace="bobs", access="private", requester="bob", now=NOW)
+        s.add("later", namespace="later", now=NOW + 3 * H)
+        assert s.namespaces(now=NOW + H / 2).rows() == [
+            ("bobs", 1), ("expiring", 1), ("held", 1), ("moved", 1),
+        ]  # fmt: skip
+        assert s.namespaces(now=NOW + 4 * H).rows() == [("bobs", 1), ("held", 1), ("later", 1), ("moved", 1)]
+        assert s.namespaces(requester="alice", now=NOW + 4 * H)["namespace"].to_list() == [
+            "held",
+            "later",
+            "moved",
+        ]
+        assert s.namespaces(now=NOW - H).is_empty()
+        assert s.namespaces()["memories"].to_list() == [1, 1, 1, 1, 2]  # without now: all stored, any status
+        # replayed: at +1h Paris was the current version ("moved" counts 1 then, as now: one holds)
+        assert s.namespaces(now=NOW + H).filter(pl.col("namespace") == "moved")["memories"].to_list() == [1]
+        with pytest.raises(mk.ValidationError, match="now"):
+            s.namespaces(now=datetime(2026, 1, 1))
