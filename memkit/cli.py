@@ -17,9 +17,12 @@ copy, pg    a whole store into a new one; a local PostgreSQL server (:mod:`memki
 The CLI never creates a database by accident: every command but ``demo`` needs an existing file
 (``import --create`` and ``mcp --create`` make a new one on purpose). Errors (a missing or bad file,
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
-and exit with status 2; nothing is written. An adapter import (``--from``) is one transaction.
-``export``, ``import``, ``analyze`` and ``mcp`` take ``--settings FILE`` (what was tuned, embedder too), and
-every command that opens a store ``--embedder SPEC`` (else the settings', the file's: :mod:`.cli_embedder`).
+and exit with status 2; nothing is written (a store ``--create`` made for a refused command is taken
+back), and a warning is ``memkit: warning: <message>``. No line shows a URL's password
+(:mod:`.cli_common`). An adapter import (``--from``) is one transaction. ``export``, ``import``,
+``analyze``, ``reembed`` and ``mcp`` take ``--settings FILE`` (what was tuned, embedder too), and every
+command that opens a store ``--embedder SPEC`` (else the settings', the file's: :mod:`.cli_embedder`).
+``export -`` writes to standard output.
 
 A session, from the demo to another framework's data and back to an agent::
 
@@ -42,19 +45,35 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
+from .cli_common import (
+    Parser,
+    check_clock,
+    check_store_names,
+    import_summary,
+    namespace_map,
+    new_store,
+    now_option,
+    requester_option,
+    say,
+    settings_option,
+    shown,
+    warning_format,
+)
 from .cli_embedder import add_embedder_options, open_store
 from .demo import run_demo
-from .errors import MemkitError, ValidationError
+from .errors import MemkitError, NotFound, ValidationError
 from .operate import COMMANDS as OPERATOR_COMMANDS
 from .operate import add_commands as add_operator_commands
+from .outfile import STDOUT
 from .portable import adapters
 from .store import MemoryStore
+from .store.postgres import is_url
 
 __all__ = ["main"]
 
@@ -69,30 +88,13 @@ def _parser() -> argparse.ArgumentParser:
 
     The commands are added in ``memkit --help``'s order, then ``--embedder`` to those opening a store.
     """
-    parser = argparse.ArgumentParser(prog="memkit", description="memkit: the memory layer of LLM agents")
+    parser = Parser(prog="memkit", description="memkit: the memory layer of LLM agents")
     sub = parser.add_subparsers(dest="command", required=True)
     adders = (_add_demo, _add_info, _add_export, _add_import, _add_analyze, _add_reembed, _add_mcp,
               add_operator_commands, add_embedder_options)  # fmt: skip
     for add in adders:
         add(sub)
     return parser
-
-
-def _requester_option(p: argparse.ArgumentParser) -> None:
-    """``--requester`` for a command that reads: whose access rules apply (default: the operator)."""
-    p.add_argument("--requester", help="read as this requester (needs --namespace; default: the operator)")
-
-
-def _now_option(p: argparse.ArgumentParser) -> None:
-    """``--now``: a fixed clock (ISO-8601 with its UTC offset), so a test or a replay repeats exactly."""
-    p.add_argument(
-        "--now", type=datetime.fromisoformat, help="the clock, ISO-8601 with offset (tests, replays)"
-    )
-
-
-def _settings_option(p: argparse.ArgumentParser) -> None:
-    """``--settings FILE``: what was tuned (weights, decay, guard, ...: ``mk.save_settings``) travels."""
-    p.add_argument("--settings", help="a settings file (TOML/JSON, mk.save_settings) the store opens with")
 
 
 def _add_demo(sub: argparse._SubParsersAction) -> None:
@@ -110,15 +112,15 @@ def _add_info(sub: argparse._SubParsersAction) -> None:
 def _add_export(sub: argparse._SubParsersAction) -> None:
     """``memkit export OUT --db FILE [--namespace NS] [--embeddings] [--events] [--to cogx]``."""
     exp = sub.add_parser("export", help="write memories to a portable JSONL file")
-    exp.add_argument("out", help="output file (.jsonl), or a directory with --to cogx")
+    exp.add_argument("out", help="output file (.jsonl; - for standard output), or a directory with --to cogx")
     exp.add_argument("--db", required=True, help="database file")
     exp.add_argument("--namespace", help="one namespace (default: all)")
     exp.add_argument("--embeddings", action="store_true", help="include the embeddings")
     exp.add_argument("--events", action="store_true", help="include each memory's audit events")
     exp.add_argument("--to", choices=("memkit", "cogx"), default="memkit", help="output format")
-    _requester_option(exp)
-    _now_option(exp)
-    _settings_option(exp)
+    requester_option(exp)
+    now_option(exp)
+    settings_option(exp)
 
 
 def _add_import(sub: argparse._SubParsersAction) -> None:
@@ -140,8 +142,8 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     imp.add_argument(
         "--reembed", action="store_true", help="recompute embeddings even from the same embedder"
     )
-    _now_option(imp)
-    _settings_option(imp)
+    now_option(imp)
+    settings_option(imp)
 
 
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
@@ -154,15 +156,17 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     ana.add_argument("--db", required=True, help="database file")
     ana.add_argument("--namespace", help="one namespace (default: all)")
     ana.add_argument("--stale-days", type=float, default=90.0, help="MK004 threshold in days (default 90)")
-    _requester_option(ana)
-    _now_option(ana)
-    _settings_option(ana)
+    requester_option(ana)
+    now_option(ana)
+    settings_option(ana)
 
 
 def _add_reembed(sub: argparse._SubParsersAction) -> None:
-    """``memkit reembed --db FILE [--embedder SPEC]``: the migration to ``--embedder``'s vectors."""
+    """``memkit reembed --db FILE [--embedder SPEC | --settings FILE]``: the migration to ``--embedder``'s
+    vectors, else to the embedder the settings file names (what it was tuned with), else hash."""
     ree = sub.add_parser("reembed", help="re-embed a file written by another embedder (in one transaction)")
     ree.add_argument("--db", required=True, help="database file")
+    settings_option(ree)
 
 
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
@@ -178,20 +182,8 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     srv.add_argument(
         "--requester", help="who the client acts as (access rules, audit; default: the operator)"
     )
-    _now_option(srv)
-    _settings_option(srv)
-
-
-def _namespace_map(pairs: Sequence[str]) -> dict[str, str]:
-    """``["alice=bob", "u1=u2"] -> {"alice": "bob", "u1": "u2"}``; a pair without ``=`` is a
-    ValidationError naming ``--namespace-map``."""
-    out = {}
-    for pair in pairs:
-        old, sep, new = pair.partition("=")
-        if not sep or old in out:
-            raise ValidationError("--namespace-map", f"must be OLD=NEW, each OLD once, got {pair!r}")
-        out[old] = new
-    return out
+    now_option(srv)
+    settings_option(srv)
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -201,33 +193,28 @@ def _run(args: argparse.Namespace) -> None:
     ``import`` and ``analyze`` share one opened store, closed (and the file released) on the way
     out, whether the command succeeded or raised.
     """
-    for name in ("db", "source", "target"):  # `import --from` is also `source`: never this value
-        if getattr(args, name, None) == ":memory:":  # DuckDB's in-memory database: nothing would be kept
-            raise ValidationError(name, "is ':memory:': a command works on a database file or a URL")
+    check_store_names(args)
+    check_clock(args)
     if args.command in _NO_STORE:
         _NO_STORE[args.command](args)
         return
     # subtle: only `import --create` may create the file; every other command opens it with
     # create=False, which raises NotFound for a missing file before anything is written
     create = args.command == "import" and args.create
-    made = create and not Path(args.db).exists()
+    undo = new_store(args.db) if create else None
     try:
         with open_store(args.db, args, create=create, settings=args.settings) as store:
             _WITH_STORE[args.command](store, args)
     except MemkitError:  # the import refused (nothing written): a reader leaving early is not that
-        if made:  # an import that failed leaves no new, empty file behind (a later run would use it)
-            _remove(args.db)
+        if undo:  # an import that failed leaves no new, empty store behind (a later run would use it)
+            undo()
         raise
-
-
-def _remove(db: str) -> None:
-    """Remove a database this command made and then refused, with its files beside it."""
-    for f in (db, f"{db}.wal", f"{db}.reads", f"{db}.lock"):
-        Path(f).unlink(missing_ok=True)
 
 
 def _demo(args: argparse.Namespace) -> None:
     """Run the demo on a fresh ``--db`` file (the one command that makes a database unasked)."""
+    if is_url(args.db):  # (a path would fold its "//": a file named after the URL, password and all)
+        raise ValidationError("--db", "is a postgresql:// URL: the demo writes a DuckDB file (memkit copy)")
     run_demo(args.db)
 
 
@@ -235,14 +222,18 @@ def _info(args: argparse.Namespace) -> None:
     """Print the store's summary line (file, embedder, number of memories) and its memories
     counted by namespace and status: a quick look before exporting or serving a file."""
     with open_store(args.db, args, create=False) as store:
-        print(store)
-        print(store.frame().group_by("namespace", "status").len().sort("namespace", "status"))
+        say(args, str(store))
+        say(args, str(store.frame().group_by("namespace", "status").len().sort("namespace", "status")))
 
 
 def _reembed(args: argparse.Namespace) -> None:
-    """Re-embed every memory with ``--embedder``'s (default: the hash embedder), in one transaction."""
-    with open_store(args.db, args, create=False) as store:
-        print(f"re-embedded {store.reembed()} memories of {args.db} with {store.embedder.name}")
+    """Re-embed every memory with ``--embedder``'s (else the ``--settings`` file's, else the hash
+    embedder), in one transaction."""
+    with warnings.catch_warnings():  # a file stale for the settings' embedder is what reembed is for
+        warnings.filterwarnings("ignore", "embedder: the settings name .* it is open stale", UserWarning)
+        store = open_store(args.db, args, create=False, settings=args.settings, default="hash")
+    with store:
+        say(args, f"re-embedded {store.reembed()} memories of {store.path} with {store.embedder.name}")
 
 
 def _mcp(args: argparse.Namespace) -> None:
@@ -252,14 +243,14 @@ def _mcp(args: argparse.Namespace) -> None:
     from .integrations.mcp import build_server
 
     clock = None if args.now is None else (lambda: args.now)
-    made = args.create and not Path(args.db).exists()
+    undo = new_store(args.db) if args.create else None
     with open_store(args.db, args, create=args.create, settings=args.settings) as store:
-        try:  # refused at start (a bad namespace, requester or clock): no new, empty file is left
+        try:  # refused at start (a bad namespace, requester or clock): no new, empty store is left
             server = build_server(store, namespace=args.namespace, requester=args.requester, now=clock)
         except MemkitError:
             store.close()
-            if made:
-                _remove(args.db)
+            if undo:
+                undo()
             raise
         server.run()
 
@@ -273,14 +264,14 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> None:
     """
     if args.to == "cogx":
         manifest = store.export_cogx(args.out, args.namespace, now=args.now, requester=args.requester)
-        print(f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
+        say(args, f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
         return
     header = store.export(
         args.out, args.namespace, include_embeddings=args.embeddings, include_events=args.events,
         now=args.now, requester=args.requester,
     )  # fmt: skip
-    c = header["counts"]
-    print(f"wrote {c['memories']} memories ({c['events']} events) to {args.out}")
+    c, to = header["counts"], "standard output" if args.out == STDOUT else args.out
+    say(args, f"wrote {c['memories']} memories ({c['events']} events) to {to}", err=args.out == STDOUT)
 
 
 def _import(store: MemoryStore, args: argparse.Namespace) -> None:
@@ -291,22 +282,21 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> None:
     takes = ("--namespace-map", "--on-conflict", "--reembed") if args.source == "memkit" else ("--namespace",)
     if wrong := [o for o, v in given.items() if v and o not in takes]:
         raise ValidationError(wrong[0], f"does not apply to --from {args.source}")
+    if not Path(args.file).exists():  # said as a missing --db is (a new store made for it goes)
+        raise NotFound(f"{args.file} does not exist")
     if args.source == "memkit":
         report = store.import_(
             args.file,
             on_conflict=args.on_conflict or "skip",
             requester=args.requester,
-            namespace_map=_namespace_map(args.namespace_map),
+            namespace_map=namespace_map(args.namespace_map),
             reembed=args.reembed,
             now=args.now,
         )
     else:  # another framework's export, mapped to memkit rows by its adapter (one transaction)
         report = adapters.import_file(store, args.file, args.source, namespace=args.namespace,
                                       requester=args.requester, now=args.now)  # fmt: skip
-    # the report has one row per record; the summary counts them by action
-    counts = report.group_by("action").len().sort("action")
-    summary = ", ".join(f"{a} {n}" for a, n in counts.iter_rows())
-    print(f"imported {args.file}: {summary or 'nothing'}")
+    say(args, f"imported {args.file}: {import_summary(store, report)}")
 
 
 def _analyze(store: MemoryStore, args: argparse.Namespace) -> None:
@@ -314,9 +304,9 @@ def _analyze(store: MemoryStore, args: argparse.Namespace) -> None:
     findings = store.analyze(args.namespace, now=args.now, stale_days=args.stale_days,
                              requester=args.requester)  # fmt: skip
     with pl.Config(**_TABLE):
-        print(findings.select("code", "severity", "namespace", "memory_id", "key", "message"))
+        say(args, str(findings.select("code", "severity", "namespace", "memory_id", "key", "message")))
     by = findings.group_by("severity").len().sort("severity")
-    print(f"{findings.height} findings" + "".join(f"; {s}: {n}" for s, n in by.iter_rows()))
+    say(args, f"{findings.height} findings" + "".join(f"; {s}: {n}" for s, n in by.iter_rows()))
 
 
 # the commands that open the database themselves (or none), and those that share one opened store
@@ -336,13 +326,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     traceback: the message names the field and the value, which is what the user has to fix.
     """
     args = _parser().parse_args(argv)
+    formatting, warnings.formatwarning = warnings.formatwarning, warning_format(args)  # memkit: warning:
     try:
         _run(args)
     except MemkitError as e:
-        print(f"memkit: {type(e).__name__}: {e}", file=sys.stderr)
+        print(shown(f"memkit: {type(e).__name__}: {e}", args), file=sys.stderr)
         return 2
     except BrokenPipeError:  # `memkit info db | head -1`: the reader left early, which is no error;
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second one at exit's flush
+    finally:
+        warnings.formatwarning = formatting
     return 0
 
 

@@ -16,8 +16,14 @@ in this order:
    error says;
 4. the hash embedder (a new file: nothing is recorded yet).
 
-``memkit reembed`` is the exception: its ``--embedder`` is the embedder to migrate *to*, ``hash`` by
-default, whatever the file records.
+``memkit reembed`` is the exception: its ``--embedder`` is the embedder to migrate *to*; without it,
+the one its ``--settings`` file names (``memkit reembed --db FILE --settings tuned.toml`` makes a
+file fit the settings), else ``hash``, whatever the file records.
+
+Settings naming another embedder than the one that wrote the file open it *stale*, with a warning
+naming ``embedder``, the settings file and the file's embedder, and the two ways out (the store's:
+:mod:`memkit.store.stale`): ``--embedder`` with the file's SPEC (read it as it is, the other
+settings applied), or ``memkit reembed --settings FILE`` (migrate it to the settings' embedder).
 
 The SPECs (``hash[:DIM]``, ``st[:MODEL]``, ``m2v:PATH``, blends ``W*SPEC,W*SPEC``) are
 :mod:`memkit.embed.spec`'s.
@@ -63,10 +69,10 @@ __all__ = [
 OPTION = "--embedder"
 
 
-def add_embedder_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+def add_embedder_option(p: argparse.ArgumentParser, default: str | None = None, say: str = "") -> None:
     """``--embedder SPEC`` on a command that opens a store (default None: the file's own, see the
-    module docstring; ``reembed`` passes ``"hash"``, the embedder it migrates to)."""
-    say = "the one the file records, else hash" if default is None else default
+    module docstring; ``say``: what the help names as the default instead)."""
+    say = say or ("the one the file records, else hash" if default is None else default)
     p.add_argument(
         OPTION, default=default, metavar="SPEC",
         help=f"the embedder to open the file with (default: {say}): hash[:DIM], st[:MODEL], m2v:PATH,"
@@ -94,19 +100,24 @@ OPENS_STORE = ("info", "export", "import", "analyze", "reembed", "mcp", "copy", 
 
 def add_embedder_options(sub: argparse._SubParsersAction) -> None:
     """``--embedder`` on every command of ``sub`` that opens a store (:data:`OPENS_STORE`)."""
-    for name in OPENS_STORE:
-        add_embedder_option(sub.choices[name], "hash" if name == "reembed" else None)
+    for name in OPENS_STORE:  # reembed's: the embedder it migrates to (open_store's default=)
+        add_embedder_option(
+            sub.choices[name], say="the --settings file's, else hash" if name == "reembed" else ""
+        )
 
 
-def open_store(path: str, args: argparse.Namespace, **options: Any) -> MemoryStore:
+def open_store(
+    path: str, args: argparse.Namespace, default: str | None = None, **options: Any
+) -> MemoryStore:
     """``MemoryStore(path, embedder=..., **options)`` with the embedder of the module docstring's order:
-    ``--embedder``; else the ``settings=`` file's (the store builds it); else the file's own; else hash.
-    The embedder is built (its model loaded, or the error raised) before the database is opened."""
+    ``--embedder``; else the ``settings=`` file's (the store builds it); else ``default``'s SPEC when
+    given (``reembed``: hash), else the file's own; else hash. The embedder is built (its model
+    loaded, or the error raised) before the database is opened."""
     settings = options.get("settings")
     if args.embedder is not None:
         embedder = embedder_from_spec(args.embedder)
     elif settings is not None and read_settings("settings", settings).embedder is not None:
-        embedder = None  # MemoryStore(settings=) builds the settings' embedder
+        embedder = None  # MemoryStore(settings=) builds the settings' embedder (and warns if stale)
     else:
-        embedder = file_embedder(path)
+        embedder = embedder_from_spec(default) if default else file_embedder(path)
     return MemoryStore(path, embedder=embedder, **options)

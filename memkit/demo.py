@@ -82,13 +82,14 @@ def _clear(db: Path) -> None:
     has open, is refused (ValidationError) and left as it was."""
     if not db.exists():
         return
-    if not is_database(db) or not _replaceable(db):  # someone's memories, another application's data
-        raise ValidationError("db", f"{str(db)!r} holds data the demo did not write: not replaced")
+    if not db.is_file() or not is_database(db) or not _replaceable(db):  # a folder, someone's memories
+        what = "is not a regular file" if not db.is_file() else "holds data the demo did not write"
+        raise ValidationError("db", f"{str(db)!r} {what}: not replaced")
     try:  # no other process has it open, a reader included (the read-only look shared its lock)
         MemoryStore(str(db)).close()
     except StoreLocked:
         raise ValidationError("db", f"{str(db)!r} is open in another process: not replaced") from None
-    for p in (db, Path(f"{db}.wal")):
+    for p in (Path(os.path.realpath(db)), Path(f"{db}.wal")):  # a link's file, moved (the link stays)
         if p.exists():
             os.replace(p, p.with_name(p.name + ".previous"))
 

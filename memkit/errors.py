@@ -41,6 +41,7 @@ __all__ = [
     "check_output",
     "check_path",
     "is_duckdb_file",
+    "output_target",
 ]
 
 
@@ -160,13 +161,48 @@ def check_output(name: str, value: Any, *, is_database: Callable[[Path], bool] =
     ValidationError naming ``name``, nothing written: a folder, a device or a pipe is not replaced, and
     a database is never overwritten (``export("memories.db")`` or ``save_settings("store.json", s)`` by
     mistake would destroy a store). ``is_database``: the store passes its own, which also knows the
-    files beside an open store (its ``.wal``); the default reads the file's header.
+    files beside an open store (its ``.wal``); the default reads the file's header. A symbolic link is
+    judged by the file it leads to (:func:`output_target`, what :mod:`memkit.outfile` writes).
     """
     path = check_path(name, value)
-    if path.exists() and not path.is_file():
+    output_target(name, path, is_database=is_database)
+    return path
+
+
+_DESCRIPTORS = ("/proc", "/dev/fd")
+"""Where a path names a process's open file (``/dev/stdout`` -> ``/proc/self/fd/1``), not a file."""
+
+
+def output_target(name: str, value: Any, *, is_database: Callable[[Path], bool] = is_duckdb_file) -> Path:
+    """The file a write to ``value`` lands in -> its absolute path, a symbolic link followed to the end
+    (its target is written; the link stays a link); the checks of :func:`check_output` on it, and:
+    a path through ``/proc`` or ``/dev/fd`` (``/dev/stdout`` is a link to one) is an open file
+    descriptor of a process, not a file, and is refused; so is a loop of links.
+
+    >>> output_target("path", "/proc/self/fd/1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    memkit.errors.ValidationError: path: '/proc/self/fd/1' is a process's open file (a descriptor), not a...
+    """
+    path = check_path(name, value)
+    target = os.path.abspath(path)
+    for _ in range(40):  # as many links as the system itself follows
+        folder = os.path.realpath(os.path.dirname(target))  # the folder, every link in it resolved
+        if any(folder == d or folder.startswith(d + "/") for d in _DESCRIPTORS):
+            raise ValidationError(
+                name, f"{str(path)!r} is a process's open file (a descriptor), not a file: not replaced"
+            )
+        target = os.path.join(folder, os.path.basename(target))
+        if not os.path.islink(target):
+            break
+        target = os.path.join(folder, os.readlink(target))  # absolute, or relative to the link's folder
+    else:
+        raise ValidationError(name, f"{str(path)!r} is a loop of symbolic links")
+    real = Path(target)
+    if real.exists() and not real.is_file():
         raise ValidationError(name, f"{str(path)!r} exists and is not a regular file: not replaced")
-    if is_database(path):
+    if is_database(path) or is_database(real):
         raise ValidationError(
             name, f"{str(path)!r} is a database file (a store's, or another): not overwritten"
         )
-    return path
+    return real

@@ -8,9 +8,9 @@ copy        ``memkit copy SRC DST``: every table of one store into a new one, Du
             PostgreSQL URL either way (:meth:`memkit.store.MemoryStore.copy_to`)
 pg          ``memkit pg [--dir .pg]``: start a local PostgreSQL 18 + pgvector server (the extra
             ``memkit[postgres]``), print its URL, serve until interrupted (``make pg``)
-reidentify  ``memkit reidentify --db FILE NAME...``: carry the people named (their addresses,
-            numbers) over from the pseudonyms of a store written before December 2026
-            (:meth:`memkit.store.MemoryStore.reidentify`)
+reidentify  ``memkit reidentify --db FILE NAME... [--now TIME]``: carry the people named (their
+            addresses, numbers) over from the pseudonyms of a store written before December 2026
+            (:meth:`memkit.store.MemoryStore.reidentify`; ``--now``: its audit event's time)
 data        ``memkit data locomo``: fetch LoCoMo (pinned URL, sha256 checked, cached;
             :func:`memkit.evaluate.fetch_locomo`)
 ==========  ======================================================================================
@@ -27,15 +27,18 @@ A prototype's way to production, in three commands::
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import time
 from collections.abc import Callable
 from contextlib import suppress
 
+from .cli_common import now_option, say
 from .cli_embedder import open_store
+from .errors import ValidationError
 from .evaluate import LOCOMO, fetch_locomo
 from .store.pg_server import local_server
-from .store.postgres import redact_url
+from .store.postgres import is_url, redact_url
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -57,6 +60,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     ri = sub.add_parser("reidentify", help="carry people over from an older store's pseudonyms")
     ri.add_argument("names", nargs="+", help="the people's addresses or numbers, as names hold them")
     ri.add_argument("--db", required=True, help="database file or postgresql:// URL")
+    now_option(ri)  # the time of its audit event, as every command that writes one
 
 
 def _data(args: argparse.Namespace) -> None:
@@ -68,19 +72,31 @@ def _data(args: argparse.Namespace) -> None:
 
 def _copy(args: argparse.Namespace) -> None:
     """Copy SRC into DST (created) and print what was copied."""
+    if _same_store(args.source, args.target):  # (opening it twice would say "already open")
+        raise ValidationError("target", "is the source store itself: a copy goes into a new store")
     with open_store(args.source, args, create=False) as source:
         counts = source.copy_to(args.target)
         where = source.path  # as reprs show it: a URL without its password
-    print(f"copied {where} -> {redact_url(args.target)}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    copied = ", ".join(f"{n} {t}" for t, n in counts.items())
+    say(args, f"copied {where} -> {redact_url(args.target)}: {copied}")
+
+
+def _same_store(a: str, b: str) -> bool:
+    """Whether two store arguments name one store: one URL, or one file (a link to it, a hard link)."""
+    if is_url(a) or is_url(b):
+        return a == b
+    return os.path.realpath(a) == os.path.realpath(b) or (
+        os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    )
 
 
 def _reidentify(args: argparse.Namespace) -> None:
     """Re-identify the people named and print each pseudonym replaced (never an address)."""
     with open_store(args.db, args, create=False) as store:
-        out = store.reidentify(args.names)
+        out = store.reidentify(args.names, now=args.now)
     for old, new, rows in out.filter(out["rows"] > 0).iter_rows():
-        print(f"{old} -> {new}: {rows} values")
-    print(f"{int((out['rows'] > 0).sum())} pseudonyms replaced ({len(args.names)} names) in {store.path}")
+        say(args, f"{old} -> {new}: {rows} values")
+    say(args, f"{int((out['rows'] > 0).sum())} pseudonyms replaced ({len(args.names)} names) in {store.path}")
 
 
 def _pg(args: argparse.Namespace) -> None:
@@ -88,7 +104,7 @@ def _pg(args: argparse.Namespace) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):  # a supervisor's stop (kill, timeout, a container's
         signal.signal(sig, _interrupted)  # end) or a closed terminal ends it as Ctrl-C does, from the
     with suppress(KeyboardInterrupt):  # start on; the server stops with the process
-        print(local_server(args.dir), flush=True)
+        print(local_server(args.dir, field="--dir"), flush=True)  # (a local server's URL has no password)
         while not args.once:
             time.sleep(3600)
 

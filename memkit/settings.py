@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ from .conflicts import POLICIES
 from .consolidate import MergeParams
 from .embed import check_spec
 from .errors import FormatError, ValidationError, check_output, check_path
+from .outfile import write_file
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, slider_ranges
 from .schema import check_choice
 
@@ -246,7 +246,8 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
 
     Atomic: the text goes to a temporary file in the same directory, which then replaces ``path``
     in one step (:func:`os.replace`), so a failed save leaves the old file, never half of a new one.
-    A database file at ``path`` (a store named ``store.json``) is refused, not overwritten.
+    A database file at ``path`` (a store named ``store.json``) is refused, not overwritten; a
+    symbolic link's target is written, the link kept (:mod:`memkit.outfile`).
     """
     path = check_path("path", path)
     suffix = _suffix(path)
@@ -255,20 +256,7 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
         raise ValidationError("settings", f"must be a memkit.Settings, got {type(settings).__name__}")
     data = settings.to_dict()
     text = _to_toml(data) if suffix == ".toml" else json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    # a unique name beside the target (same file system, so os.replace is atomic); "x" respects umask
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.replace(tmp, path)
-    except _BAD_PATH as e:  # the path's fault (a disk that fails is not: it propagates)
-        tmp.unlink(missing_ok=True)
-        raise ValidationError("path", f"cannot write {str(path)!r}: {e.strerror or e}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file("path", path, lambda f: f.write(text))
 
 
 class _Object(dict[str, Any]):
@@ -319,12 +307,18 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
         raise ValidationError("path", f"cannot read {str(path)!r}: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise FormatError("path", f"{str(path)!r} is not UTF-8 text: {e.reason}") from None
-    try:
+    try:  # a RecursionError: brackets nested thousands deep, which no settings file needs
         data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_pairs)
+        _unique_keys(data)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise FormatError("path", f"{str(path)!r} is not valid {suffix[1:].upper()}: {e}") from None
+    except RecursionError:
+        raise FormatError(
+            "path", f"{str(path)!r} is not valid {suffix[1:].upper()}: nested too deeply"
+        ) from None
+    except ValidationError as e:  # a repeated key: its field, and which file
+        raise type(e)(e.field, f"{_message(e)} (settings file {str(path)!r})") from None
     try:
-        _unique_keys(data)
         return Settings.from_dict(data)
     except ValidationError as e:  # an entry of the file: its field, and which file
         raise type(e)(e.field, f"{_message(e)} (settings file {str(path)!r})") from None

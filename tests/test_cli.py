@@ -63,7 +63,7 @@ def test_errors_exit_nonzero_and_change_nothing(
     err = capsys.readouterr().err
     assert err.startswith("memkit: FormatError: line 1: version: 9 is newer")
     assert main(["import", "--db", db, str(tmp_path / "missing.jsonl"), T]) == 2
-    assert "is not a file" in capsys.readouterr().err
+    assert "NotFound: " in (err := capsys.readouterr().err) and "missing.jsonl does not exist" in err
     assert main(["import", "--db", db, str(bad), "--namespace-map", "nope", T]) == 2
     assert "OLD=NEW" in capsys.readouterr().err
     assert main(["export", "--db", db, "--namespace", " bad", str(tmp_path / "x.jsonl"), T]) == 2

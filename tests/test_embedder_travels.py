@@ -216,7 +216,8 @@ def test_cli_settings_embedder_comes_before_the_files_and_after_the_option(
     )
     assert recorded_embedder(new) == (H64.name, 64)
     old = _store_file(tmp_path, mk.HashEmbedder(dim=32), "old.duckdb")  # the settings win over its record:
-    assert main(["analyze", "--db", old, "--settings", str(settings), *NOW]) == 0  # readable, stale
+    with pytest.warns(UserWarning, match="^embedder: the settings name 'hash:64'.* it is open stale"):
+        assert main(["analyze", "--db", old, "--settings", str(settings), *NOW]) == 0  # readable, stale
     with pytest.warns(UserWarning, match="^embedder: the settings name 'hash:64'"):
         code = main(
             [
@@ -232,7 +233,8 @@ def test_cli_settings_embedder_comes_before_the_files_and_after_the_option(
         )
     assert code == 0  # the option wins
     capsys.readouterr()
-    assert main(["import", str(_jsonl(tmp_path)), "--db", old, "--settings", str(settings), *NOW]) == 2
+    with pytest.warns(UserWarning, match="it is open stale"):
+        assert main(["import", str(_jsonl(tmp_path)), "--db", old, "--settings", str(settings), *NOW]) == 2
     assert "holds embeddings of hash-v3-32-tw0.5" in capsys.readouterr().err
 
 

@@ -485,3 +485,27 @@ def test_a_round_trip_keeps_findings_as_they_are(tmp_path: Path) -> None:
         dst.import_(path, now=NOW)
         assert dst.frame().equals(src.frame())
         assert "tea" not in "".join(dst.frame()["findings"])
+
+
+def test_a_stale_store_exports_its_own_vectors(backend: str, tmp_path: Path, request) -> None:
+    """A store opened with another embedder than the one that wrote it is readable, export included
+    (README): ``include_embeddings`` reshaped the stored 384-dim vectors to the open embedder's 64
+    and raised numpy's ValueError (a traceback from ``memkit export --embeddings``). The file carries
+    the stored vectors with the embedder that made them, and imports into a store of that embedder
+    exactly (the vectors reused, bit for bit)."""
+    where = request.getfixturevalue("url") if backend == "postgres" else str(tmp_path / "s.duckdb")
+    with mk.MemoryStore(where) as s:
+        s.add("User lives in Hangzhou", namespace="u", now=NOW)
+        s.add("User likes oolong tea", namespace="u", now=NOW)
+        stored = s.frame("u", include_embedding=True)
+    p = tmp_path / "stale.jsonl"
+    with mk.MemoryStore(where, embedder=mk.HashEmbedder(dim=64)) as stale:
+        assert "stale=" in repr(stale)
+        header = stale.export(p, "u", include_embeddings=True, now=NOW)
+    assert header["embedder"] == {"name": mk.HashEmbedder().name, "dim": 384}
+    with mk.MemoryStore() as copy:
+        copy.import_(p, now=NOW)
+        got = copy.frame("u", include_embedding=True).sort("id")
+    want = stored.sort("id")
+    assert got["id"].to_list() == want["id"].to_list()
+    assert np.array_equal(np.stack(got["embedding"].to_list()), np.stack(want["embedding"].to_list()))

@@ -264,3 +264,32 @@ def test_toml_strings_round_trip_through_tomllib() -> None:
         assert tomllib.loads(f"x = {_toml_value(text)}")["x"] == text
     for number in [0.1, 1e-05, 1e16, 5e-324, 100.0, 0.30000000000000004]:
         assert tomllib.loads(f"x = {_toml_value(number)}")["x"] == number
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text"),
+    [
+        (".toml", "memkit_settings = 1\nx = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+        (".json", '{"memkit_settings": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"),
+        (".json", '{"memkit_settings": 1, "x": ' + "[" * 900 + "]" * 900 + "}\n"),  # parses; checked
+    ],
+)
+def test_a_deeply_nested_file_is_a_format_error_naming_it(
+    tmp_path: Path, suffix: str, text: str, capsys
+) -> None:
+    """Brackets nested thousands deep: Python's parsers (and the repeated-key check) recursed until a
+    RecursionError escaped, a 3,000-line traceback from `memkit analyze --settings deep.toml`."""
+    from memkit.cli import main
+
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(mk.ValidationError, match=f"{re.escape(str(path))}") as e:
+        load_settings(path)
+    assert isinstance(e.value, mk.FormatError) or "unknown section or field" in str(e.value)
+    db = tmp_path / "m.duckdb"
+    mk.MemoryStore(str(db)).close()
+    assert main(["analyze", "--db", str(db), "--settings", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("memkit: ") and str(path) in err
+    if len(text) > 100_000:
+        assert f"'{path}' is not valid {suffix[1:].upper()}: nested too deeply" in err

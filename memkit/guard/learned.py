@@ -48,6 +48,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import MemkitError, ValidationError, check_output, check_path
+from ..outfile import write_file
 from ..text import INVISIBLE
 
 __all__ = ["Features", "LearnedModel", "featurize", "load_model", "rule_matrix", "window_max", "WEIGHTS_FILE"]
@@ -281,16 +282,18 @@ class LearnedModel:
     def save(self, path: str) -> None:
         """Write the model as a compressed ``.npz``: weights quantized to int8 (one scale), so the
         file is small; :func:`load_model` reads it back. A database file there is refused, not
-        overwritten (ValidationError naming ``path``)."""
-        target = str(check_path("path", path))  # numpy adds ".npz" to a name without it
-        check_output("path", target if target.endswith(".npz") else target + ".npz")
+        overwritten (ValidationError naming ``path``); written as every memkit writer writes
+        (:mod:`memkit.outfile`: whole or not at all, a link's target)."""
+        target = str(check_path("path", path))  # ".npz" added to a name without it, as numpy does
+        target = target if target.endswith(".npz") else target + ".npz"
+        check_output("path", target)
         scale = float(np.abs(self.w).max() / 127) or 1.0
         q = np.round(self.w / scale).astype(np.int8)
-        np.savez_compressed(
-            path, bits=np.int64(self.bits), w=q, scale=np.float64(scale), v=self.v.astype(np.float64),
+        write_file("path", target, lambda f: np.savez_compressed(
+            f, bits=np.int64(self.bits), w=q, scale=np.float64(scale), v=self.v.astype(np.float64),
             b=np.float64(self.b), rules=np.array(self.rules, dtype=str), info=np.array(self.info),
             window=np.int64(self.window), power=np.float64(self.power),
-        )  # fmt: skip
+        ), binary=True)  # fmt: skip
 
     def quantized(self) -> LearnedModel:
         """This model with its weights as :meth:`save` stores them (what a loaded model scores)."""

@@ -45,6 +45,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import FormatError, ValidationError, check_output
+from ..outfile import write_file
 from ..schema import MEMORY_FIELDS, check_name, check_time
 from .records import RESTORABLE, records_frame, utc_time
 from .strictjson import loads
@@ -82,11 +83,15 @@ def write_cogx(
     for name in names:  # checked before anything is removed: a database there is never overwritten
         check_output("directory", d / name)
     d.mkdir(parents=True, exist_ok=True)
-    for name in names:  # a stale archive is replaced
-        (d / name).unlink(missing_ok=True)
+    written = (_COGX_FILES["memory"], "manifest.json")  # replaced through memkit.outfile (a link kept)
+    for name in names:  # a stale archive's other parts go
+        if name not in written:
+            (d / name).unlink(missing_ok=True)
     iso = lambda t: None if t is None else t.astimezone(UTC).isoformat()  # COGX times: ISO-8601 text
-    with (d / _COGX_FILES["memory"]).open("w", encoding="utf-8") as f:
-        for m in frame.iter_rows(named=True):  # writing a file: one line per memory
+
+    def memories(f: Any) -> None:
+        """One line per memory."""
+        for m in frame.iter_rows(named=True):
             meta = {k: iso(m[k]) if isinstance(m[k], datetime) else m[k] for k in _MEMKIT_META if k in m}
             if meta.get("value") is not None:  # the frame holds JSON text; the record embeds the value
                 meta["value"] = json.loads(meta["value"])
@@ -102,6 +107,8 @@ def write_cogx(
                 "categories": list(m["tags"]),
             }
             f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
+
+    write_file("directory", d / _COGX_FILES["memory"], memories)
     manifest = {
         "cogx_version": COGX_VERSION,
         "source_system": "memkit",
@@ -110,7 +117,11 @@ def write_cogx(
         "embedding_model": embedder,
         "notes": ["memkit fields are in metadata.memkit"],  # for a human opening the archive
     }
-    (d / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_file(
+        "directory",
+        d / "manifest.json",
+        lambda f: f.write(json.dumps(manifest, indent=2, ensure_ascii=False)),
+    )
     return manifest
 
 

@@ -193,6 +193,8 @@ def _str(name: str, v: Any) -> str:
 def _version(v: Any) -> int:
     """A version number: a whole number in [1, 10**9] (room left in the INTEGER column for the key's
     later versions: a write numbers its version after the highest stored)."""
+    if type(v) in (int, float) and v > 10**9:  # (check_count would say the column's limit, as a float)
+        raise ValidationError("version", f"must be between 1 and 1000000000, got {v}")
     n = check_count("version", v)
     if not 1 <= n <= 10**9:
         raise ValidationError("version", f"must be between 1 and 1000000000, got {n}")

@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,7 +50,8 @@ import numpy as np
 import polars as pl
 
 from ..embed import content_hashes
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, is_duckdb_file
+from ..outfile import write_file
 from ..params import GuardParams
 from .columns import Column, polars_type
 from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
@@ -96,8 +95,9 @@ def write(
     """Write ``frame`` (one row per memory, every column of ``columns``) to ``path`` -> the header.
 
     ``embeddings`` is ``(n, dim)`` row-aligned with ``frame``; ``events`` has ``memory_id, ts, op,
-    requester, detail`` (detail as JSON text). The file is written next to ``path`` and renamed into
-    place, so a reader never sees half a file.
+    requester, detail`` (detail as JSON text). The file is written next to ``path`` (or the file a
+    link there leads to) and renamed into place, so a reader never sees half a file; ``"-"`` is
+    standard output (:func:`memkit.outfile.write_file`).
     """
     names = [c.name for c in columns]  # the header's "fields": the table's columns, in its order
     for c in columns:
@@ -125,28 +125,23 @@ def write(
         "embedding_encoding": EMBEDDING_ENCODING if embeddings is not None else None,
         "events": events is not None,
     }
-    path = Path(path)
-    if path.exists() and not path.is_file():  # a rename would put a file where /dev/null was
-        raise ValidationError("path", f"{str(path)!r} exists and is not a regular file: not replaced")
-    # subtle: the temporary file sits in the target's folder, so os.replace is an atomic rename
-    # (same file system) and a crash leaves the old file or the new one, never half of either
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(_dumps(header) + "\n")
-            for i, row in enumerate(out.iter_rows(named=True)):
-                for c in json_cols:  # embedded as JSON, not as a string holding JSON
-                    if row[c] is not None:
-                        row[c] = json.loads(row[c])
-                if embeddings is not None:
-                    row["embedding"] = base64.b64encode(embeddings[i].astype("<f4").tobytes()).decode("ascii")
-                if events is not None:
-                    row["events"] = per_memory.get(row["id"], [])
-                f.write(_dumps(row) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def lines(f: Any) -> None:
+        """The header, then one line per memory."""
+        f.write(_dumps(header) + "\n")
+        for i, row in enumerate(out.iter_rows(named=True)):
+            for c in json_cols:  # embedded as JSON, not as a string holding JSON
+                if row[c] is not None:
+                    row[c] = json.loads(row[c])
+            if embeddings is not None:
+                row["embedding"] = base64.b64encode(embeddings[i].astype("<f4").tobytes()).decode("ascii")
+            if events is not None:
+                row["events"] = per_memory.get(row["id"], [])
+            f.write(_dumps(row) + "\n")
+
+    # memkit.outfile: a temporary file beside the target (a symbolic link's target), renamed over it,
+    # so a crash leaves the old file or the new one; "-" is standard output; 0600: memories are private
+    write_file("path", path, lines, mode=0o600, stdout=True)
     return header
 
 
@@ -209,6 +204,8 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
     p = Path(path)
     if not p.is_file():
         raise FormatError("path", f"{str(path)!r} is not a file")
+    if is_duckdb_file(p):  # (its bytes would be refused as "not valid UTF-8" on line 1)
+        raise FormatError("path", f"{str(path)!r} is a DuckDB database, not a memkit export (JSONL)")
     header: dict[str, Any] | None = None  # None until line 1 is read
     raw: dict[str, list[Any]] = {}  # field -> the raw JSON values of every line
     lines: list[int] = []
@@ -223,6 +220,10 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
             except UnicodeDecodeError as e:
                 bad = line[e.start : e.start + 1]
                 raise fail(n, "line", f"is not valid UTF-8 (byte {e.start}: {bad!r})") from None
+            if n == 1 and text.startswith("\ufeff"):  # a byte order mark (Windows editors): not JSON's
+                text = text[1:]
+            if not text.strip():  # (json's own "Expecting value: line 2 column 1" names another line)
+                raise fail(n, "line", "is empty: every line is one JSON object")
             obj = loads(text, n)
             if header is None:
                 header = _header(obj, columns)

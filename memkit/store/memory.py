@@ -73,6 +73,7 @@ from .settable import (
     opening_embedder,
     warn_other_embedder,
 )
+from .stale import warn_stale_settings
 from .write import WriteMixin
 
 __all__ = ["MemoryStore"]
@@ -142,9 +143,11 @@ class MemoryStore(
         and guard parameters, and the defaults of ``search`` (weights), ``consolidate`` (threshold)
         and ``forget`` (policy), and the embedder (its SPEC, :mod:`memkit.embed.spec`; its model is
         loaded now) unless ``embedder=`` is given: that one wins, with a UserWarning naming
-        ``embedder`` when the settings name another. Not together with ``conflict_policy``,
-        ``decay``, ``keyword`` or ``guard``. ``store.settings`` returns them; assigning it sets them
-        all (all or nothing) but the embedder, fixed at the open (another one: a UserWarning).
+        ``embedder`` when the settings name another. Settings naming another embedder than the one
+        that wrote the file open it stale, with a UserWarning naming ``embedder`` and both fixes.
+        Not together with ``conflict_policy``, ``decay``, ``keyword`` or ``guard``.
+        ``store.settings`` returns them; assigning it sets them all (all or nothing) but the
+        embedder, fixed at the open (another one: a UserWarning).
 
     ``path`` may also be a PostgreSQL URL (``postgresql://user@host/db``): the same store on a server
     that many processes share (:mod:`memkit.store.postgres`; the extra ``memkit[postgres]``).
@@ -212,6 +215,8 @@ class MemoryStore(
             raise ValidationError(
                 "settings", "pass either settings= or conflict_policy=/decay=/keyword=/guard=, not both"
             )
+        source = os.fspath(settings) if isinstance(settings, (str, os.PathLike)) else None
+        given = embedder  # (the settings' embedder, when it is not given, must fit the file: below)
         embedder, settings = opening_embedder(embedder, settings)  # a file read, its embedder built
         self.path, self.read_only, self.compact_on_erase = path, read_only, compact_on_erase
         self.embedder = embedder if embedder is not None else HashEmbedder()  # checked as it is set
@@ -230,6 +235,12 @@ class MemoryStore(
         if settings is not None:
             self._set_parameters(settings)
         self._open(create=create)
+        if self._stale is not None and given is None and settings is not None and settings.embedder:
+            try:  # (a warning turned into an error, as tests do, must not leave the file held)
+                warn_stale_settings(self.path, self._stale, settings.embedder, source)  # memkit.store.stale
+            except BaseException:
+                self.close()
+                raise
 
     @property
     def settings(self) -> Settings:

@@ -49,6 +49,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import ValidationError
 from ..text import CJK, INVISIBLE, STOPWORDS
+from .pg_home import PATH, home_schema
 from .postgres import PgConnection
 
 __all__ = ["ANALYZE_ROWS", "EMBEDDER", "NEVER_ANALYZED", "PG_SCHEMA", "TERMS_DIGEST", "SNAPSHOT", "STATE",
@@ -225,45 +226,19 @@ def _later_terms(pg: PgConnection) -> bool:
     return later or (row is not None and row[0].rpartition(":")[2] == TERMS_DIGEST)
 
 
-# the connection's search path as PostgreSQL reads it, its user, and the schema it resolved to
-_PATH = "SELECT current_setting('search_path'), current_user, current_schema()"
-_ENTRY = re.compile(r'\s*("(?:[^"]|"")*"|[^,]*?)\s*(?:,|$)')  # one entry: "Quoted, ""with"" commas" or bare
-
-
-def _path_schemas(path: str) -> list[str | None]:
-    """The schema names of a ``search_path`` setting, as PostgreSQL resolves them: a bare name folds
-    to lower case, a quoted one keeps its case and commas; None stands for ``$user`` (the role's
-    schema, when one of that name exists).
-
-    >>> _path_schemas('"$user", Team_A, "Mixed Case, Inc", public')
-    [None, 'team_a', 'Mixed Case, Inc', 'public']
-    """
-    out: list[str | None] = []
-    for m in _ENTRY.finditer(path):
-        e = m.group(1)
-        if not e:
-            continue
-        name = e[1:-1].replace('""', '"') if e.startswith('"') else e.lower()
-        out.append(None if name == "$user" else name)
-    return out
-
-
 def _own_schema(pg: PgConnection, create: bool, read_only: bool) -> None:
     """The store's schema, the first the search path names (``$user``'s only when it exists), exists
     or is made (``create``, not read-only; under the migration lock). PostgreSQL skips a missing
     schema of the path without a word, so two stores of two new schemas would otherwise both live in
     ``public`` and read each other's memories."""
-    path, user, current = pg.con.execute(_PATH).fetchone()
-    names = _path_schemas(path)
-    if names and names[0] is None:  # "$user" first: the role's schema if there is one, else the next
-        names = [user] if user == current else names[1:]
-    if not names or names[0] == current:  # the schema is there (or the path names none)
+    schema, exists = home_schema(*pg.con.execute(PATH).fetchone())  # (memkit.store.pg_home)
+    if exists:  # the schema is there (or the path names none)
         return
     if not create or read_only:
         raise ValidationError(
-            "path", f"schema {names[0]!r} does not exist on the server (create=True makes it)"
+            "path", f"schema {schema!r} does not exist on the server (create=True makes it)"
         )
-    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [names[0]]).fetchone()
+    ddl = pg.con.execute("SELECT format('CREATE SCHEMA IF NOT EXISTS %%I', %s::text)", [schema]).fetchone()
     pg.con.execute(ddl[0])
 
 

@@ -28,6 +28,7 @@ import polars as pl
 from ..embed import l2_normalize
 from ..errors import ConflictError, ValidationError, check_output, check_path
 from ..guard import identity, is_rule_message
+from ..outfile import STDOUT
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
 from ..portable.plan import check_namespace_map, plan_import
@@ -88,7 +89,8 @@ class PortableMixin(LeaveMixin, RetryMixin):
         embeddings and each memory's audit events on request. The operator exports everything; a
         ``requester`` (with its namespace) exports only what it may read, without quarantined
         memories. Logs one ``export`` event. The file is written whole or not at all (a temporary
-        file renamed into place), and never over a database file.
+        file renamed into place; a link's target, the link kept), never over a database file;
+        ``"-"`` is standard output (:mod:`memkit.outfile`).
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
@@ -96,7 +98,8 @@ class PortableMixin(LeaveMixin, RetryMixin):
             if not isinstance(flag, bool):
                 raise ValidationError(name, "must be a bool")
         # not a folder, a device, a pipe, nor a database: export("memories.db") must not overwrite a store
-        check_output("path", path, is_database=is_database)
+        if path != STDOUT:  # "-": standard output (memkit.outfile)
+            check_output("path", path, is_database=is_database)
         statuses = None if requester is None else ("active", "superseded", "conflict")  # not quarantined
         gate, params = self._gate(namespace, requester, statuses=statuses).where()
         where = (
@@ -119,8 +122,8 @@ class PortableMixin(LeaveMixin, RetryMixin):
             try:
                 header = jsonl.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
                                         embeddings=emb, events=events)  # fmt: skip
-            except OSError as e:
-                raise ValidationError("path", f"cannot write {str(path)!r}: {e}") from None
+            except OSError as e:  # (a disk that fails; never the temporary file's name)
+                raise ValidationError("path", f"cannot write {str(path)!r}: {e.strerror or e}") from None
             where_to = scrub(str(path), self.guard)  # a path may name a person: kept only if it does not
             self._log("export", now, namespace, requester, path=where_to, embeddings=include_embeddings,
                       **header["counts"])  # fmt: skip

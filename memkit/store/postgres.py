@@ -48,7 +48,7 @@ from ..errors import ConnectionLost, MemkitError, ValidationError
 from .pg_session import SessionMixin
 from .pg_types import Result, copy_column, pg_type, plain, vector_loader
 
-__all__ = ["PgConnection", "is_url", "redact_url", "translate"]
+__all__ = ["PgConnection", "is_url", "redact_text", "redact_url", "translate"]
 
 _SCHEMES = ("postgresql://", "postgres://")
 
@@ -74,13 +74,34 @@ def redact_url(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", scheme + sep + rest)
 
 
+def redact_text(text: str, url: str | None = None) -> str:
+    """``text`` (a message) with passwords hidden: ``url``'s wherever it appears (the URL as
+    :func:`redact_url` shows it, the password as written and percent-decoded: a driver may quote it),
+    any other ``postgresql://`` URL's in it, and any ``password=`` of a libpq keyword string
+    (``host=db password=...``). The CLI passes every line it prints through it.
+
+    >>> url = "postgresql://bob:pa%24s@db/m"
+    >>> redact_text(f"cannot open {url}: wrong password pa$s; host=db password=x", url)
+    'cannot open postgresql://bob:***@db/m: wrong password ***; host=db password=***'
+    """
+    if url:
+        text = text.replace(url, redact_url(url))
+        for secret in _secrets(url):  # (not one or two characters: those would hide every such letter)
+            text = text.replace(secret, "***") if len(secret) > 2 else text
+    text = _URL.sub(lambda m: redact_url(m[0]), text)
+    return re.sub(r"(\bpassword\s*=\s*)('[^']*'|[^\s&]+)", r"\1***", text)
+
+
+_URL = re.compile(r"postgres(?:ql)?://\S+")  # a URL inside a text (up to the next space)
+
+
 def _secrets(url: str) -> list[str]:
     """The password of ``url`` as written and percent-decoded (to scrub from a driver's message)."""
     _, _, rest = url.partition("://")
     at = rest.rfind("@")
     found = [rest[rest.index(":") + 1 : at]] if at > 0 and ":" in rest[:at] else []
     found += re.findall(r"[?&]password=([^&]*)", url)
-    found += [part for f in found for part in re.split(r"[/#?]", f)]  # what libpq may have cut it to
+    found += [p for f in found for p in re.split(r"[/#?]", f) if len(p) > 3]  # what libpq may have cut
     return sorted({x for f in found for x in (f, unquote(f)) if x}, key=len, reverse=True)
 
 
@@ -179,10 +200,8 @@ class PgConnection(SessionMixin):
 
     def _cannot_connect(self, error: BaseException) -> str:
         """``cannot connect to <url, password hidden>: <libpq's message, password hidden>``."""
-        message = str(error)
-        for secret in _secrets(self.url):  # libpq may quote the password it could not parse
-            message = message.replace(secret, "***")
-        return f"cannot connect to {redact_url(self.url)}: {message}".strip()
+        message = " ".join(str(error).split())  # one line (libpq adds "\n\tIs the server running ...")
+        return f"cannot connect to {redact_url(self.url)}: {redact_text(message, self.url)}".strip()
 
     def _connect(self) -> Any:
         """A new connection with the session the store expects (UTC, read-only or pgvector, JSON as

@@ -148,10 +148,12 @@ class VectorsMixin(StoreCore):
         return self._check_embeddings(self.embedder.embed([text]), 1)[0]
 
     def _embedding_matrix(self, where: str, params: list[Any]) -> np.ndarray:
-        """``SELECT embedding FROM memories WHERE ...`` -> ``(n, dim)`` without Python lists."""
+        """``SELECT embedding FROM memories WHERE ...`` -> ``(n, dim)`` without Python lists; ``dim`` is
+        the stored vectors' own (a stale file's are its recorded embedder's, not the open one's)."""
         table = self._db.sql(f"SELECT embedding FROM memories WHERE {where}", params=params).to_arrow_table()
         flat = table.column("embedding").combine_chunks().flatten().to_numpy()  # (n * dim,)
-        return flat.reshape(table.num_rows, self.embedder.dim)  # (n, dim)
+        dim = self._stale[1] if self._stale else self.embedder.dim
+        return flat.reshape(table.num_rows, dim)  # (n, dim)
 
     # ------------------------------------------------------------------------------------ inserts
     def _insert(

@@ -135,6 +135,25 @@ def test_the_cli_reidentifies_a_file(tmp_path, capsys) -> None:
     assert main(["reidentify", "--db", path, "sk-live-4eC39HqLyjWDarjtT1zdp7dc"]) == 2  # a secret: refused
 
 
+@pytest.mark.duckdb_only("the CLI on a file")
+def test_the_cli_reidentifies_at_the_clock_it_is_given(tmp_path, capsys) -> None:
+    """`memkit reidentify --now`: as every command that writes an audit event (its API has now=); it
+    was "unrecognized arguments", and the event was logged at the wall clock."""
+    from memkit.cli import main
+
+    path = str(tmp_path / "old.duckdb")
+    with mk.MemoryStore(path) as s:
+        _written_before(s)
+    with _older(1, 1):
+        assert main(["reidentify", "--db", path, JOHN, "--now", "2026-03-01T12:00:00+08:00"]) == 0
+    assert "1 pseudonyms replaced (1 names)" in capsys.readouterr().out
+    with mk.MemoryStore(path) as s:
+        events = s.audit().filter(pl.col("op") == "reidentify")
+        assert events["ts"].to_list() == [datetime(2026, 3, 1, 4, tzinfo=UTC)]
+    assert main(["reidentify", "--db", path, JOHN, "--now", "2026-03-01T12:00:00"]) == 2  # no offset
+    assert "--now: 2026-03-01T12:00:00 is not timezone-aware" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------ 96-bit pseudonyms
 def test_two_phone_numbers_that_shared_a_pseudonym_are_two_people(store: mk.MemoryStore) -> None:
     """Audit (helper 108, r1): a number's pseudonym was 32 bits, so among ~33k numbers two share one

@@ -1,0 +1,101 @@
+"""Writing a file the caller names: the one rule of every memkit writer (``export``, ``save_settings``,
+``export_cogx`` / ``write_cogx``, ``LearnedModel.save``).
+
+A careful tool writing ``out.jsonl`` must not destroy what the name leads to, nor leave half a file:
+
+1. the path is checked first (:func:`memkit.errors.check_output`): a folder, a device, a pipe, a
+   process's open descriptor (``/dev/stdout``, ``/proc/self/fd/1``) or a database is refused with a
+   ValidationError naming the argument, and nothing is written;
+2. a symbolic link is followed to the file it leads to (:func:`memkit.errors.output_target`), and
+   *that* file is written: the link stays a link (``current.jsonl -> exports/2026-12.jsonl`` keeps
+   pointing at the new export), where a rename onto the link's own name would have replaced the link
+   by a regular file, and for ``/dev/stdout`` replaced the system's link;
+3. the bytes go to a temporary file in the target's own folder (the same file system), flushed to
+   disk, then renamed over the target in one step (:func:`os.replace`): a crash or a full disk leaves
+   the old file or the new one, never half of either; an existing file keeps its permission bits, a
+   new one gets ``mode`` less the umask;
+4. a path the file system refuses (a missing folder, a read-only one) is a ValidationError naming the
+   argument and the path the caller gave, never the temporary file's name; any other OSError (a disk
+   that fails) propagates as it is.
+
+``stdout=True`` lets ``"-"`` mean standard output (``memkit export - | gzip``), written as it comes:
+no rename, so no atomicity, which a stream cannot have.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import ValidationError, is_duckdb_file, output_target
+
+__all__ = ["STDOUT", "write_file"]
+
+STDOUT = "-"
+"""The path that means standard output, for a writer that allows it (``stdout=True``)."""
+
+_BAD_PATH = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""What a path the caller named can do wrong: a ValidationError naming it, not an OSError."""
+
+
+def write_file(
+    name: str,
+    path: Any,
+    write: Callable[[IO[Any]], None],
+    *,
+    binary: bool = False,
+    mode: int = 0o666,
+    is_database: Callable[[Path], bool] = is_duckdb_file,
+    stdout: bool = False,
+) -> None:
+    """Call ``write(f)`` with a file object whose bytes replace the file ``path`` leads to, as the
+    module docstring says; ``name`` is the argument errors name. Text files are UTF-8 with ``\\n`` line
+    ends; ``binary=True`` gives ``write`` a bytes file (``np.savez`` writes to one)."""
+    if stdout and isinstance(path, str) and path == STDOUT:
+        _to_stdout(write, binary)
+        return
+    target = output_target(name, path, is_database=is_database)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")  # unique, beside the target
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)  # the umask applies, as to any file
+        try:
+            with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+            if target.exists():  # the file replaced keeps who may read it
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except _BAD_PATH as e:  # the path's fault: said with the caller's path, not the temporary name
+        raise ValidationError(name, f"cannot write {os.fspath(path)!r}: {e.strerror or e}") from None
+
+
+def _to_stdout(write: Callable[[IO[Any]], None], binary: bool) -> None:
+    """``write`` to standard output: UTF-8 whatever the locale, through its byte stream when it has one
+    (a terminal, a pipe), else as text (a notebook's)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        if binary:
+            raise ValidationError("path", "standard output takes no binary file here")
+        write(sys.stdout)
+        return
+    sys.stdout.flush()  # what was printed before comes first
+    if binary:
+        write(buffer)
+        buffer.flush()
+        return
+    text = io.TextIOWrapper(buffer, encoding="utf-8", newline="\n", write_through=True)
+    try:
+        write(text)
+        text.flush()
+    finally:
+        text.detach()  # the stream stays open for the rest of the program
