@@ -256,13 +256,12 @@ def _mcp(args: argparse.Namespace) -> None:
 
 
 def _export(store: MemoryStore, args: argparse.Namespace) -> None:
-    """Write ``--namespace`` (or everything) as memkit JSONL, or as a COGX archive with ``--to cogx``.
-
-    Embeddings are left out unless ``--embeddings``: they are large, and a store with another
-    embedder recomputes them anyway. ``--events`` adds each memory's audit trail, for a move that
-    must keep its history. With ``--requester``, only what that requester may read is written.
-    """
+    """Write ``--namespace`` (or everything) as memkit JSONL (``--embeddings``, ``--events`` on request),
+    or as a COGX archive with ``--to cogx``, which carries neither (refused, not ignored). With
+    ``--requester``, only what that requester may read is written."""
     if args.to == "cogx":
+        if wrong := [o for o, on in (("--embeddings", args.embeddings), ("--events", args.events)) if on]:
+            raise ValidationError(wrong[0], "does not apply to --to cogx (it carries no vectors, no history)")
         manifest = store.export_cogx(args.out, args.namespace, now=args.now, requester=args.requester)
         say(args, f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
         return

@@ -4,10 +4,13 @@
   with :mod:`~memkit.portable.strictjson` (JSON without NaN, duplicates or overflow) and
   :mod:`~memkit.portable.columns` (a field's polars and Arrow types);
 - :mod:`~memkit.portable.jsonl` — memkit's own format: :func:`write` / :func:`read` (header + one
-  memory per line, exact round-trip; the store's ``export`` / ``import_`` use it);
+  memory per line, exact round-trip; the store's ``export`` / ``import_`` use it), with
+  :mod:`~memkit.portable.lessons` (the guard's lessons as lines of their own, format version 2) and
+  :mod:`~memkit.portable.lines` (the one JSONL line reader: lines end at ``\\n`` only);
 - :mod:`~memkit.portable.plan` — what an import does with each line (new, skipped, overwrite);
 - :mod:`~memkit.portable.rows` — a batch of writes (a polars frame) -> validated, typed rows;
-- :mod:`~memkit.portable.records` — what the adapters share (records -> a frame, their times);
+- :mod:`~memkit.portable.records` — what the adapters share (records -> a frame, their times,
+  ``add_frame``);
 - :mod:`~memkit.portable.adapters` — chat messages, mem0 exports and any file -> a frame for
   ``MemoryStore.add_many``;
 - :mod:`~memkit.portable.cogx` — cognee's COGX graph format, both ways;

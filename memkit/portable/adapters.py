@@ -19,8 +19,11 @@ list of parts (``{"type": "text", "text": ...}``) or LlamaIndex ``blocks``, and 
 ``type`` (``human``/``ai``) stands in for ``role``.
 
 Readers are pure (data in, a polars frame with a ``namespace`` column out) and raise FormatError
-naming the record. A frame may carry a boolean ``store`` column (the admission verdict) and a
-``reason``; every other column it has is a Memory field (:mod:`~memkit.portable.records`).
+naming the record. A frame may carry a boolean ``store`` column (the admission verdict), a
+``reason`` and a ``record`` (what an error names the row by: ``messages[3]``, ``results[0]``,
+``facts.jsonl line 2``); every other column it has is a Memory field (:mod:`~memkit.portable.records`).
+:func:`import_file` reads a file's lines with :func:`~memkit.portable.lines.numbered` (JSONL splits
+on ``\\n`` only) and names the file in every error about its content (``chat.jsonl: line 4: ...``).
 :func:`add_frame` writes a frame with ``add_many`` (every namespace in one transaction) and returns
 a report; :func:`import_file` is the CLI's entry point (``memkit import --from chat|mem0|cogx``).
 """
@@ -35,12 +38,12 @@ from typing import Any
 import polars as pl
 
 from ..commands import admit_many
-from ..errors import FormatError, ValidationError, WriteRefused
-from ..schema import WRITABLE_FIELDS, check_name, check_tags
+from ..errors import FormatError, ValidationError
+from ..schema import check_name, check_tags
 from .cogx import read_cogx
-from .records import RESTORABLE, records_frame, unencodable, utc_time
-from .rows import build_rows
-from .strictjson import loads
+from .lines import numbered
+from .records import RESTORABLE, add_frame, records_frame, unencodable, utc_time
+from .strictjson import fail, loads
 
 __all__ = ["RESTORABLE", "add_frame", "chat_frame", "import_file", "mem0_frame"]
 
@@ -87,12 +90,15 @@ def _bad_content(content: Any) -> str:
     raise ValidationError("content", f"must be a str or a list of text parts, got {type(content).__name__}")
 
 
-def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.DataFrame:
+def chat_frame(
+    messages: Sequence[Mapping[str, Any]], *, namespace: str, where: Sequence[str] | None = None
+) -> pl.DataFrame:
     """OpenAI-style chat messages -> one row per message: ``turn, role, namespace, content, store,
-    layer, kind, importance, protected, source, tags, created_at, reason``.
+    layer, kind, importance, protected, source, tags, created_at, reason, record``.
 
     ``store`` is the admission rule's verdict; :func:`add_frame` writes only the rows where it is
-    true. A message's ``created_at`` (ISO-8601 with offset), when present, is kept.
+    true. A message's ``created_at`` (ISO-8601 with offset), when present, is kept. ``where`` names
+    each message in errors (``record``; default ``messages[i]``; a JSONL file's reader: ``line n``).
 
     >>> f = chat_frame([{"role": "user", "content": "我喜欢喝美式咖啡"}, {"role": "user", "content": "好的"},
     ...                 {"role": "system", "content": "You are helpful."}], namespace="u")
@@ -105,13 +111,16 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
         raise FormatError(
             "messages", f"must be a list of {{'role', 'content'}} objects, got {type(messages).__name__}"
         )
+    names = [f"messages[{i}]" for i in range(len(messages))] if where is None else list(where)
     roles, texts, stamps = [], [], []
-    for i, msg in enumerate(messages):  # validation is per message; admission below is vectorized
-        where = f"messages[{i}]"
+    for msg, where in zip(messages, names, strict=True):  # validated per message; admission vectorized
         if not isinstance(msg, Mapping):
             raise FormatError(where, f"must be an object, got {type(msg).__name__}")
         role = msg.get("role", msg.get("type"))  # LangChain's dumps name it "type"
         role = _ROLE_ALIASES.get(role, role)
+        if role is None and "messages" in msg:  # {"messages": [...]} (a request body): not a message
+            raise FormatError(where, "holds 'messages', it is not one: give the list of messages itself"
+                              " (a JSON list, or JSONL: one message a line)")  # fmt: skip
         if role not in _SOURCE_OF_ROLE:
             raise FormatError(f"{where}.role", f"must be one of user, assistant, system, tool; got {role!r}")
         try:
@@ -132,6 +141,7 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             source=pl.col("role").replace_strict(_SOURCE_OF_ROLE, return_dtype=pl.String),
             tags=pl.concat_list(pl.lit("chat"), pl.lit("role:") + pl.col("role")),  # ["chat", "role:user"]
             created_at=pl.Series(stamps, dtype=pl.Datetime("us", "UTC")),  # null: the write's now
+            record=pl.Series(names, dtype=pl.String),  # what an error names the message by
         )
         .select(
             "turn",
@@ -147,6 +157,7 @@ def chat_frame(messages: Sequence[Mapping[str, Any]], *, namespace: str) -> pl.D
             "tags",
             "created_at",
             "reason",  # why it is (not) stored: "stated preference", "filler", "system message", ...
+            "record",
         )
     )
 
@@ -176,12 +187,16 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
         if not isinstance(content, str) or not content.strip():
             raise FormatError(f"{where}.memory", f"must be a non-empty str, got {content!r}")
         ns = namespace or r.get("user_id") or r.get("agent_id") or r.get("run_id")  # mem0's scopes
+        if ns is None:
+            raise FormatError(f"{where}.namespace", "no user_id, agent_id or run_id says whose it is: pass"
+                              " namespace= (--namespace on the command line)")  # fmt: skip
+        cats = r.get("categories") or []
         try:
             ns = check_name(f"{where}.namespace", ns)
-            cats = r.get("categories") or []
             tags = list(check_tags([cats] if isinstance(cats, str) else cats))
-        except ValidationError as e:
-            raise FormatError(e.field, str(e).split(": ", 1)[1]) from None
+        except ValidationError as e:  # check_tags names "tags": in mem0's words, the categories
+            field = e.field if e.field.startswith(where) else f"{where}.categories"
+            raise FormatError(field, str(e)[len(e.field) + 2 :]) from None
         until = r.get("expiration_date")
         if isinstance(until, str) and len(until) == 10:  # a date ("2025-12-31"): valid through that day (UTC)
             try:
@@ -213,52 +228,6 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     return records_frame(rows)
 
 
-def add_frame(
-    store: Any, frame: pl.DataFrame, *, requester: str | None = None, now: datetime | None = None
-) -> pl.DataFrame:
-    """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
-    column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped``).
-
-    All or nothing: every row is validated first, and every namespace commits in one transaction
-    (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
-    earlier one written. Columns that are not writable Memory fields (``turn``, ``role``,
-    ``reason``, ...) are not written, and neither is a column that is null in every row of a
-    namespace, so that the field gets its default there."""
-    frame = frame.with_row_index("row")  # the report's row: the position in the input frame
-    writable = set(WRITABLE_FIELDS)
-    wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
-    parts = [
-        frame.join(wanted, on="row", how="anti").select(
-            "row", "namespace", id=pl.lit(None, pl.String), action=pl.lit("skipped")
-        )
-    ]
-    groups = []
-    for (ns,), part in wanted.group_by("namespace", maintain_order=True):
-        cols = [c for c in part.columns if c in writable and part[c].null_count() < part.height]
-        # validate every namespace before writing any, so bad input in the last group writes nothing
-        build_rows(
-            part.select(cols).to_dicts(), check_name("namespace", ns), requester, now or datetime.now(UTC)
-        )
-        groups.append((ns, part, cols))
-    with store.transaction():  # every namespace, or none
-        for ns, part, cols in groups:
-            try:
-                ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
-            except WriteRefused as e:  # its rows are the group's: name the frame's row instead
-                raise _in_frame(e, part["row"]) from None
-            parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
-    return pl.concat(parts).sort("row")
-
-
-def _in_frame(e: WriteRefused, rows: pl.Series) -> WriteRefused:
-    """A refusal of one namespace's ``add_many`` -> the same, its rows those of the whole frame."""
-    found = e.findings.with_columns(row=rows.gather(e.findings["row"]))  # type: ignore[attr-defined]
-    first = found["row"].unique(maintain_order=True)
-    more = f" (and {first.len() - 1} more)" if first.len() > 1 else ""
-    codes = str(e).rpartition(": ")[2]
-    return WriteRefused(f"write refused by the guard in row {first[0]}{more}: {codes}", found)
-
-
 def import_file(
     store: Any,
     path: str | Path,
@@ -272,28 +241,63 @@ def import_file(
     ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report.
 
     Chat messages need ``namespace`` (a conversation does not say whose it is); for mem0 and COGX it
-    overrides the records' own user scope. Nothing is written unless the whole file is valid.
+    overrides the records' own user scope. Nothing is written unless the whole file is valid; an
+    error about its content names the file and the record (``chat.jsonl: line 4.content: ...``).
     """
+    if source not in ("chat", "mem0", "cogx"):
+        raise ValidationError("source", f"must be chat, mem0 or cogx, got {source!r}")
+    if source == "chat" and namespace is None:
+        raise ValidationError("namespace", "is required for chat messages")
+    check_name("namespace", namespace, optional=True)  # the caller's, not the file's: checked first
     p = Path(path)
-    if source == "cogx":
-        frame = read_cogx(p, namespace=namespace)
-    else:
-        if not p.is_file():
-            raise FormatError("path", f"{str(path)!r} is not a file")
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise FormatError("path", f"{p.name} is not valid UTF-8 ({e})") from None
-        if source == "chat":
-            if text.lstrip().startswith("["):  # one JSON list; otherwise JSONL, one message a line
-                messages = loads(text, 1)
-            else:
-                messages = [loads(line, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-            if namespace is None:
-                raise ValidationError("namespace", "is required for chat messages")
-            frame = chat_frame(messages, namespace=namespace)
+    if source != "cogx" and not p.is_file():
+        raise FormatError("path", f"{str(path)!r} is not a file")
+    try:  # every error from here on is about the file's content: it names the file
+        if source == "cogx":
+            frame = read_cogx(p, namespace=namespace)
         elif source == "mem0":
-            frame = mem0_frame(loads(text, 1), namespace=namespace)
+            frame = mem0_frame(loads(_decoded(p.read_bytes()), None), namespace=namespace)
         else:
-            raise ValidationError("source", f"must be chat, mem0 or cogx, got {source!r}")
+            messages, where = _chat(p.read_bytes())
+            frame = chat_frame(messages, namespace=namespace, where=where)
+    except ValidationError as e:
+        raise type(e)(f"{p.name}: {e.field}", str(e)[len(e.field) + 2 :]) from None
+    if source == "mem0":  # (mem0_frame's rows are results[i]; it keeps only Memory fields, for add_many)
+        frame = frame.with_columns(record=pl.format("results[{}]", pl.int_range(pl.len())))
+    if "record" in frame.columns:  # add_frame's errors name the file too
+        frame = frame.with_columns(record=pl.lit(f"{p.name}: ") + pl.col("record"))
     return add_frame(store, frame, requester=requester, now=now)
+
+
+def _decoded(data: bytes) -> str:
+    """A whole file's bytes as text, or FormatError naming the line of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise fail(
+            line, "line", f"is not valid UTF-8 (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
+
+
+def _chat(data: bytes) -> tuple[Any, list[str] | None]:
+    """A chat file -> its messages and what errors name each by: a JSON list (``messages[i]``), JSONL
+    (``line n``: one message a line, split on ``\\n`` only, blank lines skipped), or one JSON object
+    over several lines (``the file``: :func:`chat_frame` says what is wrong with ``{"messages": ...}``)."""
+    if data.lstrip()[:1] == b"[":
+        return loads(_decoded(data), None), None
+    messages, where = [], []
+    try:
+        for n, line, _ in numbered(data):
+            if line.strip():
+                messages.append(loads(line, n))
+                where.append(f"line {n}")
+    except FormatError:
+        try:
+            whole = loads(_decoded(data), None)
+        except FormatError:
+            whole = None
+        if not isinstance(whole, dict):  # not one object printed over several lines: the line's error
+            raise
+        return [whole], ["the file"]
+    return messages, where

@@ -47,6 +47,7 @@ import polars as pl
 from ..errors import FormatError, ValidationError, check_output
 from ..outfile import write_file
 from ..schema import MEMORY_FIELDS, check_name, check_time
+from .lines import numbered
 from .records import RESTORABLE, records_frame, utc_time
 from .strictjson import loads
 
@@ -135,9 +136,8 @@ def _scope(rec: Mapping[str, Any], namespace: str | None, where: str) -> str:
     try:
         return check_name(f"{where}.scope", ns)
     except ValidationError as e:
-        raise FormatError(
-            e.field, f"{str(e).split(': ', 1)[1]} (no user/agent/session scope: pass namespace=)"
-        ) from None
+        raise FormatError(e.field, f"{str(e).split(': ', 1)[1]} (no user/agent/session scope: pass"
+                          " namespace=, or --namespace on the command line)") from None  # fmt: skip
 
 
 def _str_field(rec: Mapping[str, Any], name: str, where: str, optional: bool = False) -> str | None:
@@ -161,6 +161,7 @@ def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | No
         "namespace": _scope(rec, namespace, where),
         "store": True,
         "reason": f"cogx {kind}",
+        "record": where,  # what add_frame's errors name the row by
         "created_at": utc_time(f"{where}.created_at", rec.get("created_at")),
         "source": "import",
     }
@@ -223,8 +224,11 @@ def _cogx_row(kind: str, rec: Mapping[str, Any], where: str, namespace: str | No
 
 
 def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.DataFrame:
-    """A COGX archive directory -> one row per record (see the module table), with ``store`` and
-    ``reason`` columns. The manifest's ``cogx_version`` must not be of a newer major version.
+    """A COGX archive directory -> one row per record (see the module table), with ``store``,
+    ``reason`` and ``record`` (``facts.jsonl line 2``) columns. The manifest's ``cogx_version`` must
+    not be of a newer major version, and its ``counts`` (``{kind: records}``, as :func:`write_cogx`
+    writes them), when it has them, must match the records of each kind memkit reads: a file missing
+    or cut at a line's end is refused, nothing read.
 
     The frame goes to :func:`memkit.portable.adapters.add_frame`, which writes the rows whose
     ``store`` is true. Files of kinds the archive does not have are simply absent; blank lines are
@@ -233,8 +237,9 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
     d = Path(directory)
     if not (d / "manifest.json").is_file():
         raise FormatError("cogx", f"{str(directory)!r} has no manifest.json (not a COGX archive directory)")
+    raw = (d / "manifest.json").read_bytes()
     try:
-        manifest = loads((d / "manifest.json").read_text(encoding="utf-8"), 1)
+        manifest = loads(raw.decode("utf-8"), None, file="manifest.json")
     except UnicodeDecodeError as e:
         raise FormatError("manifest.json", f"is not UTF-8 ({e.reason} at byte {e.start})") from None
     version = manifest.get("cogx_version") if isinstance(manifest, Mapping) else None
@@ -244,20 +249,26 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
         raise FormatError("manifest.cogx_version", f"is not a version: {version!r}") from None
     if newer:
         raise FormatError("manifest.cogx_version", f"{version} is newer than this reader ({COGX_VERSION})")
-    rows = []
+    counts = manifest.get("counts")
+    if counts is not None and not (isinstance(counts, Mapping) and all(
+            type(v) is int and v >= 0 for v in counts.values())):  # fmt: skip
+        raise FormatError("manifest.counts", "must be an object of record counts per kind ({'memory': 3})")
+    rows, found = [], dict.fromkeys(_COGX_FILES, 0)
     for kind, name in _COGX_FILES.items():
         p = d / name
         if not p.is_file():
             continue
-        for n, raw in enumerate(p.read_bytes().splitlines(), 1):  # bytes: name the line of bad UTF-8
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise FormatError(f"{name} line {n}", "is not valid UTF-8") from None
-            rec = loads(text, n)
-            if not isinstance(rec, Mapping):
-                raise FormatError(f"{name} line {n}", "must be a JSON object")
-            rows.append(_cogx_row(kind, rec, f"{name} line {n}", namespace))
+        with p.open("rb") as f:
+            for n, text, _ in numbered(f, file=name):  # split on "\n" only, as JSONL is
+                if not text.strip():
+                    continue
+                rec = loads(text, n, file=name)
+                if not isinstance(rec, Mapping):
+                    raise FormatError(f"{name} line {n}", "must be a JSON object")
+                rows.append(_cogx_row(kind, rec, f"{name} line {n}", namespace))
+                found[kind] += 1
+    for kind, n in found.items():
+        if counts is not None and kind in counts and counts[kind] != n:  # a truncated archive
+            raise FormatError("manifest.counts", f"says {counts[kind]} {kind} records, {_COGX_FILES[kind]}"
+                              f" has {n} (a missing or truncated file)")  # fmt: skip
     return records_frame(rows)

@@ -275,9 +275,12 @@ MISSING_VALUE = object()
 """The sentinel :func:`default` returns for a required column with no default."""
 
 
-def parse_embedding(v: Any, dim: int, line: int) -> np.ndarray:
+def parse_embedding(v: Any, dim: int, line: int, field: str = "embedding") -> np.ndarray:
     """A line's ``embedding`` -> ``(dim,)`` float32: base64 of little-endian float32 bytes (what
-    memkit writes, exact) or a list of numbers (hand-made files). NaN and infinity are refused.
+    memkit writes, exact) or a list of numbers (hand-made files). NaN, infinity and a vector too
+    large to normalize (its squared length overflows float32, as ``add_many`` refuses one) are
+    refused, naming ``field``; an all-zero vector is the store's to judge (its embedder gives one to
+    a text without words, such as ``"!!!"``).
 
     >>> parse_embedding("AACAPwAAAAA=", 2, 1), parse_embedding([0.5, 0], 2, 1)
     (array([1., 0.], dtype=float32), array([0.5, 0. ], dtype=float32))
@@ -286,18 +289,21 @@ def parse_embedding(v: Any, dim: int, line: int) -> np.ndarray:
         try:
             raw = base64.b64decode(v, validate=True)
         except ValueError:
-            raise fail(line, "embedding", "is not valid base64") from None
+            raise fail(line, field, "is not valid base64") from None
         if len(raw) != 4 * dim:  # 4 bytes per float32
-            raise fail(line, "embedding", f"has {len(raw) // 4} values; the header's dim is {dim}")
+            raise fail(line, field, f"has {len(raw) // 4} values; the header's dim is {dim}")
         vec = np.frombuffer(raw, dtype="<f4")
     elif isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
         if len(v) != dim:
-            raise fail(line, "embedding", f"has {len(v)} values; the header's dim is {dim}")
+            raise fail(line, field, f"has {len(v)} values; the header's dim is {dim}")
         vec = np.asarray(v, dtype=np.float32)
     else:
-        raise fail(line, "embedding", "must be base64 float32 text or a list of numbers")
+        raise fail(line, field, "must be base64 float32 text or a list of numbers")
     if not np.isfinite(vec).all():
-        raise fail(line, "embedding", "contains NaN or infinite values")
+        raise fail(line, field, "contains NaN or infinite values")
+    with np.errstate(over="ignore"):  # a value past ~1e19: normalizing it in float32 gives zeros or NaN
+        if not np.isfinite(np.dot(vec, vec)):
+            raise fail(line, field, "is too large to normalize (its squared length overflows float32)")
     return vec
 
 

@@ -50,7 +50,10 @@ from ..guard.names import SECRET_IN_NAME, names_findings
 from ..params import GuardParams
 from .strictjson import fail
 
-__all__ = ["ID_FIELDS", "MAX_ID_CHARS", "OWN_ID", "check_id", "check_ids", "own_id", "refuse_flagged_ids"]
+__all__ = [
+    "ID_FIELDS", "MAX_ID_CHARS", "OWN_ID", "check_id", "check_ids", "own_id", "refuse_flagged",
+    "refuse_flagged_ids",
+]  # fmt: skip
 
 MAX_ID_CHARS = 64  # a UUID is 36, a SHA-256 in hex 64
 ID_FIELDS = ("id", "supersedes", "merged_from")  # the fields of a file that hold ids
@@ -147,3 +150,19 @@ def refuse_flagged_ids(
     for cs, n in zip(codes, lines, strict=True) if bad else ():
         if (j := next((j for j, c in enumerate(cs) if c in bad), None)) is not None:
             raise fail(n, f"findings[{j}].code", bad[cs[j]])
+
+
+def refuse_flagged(named: dict[str, list[str]], lines: list[int], guard: GuardParams | None = None) -> None:
+    """:func:`refuse_flagged_ids` for ids a file brings outside the memories' columns (a lesson's
+    ``lesson.id`` and ``lesson.memory_id``): ``named`` maps a field to one id per line of ``lines``.
+
+    >>> refuse_flagged({"lesson.id": ["9f3ad0c4e1b27a65", "sk-live-4eC39HqLyjWDarjtT1zdp7dc"]}, [5, 6])
+    Traceback (most recent call last):
+    ...
+    memkit.errors.FormatError: line 6: lesson.id: holds something that looks like a secret (a key or password)
+    """
+    for name, ids in named.items():
+        bad = _flags(list(dict.fromkeys(ids)), guard) if ids else {}
+        for x, n in zip(ids, lines, strict=True) if bad else ():
+            if x in bad:
+                raise fail(n, name, bad[x])

@@ -1,6 +1,6 @@
 """The portable format: memories as versioned JSONL, written and read without loss.
 
-A file is one header line and then one memory per line::
+A file is one header line, then one memory per line, then (version 2) one line per lesson::
 
     {"format": "memkit", "version": 1, "embedder": {"name": "hash-v1-384-tw0.5", "dim": 384},
      "exported_at": "2026-01-01T00:00:00.000000Z", "namespace": "user_87",
@@ -12,15 +12,21 @@ The header:
 ======================  ==========================================================================
 key                     meaning
 ======================  ==========================================================================
-``format``, ``version`` ``"memkit"`` and :data:`VERSION`; a reader refuses a newer version
+``format``, ``version`` ``"memkit"`` and 1, or 2 when the file carries lessons (:data:`VERSION`, what
+                        this reader reads; it refuses a newer version)
 ``embedder``            name and dim of the embedder that made the vectors (reused only if equal)
 ``exported_at``         when the file was written (ISO-8601 UTC)
 ``namespace``           the namespace exported, or null for all
-``counts``              memories and events in the file: a truncated file is caught by them
+``counts``              memories and events (and, version 2, ``lessons``) in the file: a file cut
+                        at a line end is caught by them
 ``fields``              the columns every memory line has, in table order
 ``embedding_encoding``  :data:`EMBEDDING_ENCODING` when lines carry ``embedding``, else null
 ``events``              true when each line carries its memory's audit ``events``
 ======================  ==========================================================================
+
+Lesson lines (:mod:`~memkit.portable.lessons`) carry the guard's lessons of what an operator
+exports: a file is written as version 2 only when it has some, so one without stays readable by an
+older memkit (which refuses, rather than misreads, a version 2 file).
 
 ``fields`` is whatever the store's ``memories`` table holds (the store passes its columns in), so a
 column added by a later migration travels without a change here. Timestamps are ISO-8601 UTC with
@@ -56,12 +62,15 @@ from ..params import GuardParams
 from .columns import Column, polars_type
 from .fields import EVENT_FIELDS, MISSING_VALUE, default, parse_embedding, parse_events, parse_time, validator
 from .ids import refuse_flagged_ids
+from .lessons import LESSONS_VERSION, check_lessons, first_repeat, lesson_line, parse_lesson
+from .lines import numbered
 from .strictjson import fail, loads
 
 __all__ = ["FORMAT", "ON_CONFLICT", "VERSION", "Column", "Parsed", "read", "write"]
 
 FORMAT = "memkit"  # the header's "format": what tells a memkit file from any other JSONL
-VERSION = 1  # the header's "version": raised only when an older reader could misread a file
+VERSION = 2  # the newest "version" this reads (2: lesson lines); a file is written with the oldest
+# that describes it (1 without lessons), raised only where an older reader could misread a file
 EMBEDDING_ENCODING = "f32le-base64"  # little-endian float32 bytes, base64: exact, and 4x smaller
 ON_CONFLICT = ("skip", "overwrite", "new_ids", "error")  # an import's choices (memkit.portable.plan)
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"  # polars strftime: microseconds, UTC designator
@@ -70,14 +79,16 @@ _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"  # polars strftime: microseconds, UTC desi
 @dataclass
 class Parsed:
     """A validated file: its header, the memories as columns (``{field: [values]}``), the line of
-    each memory, its embeddings ``(n, dim)`` float32 (or None) and its audit events
-    ``(row, ts, op, requester, detail_json)``."""
+    each memory, its embeddings ``(n, dim)`` float32 (or None), its audit events
+    ``(row, ts, op, requester, detail_json)`` and its lessons
+    (:func:`~memkit.portable.lessons.parse_lesson`)."""
 
     header: dict[str, Any]
     columns: dict[str, list[Any]]  # every column of the store's table, values as the store keeps them
     lines: list[int]  # lines[i]: the file line of row i, for error messages after the read
     embeddings: np.ndarray | None = None
     events: list[tuple[int, datetime, str, str | None, str | None]] = field(default_factory=list)
+    lessons: list[dict[str, Any]] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------------------- writing
@@ -91,13 +102,17 @@ def write(
     namespace: str | None = None,
     embeddings: np.ndarray | None = None,
     events: pl.DataFrame | None = None,
+    lessons: pl.DataFrame | None = None,
+    lesson_embeddings: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Write ``frame`` (one row per memory, every column of ``columns``) to ``path`` -> the header.
 
     ``embeddings`` is ``(n, dim)`` row-aligned with ``frame``; ``events`` has ``memory_id, ts, op,
-    requester, detail`` (detail as JSON text). The file is written next to ``path`` (or the file a
-    link there leads to) and renamed into place, so a reader never sees half a file; ``"-"`` is
-    standard output (:func:`memkit.outfile.write_file`).
+    requester, detail`` (detail as JSON text); ``lessons`` the ``lessons`` table's rows (its
+    :data:`~memkit.portable.lessons.LESSON_FIELDS`) and, when ``embeddings`` is given, their
+    ``lesson_embeddings`` ``(m, dim)``. The file is written next to ``path`` (or the file a link there
+    leads to) and renamed into place, so a reader never sees half a file; ``"-"`` is standard output
+    (:func:`memkit.outfile.write_file`).
     """
     names = [c.name for c in columns]  # the header's "fields": the table's columns, in its order
     for c in columns:
@@ -113,21 +128,26 @@ def write(
             per_memory.setdefault(e["memory_id"], []).append(
                 {**{k: e[k] for k in EVENT_FIELDS}, "detail": detail}
             )
+    taught = lessons is not None and lessons.height > 0  # lesson lines: version 2, else 1 as before
     header = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": LESSONS_VERSION if taught else 1,
         "embedder": {"name": embedder[0], "dim": int(embedder[1])},
         # isoformat, not strftime: glibc's %Y writes year 999 as "999", which no ISO-8601 parser reads
         "exported_at": now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
         "namespace": namespace,
-        "counts": {"memories": out.height, "events": sum(map(len, per_memory.values()))},
+        "counts": {
+            "memories": out.height,
+            "events": sum(map(len, per_memory.values())),
+            **({"lessons": lessons.height} if taught else {}),
+        },  # fmt: skip
         "fields": names,
         "embedding_encoding": EMBEDDING_ENCODING if embeddings is not None else None,
         "events": events is not None,
     }
 
     def lines(f: Any) -> None:
-        """The header, then one line per memory."""
+        """The header, then one line per memory, then one per lesson."""
         f.write(_dumps(header) + "\n")
         for i, row in enumerate(out.iter_rows(named=True)):
             for c in json_cols:  # embedded as JSON, not as a string holding JSON
@@ -138,6 +158,9 @@ def write(
             if events is not None:
                 row["events"] = per_memory.get(row["id"], [])
             f.write(_dumps(row) + "\n")
+        for j, les in enumerate(lessons.iter_rows(named=True) if taught else ()):  # type: ignore[union-attr]
+            vec = None if embeddings is None or lesson_embeddings is None else lesson_embeddings[j]
+            f.write(_dumps(lesson_line(les, vec)) + "\n")
 
     # memkit.outfile: a temporary file beside the target (a symbolic link's target), renamed over it,
     # so a crash leaves the old file or the new one; "-" is standard output; 0600: memories are private
@@ -168,8 +191,9 @@ def _header(obj: Any, columns: Sequence[Column]) -> dict[str, Any]:
     if not (isinstance(emb, dict) and isinstance(emb.get("name"), str) and type(emb.get("dim")) is int):
         raise fail(1, "embedder", "must be {'name': str, 'dim': int}")
     counts = obj.get("counts")
-    if not (isinstance(counts, dict) and all(type(counts.get(k)) is int for k in ("memories", "events"))):
-        raise fail(1, "counts", "must be {'memories': int, 'events': int}")
+    keys = ("memories", "events", "lessons")[: 3 if v >= LESSONS_VERSION else 2]  # version 2 counts lessons
+    if not (isinstance(counts, dict) and all(type(counts.get(k)) is int for k in keys)):
+        raise fail(1, "counts", "must be {" + ", ".join(f"'{k}': int" for k in keys) + "}")
     fields = obj.get("fields")
     if not (isinstance(fields, list) and all(isinstance(f, str) for f in fields)) or len(set(fields)) != len(
         fields
@@ -194,7 +218,8 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
     Raises FormatError naming the line for: a wrong format name or a newer version, bad UTF-8, a
     truncated last line, bad JSON (duplicate keys, NaN/Infinity), a missing or unknown field, a value
     the store's validators reject, a repeated id, a content hash that does not match, a wrong count,
-    an id, finding code or event requester the guard flags (the default rules plus ``guard``'s
+    a bad lesson line (:func:`~memkit.portable.lessons.parse_lesson`), an id, finding code or event
+    requester the guard flags (the default rules plus ``guard``'s
     ``extra_secret_patterns``: the importing store's own, :mod:`memkit.portable.ids`).
 
     Two passes: the first reads line by line (bytes -> text -> JSON, the shape of each line, the
@@ -211,15 +236,11 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
     lines: list[int] = []
     vectors: list[np.ndarray] = []
     events: list[tuple[int, datetime, str, str | None, str | None]] = []
+    lessons: list[dict[str, Any]] = []
     with p.open("rb") as f:
-        for n, line in enumerate(f, 1):  # pass 1, per line: bytes -> UTF-8 -> strict JSON -> raw values
-            if not line.endswith(b"\n"):  # every line memkit writes ends with one: a cut-off copy
+        for n, text, ended in numbered(f):  # pass 1, per line: bytes -> UTF-8 -> strict JSON -> raw values
+            if not ended:  # every line memkit writes ends with one: a cut-off copy
                 raise fail(n, "line", "is truncated (the file does not end with a newline)")
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as e:
-                bad = line[e.start : e.start + 1]
-                raise fail(n, "line", f"is not valid UTF-8 (byte {e.start}: {bad!r})") from None
             if n == 1 and text.startswith("\ufeff"):  # a byte order mark (Windows editors): not JSON's
                 text = text[1:]
             if not text.strip():  # (json's own "Expecting value: line 2 column 1" names another line)
@@ -231,6 +252,11 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
                 # the keys every memory line must have, exactly: the fields, plus the optional parts
                 expected = set(raw) | {k for k, on in (("embedding", header.get("embedding_encoding")),
                                                        ("events", header.get("events"))) if on}  # fmt: skip
+                taught = header["version"] >= LESSONS_VERSION  # lesson lines may follow the memories
+                continue
+            if taught and isinstance(obj, dict) and obj.keys() == {"lesson"}:  # a lesson's line
+                dim, emb = header["embedder"]["dim"], bool(header.get("embedding_encoding"))
+                lessons.append(parse_lesson(obj["lesson"], n, dim, emb, guard))
                 continue
             if not isinstance(obj, dict):
                 raise fail(n, "line", "must be a JSON object")
@@ -258,6 +284,7 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
         raise fail(
             1, "counts", f"the header says {header['counts']['events']} events, the file has {len(events)}"
         )
+    check_lessons(lessons, header["counts"].get("lessons", 0), guard)  # counts, repeats, flagged ids
     cols = {c.name: _column(c, raw.get(c.name), lines) for c in columns}  # pass 2, per column
     # checks across fields or lines, once every value is clean
     for a, b, n in zip(cols["valid_from"], cols["valid_until"], lines, strict=True):
@@ -272,15 +299,11 @@ def read(path: str | Path, columns: Sequence[Column], guard: GuardParams | None 
             raise fail(n, "content_hash", "does not match the content (edited or corrupted line)")
     cols["content_hash"] = hashes  # an older file without hashes gets them here
     ids = cols["id"]
-    if len(set(ids)) != len(ids):  # the slow search for the line runs only on the error path
-        first: dict[str, int] = {}
-        for mid, n in zip(ids, lines, strict=True):
-            if mid in first:
-                raise fail(n, "id", f"{mid!r} repeats the id of line {first[mid]}")
-            first[mid] = n
+    if len(set(ids)) != len(ids) and (hit := first_repeat(ids, lines)):  # (the slow search: on error only)
+        raise fail(hit[0], "id", f"{hit[1]!r} repeats the id of line {hit[2]}")
     refuse_flagged_ids(cols, lines, guard)  # ids are stored as they are: never text (the guard's verdict)
     emb = np.stack(vectors) if vectors else None  # (n, dim)
-    return Parsed(header, cols, lines, emb, events)
+    return Parsed(header, cols, lines, emb, events, lessons)
 
 
 def _column(col: Column, values: list[Any] | None, lines: list[int]) -> list[Any]:

@@ -23,7 +23,7 @@ returns to the caller as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from ..schema import check_choice, check_name
 from .jsonl import ON_CONFLICT, Parsed
 from .strictjson import fail
 
-__all__ = ["check_namespace_map", "plan_import"]
+__all__ = ["check_map_holds", "check_namespace_map", "plan_import"]
 
 
 def _holds_erased(cols: dict[str, list[Any]], i: int, erased: Mapping[str, datetime]) -> bool:
@@ -122,7 +122,7 @@ def plan_import(
         },
     )
     emb = data.embeddings[keep] if data.embeddings is not None else None  # (kept, dim)
-    return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events), report
+    return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events, data.lessons), report
 
 
 def check_namespace_map(value: Any, guard: GuardParams | None = None) -> dict[str, str]:
@@ -140,3 +140,21 @@ def check_namespace_map(value: Any, guard: GuardParams | None = None) -> dict[st
     if secret_names(out.values(), guard):  # the rows would be written there: refused here, naming the map
         raise ValidationError("namespace_map", f"maps to a namespace that {SECRET_IN_NAME}")
     return out
+
+
+def check_map_holds(namespace_map: Mapping[str, str], namespaces: Iterable[str]) -> None:
+    """ValidationError naming ``namespace_map`` when one of its old names is not among the
+    ``namespaces`` a file holds: a typo (``ul`` for ``u1``) would otherwise import the file into its
+    own namespaces, silently. Checked before anything is written.
+
+    >>> check_map_holds({"u1": "alice"}, ["u1", "u2"])
+    >>> check_map_holds({"ul": "alice"}, ["u1", "u2"])
+    Traceback (most recent call last):
+    ...
+    memkit.errors.ValidationError: namespace_map: 'ul': the file holds no such namespace (nothing ...
+    """
+    held = set(namespaces)
+    if missing := [old for old in namespace_map if old not in held]:
+        raise ValidationError(
+            "namespace_map", f"{missing[0]!r}: the file holds no such namespace (nothing was imported)"
+        )

@@ -1,4 +1,5 @@
-"""What the adapters share: other tools' records -> a frame ``MemoryStore.add_many`` takes.
+"""What the adapters share: other tools' records -> a frame ``MemoryStore.add_many`` takes, and
+:func:`add_frame`, which writes such a frame (``mk.adapters.add_frame``).
 
 An adapter (:mod:`~memkit.portable.adapters` for chat messages and mem0, :mod:`~memkit.portable.cogx`
 for cognee's COGX) reads a foreign format into plain records, one dict per memory, and turns them
@@ -12,15 +13,16 @@ may also bring back any :data:`RESTORABLE` field.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
 
-from ..errors import FormatError
-from ..schema import WRITABLE_FIELDS, check_time
+from ..errors import FormatError, ValidationError, WriteRefused
+from ..schema import WRITABLE_FIELDS, check_name, check_time
+from .rows import build_rows
 
-__all__ = ["ADAPTER_FIELDS", "RESTORABLE", "records_frame", "unencodable", "utc_time"]
+__all__ = ["ADAPTER_FIELDS", "RESTORABLE", "add_frame", "records_frame", "unencodable", "utc_time"]
 
 ADAPTER_FIELDS = ("content", "tags", "source", "created_at")
 """The writable fields every adapter sets from its own format: the text, labels, origin and date."""
@@ -84,3 +86,66 @@ def _surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def add_frame(
+    store: Any, frame: pl.DataFrame, *, requester: str | None = None, now: datetime | None = None
+) -> pl.DataFrame:
+    """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
+    column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped``).
+
+    All or nothing: every row is validated first, and every namespace commits in one transaction
+    (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
+    earlier one written. Columns that are not writable Memory fields (``turn``, ``role``,
+    ``reason``, ...) are not written, and neither is a column that is null in every row of a
+    namespace, so that the field gets its default there. An error names the record by the frame's
+    ``record`` column (``messages[3].content: ...``), else by its ``row``."""
+    frame = frame.with_row_index("row")  # the report's row: the position in the input frame
+    writable = set(WRITABLE_FIELDS)
+    wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
+    parts = [
+        frame.join(wanted, on="row", how="anti").select(
+            "row", "namespace", id=pl.lit(None, pl.String), action=pl.lit("skipped")
+        )
+    ]
+    groups = []
+    for (ns,), part in wanted.group_by("namespace", maintain_order=True):
+        cols = [c for c in part.columns if c in writable and part[c].null_count() < part.height]
+        # validate every namespace before writing any, so bad input in the last group writes nothing
+        records, space, at = (
+            part.select(cols).to_dicts(),
+            check_name("namespace", ns),
+            now or datetime.now(UTC),
+        )
+        try:
+            build_rows(records, space, requester, at)
+        except ValidationError as e:  # name the record (messages[3], results[0]), not the group's row
+            names = part["record"] if "record" in part.columns else [f"row {r}" for r in part["row"]]
+            for rec, name in zip(records, names, strict=True):  # the slow path, on the error only
+                try:
+                    build_rows([rec], space, requester, at)
+                except ValidationError as one:
+                    raise type(one)(f"{name}.{one.field}", str(one)[len(one.field) + 2 :]) from None
+            raise e from None
+        groups.append((ns, part, cols))
+    with store.transaction():  # every namespace, or none
+        for ns, part, cols in groups:
+            try:
+                ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+            except WriteRefused as e:  # its rows are the group's: name the frame's row (and record) instead
+                raise _in_frame(
+                    e, part["row"], part["record"] if "record" in part.columns else None
+                ) from None
+            parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
+    return pl.concat(parts).sort("row")
+
+
+def _in_frame(e: WriteRefused, rows: pl.Series, records: pl.Series | None) -> WriteRefused:
+    """A refusal of one namespace's ``add_many`` -> the same, its rows those of the whole frame (and
+    the first one's ``record``, when the frame names its records: ``(chat.jsonl: line 4)``)."""
+    found = e.findings.with_columns(row=rows.gather(e.findings["row"]))  # type: ignore[attr-defined]
+    first = found["row"].unique(maintain_order=True)
+    more = f" (and {first.len() - 1} more)" if first.len() > 1 else ""
+    codes = str(e).rpartition(": ")[2]
+    where = "" if records is None else f" ({records[int(e.findings['row'][0])]})"  # type: ignore[attr-defined]
+    return WriteRefused(f"write refused by the guard in row {first[0]}{more}: {codes}{where}", found)

@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import FormatError, NotFound
+from .lines import numbered
 
 __all__ = ["SAMPLE_NOW", "SAMPLE_PATH", "load_sample", "load_into"]
 
@@ -36,7 +37,7 @@ def load_sample(path: str | Path | None = None) -> pl.DataFrame:
     if not p.exists():
         raise NotFound(f"sample set not found at {p} (it ships in the repository's data/ folder)")
     rows = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line, _ in numbered(p.read_bytes(), file=p.name):  # JSONL: split on "\n" only
         try:
             rec = json.loads(line)
             rec["created_at"] = datetime.fromisoformat(rec["created_at"]).astimezone(UTC)

@@ -40,6 +40,7 @@ import polars as pl
 
 from ..embed import Embedder, l2_normalize
 from ..errors import FormatError, MissingDependency, NotFound, ValidationError
+from .lines import numbered
 
 __all__ = [
     "SEMANTIC_DIR", "SEMANTIC_LABELS", "SEMANTIC_NOW", "SemanticEmbedder", "judge_plan", "load_semantic",
@@ -65,7 +66,7 @@ def _file(directory: str | Path | None, what: str) -> Path:
 def _jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     """One dict per line; a bad line raises FormatError naming the file and the line."""
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line, _ in numbered(path.read_bytes(), file=path.name):  # JSONL: split on "\n" only
         try:
             rec = json.loads(line)
             missing = [c for c in required if c not in rec]

@@ -35,13 +35,19 @@ from ..errors import FormatError
 __all__ = ["fail", "loads"]
 
 
-def fail(line: int, name: str, message: str) -> FormatError:
+def fail(line: int | None, name: str, message: str, *, file: str | None = None) -> FormatError:
     """A FormatError about field ``name`` of line ``line`` (returned, for the caller to raise).
 
     The line number is also kept as the error's ``line`` attribute, so a caller (the CLI, a
-    notebook) can point at the line without parsing the message.
+    notebook) can point at the line without parsing the message. ``file`` names the file too (a
+    COGX archive has several): ``facts.jsonl line 3: json: ...``; ``line=None`` is a whole file
+    parsed as one JSON value (a manifest, a mem0 export): ``manifest.json: json: ...``.
+
+    >>> str(fail(3, "json", "bad", file="facts.jsonl")), str(fail(None, "json", "bad", file="m.json"))
+    ('facts.jsonl line 3: json: bad', 'm.json: json: bad')
     """
-    err = FormatError(f"line {line}: {name}", message)
+    at = " ".join(p for p in (file, None if line is None else f"line {line}") if p)
+    err = FormatError(f"{at}: {name}" if at else name, message)
     err.line = line  # type: ignore[attr-defined]
     return err
 
@@ -69,17 +75,18 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
-def loads(text: str, line: int) -> Any:
+def loads(text: str, line: int | None, *, file: str | None = None) -> Any:
     """Parse one line of JSON strictly (see the module docstring) -> the value.
 
-    ``line`` only names the place in the error; nesting too deep for Python's parser is an error
-    too, rather than a RecursionError escaping from a file read.
+    ``line`` and ``file`` only name the place in the error (:func:`fail`; ``line=None``: a whole
+    file); nesting too deep for Python's parser is an error too, rather than a RecursionError
+    escaping from a file read.
     """
     try:
         return json.loads(
             text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
         )
     except RecursionError:
-        raise fail(line, "json", "is nested too deeply") from None
+        raise fail(line, "json", "is nested too deeply", file=file) from None
     except ValueError as e:  # JSONDecodeError is a ValueError, and so are the hooks' errors
-        raise fail(line, "json", str(e)) from None
+        raise fail(line, "json", str(e), file=file) from None

@@ -22,20 +22,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from ..embed import l2_normalize
 from ..errors import ConflictError, ValidationError, check_output, check_path
 from ..guard import identity, is_rule_message
 from ..outfile import STDOUT
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
-from ..portable.plan import check_namespace_map, plan_import
+from ..portable.plan import check_map_holds, check_namespace_map, plan_import
 from ..portable.rows import new_id
 from ..portable.strictjson import fail
 from ..schema import check_choice
 from .audit import digest, scrub
+from .carried import CarriedMixin
 from .files import is_database
 from .leave import LeaveMixin
 from .retry import RetryMixin
@@ -57,7 +56,7 @@ def _scrub_findings(findings: str | None) -> str | None:
     return json.dumps(found, ensure_ascii=False)
 
 
-class PortableMixin(LeaveMixin, RetryMixin):
+class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
     """``export`` and ``import_``."""
 
     def _memory_columns(self) -> list[Column]:
@@ -86,11 +85,12 @@ class PortableMixin(LeaveMixin, RetryMixin):
         """Write the memories of ``namespace`` (or all) to a portable JSONL file -> its header.
 
         Every column of the ``memories`` table is carried (see :mod:`memkit.portable`), plus the
-        embeddings and each memory's audit events on request. The operator exports everything; a
-        ``requester`` (with its namespace) exports only what it may read, without quarantined
-        memories. Logs one ``export`` event. The file is written whole or not at all (a temporary
-        file renamed into place; a link's target, the link kept), never over a database file;
-        ``"-"`` is standard output (:mod:`memkit.outfile`).
+        embeddings and each memory's audit events on request. The operator exports everything, the
+        guard's lessons of ``namespace`` too (:mod:`memkit.store.carried`); a ``requester`` (with its
+        namespace) exports only what it may read, without quarantined memories nor lessons. Logs one
+        ``export`` event. The file is written whole or not at all (a temporary file renamed into
+        place; a link's target, the link kept), never over a database file; ``"-"`` is standard
+        output (:mod:`memkit.outfile`).
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
@@ -119,9 +119,12 @@ class PortableMixin(LeaveMixin, RetryMixin):
                     params,
                 )
                 events = self._event_lineage(events, requester)
+            lessons, vectors = (None, None) if requester is not None else self._export_lessons(
+                namespace, frame["namespace"].unique().to_list(), include_embeddings)  # fmt: skip
             try:
                 header = jsonl.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
-                                        embeddings=emb, events=events)  # fmt: skip
+                                     embeddings=emb, events=events, lessons=lessons,
+                                     lesson_embeddings=vectors)  # fmt: skip
             except OSError as e:  # (a disk that fails; never the temporary file's name)
                 raise ValidationError("path", f"cannot write {str(path)!r}: {e.strerror or e}") from None
             where_to = scrub(str(path), self.guard)  # a path may name a person: kept only if it does not
@@ -226,19 +229,26 @@ class PortableMixin(LeaveMixin, RetryMixin):
             columns = self._memory_columns()
             # the whole file, validated (ids, codes, requesters by the store's own secret rules too)
             data = jsonl.read(path, columns, self.guard)  # nothing is written yet
+            check_map_holds(nsmap, [*data.columns["namespace"], *(x["namespace"] for x in data.lessons)])
             stored = self._run(
                 "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
                 [data.columns["id"]],
             )
             existing: dict[str, str] = dict(stored)  # the file's ids already stored -> their namespace
-            named = [*{*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms)}]
+            named = [*{*data.columns["id"], *(m for ms in data.columns["merged_from"] for m in ms),
+                       *(x["memory_id"] for x in data.lessons)}]  # fmt: skip
             # tombstones: erasure is final, a backup does not bring text back: what the store erased,
             # and the merges it re-derived then (an older version of one still holds the erased text)
             erased, rederived = (dict(self._run(_TOMBSTONES.format(ops=ops), [named])) for ops in (
                 "op IN ('delete', 'forget')", "op = 'merge' AND detail->>'rederived' = 'true'"))  # fmt: skip
             data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, erased, rederived)
+            remap = dict(zip(report["source_id"], report["id"], strict=True))  # new_ids: lessons follow
+            kept, learned = self._taught(data, nsmap, on_conflict, requester, remap, erased, reembed)
+            report = pl.concat([report, learned])  # the lessons' lines after the memories'
             cols, lines = data.columns, data.lines
-            if not lines:  # every line skipped: nothing to write, nothing to log
+            if not lines:  # every memory line skipped: only lessons (if any) to write
+                if kept:
+                    self._tx(lambda: self._write_lessons(kept, now, requester))
                 return report
             replaced = [x for x in cols["id"] if x in existing] if on_conflict == "overwrite" else []
             for x, ns, line in zip(cols["id"], cols["namespace"], lines, strict=True) if replaced else ():
@@ -262,15 +272,7 @@ class PortableMixin(LeaveMixin, RetryMixin):
             # a row the store has since superseded (by a newer version, by a merge) keeps its place in
             # the key's history, unless the overwrite moves it out of its merge's group: it leaves it
             self._keep_superseded(cols, before)
-            emb = None  # None: the pipeline embeds the texts with this store's embedder
-            if data.embeddings is not None and not reembed and data.header["embedder"] == {
-                "name": self.embedder.name, "dim": self.embedder.dim}:  # fmt: skip
-                norms = np.linalg.norm(data.embeddings, axis=1)  # (n,)
-                # subtle: re-normalizing a unit vector can move its last bits; keep stored ones exact
-                unit = (np.abs(norms - 1.0) < 1e-5) | (norms == 0)
-                emb = np.where(unit[:, None], data.embeddings, l2_normalize(data.embeddings)).astype(
-                    np.float32
-                )
+            emb = self._carried_vectors(data, reembed)  # None: the pipeline embeds the texts
             # the guard's findings a file brings keep their codes; their messages go through the
             # log's rule (a hand-made message could carry text)
             cols["findings"] = [_scrub_findings(f) for f in cols["findings"]]
@@ -295,14 +297,19 @@ class PortableMixin(LeaveMixin, RetryMixin):
                                   keys=[None if cols["status"][r] == "quarantined" else cols["key"][r]
                                         for r, *_ in events])  # fmt: skip
 
+            def also() -> None:  # after the rows, in their transaction
+                """A member moved out of its merge's group leaves it (memkit.store.leave); the lessons."""
+                if replaced:
+                    self._leave(before, at_line, requester, now, left)
+                self._write_lessons(kept, now, requester)
+
             self._write(
                 cols, requester=requester, now=now, policy=policy, op="import", emb=emb, details=details,
                 before=file_events, replaced=replaced, keep_consistent=True, columns=columns,
                 where=lambda i: f"line {lines[i]}",
                 # a reviewer's approval in the file's history stands in the operator's import
                 released=_approved(data.events) if requester is None else (),
-                # a member moved out of its merge's group leaves it (memkit.store.leave)
-                also=(lambda: self._leave(before, at_line, requester, now, left)) if replaced else None,
+                also=also if replaced or kept else None,
             )  # fmt: skip
             self._mirror_left(left)
         if left.get("erased"):  # a merge whose members all left: the overwrite of its line erased it
