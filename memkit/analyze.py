@@ -53,7 +53,7 @@ import polars as pl
 
 from .decay import age_hours_expr, below_floor, strength_expr
 from .guard import screen_many
-from .params import GuardParams
+from .params import ForgetParams, GuardParams
 from .schema import check_time
 
 __all__ = ["CODES", "FINDING_SCHEMA", "analyze"]
@@ -139,7 +139,7 @@ def analyze(
     frame: pl.DataFrame,
     now: datetime,
     *,
-    min_strength: float = 0.1,
+    min_strength: float = ForgetParams().min_strength,
     stale_days: float = 90.0,
     merge_plan: pl.DataFrame | None = None,
     guard: GuardParams = GuardParams(),
@@ -150,7 +150,7 @@ def analyze(
     it) for MK003; without it near-duplicates are not reported. ``guard`` sets the rules of
     MK008-MK009 (``GuardParams(enabled=False)`` skips them, and MK010 too).
 
-    ``min_strength`` is MK006's floor: 0.1 here, the forgetting policy's; ``store.analyze`` passes the
+    ``min_strength`` is MK006's floor: the forgetting policy's (0.05); ``store.analyze`` passes the
     store's retrieval floor when one is set (``DecayParams.min_strength``), else this one.
     ``stale_days`` is how long an owner must have written nothing for MK004.
     Returns :data:`FINDING_SCHEMA` columns; an empty frame of that schema when ``frame`` is empty.

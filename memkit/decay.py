@@ -6,7 +6,7 @@ Two clocks run on every memory:
   ``strength = importance · 0.5^(age_hours / half_life_hours)`` — after one half-life it is half its
   importance, after two a quarter. A memory whose strength falls below the retrieval floor
   (``DecayParams.min_strength``; the articles' 0.1, memkit's default 0) is no longer recalled, and
-  the forgetting policy (``ForgetParams.min_strength``, 0.1) drops it.
+  the forgetting policy (``ForgetParams.min_strength``, 0.05) drops it.
 - **recency** measures how recently it was *used*:
   ``recency = exp(-hours_since_last_access / time_scale_hours)`` with a 168 h (7-day) time scale.
 

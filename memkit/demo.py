@@ -315,7 +315,7 @@ def _consolidation(store: MemoryStore, now: datetime, out: TextIO) -> dict[str, 
 def _forgetting(store: MemoryStore, now: datetime, out: TextIO) -> dict[str, object]:
     """8. Forgetting 30 days on with room for 30 memories: the plan and why, examples, applied.
 
-    Two reasons appear: ``weak`` (strength below the policy's 0.1) and
+    Two reasons appear: ``weak`` (strength below the policy's 0.05) and
     ``capacity`` (beyond the 30 kept, the lowest forget-cost, ``2 · importance + access_count /
     1.1``, go first). Protected memories are never forgotten automatically. Returns
     ``forgotten`` and ``remaining``.

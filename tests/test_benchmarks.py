@@ -92,3 +92,30 @@ def test_changed_answer_benchmark_runs(capsys) -> None:
     out = capsys.readouterr().out
     assert "24 questions whose answer changed (10 LoCoMo's own, 14 written)" in out
     assert "current@1" in out and "default Weights()" in out and "second neighbours (SECOND)" in out
+
+
+def _bench(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "benchmarks" / f"{name}.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_forget_speed_benchmark_runs(capsys) -> None:
+    assert _bench("forget").main(["--sizes", "2000", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ties by words then age" in out and "x baseline" in out
+
+
+def test_locomo_forget_benchmark_skips_without_the_data_or_gives_the_readme_table(tmp_path, capsys) -> None:
+    bench = _bench("locomo_forget")
+    assert bench.main(["--data", str(tmp_path)]) == 0
+    assert "skip: LoCoMo not found" in capsys.readouterr().out
+    if not (LOCOMO / "locomo10.json").exists():
+        pytest.skip(f"LoCoMo not found at {LOCOMO}: only the skip message was checked")
+    assert bench.main(["--data", str(LOCOMO), "--no-recall"]) == 0  # the R@5 column takes ~1.5 min
+    out = capsys.readouterr().out
+    # the README's table, "Forgetting": evidence dropped %, then questions losing all their evidence
+    assert "'evidence dropped %': 19.7, 'other turns dropped %': 19.6, 'questions losing all': 248" in out
+    assert "'evidence dropped %': 14.4, 'other turns dropped %': 21.3, 'questions losing all': 172" in out
+    assert "'evidence dropped %': 5.3, 'other turns dropped %': 22.9, 'questions losing all': 47" in out

@@ -94,7 +94,7 @@ def test_a_fresh_fact_is_not_merged_into_an_old_duplicate_that_forget_would_drop
     """A merged memory takes its oldest member's created_at: merged with a year-old duplicate, a fact
     written today would be dated a year old, and forget() would erase it with the merge."""
     s = mk.MemoryStore()
-    year_ago = NOW - timedelta(days=365)
+    year_ago = NOW - timedelta(days=400)  # 0.9 · 0.5^(400 / 90) = 0.041: below the forgetting floor
     s.add("The user likes oolong tea.", namespace="u", importance=0.9, now=year_ago)
     fresh = s.add("The user likes oolong tea!", namespace="u", importance=0.9, now=NOW)
     a = s.add("The user likes oolong tea.", namespace="v", importance=0.9, now=year_ago)

@@ -91,6 +91,15 @@ def test_weak_is_strictly_below_the_floor(now: datetime) -> None:
     assert plan_forget(f, ForgetParams(min_strength=0.16), now)["strength"].to_list() == [0.15]
 
 
+def test_the_default_forgetting_floor_is_the_articles_one_half_life_later(now: datetime) -> None:
+    # importance 0.5, half-life 90 days: below the articles' 0.1 after 209 days, below 0.05 after 299
+    ages = [now - timedelta(days=250), now - timedelta(days=300)]
+    f = _frame(now, id=["250 d", "300 d"], importance=[0.5, 0.5], created_at=ages)
+    assert ForgetParams().min_strength == 0.05
+    assert plan_forget(f, ForgetParams(), now)["id"].to_list() == ["300 d"]
+    assert plan_forget(f, ForgetParams(min_strength=0.1), now)["id"].to_list() == ["300 d", "250 d"]
+
+
 def test_equal_cost_drops_the_older_first_then_the_smaller_id(now: datetime) -> None:
     # all cost 2·0.5 = 1.0; ids are listed so that neither frame order nor id order picks the oldest
     f = _frame(
@@ -184,11 +193,11 @@ def test_store_forget_dry_run_changes_nothing_then_applies(store: mk.MemoryStore
     keep = store.add("remember my birthday", namespace="u", importance=0.2, protected=True, now=now)
     store.add("other tenant", namespace="v", importance=0.2, now=now)
     before = snapshot(store)
-    plan = store.forget("u", now=now + 3 * H, dry_run=True)
+    plan = store.forget("u", now=now + 5 * H, dry_run=True)  # 0.2 · 0.5^2.5 = 0.035, below 0.05
     assert plan["reason"].to_list() == ["weak"]
     assert_unchanged(store, before)
 
-    applied = store.forget("u", now=now + 3 * H)
+    applied = store.forget("u", now=now + 5 * H)
     assert applied.equals(plan)
     assert store.frame("u")["id"].to_list() == [keep.id]
     assert store.count("v") == 1  # the other namespace is untouched
@@ -252,8 +261,8 @@ def test_the_plan_lists_what_a_dropped_merge_takes_with_it(now: datetime) -> Non
     )
     plan = plan_forget(up, ForgetParams(), now)
     assert plan.select("id", "reason", "detail").rows() == [
-        ("p", "weak", "strength 0.01 < 0.1"),
-        ("q", "weak", "strength 0.01 < 0.1"),
+        ("p", "weak", "strength 0.01 < 0.05"),
+        ("q", "weak", "strength 0.01 < 0.05"),
         ("k", "cascade", "merged memory with no member left"),
     ]
     one_left = up.with_columns(importance=pl.Series([0.9, 0.01, 0.9]))  # q stays: k is re-derived
@@ -308,7 +317,7 @@ def test_the_report_adds_what_the_erasure_took_that_the_plan_missed(
 def test_every_judge_of_the_floor_compares_the_exact_strength(now: datetime) -> None:
     """A memory 3e-7 below the floor of 0.1 (0.0999997, "0.1" to 6 decimals): forget used to keep it
     (it compared the rounded strength) while memory_states called it faded and the merge planner weak."""
-    s = mk.MemoryStore()
+    s = mk.MemoryStore(settings=mk.Settings(forget=mk.ForgetParams(min_strength=0.1)))  # the articles' floor
     m = s.add("A passing note", namespace="u", importance=0.2, layer="short_term", now=now)  # 2 h half-life
     age = 2.0 * math.log2(0.2 / (0.1 - 3e-7))  # hours until strength = 0.1 - 3e-7
     at = now + timedelta(microseconds=round(age * 3.6e9))

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import memkit as mk
+from memkit.information import information_of
 from memkit.store.gate import QUARANTINED_TEXT
 
 SOAK = os.environ.get("MEMKIT_SOAK") == "1"
@@ -555,7 +556,10 @@ class StoreMachine(RuleBasedStateMachine):
                 self.store.forget(None, requester=requester, now=self.now)
             return
         plan = self.store.forget(
-            nsname, requester=requester, policy=mk.ForgetParams(capacity=capacity), now=self.now
+            nsname,
+            requester=requester,
+            policy=mk.ForgetParams(capacity=capacity, min_strength=FLOOR),
+            now=self.now,
         )
         # the report lists one row per memory erased; `cascade` rows are what the others took along
         dropped = {i: r for i, r in zip(plan["id"], plan["reason"], strict=True) if r != "cascade"}
@@ -591,10 +595,11 @@ class StoreMachine(RuleBasedStateMachine):
             if unsure & {r.id for r in kept}:
                 unsure |= {r.id for r in kept}  # capacity depends on the unsure ones: accept any choice
                 continue
-            eligible = sorted(
+            eligible = sorted(  # cheapest first (as shown, to 3 decimals), then what says least, oldest
                 (r for r in kept if not r.protected),
-                key=lambda r: (2 * r.importance + r.access_count / 1.1, r.created_at, r.id),
-            )
+                key=lambda r: (round(2 * r.importance + r.access_count / 1.1, 3), information_of(r.content),
+                               r.created_at, r.id),
+            )  # fmt: skip
             for r in eligible[: max(len(kept) - capacity, 0)]:
                 expect[r.id] = "capacity"
         sure = {k: v for k, v in dropped.items() if k not in unsure}

@@ -216,7 +216,7 @@ def test_time_machine_recalls_what_search_returns(store, now) -> None:
     )
     early = store.add("Office moves to Pudong", namespace="u", importance=0.8, now=now,
                       valid_from=now + timedelta(days=30))  # fmt: skip
-    at = now + timedelta(hours=8)  # the meeting at 0.6 · 0.5^4 = 0.0375: below the forgetting floor 0.1
+    at = now + timedelta(hours=8)  # the meeting at 0.6 · 0.5^4 = 0.0375: below the forgetting floor 0.05
     panel = widgets.time_machine(store, "u", query="meeting Pudong", at=at, start=now,
                                  end=now + timedelta(days=1), step_hours=1)  # fmt: skip
     searched = store.search("meeting Pudong", namespace="u", k=5, now=at, reinforce=False)
@@ -230,7 +230,7 @@ def test_time_machine_recalls_what_search_returns(store, now) -> None:
         " pass would drop 1" in panel.message.value
     )
     rules = {(r["strength"]) for r in chart_rows(panel, "timeline") if set(r) == {"strength"}}
-    assert rules == {0.0, 0.1}  # the retrieval floor (search's) and the forgetting floor (the policy's)
+    assert rules == {0.0, 0.05}  # the retrieval floor (search's) and the forgetting floor (the policy's)
     # a store whose search has a floor: the panel judges by it, as its search does
     floored = mk.MemoryStore(settings=mk.Settings(decay=mk.DecayParams(min_strength=0.05)))
     m = floored.add(

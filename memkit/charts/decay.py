@@ -4,9 +4,9 @@ A memory starts at its importance and fades with age: ``strength = importance ·
 half-life)``. Below a retrieval floor search no longer returns it, so the age at which a curve
 crosses the floor, ``half-life · log2(importance / floor)``, is how long the memory stays recallable
 (:func:`memkit.decay.hours_until`). The chart draws the articles' floor, 0.1, by default: it is the
-floor of a search with ``min_strength=0.1`` and the forgetting policy's (``ForgetParams.min_strength``,
-what a forget pass drops below), but not memkit's default retrieval floor (``DecayParams.min_strength``
-is 0: ``store.search`` returns a memory however faded until a forget pass drops it). The two worked
+floor of a search with ``min_strength=0.1`` and of the articles' forgetting policy, but not memkit's
+defaults (``DecayParams.min_strength`` is 0: ``store.search`` returns a memory however faded until a
+forget pass drops it, below ``ForgetParams.min_strength``, 0.05: one half-life later). The two worked
 examples of the design, with the 0.1 floor:
 
 - "住在杭州滨江" (lives in Hangzhou), importance 0.8, half-life 90 days: 0.7939 after one day, and
@@ -50,11 +50,11 @@ def half_life_curves(
     """Strength over age, one curve per (importance, half-life), on a log time axis.
 
     ``memories``: ``label, importance, half_life_hours`` (default: the two worked examples). The
-    dashed rule is ``floor`` (default 0.1, the articles' retrieval floor and memkit's forgetting
-    floor; ``store.search`` has none by default); a cross marks where each curve falls below it (a
-    search with that floor no longer recalls the memory); black dots are ``examples`` (``label,
-    age_hours, strength``; default :func:`memkit.views.worked_examples`: 0.7939 after one day, 0.15
-    after four hours).
+    dashed rule is ``floor`` (default 0.1, the articles' retrieval and forgetting floor; memkit's
+    forgetting floor is 0.05, and ``store.search`` has none by default); a cross marks where each
+    curve falls below it (a search with that floor no longer recalls the memory); black dots are
+    ``examples`` (``label, age_hours, strength``; default :func:`memkit.views.worked_examples`: 0.7939
+    after one day, 0.15 after four hours).
 
     ``horizon_hours`` is where the x axis ends; by default a year, or further when a memory crosses
     the floor later (a quarter past its crossing, up to 10 years), so every curve gets its cross. The

@@ -4,7 +4,7 @@ Each memory fades from its writing, ``strength = importance · 0.5^(age / half-l
 where it falls below the retrieval floor (the one ``store.search`` applies: ``DecayParams.min_strength``,
 0 by default, so by default nothing fades out of reach) and, at a chosen instant, a dot per memory shows
 its state then — recalled, faded, or what a forget pass would drop (:func:`memkit.views.memory_states`).
-The forgetting floor (``ForgetParams.min_strength``, 0.1), below which a forget pass would drop a
+The forgetting floor (``ForgetParams.min_strength``, 0.05), below which a forget pass would drop a
 memory for good, is a second, dotted red line when given. The
 curves are computed by Vega from one row per memory (the decay formula travels in the spec), so a
 timeline of hundreds of memories stays a small chart. Re-exported by :mod:`memkit.charts`.

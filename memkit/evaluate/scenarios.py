@@ -54,8 +54,11 @@ def forgetting_scenario(
     Columns: ``kind, n, should_drop, dropped, correct_drops, precision, recall`` where precision =
     correct drops / drops and recall = correct drops / memories that should go (null when 0/0).
 
-    >>> all_ = forgetting_scenario().filter(pl.col("kind") == "all")
-    >>> all_.select("precision", "recall").row(0)
+    >>> all_ = forgetting_scenario().filter(pl.col("kind") == "all")  # a day-old note at 0.098 stays
+    >>> all_.select("precision", "recall", "dropped", "should_drop").row(0)
+    (1.0, 0.9666666666666667, 29, 30)
+    >>> articles = forgetting_scenario(ForgetParams(min_strength=0.1)).filter(pl.col("kind") == "all")
+    >>> articles.select("precision", "recall").row(0)
     (1.0, 1.0)
     >>> no_floor = forgetting_scenario(ForgetParams(min_strength=0.0))  # weak memories stay
     >>> no_floor.filter(pl.col("kind") == "low_value").select("dropped", "recall").row(0)
@@ -65,10 +68,10 @@ def forgetting_scenario(
     kinds = ["useful"] * n_useful + ["expired"] * n_expired + ["low_value"] * n_low
     kinds += ["protected_low"] * n_protected_low
     # Strength at now is importance · 0.5^(age / half-life), ages 1-20 days. A useful memory stays
-    # above 0.6 · 0.5^(20/60) ≈ 0.48; a low-value one is almost always far below the 0.1 floor,
-    # though the worst case (0.25, a day old, 24 h half-life: 0.125) is above it. An expired one has
-    # a useful memory's numbers and a valid_until between its creation and an hour ago: only
-    # drop_expired catches it.
+    # above 0.6 · 0.5^(20/60) ≈ 0.48; a low-value one is almost always far below the 0.05 floor,
+    # though the worst case (0.25, a day old, 24 h half-life: 0.125) is above it, and above the
+    # articles' 0.1. An expired one has a useful memory's numbers and a valid_until between its
+    # creation and an hour ago: only drop_expired catches it.
     rows = []
     for i, kind in enumerate(kinds):
         low = kind in ("low_value", "protected_low")

@@ -9,7 +9,7 @@ below the retrieval floor and is no longer recalled; a forget pass would then dr
 The two floors differ: search recalls down to the store's retrieval floor
 (``DecayParams.min_strength``, ``store.decay.min_strength``: 0 by default, so a weak memory is still
 returned), while the forgetting policy drops what is below its own (``ForgetParams.min_strength``,
-0.1 by default). The time machine puts both on one slider. At each instant it shows
+0.05 by default). The time machine puts both on one slider. At each instant it shows
 
 - every memory's strength curve, the retrieval floor (dashed) and the forgetting floor (red,
   dotted), and a dot per memory at that instant coloured by its state: recalled (what a search
@@ -19,7 +19,8 @@ returned), while the forgetting policy drops what is below its own (``ForgetPara
 - the states as bars (:func:`memkit.charts.state_counts`), so two instants compare at a glance;
 - with a ``query``, the top 5 a search would have returned then (the store's own search, floor
   included, with ``reinforce=False``: looking at the past must not change the present), and the
-  forget plan's rows with their reasons.
+  forget plan's rows with their reasons, in the order they would go (a ``capacity`` row gives its
+  forget-cost and information: among equal costs, what says least goes first).
 
 No slider move writes to the store: the plan is computed by the pure
 :func:`~memkit.forget.plan_forget`, never applied.
@@ -186,9 +187,9 @@ class TimeMachine(Panel):
             # a near tie (newer first) can rank a hit above a higher score: the note says so
             shown = self.hits.select("rank", "content", "score", "strength", rank_notes(self.hits))
             parts.append(_heading(f"recall for “{self.query}”") + table_html(shown))
-        plan = self.plan.join(then.select("id", "content"), on="id", how="left").select(
-            "reason", "content", "detail"
-        )
+        plan = self.plan.join(
+            then.select("id", "content"), on="id", how="left", maintain_order="left"
+        ).select("reason", "content", "detail")
         parts.append(_heading("a forget pass now would drop") + table_html(plan, 8))
         return "".join(parts)
 
