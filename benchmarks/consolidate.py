@@ -5,7 +5,10 @@ the worst case, every pair is a candidate) with random unit vectors (dim 384), o
 copies of other rows (cosine ~0.93 to their source, planted near-duplicates), and reports:
 
 - ``plan_merges``: wall time, peak traced memory (tracemalloc: numpy and Python allocations; polars'
-  own buffers are not traced) and the process's peak RSS, plus how many planted copies it found;
+  own buffers are not traced) and the process's peak RSS, plus how many planted copies it found; a
+  copy says its source's text plus "again" (no number: the default fact rule, ``distinct_facts``,
+  would hold "memory 7" and "memory 7000" apart) and the same plan with ``distinct_facts=False``
+  times the fact rule's cost;
 - ``articles' loop``: ``for i: for j > i: np.dot(a, b) / (norm(a) · norm(b))`` like the articles'
   ``consolidate``, timed on a subsample of the rows and **extrapolated quadratically** to N (pairs
   scale as N²/2); marked ``(extrapolated)`` in the table;
@@ -29,6 +32,7 @@ import resource
 import sys
 import time
 import tracemalloc
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +42,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without install
 
 from memkit.consolidate import MergeParams, plan_merges  # noqa: E402
+from memkit.facts import fact_tokens  # noqa: E402
 
 DIM = 384
 DUP_FRACTION = 0.05
@@ -60,7 +65,8 @@ def make_corpus(n: int, seed: int = 0) -> tuple[pl.DataFrame, np.ndarray, np.nda
             "namespace": "bench",
             "layer": "long_term",
             "key": pl.Series([None] * n, dtype=pl.String),
-            "content": [f"memory {i}" for i in range(n - k)] + [f"memory {s} again" for s in source],
+            "content": [f"memory {_word(i)}" for i in range(n - k)]
+            + [f"memory {_word(s)} again" for s in source],
             "importance": rng.uniform(0.3, 1.0, n),
             "created_at": NOW,
             "last_access_at": NOW,
@@ -70,6 +76,11 @@ def make_corpus(n: int, seed: int = 0) -> tuple[pl.DataFrame, np.ndarray, np.nda
         }
     )
     return frame, emb, source
+
+
+def _word(i: int) -> str:
+    """A lowercase word per row, no digit in it (0 -> "a", 26 -> "ba"): texts without fact tokens."""
+    return chr(97 + i % 26) if i < 26 else _word(i // 26) + chr(97 + i % 26)
 
 
 def articles_loop(emb: np.ndarray, threshold: float) -> int:
@@ -104,6 +115,12 @@ def bench(n: int, subsample: int, params: MergeParams) -> list[tuple[str, float,
     recall = sum(f"m{n - k + i}" in found for i in range(k)) / max(k, 1)
     print(f"  N={n:,}: {plan.height:,} clusters; {recall:.1%} of {k:,} planted copies found; "
           f"peak RSS so far {peak_rss_mib():,.0f} MiB", flush=True)  # fmt: skip
+    untraced = {}  # the fact rule's cost, both timed without tracemalloc (which slows Python code)
+    for facts in (True, False):
+        fact_tokens.cache_clear()  # (the traced run filled it)
+        t0 = time.perf_counter()
+        plan_merges(frame, emb, replace(params, distinct_facts=facts))
+        untraced[facts] = time.perf_counter() - t0
     m = min(n, subsample)
     t0 = time.perf_counter()
     articles_loop(emb[:m], params.threshold)
@@ -111,6 +128,8 @@ def bench(n: int, subsample: int, params: MergeParams) -> list[tuple[str, float,
     loop_name = "articles' pairwise loop" + (f" (extrapolated from {m:,})" if m < n else "")
     return [
         ("plan_merges (blocked matmul + union-find)", seconds, traced / 2**20),
+        ("  untraced, fact rule on (the default)", untraced[True], None),
+        ("  untraced, distinct_facts=False (no fact rule)", untraced[False], None),
         (loop_name, loop_seconds, None),
         (f"full {n:,}x{n:,} float32 matrix (not run)", float("nan"), n * n * 4 / 2**20),
     ]

@@ -13,7 +13,11 @@ every pair in Python and concatenates the texts. :func:`plan_merges` keeps the r
    hook the larger root onto the smaller, then pointer jumping). So A~B and B~C put A, B, C in one
    cluster even when A and C are not similar. Clusters above ``max_cluster`` are left out of the plan:
    a chain that long usually means a threshold too loose or a templated text, not one fact. A
-   ``_weak`` memory and a stronger one are never linked (:func:`cluster_labels`).
+   ``_weak`` memory and a stronger one are never linked, nor (``distinct_facts``, the default) two
+   memories whose fact tokens differ: a number, a negation, a time word, a name (:mod:`memkit.facts`;
+   "预算5000元" / "预算8000元" at cosine 0.92 stay two memories). Equal tokens are an equivalence, so
+   every two members of a cluster have the same ones (:func:`cluster_labels`); :func:`held_apart`
+   lists the pairs above the threshold left unlinked, and why.
 4. **Merge.** One plan row per cluster (below). Nothing is written: the store applies the plan.
 
 The merge rule
@@ -26,7 +30,9 @@ The merge rule
   split) not yet said: a sentence is covered when its words in order (as written, stopwords too —
   "not", "am"/"pm", "he"/"she", "was"/"is" change a fact — but articles and Chinese particles; single
   CJK characters; punctuation, case and width aside) are a run of the words of a sentence already in
-  the text.
+  the text, and the words around that run in its clause do not change what it says (a negation, a
+  subject, a modal, a condition: :func:`memkit.facts.alters`; "Not allergic to peanuts" does not
+  say "Allergic to peanuts", "Likes coffee without sugar" does say "Likes coffee").
   So a duplicate adds nothing, and two sentences that differ in a negation, a number or an order
   (Beijing to Shanghai / Shanghai to Beijing) are both kept: a merge never drops a fact one of its
   members states. Added sentences are joined with ``"；"`` when the survivor is CJK-dominant, else
@@ -38,9 +44,9 @@ The merge rule
   (:func:`memkit.merge_rule.capped_importance`): a merge of weak members stays weak.
 
 Applying a plan is idempotent: merged rows keep the survivor's embedding, rows of different
-components are below the threshold (or one weak, one not) by construction, and a merged row is weak
-exactly when its members were (the cap; and never weaker than its oldest member): a second plan
-finds none.
+components are below the threshold (or one weak, one not, or of other fact tokens) by construction, a
+merged row is weak exactly when its members were (the cap; and never weaker than its oldest member)
+and says its members' fact tokens (they share one set): a second plan finds none.
 
 Examples
 --------
@@ -68,13 +74,13 @@ import polars as pl
 
 from .decay import strength
 from .errors import ValidationError
-from .merge_rule import capped_importance, merge_content
+from .merge_links import LINK, candidate_pairs, unlinked
+from .merge_rule import by_survivor_rule, capped_importance, merge_content, remerge
 from .params import check_number
-from .scoring import similar_pairs
-from .text import tokenize
 
 __all__ = [
-    "PLAN_SCHEMA", "MergeParams", "cluster_labels", "merge_content", "plan_grouped", "plan_merges", "remerge",
+    "PLAN_SCHEMA", "MergeParams", "cluster_labels", "held_apart", "merge_content", "plan_grouped",
+    "plan_merges", "remerge",
 ]  # fmt: skip
 
 REQUIRED = ("id", "namespace", "layer", "key", "content", "importance", "created_at", "last_access_at",
@@ -98,6 +104,8 @@ class MergeParams:
     - ``block_size``: rows per side of one tile of the blocked matrix product; a tile holds
       ``block_size²`` float32 scores (2048 -> 16 MB).
     - ``max_cluster``: clusters with more members are left out of the plan (too loose to be one fact).
+    - ``distinct_facts``: never link two memories whose fact tokens differ (a number, a negation, a
+      time word, a name: :mod:`memkit.facts`), however similar; ``False`` links by cosine alone.
 
     >>> MergeParams(threshold=0.4)
     Traceback (most recent call last):
@@ -108,6 +116,9 @@ class MergeParams:
     threshold: float = field(default=0.85, metadata={"range": (0.5, 1.0, 0.01), "doc": "cosine to merge"})
     block_size: int = field(default=2048, metadata={"range": (1, 16384, 1), "doc": "rows per tile side"})
     max_cluster: int = field(default=50, metadata={"range": (2, 10_000, 1), "doc": "largest cluster merged"})
+    distinct_facts: bool = field(
+        default=True, metadata={"doc": "never link memories whose fact tokens differ"}
+    )
 
     def __post_init__(self) -> None:
         """Validate and normalize every field at construction, naming the bad one."""
@@ -119,6 +130,10 @@ class MergeParams:
             if v != int(v):
                 raise ValidationError(f"MergeParams.{name}", f"must be a whole number, got {v}")
             object.__setattr__(self, name, int(v))
+        if not isinstance(self.distinct_facts, bool):
+            raise ValidationError(
+                "MergeParams.distinct_facts", f"must be a bool, got {self.distinct_facts!r}"
+            )
 
 
 # ----------------------------------------------------------------------------------------- clusters
@@ -164,70 +179,53 @@ def cluster_labels(
 ) -> np.ndarray:
     """Component label of every row of ``frame``: the row index of its cluster's first row.
 
-    Singletons and non-active rows label themselves. ``(n, dim) -> (n,)`` int64. A boolean ``_weak``
-    column (below the forgetting floor) cuts each weak-strong pair before the components are found
-    (merged, the weak one would date fresh facts as old as itself, and ``forget()`` erase them): each
-    side clusters among itself, connected at the threshold (two weak memories linked only through a
-    strong one stay apart)."""
+    Singletons and non-active rows label themselves. ``(n, dim) -> (n,)`` int64. Two cuts come before
+    the components are found:
+
+    - a boolean ``_weak`` column (below the forgetting floor) cuts each weak-strong pair (merged, the
+      weak one would date fresh facts as old as itself, and ``forget()`` erase them): each side
+      clusters among itself, connected at the threshold (two weak memories linked only through a
+      strong one stay apart);
+    - with ``params.distinct_facts`` (default), a pair whose fact tokens differ
+      (:func:`memkit.facts.same_facts`: a number, a negation, a time word, a name) is no link. Equal
+      tokens are an equivalence, so every member of a cluster has the same tokens as every other:
+      A~B and B~C never put two memories whose tokens differ in one cluster, and the merged memory
+      has those tokens too (a second plan links it to nothing the first held apart).
+
+    :func:`held_apart` lists the pairs these cuts leave unlinked, and why."""
     emb = _check(frame, embeddings)
-    groups = (
-        frame.with_row_index("_row")
-        .filter(pl.col("status").cast(pl.String) == "active")
-        .group_by("namespace", "layer", "key", maintain_order=True)
-        .agg("_row")
-        .filter(pl.col("_row").list.len() >= 2)
+    u, v, cut = candidate_pairs(frame, emb, params.threshold - _EPS, params.block_size, params.distinct_facts)
+    return _components(frame.height, u[cut == LINK], v[cut == LINK])
+
+
+def held_apart(
+    frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
+) -> pl.DataFrame:
+    """The pairs at or above the threshold that the plan does not link, and why -> ``namespace, id_a,
+    id_b, content_a, content_b, similarity, reason``, most similar first. Pairs are those
+    :func:`plan_grouped` could join (same namespace, layer, key and access group); the reason is
+    ``"fact tokens differ: numbers 5000 ≠ 8000"`` (:func:`memkit.facts.fact_difference`) or ``"one is
+    below the forgetting floor, the other not"``.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> frame = pl.DataFrame({"id": ["a", "b"], "namespace": ["u"] * 2, "layer": ["long_term"] * 2,
+    ...     "key": [None, None], "content": ["预算是5000元", "预算是8000元"], "importance": [0.5] * 2,
+    ...     "created_at": [t] * 2, "last_access_at": [t] * 2, "access_count": [0] * 2,
+    ...     "status": ["active"] * 2, "protected": [False] * 2})
+    >>> emb = np.array([[1, 0], [0.95, 0.31]], dtype=np.float32)
+    >>> plan_merges(frame, emb).height, held_apart(frame, emb).select("similarity", "reason").rows()
+    (0, [(0.95, 'fact tokens differ: numbers 5000 ≠ 8000')])
+    """
+    emb = _check(frame, embeddings)
+    by = tuple(
+        c for c in ("namespace", "layer", "key", "access", "owner", "created_by") if c in frame.columns
     )
-    edges_u, edges_v = [], []
-    for rows in groups["_row"].to_list():  # a loop over groups, not memories
-        rows = np.asarray(rows, dtype=np.int64)
-        contiguous = rows[-1] - rows[0] + 1 == len(rows)  # one group, or a sorted frame: no copy
-        sub = emb[rows[0] : rows[-1] + 1] if contiguous else emb[rows]
-        i, j = similar_pairs(sub, params.threshold - _EPS, params.block_size)
-        edges_u.append(rows[i])
-        edges_v.append(rows[j])
-    if not edges_u:
-        return np.arange(frame.height, dtype=np.int64)
-    u, v = np.concatenate(edges_u), np.concatenate(edges_v)  # (e,), (e,)
-    if "_weak" in frame.columns:  # a weak-strong pair is no link: each side clusters on its own
-        weak = frame["_weak"].to_numpy().astype(bool)  # (n,)
-        u, v = u[weak[u] == weak[v]], v[weak[u] == weak[v]]
-    return _components(frame.height, u, v)
+    pairs = candidate_pairs(frame, emb, params.threshold - _EPS, params.block_size, params.distinct_facts, by)
+    return unlinked(frame, emb, *pairs)
 
 
 # --------------------------------------------------------------------------------------------- plan
-def _by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
-    """Members sorted so each cluster's survivor comes first: most distinct tokens, then highest
-    importance, newest ``created_at``, first text in code-point order, smallest id (the merge rule
-    of the module docstring; ids are random, so the text decides before them: the same memories merge
-    the same way in every run)."""
-    tokens = pl.Series([len(set(tokenize(c))) for c in members["content"]], dtype=pl.Int64)
-    return members.with_columns(_tokens=tokens).sort(
-        *first,
-        "_tokens",
-        "importance",
-        "created_at",
-        "content",
-        "id",
-        descending=[False] * len(first) + [True, True, True, False, False],
-    )
-
-
-def remerge(members: pl.DataFrame) -> tuple[str, str]:
-    """The survivor and merged content of one cluster's ``members`` (``id, content, importance,
-    created_at``) by the merge rule: what a merged memory becomes when one of its members is erased.
-
-    >>> from datetime import datetime, timezone
-    >>> t = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2)]
-    >>> remerge(pl.DataFrame({"id": ["a", "b"], "content": ["Tea.", "Tea at 3pm."],
-    ...                       "importance": [0.5, 0.5], "created_at": t}))
-    ('b', 'Tea at 3pm.')
-    """
-    ordered = _by_survivor_rule(members)
-    survivor = ordered.row(0, named=True)
-    others = ordered[1:].sort("created_at", "id")["content"].to_list()
-    return survivor["id"], merge_content(survivor["content"], others)
-
-
 def plan_grouped(
     frame: pl.DataFrame, embeddings: np.ndarray, params: MergeParams = MergeParams()
 ) -> pl.DataFrame:
@@ -268,7 +266,7 @@ def plan_merges(
     rows = np.flatnonzero((size >= 2) & (size <= params.max_cluster))
     if rows.size == 0:
         return pl.DataFrame(schema=schema)
-    members = _by_survivor_rule(
+    members = by_survivor_rule(
         frame[rows].with_columns(_row=pl.Series(rows), _label=pl.Series(labels[rows])), "_label"
     ).with_columns(_survivor_row=pl.col("_row").first().over("_label"))
     surv = members["_survivor_row"].to_numpy()

@@ -1,5 +1,6 @@
-"""The merge rule's two halves that are not clustering: what a merged memory says
-(:func:`merge_content`) and how strong it is (:func:`capped_importance`, :func:`merged_importance`).
+"""The merge rule's parts that are not clustering: which member survives (:func:`by_survivor_rule`,
+:func:`remerge`), what a merged memory says (:func:`merge_content`) and how strong it is
+(:func:`capped_importance`, :func:`merged_importance`).
 
 :mod:`memkit.consolidate` plans merges with them and ``store.consolidate`` writes merged memories (and
 re-derives a merge an erasure took a member of) with them, so a plan and what it writes agree.
@@ -36,15 +37,18 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import polars as pl
 
 from .decay import strength
-from .text import CJK, normalize
+from .facts import alters, fact_tokens, qualifies
+from .text import CJK, normalize, tokenize
 
-__all__ = ["capped_importance", "merge_content", "merged_importance"]
+__all__ = ["by_survivor_rule", "capped_importance", "merge_content", "merged_importance", "remerge"]
 
 _SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
 _END = re.compile(r"[。！？.!?；;，,\s]+$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
+_CLAUSE = re.compile(r"[,，;；:：、]")  # clause ends inside a sentence
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -96,16 +100,59 @@ _FILLER = frozenset("a an the 的 了 在 吗 呢 吧 啊".split())
 _WORD = re.compile(f"[{CJK}]|[^\\W_{CJK}]+")  # a CJK character, or a run of other letters and digits
 
 
-def _said(text: str) -> str:
-    """What a sentence says, in order, for coverage: its words (case and width folded) and CJK
-    characters but :data:`_FILLER`, as one ``\\x1f``-separated string (a run of words is a substring)."""
-    words = (w for w in _WORD.findall(normalize(text)) if w not in _FILLER)
-    return "\x1f" + "\x1f".join(words) + "\x1f"
+class _Sentence:
+    """One sentence as coverage reads it: ``said``, its words (case and width folded, :data:`_FILLER`
+    aside) as one ``\\x1f``-separated string (a run of words is a substring), and where each word sits
+    in ``text`` (normalized, case kept) and in which clause."""
+
+    def __init__(self, sentence: str) -> None:
+        self.text = normalize(sentence, casefold=False)
+        words = [m for m in _WORD.finditer(self.text) if m[0].casefold() not in _FILLER]
+        self.spans = [m.span() for m in words]
+        folded = (m[0].casefold().replace("i\u0307", "i") for m in words)  # as normalize() folds a text
+        self.said = "\x1f" + "\x1f".join(folded) + "\x1f"
+        cuts = [0, *(m.end() for m in _CLAUSE.finditer(self.text)), len(self.text) + 1]
+        self.clauses = list(zip(cuts, cuts[1:], strict=False))  # [start, end) of each clause
+        self.clause_of = [
+            next(k for k, (a, b) in enumerate(self.clauses) if a <= s < b) for s, _ in self.spans
+        ]
+
+    def covers(self, run: _Sentence) -> bool:
+        """Whether this sentence already says ``run``: ``run``'s words are a run of its words, and the
+        words around that run do not change what it says: within the run's clauses no word before it
+        or after it alters it (:func:`memkit.facts.alters`: a negation, another subject, a modal ...),
+        and no other clause qualifies the whole sentence (:func:`memkit.facts.qualifies`: a bare "no",
+        a condition). A question covers only itself, and no sentence covers one whose numbers, time
+        words or negation it lacks (:func:`memkit.facts.fact_tokens`; "用户有三" is a run of "用户有三十个",
+        not said; names aside: the run holds their words, only their case may differ)."""
+        k = self.said.find(run.said)
+        if k >= 0 and not _unnamed(run.text) <= _unnamed(self.text):
+            return False
+        while k >= 0:
+            first = self.said.count("\x1f", 0, k)  # index of the run's first word
+            last = first + run.said.count("\x1f") - 2
+            if first == 0 and last == len(self.spans) - 1:
+                return True  # the whole sentence: nothing around it
+            c0, c1 = self.clause_of[first], self.clause_of[last]
+            before = self.text[self.clauses[c0][0] : self.spans[first][0]]
+            after = self.text[self.spans[last][1] : self.clauses[c1][1]]
+            elsewhere = (self.text[a:b] for i, (a, b) in enumerate(self.clauses) if not c0 <= i <= c1)
+            question = self.text.rstrip().endswith(("?", "？"))
+            if not (question or alters(before, after) or any(map(qualifies, elsewhere))):
+                return True
+            k = self.said.find(run.said, k + 1)
+        return False
+
+
+def _unnamed(text: str) -> frozenset[str]:
+    """The fact tokens of ``text`` but names (numbers, negation, time words)."""
+    return frozenset(t for t in fact_tokens(text) if not t.startswith("name:"))
 
 
 def merge_content(survivor: str, others: list[str]) -> str:
     """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
-    covered when its words, in order, are a run of the words of a sentence already in the text.
+    covered when its words, in order, are a run of the words of a sentence already in the text and
+    the words around that run do not change what it says (:meth:`_Sentence.covers`).
 
     >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
     '用户喜欢用Python写脚本；Python3.10以上最好。'
@@ -113,18 +160,56 @@ def merge_content(survivor: str, others: list[str]) -> str:
     'Lives in Hangzhou; Works at a bank.'
     >>> merge_content("I like coffee.", ["I don't like coffee.", "Flight at 9 am.", "Flight at 9 pm."])
     "I like coffee; I don't like coffee; Flight at 9 am; Flight at 9 pm."
+    >>> merge_content("Not allergic to peanuts", ["Allergic to peanuts"])  # a run, but negated there
+    'Not allergic to peanuts; Allergic to peanuts'
+    >>> merge_content("不喜欢吃辣", ["喜欢吃辣"]), merge_content("Gina likes tea.", ["likes tea"])
+    ('不喜欢吃辣；喜欢吃辣', 'Gina likes tea; likes tea.')
     """
-    said = [_said(s) for s in _SPLIT.split(survivor)]
+    said = [_Sentence(s) for s in _SPLIT.split(survivor)]
     added: list[str] = []
     for text in others:
         for sentence in _SPLIT.split(text):
-            words = _said(sentence)
-            if words != "\x1f\x1f" and not any(words in s for s in said):  # a fact not yet said, whole
+            run = _Sentence(sentence)
+            if run.said != "\x1f\x1f" and not any(s.covers(run) for s in said):  # a fact not yet said
                 added.append(_END.sub("", sentence.strip()))
-                said.append(words)
+                said.append(run)
     if not added:
         return survivor  # a duplicate adds nothing, not even a separator
     cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
     core = _END.sub("", survivor)
     end = next((c for c in survivor[len(core) :] if c in "。！？.!?"), "")  # keep the final "。" or "."
     return ("；" if cjk else "; ").join([core, *added]) + end
+
+
+# ----------------------------------------------------------------------------------------- survivor
+def by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
+    """Members sorted so each cluster's survivor comes first (within the columns ``first``): most
+    distinct tokens, then highest importance, newest ``created_at``, first text in code-point order,
+    smallest id (ids are random, so the text decides before them: the same memories merge the same
+    way in every run)."""
+    tokens = pl.Series([len(set(tokenize(c))) for c in members["content"]], dtype=pl.Int64)
+    return members.with_columns(_tokens=tokens).sort(
+        *first,
+        "_tokens",
+        "importance",
+        "created_at",
+        "content",
+        "id",
+        descending=[False] * len(first) + [True, True, True, False, False],
+    )
+
+
+def remerge(members: pl.DataFrame) -> tuple[str, str]:
+    """The survivor and merged content of one cluster's ``members`` (``id, content, importance,
+    created_at``) by the merge rule: what a merged memory becomes when one of its members is erased.
+
+    >>> from datetime import datetime, timezone
+    >>> t = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2)]
+    >>> remerge(pl.DataFrame({"id": ["a", "b"], "content": ["Tea.", "Tea at 3pm."],
+    ...                       "importance": [0.5, 0.5], "created_at": t}))
+    ('b', 'Tea at 3pm.')
+    """
+    ordered = by_survivor_rule(members)
+    survivor = ordered.row(0, named=True)
+    others = ordered[1:].sort("created_at", "id")["content"].to_list()
+    return survivor["id"], merge_content(survivor["content"], others)

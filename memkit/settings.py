@@ -92,6 +92,8 @@ class Settings:
       :mod:`memkit.params`, each validated by its own ``__post_init__``.
     - ``merge_threshold``: cosine at which :meth:`MemoryStore.consolidate` merges two memories
       (:class:`memkit.MergeParams`' default, 0.85; the same [0.5, 1] range).
+    - ``merge_distinct_facts``: whether consolidation keeps memories whose fact tokens differ apart
+      (:class:`memkit.MergeParams`' ``distinct_facts``, True); a file records it only when False.
     - ``conflict_policy``: what a keyed write with a different value does, one of
       :data:`memkit.conflicts.POLICIES` (``"flag"``, ``"supersede"``, ``"strict"``).
     - ``embedder``: the SPEC of the embedder a store opens with when given no ``embedder=``
@@ -116,6 +118,10 @@ class Settings:
         default=MergeParams().threshold,
         metadata={"range": slider_ranges(MergeParams)["threshold"], "doc": "cosine to merge"},
     )
+    merge_distinct_facts: bool = field(
+        default=MergeParams().distinct_facts,
+        metadata={"doc": "never merge memories whose fact tokens differ"},
+    )
     conflict_policy: str = field(default="flag", metadata={"doc": "keyed-write conflict policy"})
     embedder: str | None = field(default=None, metadata={"doc": "the embedder's SPEC (None: not recorded)"})
 
@@ -129,6 +135,9 @@ class Settings:
         except ValidationError as e:
             raise ValidationError("merge_threshold", _message(e)) from None
         object.__setattr__(self, "merge_threshold", threshold)
+        if not isinstance(self.merge_distinct_facts, bool):
+            got = type(self.merge_distinct_facts).__name__
+            raise ValidationError("merge_distinct_facts", f"must be a bool, got {got}")
         check_choice("conflict_policy", self.conflict_policy, POLICIES)
         if self.embedder is not None:  # its form only: the model is loaded by the store that opens with it
             object.__setattr__(self, "embedder", check_spec("embedder", self.embedder))
@@ -154,6 +163,8 @@ class Settings:
             "merge_threshold": self.merge_threshold,
             "conflict_policy": self.conflict_policy,
         }
+        if not self.merge_distinct_facts:  # the default (True) is not written: older readers read the file
+            out["merge_distinct_facts"] = False
         if self.embedder is not None:  # (TOML has no null: not recorded, not written)
             out["embedder"] = self.embedder
         for name, params in _SECTIONS.items():
@@ -180,7 +191,7 @@ class Settings:
                 f"the file is settings format {version}, this memkit reads format {FORMAT_VERSION} "
                 "and older; upgrade memkit to load it",
             )
-        scalars = ("merge_threshold", "conflict_policy", "embedder")
+        scalars = ("merge_threshold", "merge_distinct_facts", "conflict_policy", "embedder")
         known = (_VERSION_KEY, *scalars, *_SECTIONS)
         for key in data:
             if key not in known:

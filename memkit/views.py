@@ -199,8 +199,9 @@ def nearest_similarity(frame: pl.DataFrame, embeddings: np.ndarray, block: int =
 
     Merge partners share namespace, layer, key and access group (``access, owner, created_by``), and
     with a ``_weak`` column (``store.merge_candidates``) its value too, as in ``store.consolidate``
-    (:func:`memkit.consolidate.cluster_labels`). A memory joins a cluster at threshold ``t`` exactly
-    when this value is at least ``t``, so the histogram of this column is what a merge-threshold
+    (:func:`memkit.consolidate.cluster_labels`). A memory joins a cluster at threshold ``t`` only
+    when this value is at least ``t`` (and then does, unless the fact rule holds that partner apart:
+    :func:`memkit.consolidate.held_apart`), so the histogram of this column is what a merge-threshold
     slider cuts.
     Blocked products per group: memory O(block²), never N×N.
     """

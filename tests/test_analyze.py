@@ -123,7 +123,7 @@ def test_conflict_graph_unkeyed_distinct_no_edges(store: mk.MemoryStore, now: da
 
 def test_conflict_graph_merges_and_near_duplicates(store: mk.MemoryStore, now: datetime) -> None:
     a = store.add("用户喜欢喝美式咖啡", namespace="u", now=now)
-    b = store.add("用户喜欢喝美式咖啡，不加糖", namespace="u", now=now)
+    b = store.add("用户喜欢喝美式咖啡，少加糖", namespace="u", now=now)
     store.add("用户喜欢喝美式咖啡", namespace="v", now=now)  # another namespace: never an edge
     frame = store.frame(include_embedding=True)
     emb = frame["embedding"].to_numpy()

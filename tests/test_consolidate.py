@@ -22,6 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+def _word(i: int) -> str:
+    """A lowercase word per number, no digit in it: 0 -> "a", 25 -> "z", 26 -> "ba"."""
+    return chr(97 + i % 26) if i < 26 else _word(i // 26) + chr(97 + i % 26)
+
+
 def frame(n: int, **columns: Any) -> pl.DataFrame:
     """``n`` memories with defaults; ``columns`` override (lists of length n)."""
     data: dict[str, Any] = {
@@ -29,7 +34,7 @@ def frame(n: int, **columns: Any) -> pl.DataFrame:
         "namespace": ["u"] * n,
         "layer": ["long_term"] * n,
         "key": [None] * n,
-        "content": [f"memory number {i}" for i in range(n)],
+        "content": [f"memory {_word(i)}" for i in range(n)],  # no fact token (memkit.facts) differs
         "importance": [0.5] * n,
         "created_at": [T0 + timedelta(hours=i) for i in range(n)],
         "last_access_at": [T0 + timedelta(hours=i) for i in range(n)],
@@ -166,7 +171,8 @@ def test_survivor_ties() -> None:
 
 def test_content_keeps_facts_drops_duplicates_chinese() -> None:
     texts = ["我喜欢用Python写脚本", "我喜欢用Python写脚本。", "Python3.10以上最好。", "我喜欢用Python写脚本"]
-    plan = plan_merges(frame(4, content=texts), angles(0, 1, 2, 3))
+    cosine_only = MergeParams(distinct_facts=False)  # (3.10 is a fact token the others lack)
+    plan = plan_merges(frame(4, content=texts), angles(0, 1, 2, 3), cosine_only)
     content = plan["content"][0]
     assert content == "我喜欢用Python写脚本；Python3.10以上最好"
     assert content.count("脚本") == 1
@@ -179,7 +185,8 @@ def test_content_keeps_facts_drops_duplicates_english() -> None:
         "User works at a bank. User lives in Hangzhou!",  # the survivor: most distinct tokens
         "User lives in Hangzhou. Drinks tea.",
     ]
-    plan = plan_merges(frame(4, content=texts), angles(0, 1, 2, 3))
+    cosine_only = MergeParams(distinct_facts=False)  # ("Drinks", capitalized, reads as a name)
+    plan = plan_merges(frame(4, content=texts), angles(0, 1, 2, 3), cosine_only)
     assert plan["survivor"][0] == "m2"
     assert plan["content"][0] == "User works at a bank. User lives in Hangzhou; Drinks tea!"
 

@@ -40,7 +40,7 @@ def _fill(store: mk.MemoryStore) -> None:
         now=NOW,
     )
     store.add("met Alice in Berlin", namespace="u", kind="event", importance=0.2, now=NOW)
-    store.add("met Alice in Berlin today", namespace="u", kind="event", importance=0.25, now=NOW)
+    store.add("met Alice in Berlin again", namespace="u", kind="event", importance=0.25, now=NOW)
     store.consolidate("u", now=NOW + timedelta(hours=2))
     store.add("other tenant", namespace="v", now=NOW)
     store.search("tea", namespace="u", k=2, now=NOW + timedelta(hours=3))

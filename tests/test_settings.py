@@ -64,6 +64,20 @@ def test_default_toml_is_the_documented_file(tmp_path: Path) -> None:
     assert load_settings(path) == Settings()
 
 
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_the_merge_fact_rule_switch_round_trips_and_is_written_only_when_off(
+    tmp_path: Path, suffix: str
+) -> None:
+    path = tmp_path / f"memkit{suffix}"
+    off = dataclasses.replace(TUNED, merge_distinct_facts=False)
+    save_settings(path, off)
+    assert load_settings(path) == off and load_settings(path).merge_distinct_facts is False
+    assert "merge_distinct_facts" in path.read_text(encoding="utf-8")
+    save_settings(path, TUNED)  # the default (True) is not written: an older memkit reads the file
+    assert "merge_distinct_facts" not in path.read_text(encoding="utf-8")
+    assert load_settings(path).merge_distinct_facts is True
+
+
 def test_json_file_is_the_same_dict(tmp_path: Path) -> None:
     path = tmp_path / "memkit.json"
     save_settings(path, TUNED)
@@ -126,6 +140,8 @@ def test_unknown_field_in_a_toml_file_is_named(tmp_path: Path) -> None:
         ({"keyword": 0.3}, "keyword"),
         ({"merge_threshold": 0.4}, "merge_threshold"),
         ({"merge_threshold": True}, "merge_threshold"),
+        ({"merge_distinct_facts": "false"}, "merge_distinct_facts"),
+        ({"merge_distinct_facts": 0}, "merge_distinct_facts"),
         ({"conflict_policy": "overwrite"}, "conflict_policy"),
         ([1, 2], "settings"),
     ],

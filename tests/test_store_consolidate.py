@@ -1,7 +1,9 @@
-"""store.consolidate applying memkit.consolidate's plan, and the analyzer's MK003."""
+"""store.consolidate applying memkit.consolidate's plan, and the analyzer's MK003; the fact rule
+(MergeParams.distinct_facts, store.merge_distinct_facts) on DuckDB and PostgreSQL."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 
 import polars as pl
@@ -18,7 +20,7 @@ H = timedelta(hours=1)
 def _dupes(store: mk.MemoryStore, now: datetime, **kw) -> list[mk.Memory]:
     return [
         store.add("用户喜欢喝美式咖啡", namespace="u", importance=0.5, now=now, **kw),
-        store.add("用户喜欢喝美式咖啡，不加糖", namespace="u", importance=0.7, now=now + H, **kw),
+        store.add("用户喜欢喝美式咖啡，少加糖", namespace="u", importance=0.7, now=now + H, **kw),
         store.add("用户喜欢喝冰美式咖啡", namespace="u", importance=0.6, now=now + 2 * H, **kw),
     ]
 
@@ -39,7 +41,7 @@ def test_apply_merges_fields_and_is_idempotent(store: mk.MemoryStore, now: datet
     merged = store.get(plan["merged_id"][0])
     assert merged.status == "active" and set(merged.merged_from) == {a.id, b.id, c.id}
     assert (
-        merged.content == "用户喜欢喝美式咖啡，不加糖；用户喜欢喝冰美式咖啡"
+        merged.content == "用户喜欢喝美式咖啡，少加糖；用户喜欢喝冰美式咖啡"
     )  # the most informative member, nothing repeated
     assert merged.importance == pytest.approx(0.705)  # max, after one reinforcement of +0.005
     assert merged.created_at == now and merged.access_count == 3
@@ -228,3 +230,58 @@ def test_consolidation_is_idempotent_and_revives_nothing(members: list, now: dat
             assert (merged < 0.1) == (strongest < 0.1)  # weak exactly when its members were
     finally:
         s.close()
+
+
+# ------------------------------------------------------------------------------ the fact rule
+D = timedelta(days=1)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Not allergic to peanuts", "Allergic to peanuts"),  # cosine 1.0: "not" is a stopword
+        ("Allergic to peanuts", "Not allergic to peanuts"),
+        ("Not married", "Married"),
+        ("不喜欢吃辣", "喜欢吃辣"),  # cosine 0.91
+        ("用户对花生不过敏", "用户对花生过敏"),
+    ],
+)
+def test_a_fact_and_its_negation_both_stay_said_and_searchable(
+    store: mk.MemoryStore, now: datetime, older: str, newer: str
+) -> None:
+    """An audit found "Not allergic to peanuts" + (a month later) "Allergic to peanuts" merged into the
+    first alone: the newer fact was gone from the store and from search."""
+    store.add(older, namespace="u", now=now)
+    store.add(newer, namespace="u", now=now + 30 * D)
+    later = now + 31 * D
+    assert store.consolidate("u", now=later).is_empty()  # two facts: held apart by default
+    active = store.frame("u").filter(pl.col("status") == "active")["content"].to_list()
+    assert sorted(active) == sorted([older, newer])
+    assert store.search(newer, namespace="u", k=1, now=later, reinforce=False)["content"][0] == newer
+    store.merge_distinct_facts = False  # the switch off: merged by cosine, the merged memory says both
+    plan = store.consolidate("u", now=later)
+    assert plan.height == 1 and plan["merged_id"][0] is not None
+    merged = store.get(plan["merged_id"][0], namespace="u").content
+    assert older in merged and newer in merged
+    hits = store.search(newer, namespace="u", k=1, now=later, reinforce=False)
+    assert newer in hits["content"][0]
+
+
+def test_the_switch_travels_with_the_settings(store: mk.MemoryStore, now: datetime) -> None:
+    store.add("用户买电脑的预算是5000元", namespace="u", now=now)
+    store.add("用户买电脑的预算是8000元", namespace="u", now=now + H)  # cosine 0.92
+    assert store.merge_distinct_facts is True and store.settings.merge_distinct_facts is True
+    assert store.consolidate("u", now=now + 2 * H, dry_run=True).is_empty()
+    assert store.analyze("u", now=now + 2 * H).filter(pl.col("code") == "MK003").is_empty()
+    explicit = store.consolidate(
+        "u", now=now + 2 * H, dry_run=True, params=mk.MergeParams(distinct_facts=False)
+    )
+    assert explicit.height == 1  # params= decides for one call
+    store.settings = dataclasses.replace(store.settings, merge_distinct_facts=False)
+    assert store.merge_distinct_facts is False and store.merge_params() == mk.MergeParams(
+        distinct_facts=False
+    )
+    assert store.analyze("u", now=now + 2 * H).filter(pl.col("code") == "MK003").height == 1
+    assert store.consolidate("u", now=now + 2 * H).height == 1
+    with pytest.raises(mk.ValidationError, match="^merge_distinct_facts: must be a bool"):
+        store.merge_distinct_facts = "no"  # type: ignore[assignment]

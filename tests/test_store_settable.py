@@ -25,6 +25,7 @@ WRONG = {
     "weights": mk.DecayParams(),
     "forget_policy": "weak",
     "merge_threshold": 0.4,
+    "merge_distinct_facts": "no",
     "conflict_policy": "overwrite",
 }
 

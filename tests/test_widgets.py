@@ -112,6 +112,23 @@ def test_weights_tuner_reranks_like_the_store_without_touching_it(sample_store, 
     assert unlabelled.metrics is None and "score =" in unlabelled.message.value
 
 
+def test_merge_explorer_says_why_a_pair_above_the_threshold_is_not_merged(now) -> None:
+    """Two budgets at cosine 0.92 stay two memories; the panel lists the pair and why, and its checkbox
+    (MergeParams.distinct_facts) merges them by cosine alone, as the store would."""
+    s = mk.MemoryStore()
+    s.add("用户买电脑的预算是5000元", namespace="u", now=now)
+    s.add("用户买电脑的预算是8000元", namespace="u", now=now + timedelta(hours=1))
+    panel = widgets.merge_explorer(s, "u", now=now + timedelta(hours=2))
+    assert panel.plan.is_empty() and panel.controls["distinct_facts"].value is True
+    assert panel.held_apart["reason"].to_list() == ["fact tokens differ: numbers 5000 ≠ 8000"]
+    assert "numbers 5000 ≠ 8000" in panel.table.value and "1 pairs above it held apart" in panel.message.value
+    panel.controls["distinct_facts"].value = False
+    assert panel.plan.height == 1 and panel.held_apart.is_empty()
+    panel.buttons["apply"].click()  # applies what the panel shows: the switch off
+    assert panel.applied.height == 1 and s.frame("u").filter(pl.col("status") == "active").height == 1
+    s.close()
+
+
 def test_merge_explorer_plans_like_the_store_and_applies(sample_store, now) -> None:
     panel = widgets.merge_explorer(sample_store, "user_87", now=now)
     frame_before = sample_store.frame("user_87")

@@ -13,7 +13,7 @@ attribute           what it is
 ``keyword``         :class:`~memkit.params.KeywordParams`: BM25 constants
 ``guard``           :class:`~memkit.params.GuardParams`: the write-time guard
 ``weights``...      defaults of search, forget, consolidate (``weights``, ``forget_policy``,
-                    ``merge_threshold``): :class:`memkit.Settings` sets them all
+                    ``merge_threshold``, ``merge_distinct_facts``): :class:`memkit.Settings` sets them all
 ``read_only``       opened read-only: reads work, writes raise
 ``_secret_names``   which names hold a secret by the store's own rules, judged once each (names.py)
 ``_index``          the derived :class:`~memkit.store.index.SearchIndex` (numpy), see vectors.py
@@ -29,9 +29,9 @@ numpy index, compacting the file after an erasure) is handed to :meth:`_on_commi
 after the commit, or, inside :meth:`transaction` (several calls as one), after the outer commit, and
 is dropped on a rollback. So the index never shows a row DuckDB does not have.
 
-Threads. ``with self._lock:`` runs a call alone (every write, every statement: a DuckDB connection
-serves one thread at a time); a search's ranking holds ``self._lock.shared()`` instead, beside other
-rankings but never beside a write (:mod:`memkit.store.rwlock`).
+Threads. ``with self._lock:`` runs a call alone (every write, every statement: a DuckDB connection serves
+one thread at a time); a search's ranking holds ``self._lock.shared()``, beside other rankings but never
+beside a write (:mod:`memkit.store.rwlock`).
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ class StoreCore:
     weights: Weights  # search's default weights (memkit.settings)
     forget_policy: ForgetParams  # forget's default policy
     merge_threshold: float  # consolidate's default threshold
+    merge_distinct_facts: bool  # consolidate's default MergeParams.distinct_facts
     read_only: bool
     compact_on_erase: bool  # rewrite the file after every erasure (memkit.store.compaction)
     _due: bool  # an erasure left the file to compact (meta.compact_due; memkit.store.compaction)
@@ -119,8 +120,7 @@ class StoreCore:
         return self._con
 
     def _run(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Execute one statement and fetch its whole result (a half-fetched result blocks the
-        connection in DuckDB 2.0)."""
+        """Execute one statement, fetch its whole result (a half-fetched one blocks DuckDB 2.0)."""
         return self._db.execute(query, list(params)).fetchall()
 
     def _sql(self, query: str, params: Sequence[Any] = ()) -> pl.DataFrame:

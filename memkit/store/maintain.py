@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from ..analyze import analyze as lint
-from ..consolidate import MergeParams, plan_grouped
+from ..consolidate import plan_grouped
 from ..embed import clear_word_caches
 from ..errors import NotFound, ValidationError
 from ..forget import plan_forget
@@ -242,7 +242,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             # the operator's merge candidates, narrowed to what this requester may read
             cand, emb = self.merge_candidates(namespace, now=now)
             keep = cand["id"].is_in(frame["id"].implode()).to_numpy()
-            merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], MergeParams(self.merge_threshold))
+            merges = plan_grouped(cand.filter(pl.Series(keep)), emb[keep], self.merge_params())
             # MK006's floor: the retrieval floor when one is set (below it a memory cannot be
             # recalled), else this store's forgetting policy's (what forget() drops as weak); with the
             # default retrieval floor of 0, using it would make MK006 silent

@@ -87,6 +87,7 @@ _SETTINGS = {
     "guard": "guard",
     "forget_policy": "forget",
     "merge_threshold": "merge_threshold",
+    "merge_distinct_facts": "merge_distinct_facts",
     "conflict_policy": "conflict_policy",
 }
 
@@ -161,6 +162,7 @@ class MemoryStore(
     weights = Checked(an_instance(Weights))  # search's default weights
     forget_policy = Checked(an_instance(ForgetParams))  # forget's default policy
     merge_threshold = Checked(a_threshold)  # consolidate's default threshold
+    merge_distinct_facts = Checked(a_bool)  # consolidate's default MergeParams.distinct_facts
     compact_on_erase = Checked(a_bool)
     # fixed at the open: assigning another value is refused, naming what to do instead (settable.Fixed)
     path = Fixed(a_path, "is fixed when the store opens: open another MemoryStore for another file")
@@ -230,6 +232,7 @@ class MemoryStore(
             ForgetParams(),
             MergeParams().threshold,
         )
+        self.merge_distinct_facts = MergeParams().distinct_facts
         self._lock = StoreLock()  # searches rank under it shared, everything else exclusively
         self._retried, self._retry_lock = 0, threading.Lock()  # store.retries (memkit.store.retry)
         if settings is not None:
@@ -252,7 +255,7 @@ class MemoryStore(
         spec = spec_of(self.embedder)
         return Settings(weights=self.weights, decay=self.decay, keyword=self.keyword, guard=self.guard,
                         forget=self.forget_policy, merge_threshold=self.merge_threshold,
-                        conflict_policy=self.conflict_policy,
+                        merge_distinct_facts=self.merge_distinct_facts, conflict_policy=self.conflict_policy,
                         embedder=None if spec == "hash" else spec)  # fmt: skip
 
     @settings.setter

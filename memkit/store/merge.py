@@ -170,6 +170,18 @@ class MergeMixin(PipelineMixin, ReadMixin):
         return frame.drop("embedding"), emb
 
     # ------------------------------------------------------------------------------- consolidation
+    def merge_params(self, threshold: float | None = None) -> MergeParams:
+        """The :class:`~memkit.consolidate.MergeParams` this store merges with by default: its
+        ``merge_threshold`` (or ``threshold``) and ``merge_distinct_facts`` (what ``consolidate``,
+        MK003 and the merge explorer plan with); a bad ``threshold`` is a ValidationError naming it."""
+        if threshold is not None:  # in MergeParams' range, the error naming the argument passed
+            lo, hi, _ = slider_ranges(MergeParams)["threshold"]
+            threshold = check_number("threshold", threshold, lo=lo, hi=hi)
+        return MergeParams(
+            threshold=self.merge_threshold if threshold is None else threshold,
+            distinct_facts=self.merge_distinct_facts,
+        )
+
     def consolidate(
         self,
         namespace: str | None = None,
@@ -190,19 +202,21 @@ class MergeMixin(PipelineMixin, ReadMixin):
         ``superseded``, in one transaction. The plan gains a ``merged_id`` column. A second run
         merges nothing.
 
-        ``params`` (a :class:`~memkit.consolidate.MergeParams`) sets ``max_cluster`` and
-        ``block_size``, and the threshold when none is given. An explicit ``threshold`` wins over
+        ``params`` (a :class:`~memkit.consolidate.MergeParams`) sets ``max_cluster``, ``block_size``
+        and ``distinct_facts``, and the threshold when none is given. An explicit ``threshold`` wins over
         ``params.threshold``, as an explicit argument wins over a parameter object elsewhere in
         memkit (``search(min_strength=)``, a ``sweep`` grid point over its ``base``). With neither,
-        the store's threshold (``MergeParams().threshold``, or what ``settings=`` gave it).
+        the store's threshold (``MergeParams().threshold``, or what ``settings=`` gave it). Without
+        ``params``, memories whose fact tokens differ are kept apart as ``store.merge_distinct_facts``
+        says (True by default; :func:`memkit.consolidate.held_apart` lists such pairs).
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         if threshold is not None:  # in MergeParams' range, the error naming the argument passed
             lo, hi, _ = slider_ranges(MergeParams)["threshold"]
             threshold = check_number("threshold", threshold, lo=lo, hi=hi)
-        if params is None:  # the store's threshold (settings=) unless one is given
-            params = MergeParams(threshold=self.merge_threshold if threshold is None else threshold)
+        if params is None:  # the store's threshold and fact rule (settings=) unless a threshold is given
+            params = self.merge_params(threshold)
         elif not isinstance(params, MergeParams):
             raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
         elif threshold is not None:

@@ -30,7 +30,7 @@ import ipywidgets as W
 import polars as pl
 
 from .. import charts
-from ..consolidate import MergeParams, plan_grouped
+from ..consolidate import MergeParams, held_apart, plan_grouped
 from ..errors import ValidationError
 from ..evaluate import Reranker
 from ..params import Weights, slider_ranges
@@ -173,8 +173,11 @@ def weights_tuner(
 
 
 class MergeExplorer(Panel):
-    """:func:`merge_explorer`'s panel: ``plan`` (clusters at the slider's threshold), ``similarities``
-    (each memory's best merge partner), ``applied`` (the last applied plan, or None).
+    """:func:`merge_explorer`'s panel: ``plan`` (clusters at the slider's threshold), ``held_apart``
+    (the pairs at or above it that the plan does not join, and why:
+    :func:`memkit.consolidate.held_apart`), ``similarities`` (each memory's best merge partner),
+    ``applied`` (the last applied plan, or None). The ``distinct_facts`` checkbox is
+    :class:`~memkit.consolidate.MergeParams`' switch (the store's ``merge_distinct_facts`` to start).
 
     The slider releases before re-planning (``continuous_update=False``): a plan over a large
     namespace takes a moment, and only the position the hand stops at matters. With a ``judge``
@@ -190,13 +193,17 @@ class MergeExplorer(Panel):
         requester: str | None,
         threshold: float,
         judge: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+        distinct_facts: bool = True,
     ) -> None:
         self.store, self.namespace, self.now, self.requester = store, namespace, now, requester
         self.judge = judge
         self.applied: pl.DataFrame | None = None
         self._load()  # read again after the button, or when the store changed (refresh)
         lo, hi, step = slider_ranges(MergeParams)["threshold"]
-        controls = {"threshold": slider("merge threshold", lo, hi, step, threshold, continuous_update=False)}
+        controls = {
+            "threshold": slider("merge threshold", lo, hi, step, threshold, continuous_update=False),
+            "distinct_facts": W.Checkbox(value=distinct_facts, description="keep distinct facts apart"),
+        }
         apply = W.Button(
             description="Apply: merge these",
             button_style="warning",
@@ -216,27 +223,26 @@ class MergeExplorer(Panel):
         self._frame, self._emb = self.store.merge_candidates(
             self.namespace, now=self.now, requester=self.requester
         )
-        self._plans: dict[float, pl.DataFrame] = {}
+        self._plans: dict[tuple[float, bool], tuple[pl.DataFrame, pl.DataFrame]] = {}
         # each candidate's best cosine to a merge partner: the histogram, computed once per load
         self.similarities = nearest_similarity(self._frame, self._emb)
 
-    def _plan(self, threshold: float) -> pl.DataFrame:
-        """The store's plan at ``threshold``, computed only over memories that have a partner above
-        it (the others cannot merge), by :func:`memkit.consolidate.plan_grouped` as
-        ``store.consolidate`` does. Plans are memoized per threshold until the store changes (a
-        slider has 51 positions)."""
-        key = round(threshold, 6)  # 0.85 and 0.8500000000000001 (a slider's float) are one plan
+    def _plan(self, threshold: float, distinct_facts: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The store's plan at ``threshold`` and the pairs it holds apart, computed only over memories
+        that have a partner above it (the others cannot merge), by
+        :func:`memkit.consolidate.plan_grouped` as ``store.consolidate`` does. Memoized per threshold
+        and switch until the store changes (a slider has 51 positions)."""
+        key = (round(threshold, 6), distinct_facts)  # 0.85 and 0.8500000000000001 (a slider's): one plan
         if key not in self._plans:
             # the same 1e-6 slack as the store's own plan (memkit.consolidate)
             ok = self.similarities.filter(pl.col("similarity") >= threshold - 1e-6)["id"]
             keep = self._frame["id"].is_in(ok.implode()).to_numpy()
-            plan = plan_grouped(
-                self._frame.filter(pl.Series(keep)), self._emb[keep], MergeParams(threshold=threshold)
-            )
+            params = MergeParams(threshold=threshold, distinct_facts=distinct_facts)
+            frame, emb = self._frame.filter(pl.Series(keep)), self._emb[keep]
+            plan = plan_grouped(frame, emb, params)
             # listed oldest first (a cluster's created_at is its oldest member's) and numbered so
-            self._plans[key] = plan.sort("created_at").with_columns(
-                cluster=pl.int_range(pl.len(), dtype=pl.Int64)
-            )
+            plan = plan.sort("created_at").with_columns(cluster=pl.int_range(pl.len(), dtype=pl.Int64))
+            self._plans[key] = plan, held_apart(frame, emb, params)
         return self._plans[key]
 
     def refresh(self) -> None:
@@ -248,8 +254,9 @@ class MergeExplorer(Panel):
         """
         if self.store.revision != self._revision:
             self._load()
-        t = float(self.controls["threshold"].value)
-        self.plan = self.data = self._plan(t)
+        t, facts = float(self.controls["threshold"].value), bool(self.controls["distinct_facts"].value)
+        self.plan, self.held_apart = self._plan(t, facts)
+        self.data = self.plan
         if self.judge is not None and self.plan.height:  # labelled data: which clusters are wrong
             verdict = self.judge(self.plan).select("cluster", "wrong")
             self.plan = self.data = self.plan.join(verdict, on="cluster", how="left", maintain_order="left")
@@ -265,11 +272,21 @@ class MergeExplorer(Panel):
             "<div style='color:#777;font-size:12px'>Members join pair by pair, each link at least the"
             f" threshold {t:.2f}: a member chained through another can be less similar to the survivor.</div>"
         )
-        self.table.value = table_html(table, 8) + note
+        apart = self.held_apart.select(
+            pl.format("{} | {}", "content_a", "content_b").alias("held apart"), "similarity", "reason"
+        )
+        held = (
+            "<div style='margin-top:6px'>Pairs at or above the threshold that stay apart, and why:</div>"
+            + table_html(apart, 5, width=100)
+            if apart.height
+            else ""
+        )
+        self.table.value = table_html(table, 8) + note + held
         wrong = f", {int(self.plan['wrong'].sum())} of them wrong" if "wrong" in self.plan.columns else ""
+        apart = f"; {self.held_apart.height} pairs above it held apart" if self.held_apart.height else ""
         self.say(
             f"{self.plan.height} clusters{wrong}, {self.plan['members'].list.len().sum()} memories would"
-            f" merge into {self.plan.height} at {t:.2f}"
+            f" merge into {self.plan.height} at {t:.2f}{apart}"
         )
 
     def _apply(self) -> None:
@@ -278,9 +295,10 @@ class MergeExplorer(Panel):
 
         ``applied`` is the plan the store carried out; the message gives the new active count.
         """
-        t = float(self.controls["threshold"].value)
+        t, facts = float(self.controls["threshold"].value), bool(self.controls["distinct_facts"].value)
+        params = MergeParams(threshold=t, distinct_facts=facts)
         self.applied = self.store.consolidate(
-            self.namespace, threshold=t, now=self.now, requester=self.requester
+            self.namespace, now=self.now, requester=self.requester, params=params
         )
         self._load()
         self.refresh()
@@ -304,10 +322,12 @@ def merge_explorer(
 
     What to look at: the histogram's valley, between true duplicates near 1.0 and merely related
     memories below, is where a threshold belongs; the table lists each cluster's merged text, which
-    should read as one fact. Nothing is written until the button is pressed, and then only memories
+    should read as one fact; below it, the pairs at or above the threshold held apart because their
+    fact tokens differ (a number, a negation, a time word, a name; untick "keep distinct facts apart"
+    to merge by cosine alone). Nothing is written until the button is pressed, and then only memories
     ``requester`` may change, as ``store.consolidate`` decides. ``namespace=None`` plans over every
     namespace (merges never cross one). ``judge`` grades a plan against labels, e.g.
     ``judge=lambda plan: judge_plan(plan, frame)`` with :func:`memkit.portable.semantic.judge_plan`.
     """
     threshold = store.merge_threshold if threshold is None else threshold  # the store's own by default
-    return MergeExplorer(store, namespace, now, requester, threshold, judge)
+    return MergeExplorer(store, namespace, now, requester, threshold, judge, store.merge_distinct_facts)

@@ -23,6 +23,8 @@ H = timedelta(hours=1)
 MARK = "zebra-marker-7781"  # unique, greppable
 TEXT = f"{MARK} lives in Lisbon"
 ROOT = Path(mk.__file__).resolve().parents[1]  # the memkit under test, for a child process
+# texts this file merges on purpose differ in fact tokens (memkit.facts): merged by cosine alone
+COSINE_ONLY = mk.MergeParams(distinct_facts=False)
 
 
 class CachedHash(mk.HashEmbedder):
@@ -71,7 +73,7 @@ def test_erasing_a_merges_survivor_drops_its_cached_vector(where: str) -> None:
     with mk.MemoryStore(where, embedder=CachedHash()) as s:
         s.add("The user likes green tea in the morning", namespace="u", now=NOW)
         y = s.add(f"The user likes green tea in the morning. {TEXT}", namespace="u", now=NOW + H)
-        merged = s.consolidate("u", threshold=0.5, now=NOW + 2 * H)
+        merged = s.consolidate("u", threshold=0.5, now=NOW + 2 * H, params=COSINE_ONLY)
         assert merged["content"].to_list() == [y.content]  # y is the survivor: its text is the merge's
         s.delete(y.id, namespace="u", now=NOW + 3 * H)
         assert content_hash(y.content) not in _cached(s)
@@ -85,9 +87,9 @@ def test_erasing_a_member_of_a_merge_of_merges_drops_every_cached_vector_of_its_
     with mk.MemoryStore(where, embedder=CachedHash()) as s:
         s.add("The user likes green tea in the morning", namespace="u", now=NOW)
         b = s.add(f"The user likes green tea in the morning. {TEXT}", namespace="u", now=NOW)
-        s.consolidate("u", threshold=0.5, now=NOW + H)
+        s.consolidate("u", threshold=0.5, now=NOW + H, params=COSINE_ONLY)
         s.add("The user likes green tea in the morning. Bob is 40", namespace="u", now=NOW + 2 * H)
-        top = s.consolidate("u", threshold=0.5, now=NOW + 3 * H)
+        top = s.consolidate("u", threshold=0.5, now=NOW + 3 * H, params=COSINE_ONLY)
         assert MARK in top["content"][0]  # a merge of the first merge holds the text too
         s.delete(b.id, namespace="u", now=NOW + 4 * H)
         assert content_hash(b.content) not in _cached(s)

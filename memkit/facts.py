@@ -1,0 +1,350 @@
+"""Fact tokens: the few words that make two near-identical sentences state different facts.
+
+A cosine cannot tell "预算是5000元" from "预算是8000元", "Has 2 cats" from "Has 3 cats", "Flight at 9 am"
+from "9 pm", 周三 from 周四, "I like coffee" from "I don't like coffee" or "Gina's favorite dance style"
+from "Jon's": one word differs. The offline HashEmbedder even drops not / no / never as stopwords, so
+such pairs score 0.85-1.0 while real paraphrases score 0.5-0.8 (README, "Consolidation").
+:func:`fact_tokens` lists those words of a text, each canonical, so that spellings of one fact agree
+and different facts differ:
+
+- ``n:`` **numbers**: ASCII and full-width digits (``5,000`` = ``5000``), Chinese numerals
+  (``二十五``, ``两千``, ``3万``, ``二〇一九``) and English number words (``twenty-five``); a Chinese
+  一 used as an article (``一名``, ``一个``) or in a word (``一起``, ``统一``) is no number;
+- ``neg`` **negation**: not, no, never, nor, none, nothing, without, cannot, the ``n't`` forms;
+  不 没 没有 别 未 无 非 勿 莫 不再 (but not inside 非常, 不错, 别人, 未来, 除非, ...);
+- ``t:`` **time words**: am / pm after a number, month and weekday names (``June`` = ``6月`` =
+  ``六月``; ``Wednesday`` = ``周三`` = ``星期三``), parts of the day (morning = 早上 = 早晨 = 上午, night =
+  晚上 ...), today / tomorrow / yesterday (今天 明天 昨天 后天 前天), next / last week, month, year;
+- ``name:`` **names**: a Latin-script word written capitalized (anywhere, the first word too: "Gina
+  likes ..." is a name) and never lowercase in the same text, and not a stopword (``The``, ``I``,
+  ``My``), ``User`` or one of the words above.
+
+>>> sorted(fact_tokens("Gina's flight leaves at 9:30 pm on June 1, not on Monday"))
+['n:1', 'n:9:30', 'name:gina', 'neg', 't:Jun', 't:Mon', 't:pm']
+>>> fact_tokens("预算5,000元") == fact_tokens("预算五千元"), fact_difference("周三开会", "星期四开会")
+(True, 'time words Wed ≠ Thu')
+
+Two memories state the same facts when their tokens are equal (:func:`same_facts`): an equivalence,
+so a cluster whose every link joins equal tokens has one token set throughout (see
+:func:`memkit.consolidate.cluster_labels`). What it does not see: a Chinese name (小雨 / 小雪 carry no
+capital), a pronoun (he / she: on LoCoMo's observations they vetoed true duplicates), and any other
+content word (home / office). :func:`alters` and :func:`qualifies` are the merge text's side: whether
+the words around a sentence's run change what it says (:func:`memkit.merge_rule.merge_content`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+
+import numpy as np
+
+from .text import CJK, STOPWORDS, normalize
+
+__all__ = ["alters", "fact_difference", "fact_key", "fact_tokens", "negated", "qualifies", "same_facts"]
+
+# ------------------------------------------------------------------------------------------ words
+_EN_NEG = frozenset("not no never nor none nobody nothing nowhere neither cannot without".split())
+_EN_NEG_BARE = frozenset(  # n't forms written without the apostrophe (or split by it)
+    "dont doesnt didnt isnt arent wasnt werent cant couldnt wouldnt shouldnt havent hasnt hadnt aint".split()
+)
+_ZH_NEG = "不没未无非别勿莫毋甭"
+_ZH_NEG_CHAR = re.compile(f"[{_ZH_NEG}]")
+_ZH_NOT_NEG = re.compile(  # words holding a negation character that negate nothing (不过敏 does)
+    "非常|非洲|南非|除非|是非|莫斯科|未来|别人|别的|特别|分别|区别|告别|级别|性别|类别|差别|识别|别墅|个别|不过(?!敏)"
+    "|不错|不少|不断|不仅|不但|不管|不论|无论|不久|差不多|不得不|要不|不然|没错|不好意思|了不起|对不起"
+)
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}  # fmt: skip
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_NOT_ONE_BEFORE = [[w] for w in "no any every some the this that which each".split()]  # "no one"
+_MONTHS = "january february march april may june july august september october november december".split()
+_MONTH_OF = {m: i for i, m in enumerate(_MONTHS, 1)} | {m[:3]: i for i, m in enumerate(_MONTHS, 1)}
+_MONTH_OF["sept"] = 9
+_CAPITAL_ONLY = frozenset("march may mar jan jun aug oct nov dec sept".split())  # lowercase: another word
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_WEEKDAYS = {d: i for i, d in enumerate(_DAYS, 1)}
+_WEEKDAY_NAMES = ("", *(d[:3].capitalize() for d in _DAYS))
+_MONTH_NAMES = ("", *(m[:3].capitalize() for m in _MONTHS))
+# parts of the day and days around today -> their token(s), English then Chinese
+_EN_TIME = {
+    w: w for w in "morning noon afternoon evening night midnight weekend today tomorrow yesterday".split()
+}
+_EN_TIME |= {"midday": "noon", "tonight": "today,night"}
+_ZH_TIME = {word: tags for tags, words in (
+    ("morning", "早上 早晨 清晨 上午"), ("noon", "中午"), ("afternoon", "下午"), ("evening", "傍晚"),
+    ("night", "晚上 夜里 夜晚 深夜"), ("midnight", "半夜 凌晨"), ("weekend", "周末"), ("today", "今天 今日"),
+    ("today,night", "今晚"), ("tomorrow", "明天 明日"), ("tomorrow,night", "明晚"),
+    ("yesterday", "昨天 昨日"), ("yesterday,night", "昨晚"), ("in 2 days", "后天"), ("2 days ago", "前天"),
+    ("this year", "今年"), ("last year", "去年"), ("next year", "明年"), ("2 years ago", "前年"),
+    ("in 2 years", "后年"),
+) for word in words.split()}  # fmt: skip
+_ZH_TIME_WORD = re.compile("|".join(_ZH_TIME))
+_REL = {"上": "last", "下": "next", "本": "this", "这": "this", "past": "last", "coming": "next"}
+# time words that count from the day they were written: "next month" said on 8 July and on 1 October are
+# two months (fact_key adds the day a memory was written when it holds one)
+_RELATIVE = re.compile(r"t:(?:today|tomorrow|yesterday|in 2 \w+|2 \w+ ago|(?:this|next|last) \w+)$")
+_NOT_NAMES = frozenset(("user", "users")) | _EN_NEG | _UNITS.keys() | _TENS.keys() | _SCALES.keys()
+# what makes a longer sentence not imply a run of its words (merge_rule): besides a negation, a change
+# of subject (he / she ...), a modal or hypothetical, a shift in time, a report, a disjunction
+_EN_ALTERS = frozenset(
+    """he she him his her hers they them their theirs might may maybe perhaps probably possibly could would
+    should wants want wanted wanting plans plan planned planning hopes hope hoped hoping wish wishes wished
+    considering consider considers intends intend intended trying tries tried almost nearly hardly barely
+    rarely seldom used former formerly previously ex pretend pretends pretended allegedly supposedly
+    reportedly likely unlikely doubt doubts says said thinks thought believes believed claims claimed or
+    either mother mom father dad wife husband son daughter brother sister friend boss colleague partner
+    boyfriend girlfriend parents kids children""".split()
+)
+_ZH_ALTERS = """他 她 它 可能 也许 或许 大概 应该 想 打算 计划 准备 希望 考虑 尝试 试图
+    差点 几乎 曾 以前 之前 原来 原本 本来 过去 假装 据说 听说 好像 似乎 怀疑 认为 觉得
+    以为 说 或 还是 妈 爸 母亲 父亲 妻子 丈夫 老婆 老公 儿子 女儿 哥 姐 弟 妹 朋友
+    同事 老板 孩子 爷爷 奶奶 外公 外婆""".split()
+_BARE = re.compile(  # what a bare negation holds besides the negation: "not at all", "no, not really", 不是
+    r"\b(?:not|no|nope|never|none|nothing|at|all|really|quite|so|is|it|that|i|do|does)\b|n't"
+    r"|[不没未无非别有是了再太]"
+)
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether)\b|如果|假如|要是|除非|万一|是否|是不是")
+
+# ---------------------------------------------------------------------------------------- patterns
+_LATIN = re.compile(rf"[^\W\d_{CJK}]+(?:'[a-z]+)?")  # a word, with an n't / 's ending
+_NUMBER = re.compile(r"\d+(?:,\d{3})+(?!\d)|\d+(?:[.:]\d+)?")  # 5,000 / 3.5 / 9:30
+_AMPM = re.compile(r"(?<=\d)\s*([ap])\.?m\b\.?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
+                   r"|eleven|twelve)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # fmt: skip
+_ZH_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG = {"万": 10**4, "亿": 10**8}
+_ZH_NUM = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]+)|[零〇一二两三四五六七八九十百千万亿]+")
+_ZH_NOT_NUM = re.compile(  # 一 inside a word
+    "一心一意|一起|一直|一样|一些|一般|一定|一切|一旦|一向|一致|一下|一会|一边|统一|唯一|万一|千万|十分|万分|不一|同一"
+)
+_ZH_ARTICLE = re.compile(  # 一 as an article: before a measure word, not after a numeral or 第
+    r"(?<![零〇一二两三四五六七八九十百千万亿\d第])一(?=[个只名位条件张本台辆家把杯份种项篇首座间套双对])"
+)
+_ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_RELATIVE = re.compile(r"([上下本这])个?(周|星期|礼拜|月)")
+_ZH_MONTH = re.compile(r"(?<!\d)(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月")
+_EN_RELATIVE = re.compile(r"\b(next|last|this|coming|past)\s+(week|weekend|month|year)\b", re.IGNORECASE)
+
+
+def _zh_number(run: str) -> int:
+    """``"二十五" -> 25``, ``"两千" -> 2000``, ``"二〇一九" -> 2019``, ``"三万五千" -> 35000``."""
+    if len(run) > 1 and all(c in _ZH_DIGIT for c in run):
+        return int("".join(str(_ZH_DIGIT[c]) for c in run))  # digit by digit: a year
+    total = section = 0
+    digit: int | None = None
+    for c in run:
+        if c in _ZH_DIGIT:
+            digit = _ZH_DIGIT[c]
+        elif c in _ZH_UNIT:
+            section += (1 if digit is None else digit) * _ZH_UNIT[c]
+            digit = None
+        else:  # 万, 亿
+            total = (total + section + (digit or 0)) * _ZH_BIG[c]
+            section, digit = 0, None
+    return total + section + (digit or 0)
+
+
+def _en_numbers(words: list[str]) -> list[int]:
+    """The values of the runs of English number words: ``["twenty", "five"] -> [25]``; "one" is no
+    number after no / any / every / some / the / this / that / which / each or before "of"."""
+    out: list[int] = []
+    current: int | None = None
+    for k, w in enumerate([*words, ""]):
+        if w == "one" and (words[k - 1 : k] in _NOT_ONE_BEFORE or words[k + 1 : k + 2] == ["of"]):
+            w = ""  # "no one", "the one", "one of them"
+        if w in _UNITS or w in _TENS:
+            value = _UNITS.get(w, _TENS.get(w, 0))
+            tens = current is not None and current % 100 in _TENS.values() and value < 10
+            current = current + value if tens else value  # twenty five -> 25
+        elif w in _SCALES and current is not None:
+            current *= _SCALES[w]
+        elif current is not None:
+            out.append(current)
+            current = None
+    return out
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` holds a negation (the ``neg`` fact token).
+
+    >>> negated("I don't like coffee"), negated("用户不再喜欢喝咖啡"), negated("非常喜欢，不错")
+    (True, True, False)
+    """
+    t = normalize(text, collapse=True)  # (also ’ -> ')
+    return _negated(t, _LATIN.findall(t))
+
+
+def _negated(low: str, words: list[str]) -> bool:
+    """:func:`negated` of a normalized, casefolded text and its Latin words."""
+    if any(w in _EN_NEG or w in _EN_NEG_BARE or w.endswith("n't") for w in words):
+        return True
+    return bool(_ZH_NEG_CHAR.search(low)) and bool(_ZH_NEG_CHAR.search(_ZH_NOT_NEG.sub(" ", low)))
+
+
+@lru_cache(maxsize=1 << 16)  # a pure function of one text; a plan asks for the same endpoints again
+def fact_tokens(text: str) -> frozenset[str]:
+    """The fact tokens of ``text`` (module doc): a frozenset of ``n:...``, ``neg``, ``t:...`` and
+    ``name:...`` strings.
+
+    >>> sorted(fact_tokens("2019年6月1日周三早上，一名同事没来"))
+    ['n:1', 'n:2019', 'neg', 't:Jun', 't:Wed', 't:morning']
+    """
+    raw = normalize(text, casefold=False, collapse=True)  # (also ’ -> ')
+    low = normalize(raw)  # (casefolded as negated() reads it)
+    words = _LATIN.findall(raw)
+    out: set[str] = {"neg"} if _negated(low, [w.casefold() for w in words]) else set()
+    out.update(_time_tokens(low))  # (and out of `low` go their numerals: 周三, 6月 are no numbers)
+    for pattern in (_ZH_WEEKDAY, _ZH_RELATIVE, _ZH_MONTH):
+        low = pattern.sub(" ", low)
+    out.update(f"n:{n}" for n in _numbers(low))
+    lower_used = {w.split("'")[0].casefold() for w in words if w[0].islower()}
+    for w in words:  # English months, weekdays, parts of the day; then names
+        base = w.split("'")[0]  # Gina's -> Gina
+        key, capital = base.casefold(), base[:1].isupper()
+        one = key[:-1] if key.endswith("s") else key  # mondays, mornings
+        if key in _MONTH_OF and (capital or key not in _CAPITAL_ONLY):
+            out.add(f"t:{_MONTH_NAMES[_MONTH_OF[key]]}")
+        elif one in _WEEKDAYS:
+            out.add(f"t:{_WEEKDAY_NAMES[_WEEKDAYS[one]]}")
+        elif one in _EN_TIME:
+            out.update(f"t:{t}" for t in _EN_TIME[one].split(","))
+        elif capital and key not in lower_used and key not in STOPWORDS and key not in _NOT_NAMES:
+            out.add(f"name:{key}")
+    return frozenset(out)
+
+
+def _time_tokens(low: str) -> set[str]:
+    """The time tokens of a casefolded text but English names of months, weekdays and parts of the day
+    (:func:`fact_tokens` reads those with their case): am / pm, Chinese time words, relative dates."""
+    out = {f"t:{(m[1] or m[2])}m" for m in _AMPM.finditer(low)}
+    for word in _ZH_TIME_WORD.findall(low):
+        out.update(f"t:{t}" for t in _ZH_TIME[word].split(","))
+    for m in _ZH_WEEKDAY.finditer(low):
+        out.add(f"t:{_WEEKDAY_NAMES[7 if m[1] in '日天' else _ZH_DIGIT[m[1]]]}")
+    for m in _ZH_RELATIVE.finditer(low):
+        out.add(f"t:{_REL[m[1]]} {'month' if m[2] == '月' else 'week'}")
+    for m in _EN_RELATIVE.finditer(low):
+        out.add(f"t:{_REL.get(m[1], m[1])} {m[2]}")
+    for m in _ZH_MONTH.finditer(low):
+        out.add(f"t:{_MONTH_NAMES[int(m[1]) if m[1].isdigit() else _zh_number(m[1])]}")
+    return out
+
+
+def _numbers(low: str) -> list[str]:
+    """The numbers of a casefolded text whose time words are gone, as canonical strings: Chinese
+    numerals (not inside words, not 一 as an article), ``3万``, digits, runs of English number words."""
+    low = low.replace("千米", "公里").replace("千克", "公斤")  # a kilometre is no thousand metres here
+    low = _ZH_ARTICLE.sub(" ", _ZH_NOT_NUM.sub(" ", low))
+    out = []
+    for m in _ZH_NUM.finditer(low):
+        if m[1]:  # 3万, 2.5千: digits times the units
+            value = float(m[1])
+            for c in m[2]:
+                value *= _ZH_UNIT.get(c, 1) * _ZH_BIG.get(c, 1)
+            out.append(str(int(value)) if value == int(value) else str(value))
+        else:
+            out.append(str(_zh_number(m[0])))
+    low = _ZH_NUM.sub(" ", low)
+    out += [m.replace(",", "") for m in _NUMBER.findall(low)]
+    words = re.findall(r"[a-z]+|[^\sa-z-]", low)  # punctuation ends a run: "twenty. five" is two numbers
+    return out + [str(v) for v in _en_numbers(words)]
+
+
+def fact_key(text: str, written: datetime | None = None) -> str:
+    """:func:`fact_tokens` as one sorted string: equal keys, equal facts (a column to compare). With
+    ``written`` (when the memory was written), a text holding a relative time word (today, next
+    month, 明天) adds that day (UTC): "next month" said in July and in October differ.
+
+    >>> day = datetime(2023, 7, 8, tzinfo=UTC)
+    >>> fact_key("Has 2 cats"), fact_key("Hike next month", day).split(chr(31))
+    ('n:2', ['name:hike', 't:next month', '@2023-07-08'])
+    """
+    tokens = sorted(fact_tokens(text))
+    if written is not None and any(_RELATIVE.match(t) for t in tokens):
+        tokens.append(f"@{written.astimezone(UTC).date().isoformat()}")
+    return "\x1f".join(tokens)
+
+
+_KINDS = (("n:", "numbers"), ("t:", "time words"), ("name:", "names"))
+
+
+def fact_difference(
+    a: str, b: str, written_a: datetime | None = None, written_b: datetime | None = None
+) -> str:
+    """Why ``a`` and ``b`` state different facts, in words (``""`` when their keys are equal; the
+    days they were written count when they hold a relative time word, as in :func:`fact_key`).
+
+    >>> fact_difference("预算是5000元", "预算是8000元"), fact_difference("Allergic", "Not allergic")
+    ('numbers 5000 ≠ 8000', 'negation: only in the second; names allergic ≠ —')
+    """
+    ta, tb = fact_tokens(a), fact_tokens(b)
+    parts = []
+    if ("neg" in ta) != ("neg" in tb):
+        parts.append(f"negation: only in the {'first' if 'neg' in ta else 'second'}")
+    for prefix, kind in _KINDS:
+        xa = " ".join(sorted(t.removeprefix(prefix) for t in ta - tb if t.startswith(prefix)))
+        xb = " ".join(sorted(t.removeprefix(prefix) for t in tb - ta if t.startswith(prefix)))
+        if xa or xb:
+            parts.append(f"{kind} {xa or '—'} ≠ {xb or '—'}")
+    if not parts and (ka := fact_key(a, written_a)) != (kb := fact_key(b, written_b)):
+        parts.append(f"relative time words written on other days: {ka[-10:]} ≠ {kb[-10:]}")
+    return "; ".join(parts)
+
+
+def same_facts(
+    texts: Sequence[str], u: np.ndarray, v: np.ndarray, written: Sequence[datetime] | None = None
+) -> np.ndarray:
+    """For each pair ``(u[k], v[k])`` of row indices into ``texts``: do the two state the same facts
+    (equal :func:`fact_key`, with the day each was ``written`` when given)? -> ``(e,)`` bool. Only the
+    rows the pairs name are tokenized (a plan's candidate pairs are few), each once.
+
+    >>> texts = ["Has 2 cats", "Has two cats", "Has 3 cats"]
+    >>> same_facts(texts, np.array([0, 0]), np.array([1, 2])).tolist()
+    [True, False]
+    """
+    rows = np.unique(np.concatenate([u, v]))  # (r,) the rows the pairs touch
+    keys = np.array(
+        [fact_key(texts[int(i)], None if written is None else written[int(i)]) for i in rows], dtype=object
+    )  # (r,)
+    pos_u, pos_v = np.searchsorted(rows, u), np.searchsorted(rows, v)  # (e,) each into rows
+    return keys[pos_u] == keys[pos_v]
+
+
+def alters(before: str, after: str) -> bool:
+    """Whether the words ``before`` and ``after`` a run, in the run's clause of a longer sentence,
+    change what the run says, so that the longer sentence does not imply it: a negation before it
+    (after it, only a bare one: "Likes coffee without sugar" still says "Likes coffee"), a subject
+    (a name before it; he / she / his / her, 他 / 她, a relative: mother, 妈妈), a modal or
+    hypothetical (might, wants, 可能, 打算), a shift in time (used to, former, 以前, 曾经), a report
+    (says, 听说), a disjunction (or, 或者) or a condition (if, 如果).
+
+    >>> alters("Not ", ""), alters("", " without sugar"), alters("", " no"), alters("Gina ", "")
+    (True, False, True, True)
+    >>> alters("用户", ""), alters("用户的妈妈", ""), alters("", " every morning"), alters("Yesterday ", "")
+    (False, True, False, False)
+    """
+    t = normalize(f"{before} \x1f {after}", collapse=True)
+    if negated(before) or qualifies(after) or _CONDITIONAL.search(t):
+        return True
+    if any(w in _EN_ALTERS for w in _LATIN.findall(t)) or any(word in t for word in _ZH_ALTERS):
+        return True
+    return any(tok.startswith("name:") for tok in fact_tokens(before))
+
+
+def qualifies(clause: str) -> bool:
+    """Whether ``clause``, another clause of a sentence, changes what the whole sentence says: a bare
+    negation ("Allergic to peanuts: no", "…，不是") or a condition ("If it rains, …", "如果…，").
+
+    >>> qualifies(" not really"), qualifies("不"), qualifies(" but not tea"), qualifies("如果下雨")
+    (True, True, False, True)
+    """
+    t = normalize(clause, collapse=True)
+    if _CONDITIONAL.search(t):
+        return True
+    rest = _BARE.sub(" ", t)
+    return negated(clause) and not re.search(rf"[{CJK}]|[^\W_{CJK}]", rest)
