@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 import polars as pl
 from pydantic import BeforeValidator, Field
 
-from ..schema import KINDS, Memory
+from ..decay import hours_until
+from ..params import ForgetParams
+from ..schema import ADMISSION_MIN_IMPORTANCE, KINDS, LAYER_HALF_LIFE_HOURS, Memory
 
 __all__ = [
     "Content",
@@ -61,12 +63,14 @@ NewKey = Annotated[
     Field(description="give facts that can change a stable name (e.g. 'user.address') to update them later"),
 ]
 # below 0.3 (memkit.schema.ADMISSION_MIN_IMPORTANCE) a memory is short-term, with a 2 h half-life; forget
-# erases it once its strength, importance * 0.5^(hours / 2), falls below ForgetParams.min_strength (0.1):
-# after 2 * log2(importance / 0.1) hours (memkit.decay.hours_until), at most 2 * log2(3) = 3.2 h, at once
-# at 0.1 or less. The default 0.5 (long-term, 90-day half-life) lasts 90 * log2(5) = 209 days.
+# erases it once its strength, importance * 0.5^(hours / 2), falls below ForgetParams().min_strength:
+# after 2 * log2(importance / floor) hours (memkit.decay.hours_until), at most 2 * log2(0.3 / floor) (5.2 h
+# at the default floor 0.05), at once at the floor or less. Said from the defaults, so it follows them.
+_FLOOR = ForgetParams().min_strength
+_SHORT_HOURS = float(hours_until(_FLOOR, ADMISSION_MIN_IMPORTANCE, LAYER_HALF_LIFE_HOURS["short_term"]))
 IMPORTANCE = (
-    "0-1, default 0.5; below 0.3 a memory is short-term: forgotten within about 3 hours"
-    " (at 0.1 or less, at once)"
+    f"0-1, default 0.5; below {ADMISSION_MIN_IMPORTANCE:g} a memory is short-term: forgotten within about"
+    f" {round(_SHORT_HOURS)} hours (at {_FLOOR:g} or less, at once)"
 )
 Importance = Annotated[float | None, Field(ge=0.0, le=1.0, description=IMPORTANCE)]
 # Literal of the KINDS tuple: the schema lists the six kinds as an enum

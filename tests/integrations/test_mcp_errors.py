@@ -144,7 +144,7 @@ def test_an_argument_without_a_secret_is_still_quoted(server: Any) -> None:
 
 
 def test_the_importance_description_says_what_the_decay_rules_do(server: Any, clock: Clock) -> None:
-    """It said "below 0.3 a memory fades within hours"; one of importance 0.1 is forgotten at once."""
+    """It said "below 0.3 a memory fades within hours"; one at the forgetting floor is forgotten at once."""
 
     async def schema() -> dict[str, Any]:
         async with Client(server, mode="legacy") as client:
@@ -153,13 +153,13 @@ def test_the_importance_description_says_what_the_decay_rules_do(server: Any, cl
 
     said = anyio.run(schema)["description"]
     assert (
-        "below 0.3 a memory is short-term: forgotten within about 3 hours (at 0.1 or less, at once)" in said
+        "below 0.3 a memory is short-term: forgotten within about 5 hours (at 0.05 or less, at once)" in said
     )
-    # short-term (2 h half-life), forgotten below strength 0.1: after 2 log2(importance / 0.1) hours
+    # short-term (2 h half-life), forgotten below strength 0.05: after 2 log2(importance / 0.05) hours
     floor = mk.ForgetParams().min_strength
-    assert float(mk.decay.hours_until(floor, 0.3, 2.0)) == pytest.approx(2 * math.log2(3))  # 3.17 h
+    assert float(mk.decay.hours_until(floor, 0.3, 2.0)) == pytest.approx(2 * math.log2(6))  # 5.17 h
     ids = {}
-    for importance in (0.1, 0.29, 0.3):
+    for importance in (0.05, 0.29, 0.3):
         m = call(server, "add_memory", {"content": f"User said hi ({importance})", "importance": importance})
         ids[importance] = m.structured_content["id"]
 
@@ -168,7 +168,7 @@ def test_the_importance_description_says_what_the_decay_rules_do(server: Any, cl
         plan = call(server, "forget", {"dry_run": True}).structured_content["forgotten"]
         return {i for i, memory_id in ids.items() if memory_id in {f["id"] for f in plan}}
 
-    assert forgotten(1 / 60) == {0.1}  # at once
-    assert forgotten(3.0) == {0.1}  # 0.29: after 2 log2(2.9) = 3.07 h
-    assert forgotten(3.1) == {0.1, 0.29}
-    assert forgotten(24 * 30) == {0.1, 0.29}  # 0.3 is long-term (90-day half-life)
+    assert forgotten(1 / 60) == {0.05}  # at once
+    assert forgotten(5.0) == {0.05}  # 0.29: after 2 log2(5.8) = 5.07 h
+    assert forgotten(5.1) == {0.05, 0.29}
+    assert forgotten(24 * 30) == {0.05, 0.29}  # 0.3 is long-term (90-day half-life)
