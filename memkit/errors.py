@@ -185,7 +185,8 @@ def output_target(name: str, value: Any, *, is_database: Callable[[Path], bool] 
     memkit.errors.ValidationError: path: '/proc/self/fd/1' is a process's open file (a descriptor), not a...
     """
     path = check_path(name, value)
-    target = os.path.abspath(path)
+    # subtle: not abspath, which drops `lnk/..` before the link is followed; realpath resolves as the kernel
+    target = os.fspath(path)
     for _ in range(40):  # as many links as the system itself follows
         folder = os.path.realpath(os.path.dirname(target))  # the folder, every link in it resolved
         if any(folder == d or folder.startswith(d + "/") for d in _DESCRIPTORS):

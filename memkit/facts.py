@@ -7,9 +7,14 @@ such pairs score 0.85-1.0 while real paraphrases score 0.5-0.8 (README, "Consoli
 :func:`fact_tokens` lists those words of a text, each canonical, so that spellings of one fact agree
 and different facts differ:
 
-- ``n:`` **numbers**: ASCII and full-width digits (``5,000`` = ``5000``), Chinese numerals
-  (``二十五``, ``两千``, ``3万``, ``二〇一九``) and English number words (``twenty-five``); a Chinese
-  一 used as an article (``一名``, ``一个``) or in a word (``一起``, ``统一``) is no number;
+- ``n:`` **numbers**: ASCII and full-width digits (``5,000`` = ``5000``) with their sign (``-5``) and
+  scale word (``5 million``), Chinese numerals (``二十五``, ``两千``, ``3万``, ``二〇一九``, ``三千五`` =
+  3500) and English number words and ordinals (``twenty-five``, ``third``); a Chinese 一 used as an
+  article (``一名``, ``一个``) or in a word (``一起``, ``统一``) is no number
+  (:func:`memkit.fact_numbers.numbers`);
+- ``cur:`` **currencies**: ``$ € £ ¥ ...`` and the words of the common ones (``USD``, ``euros``,
+  ``美元``), each as its sign; ``sym:`` **symbols**: an emoji or another symbol character (``🐶``,
+  ``★``), each itself (:mod:`memkit.fact_numbers`);
 - ``neg`` **negation**: not, no, never, nor, none, nothing, without, cannot, the ``n't`` forms;
   不 没 没有 别 未 无 非 勿 莫 不再 (but not inside 非常, 不错, 别人, 未来, 除非, ...);
 - ``t:`` **time words**: am / pm after a number, month and weekday names (``June`` = ``6月`` =
@@ -18,6 +23,9 @@ and different facts differ:
 - ``name:`` **names**: a Latin-script word written capitalized (anywhere, the first word too: "Gina
   likes ..." is a name) and never lowercase in the same text, and not a stopword (``The``, ``I``,
   ``My``), ``User`` or one of the words above.
+
+A difference in any of them is a different fact: "Budget is $5000" / "€5000", "-5 degrees" / "5
+degrees", "I love 🐶" / "I love 🐱" are never linked.
 
 >>> sorted(fact_tokens("Gina's flight leaves at 9:30 pm on June 1, not on Monday"))
 ['n:1', 'n:9:30', 'name:gina', 'neg', 't:Jun', 't:Mon', 't:pm']
@@ -41,6 +49,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .fact_numbers import CURRENCY_WORDS, NUMBER_WORDS, ZH_DIGIT, currencies, numbers, symbols, zh_number
 from .text import CJK, STOPWORDS, normalize
 
 __all__ = ["alters", "fact_difference", "fact_key", "fact_tokens", "negated", "qualifies", "same_facts"]
@@ -56,12 +65,6 @@ _ZH_NOT_NEG = re.compile(  # words holding a negation character that negate noth
     "非常|非洲|南非|除非|是非|莫斯科|未来|别人|别的|特别|分别|区别|告别|级别|性别|类别|差别|识别|别墅|个别|不过(?!敏)"
     "|不错|不少|不断|不仅|不但|不管|不论|无论|不久|差不多|不得不|要不|不然|没错|不好意思|了不起|对不起"
 )
-_UNITS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}  # fmt: skip
-_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
-_NOT_ONE_BEFORE = [[w] for w in "no any every some the this that which each".split()]  # "no one"
 _MONTHS = "january february march april may june july august september october november december".split()
 _MONTH_OF = {m: i for i, m in enumerate(_MONTHS, 1)} | {m[:3]: i for i, m in enumerate(_MONTHS, 1)}
 _MONTH_OF["sept"] = 9
@@ -88,7 +91,7 @@ _REL = {"上": "last", "下": "next", "本": "this", "这": "this", "past": "las
 # time words that count from the day they were written: "next month" said on 8 July and on 1 October are
 # two months (fact_key adds the day a memory was written when it holds one)
 _RELATIVE = re.compile(r"t:(?:today|tomorrow|yesterday|in 2 \w+|2 \w+ ago|(?:this|next|last) \w+)$")
-_NOT_NAMES = frozenset(("user", "users")) | _EN_NEG | _UNITS.keys() | _TENS.keys() | _SCALES.keys()
+_NOT_NAMES = frozenset(("user", "users")) | _EN_NEG | NUMBER_WORDS | CURRENCY_WORDS
 # what makes a longer sentence not imply a run of its words (merge_rule): besides a negation, a change
 # of subject (he / she ...), a modal or hypothetical, a shift in time, a report, a disjunction
 _EN_ALTERS = frozenset(
@@ -112,61 +115,12 @@ _CONDITIONAL = re.compile(r"\b(?:if|unless|whether)\b|如果|假如|要是|除�
 
 # ---------------------------------------------------------------------------------------- patterns
 _LATIN = re.compile(rf"[^\W\d_{CJK}]+(?:'[a-z]+)?")  # a word, with an n't / 's ending
-_NUMBER = re.compile(r"\d+(?:,\d{3})+(?!\d)|\d+(?:[.:]\d+)?")  # 5,000 / 3.5 / 9:30
 _AMPM = re.compile(r"(?<=\d)\s*([ap])\.?m\b\.?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
                    r"|eleven|twelve)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # fmt: skip
-_ZH_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
-_ZH_BIG = {"万": 10**4, "亿": 10**8}
-_ZH_NUM = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]+)|[零〇一二两三四五六七八九十百千万亿]+")
-_ZH_NOT_NUM = re.compile(  # 一 inside a word
-    "一心一意|一起|一直|一样|一些|一般|一定|一切|一旦|一向|一致|一下|一会|一边|统一|唯一|万一|千万|十分|万分|不一|同一"
-)
-_ZH_ARTICLE = re.compile(  # 一 as an article: before a measure word, not after a numeral or 第
-    r"(?<![零〇一二两三四五六七八九十百千万亿\d第])一(?=[个只名位条件张本台辆家把杯份种项篇首座间套双对])"
-)
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_RELATIVE = re.compile(r"([上下本这])个?(周|星期|礼拜|月)")
 _ZH_MONTH = re.compile(r"(?<!\d)(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月")
 _EN_RELATIVE = re.compile(r"\b(next|last|this|coming|past)\s+(week|weekend|month|year)\b", re.IGNORECASE)
-
-
-def _zh_number(run: str) -> int:
-    """``"二十五" -> 25``, ``"两千" -> 2000``, ``"二〇一九" -> 2019``, ``"三万五千" -> 35000``."""
-    if len(run) > 1 and all(c in _ZH_DIGIT for c in run):
-        return int("".join(str(_ZH_DIGIT[c]) for c in run))  # digit by digit: a year
-    total = section = 0
-    digit: int | None = None
-    for c in run:
-        if c in _ZH_DIGIT:
-            digit = _ZH_DIGIT[c]
-        elif c in _ZH_UNIT:
-            section += (1 if digit is None else digit) * _ZH_UNIT[c]
-            digit = None
-        else:  # 万, 亿
-            total = (total + section + (digit or 0)) * _ZH_BIG[c]
-            section, digit = 0, None
-    return total + section + (digit or 0)
-
-
-def _en_numbers(words: list[str]) -> list[int]:
-    """The values of the runs of English number words: ``["twenty", "five"] -> [25]``; "one" is no
-    number after no / any / every / some / the / this / that / which / each or before "of"."""
-    out: list[int] = []
-    current: int | None = None
-    for k, w in enumerate([*words, ""]):
-        if w == "one" and (words[k - 1 : k] in _NOT_ONE_BEFORE or words[k + 1 : k + 2] == ["of"]):
-            w = ""  # "no one", "the one", "one of them"
-        if w in _UNITS or w in _TENS:
-            value = _UNITS.get(w, _TENS.get(w, 0))
-            tens = current is not None and current % 100 in _TENS.values() and value < 10
-            current = current + value if tens else value  # twenty five -> 25
-        elif w in _SCALES and current is not None:
-            current *= _SCALES[w]
-        elif current is not None:
-            out.append(current)
-            current = None
-    return out
 
 
 def negated(text: str) -> bool:
@@ -188,8 +142,8 @@ def _negated(low: str, words: list[str]) -> bool:
 
 @lru_cache(maxsize=1 << 16)  # a pure function of one text; a plan asks for the same endpoints again
 def fact_tokens(text: str) -> frozenset[str]:
-    """The fact tokens of ``text`` (module doc): a frozenset of ``n:...``, ``neg``, ``t:...`` and
-    ``name:...`` strings.
+    """The fact tokens of ``text`` (module doc): a frozenset of ``n:...``, ``cur:...``, ``sym:...``,
+    ``neg``, ``t:...`` and ``name:...`` strings.
 
     >>> sorted(fact_tokens("2019年6月1日周三早上，一名同事没来"))
     ['n:1', 'n:2019', 'neg', 't:Jun', 't:Wed', 't:morning']
@@ -201,7 +155,8 @@ def fact_tokens(text: str) -> frozenset[str]:
     out.update(_time_tokens(low))  # (and out of `low` go their numerals: 周三, 6月 are no numbers)
     for pattern in (_ZH_WEEKDAY, _ZH_RELATIVE, _ZH_MONTH):
         low = pattern.sub(" ", low)
-    out.update(f"n:{n}" for n in _numbers(low))
+    out.update(f"n:{n}" for n in numbers(low))
+    out.update({f"cur:{c}" for c in currencies(low)} | {f"sym:{c}" for c in symbols(raw)})
     lower_used = {w.split("'")[0].casefold() for w in words if w[0].islower()}
     for w in words:  # English months, weekdays, parts of the day; then names
         base = w.split("'")[0]  # Gina's -> Gina
@@ -225,34 +180,14 @@ def _time_tokens(low: str) -> set[str]:
     for word in _ZH_TIME_WORD.findall(low):
         out.update(f"t:{t}" for t in _ZH_TIME[word].split(","))
     for m in _ZH_WEEKDAY.finditer(low):
-        out.add(f"t:{_WEEKDAY_NAMES[7 if m[1] in '日天' else _ZH_DIGIT[m[1]]]}")
+        out.add(f"t:{_WEEKDAY_NAMES[7 if m[1] in '日天' else ZH_DIGIT[m[1]]]}")
     for m in _ZH_RELATIVE.finditer(low):
         out.add(f"t:{_REL[m[1]]} {'month' if m[2] == '月' else 'week'}")
     for m in _EN_RELATIVE.finditer(low):
         out.add(f"t:{_REL.get(m[1], m[1])} {m[2]}")
     for m in _ZH_MONTH.finditer(low):
-        out.add(f"t:{_MONTH_NAMES[int(m[1]) if m[1].isdigit() else _zh_number(m[1])]}")
+        out.add(f"t:{_MONTH_NAMES[int(m[1]) if m[1].isdigit() else zh_number(m[1])]}")
     return out
-
-
-def _numbers(low: str) -> list[str]:
-    """The numbers of a casefolded text whose time words are gone, as canonical strings: Chinese
-    numerals (not inside words, not 一 as an article), ``3万``, digits, runs of English number words."""
-    low = low.replace("千米", "公里").replace("千克", "公斤")  # a kilometre is no thousand metres here
-    low = _ZH_ARTICLE.sub(" ", _ZH_NOT_NUM.sub(" ", low))
-    out = []
-    for m in _ZH_NUM.finditer(low):
-        if m[1]:  # 3万, 2.5千: digits times the units
-            value = float(m[1])
-            for c in m[2]:
-                value *= _ZH_UNIT.get(c, 1) * _ZH_BIG.get(c, 1)
-            out.append(str(int(value)) if value == int(value) else str(value))
-        else:
-            out.append(str(_zh_number(m[0])))
-    low = _ZH_NUM.sub(" ", low)
-    out += [m.replace(",", "") for m in _NUMBER.findall(low)]
-    words = re.findall(r"[a-z]+|[^\sa-z-]", low)  # punctuation ends a run: "twenty. five" is two numbers
-    return out + [str(v) for v in _en_numbers(words)]
 
 
 def fact_key(text: str, written: datetime | None = None) -> str:
@@ -270,7 +205,13 @@ def fact_key(text: str, written: datetime | None = None) -> str:
     return "\x1f".join(tokens)
 
 
-_KINDS = (("n:", "numbers"), ("t:", "time words"), ("name:", "names"))
+_KINDS = (
+    ("n:", "numbers"),
+    ("cur:", "currencies"),
+    ("sym:", "symbols"),
+    ("t:", "time words"),
+    ("name:", "names"),
+)
 
 
 def fact_difference(

@@ -10,26 +10,36 @@ The count is taken on :func:`memkit.text.tokenize` with ``keep_stopwords=False``
 and the hash embedder see::
 
     information = distinct Latin words and numbers (stemmed, stopwords out)
-                + ½ · distinct CJK characters (stop characters and stop words out)
+                + ½ · distinct CJK ideographs (stop characters and stop words out)
+                + ⅓ · distinct kana and Hangul syllables
 
-The tokenizer's CJK character *bigrams* are left out, and a CJK character counts half: Chinese has
+The tokenizer's CJK character *bigrams* are left out, and a CJK ideograph counts half: Chinese has
 no spaces, and a word is usually two characters (:mod:`memkit.text`), so "User is allergic to
 peanuts" (user, allergic, peanut: 3) and 用户对花生过敏 (7 characters: 3.5) say about as much, and a
 namespace that mixes the two languages does not forget its English first. A pleasantry says little
-in either: "Thanks, bye!" 2, 好的，谢谢！ 1 (好 and 谢; 的 is a stop character).
+in either: "Thanks, bye!" 2, 好的，谢谢！ 1 (好 and 谢; 的 is a stop character). A kana or a Hangul
+syllable says less than an ideograph (a word takes about three: ありがとう 5 kana, 감사합니다 5
+syllables), so each counts a third: ありがとう 5/3, 감사합니다 5/3, against "Thanks, bye!" 2.
+
+Scripts written without spaces whose words are not CJK (Thai, Lao, Khmer, Burmese) are counted as the
+tokenizer cuts them: a vowel or tone mark (a combining mark) ends a word, so a Thai text counts about
+one per syllable or two (ผู้ใช้แพ้ถั่วลิสง, "the user is allergic to peanuts": 6; ขอบคุณมากครับ,
+"thank you very much": 3). It is an approximation of their words, the same in both functions.
 
 >>> information(["Take care, bye!", "Maria volunteers at a homeless shelter.", "好的，谢谢！",
-...              "用户对花生过敏", "", "The"]).to_list()
-[3.0, 4.0, 1.0, 3.5, 0.0, 0.0]
+...              "用户对花生过敏", "", "The", "감사합니다", "ขอบคุณมากครับ"]).round(2).to_list()
+[3.0, 4.0, 1.0, 3.5, 0.0, 0.0, 1.67, 3.0]
 
 It runs on whole columns: Latin words are found by one regex over the column and stemmed once per
 distinct word (the vocabulary, not the memories: :func:`memkit.text.light_stem`); CJK characters are
 exploded and a Chinese stop word (什么, 我们, 为什么 ...) is found by comparing each character with
 its next one or two, as the tokenizer does. It agrees with :func:`information_of`, the per-text
-reference on ``tokenize`` (a property test checks them on mixed English and Chinese), up to two
-corners: it lowercases where ``tokenize`` case-folds (the same but for rare letters such as the
-Greek final sigma; ``ß`` is folded to ``ss`` here too), and polars' regex counts a combining mark
-as a word character where Python's does not (scripts such as Devanagari).
+reference on ``tokenize`` (a property test checks them on mixed English and Chinese, and on the
+other scripts), up to one corner: it lowercases where ``tokenize`` case-folds (the same but for rare
+letters such as the Greek final sigma; ``ß`` is folded to ``ss`` here too). A word character is a
+letter or a digit (Unicode's L and N categories: Python's word characters less ``_``; polars' own
+word class also takes combining marks, which made one word of a Thai or Devanagari text the
+tokenizer cuts).
 """
 
 from __future__ import annotations
@@ -46,7 +56,10 @@ __all__ = ["information", "information_of"]
 
 # the Latin-word half of memkit.text's token pattern: a letter or digit, then letters, digits or
 # combining accents (a CJK run is the other half)
-_WORD = rf"[^\W_{CJK}](?:[^\W_{CJK}]|[\u0300-\u036f])*"
+_LETTER = rf"[\p{{L}}\p{{N}}&&[^{CJK}]]"  # Python's [^\W_] (polars' \w also takes combining marks)
+_WORD = rf"{_LETTER}(?:{_LETTER}|[\u0300-\u036f])*"
+_SYLLABIC = "\u3040-\u30ff\uac00-\ud7af"  # kana and Hangul: a third each (an ideograph: half)
+_IS_SYLLABIC = re.compile(f"[{_SYLLABIC}]")
 _IS_CJK = re.compile(rf"[{CJK}]+")
 _CJK_STOP = {w for w in STOPWORDS if _IS_CJK.fullmatch(w)}  # 的 了 ... and 什么 我们 为什么 ...
 _STOP_CHARS = sorted(w for w in _CJK_STOP if len(w) == 1)
@@ -58,14 +71,16 @@ _LATIN_STOP = sorted(w for w in STOPWORDS if not _IS_CJK.fullmatch(w))
 
 def information_of(text: str) -> float:
     """The reference for one text, on :func:`memkit.text.tokenize` itself: distinct non-CJK tokens
-    plus half the distinct CJK single characters (its bigrams are not counted).
+    plus half the distinct CJK ideographs and a third of the distinct kana and Hangul syllables (single
+    characters: its bigrams are not counted).
 
     >>> information_of("I painted, she paints: painting!"), information_of("我们住在杭州")
     (1.0, 1.5)
     """
     tokens = set(tokenize(text, keep_stopwords=False))
     cjk = {t for t in tokens if _IS_CJK.fullmatch(t)}
-    return len(tokens - cjk) + 0.5 * sum(len(t) == 1 for t in cjk)
+    syllabic = sum(len(t) == 1 and bool(_IS_SYLLABIC.match(t)) for t in cjk)
+    return len(tokens - cjk) + 0.5 * (sum(len(t) == 1 for t in cjk) - syllabic) + syllabic / 3
 
 
 def information(texts: pl.Series | Sequence[str]) -> pl.Series:
@@ -83,7 +98,13 @@ def information(texts: pl.Series | Sequence[str]) -> pl.Series:
         frame.select("row")
         .join(_words(frame), on="row", how="left", maintain_order="left")
         .join(_chars(cjk), on="row", how="left", maintain_order="left")
-        .select((pl.col("words").fill_null(0) + 0.5 * pl.col("chars").fill_null(0)).cast(pl.Float64))
+        .select(
+            (
+                pl.col("words").fill_null(0)
+                + 0.5 * pl.col("ideographs").fill_null(0)
+                + pl.col("syllabic").fill_null(0) / 3
+            ).cast(pl.Float64)
+        )
         .to_series()
         .alias("information")
     )
@@ -116,8 +137,8 @@ def _words(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _chars(frame: pl.DataFrame) -> pl.DataFrame:
-    """``row, chars``: distinct CJK characters per row that are neither stop characters nor inside a
-    Chinese stop word (rows with none are absent)."""
+    """``row, ideographs, syllabic``: distinct CJK ideographs, and kana and Hangul syllables, per row
+    that are neither stop characters nor inside a Chinese stop word (rows with none are absent)."""
     # each row's CJK runs, one space after each: no stop word spans two runs or two rows
     runs = pl.col("text").str.extract_all(f"[{CJK}]+").list.eval(pl.element() + " ").list.join("")
     c = frame.select("row", c=runs.str.split("")).explode("c")
@@ -133,4 +154,5 @@ def _chars(frame: pl.DataFrame) -> pl.DataFrame:
         some = c.filter(pl.col("row").is_in(stopped.implode())).filter(~inside.fill_null(False))
         c = pl.concat([c.filter(~pl.col("row").is_in(stopped.implode())), some])
     c = c.filter(pl.col("c") != " ", ~pl.col("c").is_in(_STOP_CHARS))
-    return c.group_by("row").agg(chars=pl.col("c").n_unique())
+    c = c.unique(["row", "c"]).with_columns(syllabic=pl.col("c").str.contains(f"[{_SYLLABIC}]"))
+    return c.group_by("row").agg(ideographs=(~pl.col("syllabic")).sum(), syllabic=pl.col("syllabic").sum())

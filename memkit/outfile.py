@@ -13,7 +13,9 @@ A careful tool writing ``out.jsonl`` must not destroy what the name leads to, no
 3. the bytes go to a temporary file in the target's own folder (the same file system), flushed to
    disk, then renamed over the target in one step (:func:`os.replace`): a crash or a full disk leaves
    the old file or the new one, never half of either; an existing file keeps its permission bits, a
-   new one gets ``mode`` less the umask;
+   new one gets ``mode`` less the umask, and the temporary file has those bits before its first byte
+   is written (created ``0600``, then given the replaced file's bits): a ``0600`` export is never
+   rewritten through a world-readable file;
 4. a path the file system refuses (a missing folder, a read-only one) is a ValidationError naming the
    argument and the path the caller gave, never the temporary file's name; any other OSError (a disk
    that fails) propagates as it is.
@@ -63,14 +65,19 @@ def write_file(
     target = output_target(name, path, is_database=is_database)
     tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")  # unique, beside the target
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)  # the umask applies, as to any file
+        try:  # the file replaced keeps who may read it, from the first byte on
+            keep: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            keep = None  # a new file: `mode` less the umask, as for any file
+        # subtle: never more readable than the final file while written (an open descriptor outlives a chmod)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if keep is None else 0o600)
         try:
+            if keep is not None:
+                os.fchmod(fd, keep)
             with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-            if target.exists():  # the file replaced keeps who may read it
-                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
             os.replace(tmp, target)
         except BaseException:
             tmp.unlink(missing_ok=True)

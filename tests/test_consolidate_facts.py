@@ -32,6 +32,9 @@ PAIRS = [
     ("The user is a teacher.", "The user was a teacher."),
     ("Anna lives in Paris.", "Anna lived in Paris."),
     ("Tea and coffee are fine.", "Tea or coffee are fine."),
+    ("Budget is $5000", "Budget is €5000"),  # h126 F1: the words were equal, one sentence was dropped
+    ("Temperature is -5 degrees", "Temperature is 5 degrees"),
+    ("I love 🐶", "I love 🐱"),
 ]
 
 

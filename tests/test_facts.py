@@ -28,6 +28,15 @@ SAME = [  # one fact, two spellings: equal tokens
     ("No one called", "Nobody called"),
     ("I am a teacher", "I'm a teacher"),  # "am" after no number is no time word
     ("User lives in Boston", "User's home is in Boston"),
+    # h126 F1/F2: a sign, a currency, a scale word, a spoken Chinese short form, an ordinal
+    ("Took 3-5 days", "Took 3 to 5 days"),  # a hyphen between numbers is a range, no sign
+    ("Budget is 5 million", "Budget is five million"),
+    ("Budget is $5000", "Budget is 5000 USD"),
+    ("预算三千五", "预算3500"),
+    ("两百五十块", "两百五块"),
+    ("两万五", "25000"),
+    ("Lives on the third floor", "Lives on the 3rd floor"),
+    ("It is 5°C", "It is 5℃"),
 ]
 DIFFERENT = [  # one word apart, two facts: tokens differ (kind, a, b)
     ("number", "用户买电脑的预算是5000元", "用户买电脑的预算是8000元"),
@@ -55,6 +64,18 @@ DIFFERENT = [  # one word apart, two facts: tokens differ (kind, a, b)
     ("name", "Gina's favorite dance style is contemporary", "Jon's favorite dance style is contemporary"),
     ("name", "Alice decided to learn Rust", "Alice decided to learn Go"),
     ("name", "Bob 住在上海", "Alice 住在上海"),
+    # h126 F1/F2: each was one key (and a merge dropped the other sentence, or joined the two)
+    ("currency", "Budget is $5000", "Budget is €5000"),
+    ("currency", "预算5000美元", "预算5000欧元"),
+    ("number", "Temperature is -5 degrees", "Temperature is 5 degrees"),
+    ("number", "Temperature is −5 degrees", "Temperature is 5 degrees"),
+    ("symbol", "I love 🐶", "I love 🐱"),
+    ("number", "Budget is 5 million", "Budget is 5 thousand"),
+    ("number", "Costs 3 billion", "Costs 3"),
+    ("number", "预算三千五", "预算三千零五"),
+    ("number", "两百五", "两百零五"),
+    ("number", "Lives on the third floor", "Lives on the fourth floor"),
+    ("number", "Finished twenty-first", "Finished twenty-second"),
 ]
 
 
@@ -68,9 +89,14 @@ def test_spellings_of_one_fact_have_the_same_tokens(a: str, b: str) -> None:
 def test_facts_one_word_apart_have_different_tokens(kind: str, a: str, b: str) -> None:
     assert fact_tokens(a) != fact_tokens(b)
     reason = fact_difference(a, b)
-    assert {"number": "numbers", "date": "time words", "negation": "negation", "name": "names"}[
-        kind
-    ] in reason
+    assert {
+        "number": "numbers",
+        "date": "time words",
+        "negation": "negation",
+        "name": "names",
+        "currency": "currencies",
+        "symbol": "symbols",
+    }[kind] in reason
 
 
 def test_the_tokens_read_as_a_reader_would() -> None:

@@ -1,5 +1,5 @@
 """How much a memory says (memkit.information): the vectorized count equals the reference on
-memkit's own tokenizer, in English, Chinese and both."""
+memkit's own tokenizer, in English, Chinese and both, and in Thai, Devanagari, Japanese and Korean."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ from memkit.information import information, information_of
         ("就是不是", 0.0),  # 就是 and 是不是 overlap: every character is inside one
         ("跑步5公里 every morning", 5.0),  # 跑 步 公 里 (4 characters: 2) + 5, every, morning (3)
         ("ＦＵＬＬ　ｗｉｄｔｈ", 2.0),  # NFKC: "full width"
+        # h126 F7: a Thai text was one "word" in the vectorized count (polars' \w takes its marks)
+        ("ผู้ใช้แพ้ถั่วลิสง", 6.0),  # "the user is allergic to peanuts": cut at its marks, as tokenize does
+        ("ขอบคุณมากครับ", 3.0),  # "thank you very much"
+        ("नमस्ते दुनिया", 5.0),  # Devanagari: the same cut
+        ("감사합니다", 5 / 3),  # a Hangul syllable counts a third ("thanks": one word, 5 syllables)
+        ("ありがとう", 5 / 3),  # ... a kana too
+        ("ユーザーは花", 0.5 + 4 / 3),  # 花 an ideograph; ユ ー ザ は: 4 kana
     ],
 )
 def test_information_counts_content_words(text: str, said: float) -> None:
@@ -35,6 +42,7 @@ _ALPHABET = (
     list("abcxyz019 ,.!?'-_éü")
     + list("的了是我们在吗什么哪里为就不好用户花生过敏杭州")
     + ["\u200b", "Ａ", "İ"]
+    + list("ผู้ใช้แพ้ถั่วลิสงนมสतेदुनियाありがとうユーザー감사합니다")  # scripts with combining marks, kana, Hangul
 )
 _WORDS = ["the", "running", "painted", "went", "Paris", "don't", "3pm", "STRASSE", "straße", "über"]
 

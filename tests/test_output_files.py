@@ -168,3 +168,42 @@ def test_a_refused_import_create_through_a_link_removes_the_file_it_made(tmp_pat
     assert "FormatError" in capsys.readouterr().err
     assert link.is_symlink() and list((tmp_path / "real").iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "link.duckdb", "real"]
+
+
+def test_a_private_file_is_never_rewritten_through_a_readable_one(tmp_path: Path) -> None:
+    """h126 F4: the temporary file holding the new bytes has the replaced file's bits (0600) from
+    the first byte on (it was created 0644 and chmod-ed only after the write)."""
+    from memkit.outfile import write_file
+
+    out = tmp_path / "secret.jsonl"
+    out.write_text("old\n")
+    out.chmod(0o600)
+    seen: list[int] = []
+
+    def write(f) -> None:
+        seen.append(stat.S_IMODE(os.fstat(f.fileno()).st_mode))
+        f.write("new\n")
+        seen.append(stat.S_IMODE(os.fstat(f.fileno()).st_mode))
+
+    write_file("path", out, write)
+    assert seen == [0o600, 0o600] and stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text() == "new\n"
+    out.chmod(0o640)  # a more open file keeps its bits too
+    write_file("path", out, write)
+    assert seen[-1] == 0o640 and stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+def test_dot_dot_after_a_link_lands_where_the_kernel_puts_it(tmp_path: Path, monkeypatch) -> None:
+    """h126 F5: ``lnk/../out.jsonl`` with ``lnk -> elsewhere/sub`` is ``elsewhere/out.jsonl`` for
+    open() and the shell; a lexical ``..`` wrote (and replaced) ``./out.jsonl`` instead."""
+    from memkit.outfile import write_file
+
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    (elsewhere / "sub").mkdir(parents=True)
+    here.mkdir()
+    (here / "lnk").symlink_to(elsewhere / "sub")
+    (here / "out.jsonl").write_text("keep me\n")
+    monkeypatch.chdir(here)
+    write_file("path", "lnk/../out.jsonl", lambda f: f.write("x\n"))
+    assert (elsewhere / "out.jsonl").read_text() == "x\n"
+    assert (here / "out.jsonl").read_text() == "keep me\n"

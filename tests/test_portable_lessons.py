@@ -8,6 +8,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import NOW, snapshot
 
@@ -220,3 +221,49 @@ def test_a_bad_lesson_line_refuses_the_file(store: mk.MemoryStore, tmp_path: Pat
         with pytest.raises(mk.FormatError, match=match):
             dst.import_(bad, now=LATER)
         assert dst.count() == before[0] and dst.audit().equals(before[2]) and dst.lessons().height == 0
+
+
+SECRET = "Anna Smith lives at 12 Elm Road Springfield"
+
+
+@pytest.mark.parametrize("on_conflict", ["skip", "overwrite", "new_ids"])
+def test_a_backup_does_not_bring_back_a_reason_an_erasure_took(
+    store: mk.MemoryStore, tmp_path: Path, on_conflict: str
+) -> None:
+    """h126 F0 (a): a lesson whose reason quotes a memory deleted since stays erased here, and a
+    ``new_ids`` import copies no stored lesson (no duplicate, no second copy with the old reason)."""
+    x = store.add(SECRET, namespace="u1", now=NOW).id
+    z = store.add(ATTACK, namespace="u1", now=NOW).id
+    store.learn_lesson(z, reason=f"spam; same sender as '{SECRET}'", namespace="u1", now=NOW)
+    store.export(tmp_path / "a.jsonl", include_embeddings=True, now=NOW)
+    store.delete(x, namespace="u1", now=LATER)
+    assert store.lessons()["reason"].to_list() == ["[erased]"]
+    for _ in range(2):  # and again: a repeated import adds no copy either
+        report = store.import_(tmp_path / "a.jsonl", on_conflict=on_conflict, now=LATER)
+        assert report.filter(pl.col("source_id") == store.lessons()["id"][0])["action"].to_list() == [
+            "skipped"
+        ]
+        assert store.lessons()["reason"].to_list() == ["[erased]"]
+
+
+def test_a_backup_does_not_bring_back_the_old_text_of_a_rederived_merge(
+    store: mk.MemoryStore, tmp_path: Path
+) -> None:
+    """h126 F0 (b): a lesson on a merge an erasure re-derived comes in erased (the merge's old text
+    held the erased one), as deleting made the stored one; here a lesson of an id not stored yet."""
+    x = store.add(
+        "buy cheap pills now at pillz, ask for the blue door on elm road", namespace="u1", now=NOW
+    ).id
+    store.add("buy cheap pills now at pillz", namespace="u1", now=NOW)
+    merged = store.consolidate("u1", now=NOW, threshold=0.5)["merged_id"][0]
+    store.learn_lesson(merged, reason="spam", namespace="u1", now=NOW)
+    store.export(tmp_path / "a.jsonl", include_embeddings=True, include_events=True, now=NOW)
+    store.delete(x, namespace="u1", now=LATER)
+    assert store.lessons().select("content", "reason").rows() == [("[erased]", "[erased]")]
+    lessons = [r for r in _lines(tmp_path / "a.jsonl") if "lesson" in r]
+    memories = [r for r in _lines(tmp_path / "a.jsonl") if "lesson" not in r]
+    for on_conflict in ("skip", "new_ids"):
+        lessons[0]["lesson"]["id"] = f"l-{on_conflict}"  # one this store does not hold, on the merge
+        store.import_(_write(tmp_path / "b.jsonl", memories + lessons), on_conflict=on_conflict, now=LATER)
+        texts = store.lessons().select("content", "reason").rows()
+        assert all(c == r == "[erased]" for c, r in texts) and not any("elm" in c for c, _ in texts)

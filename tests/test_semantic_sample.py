@@ -42,7 +42,7 @@ STORE_CLUSTERS = {**CLUSTERS, 0.85: 33, 0.90: 28, 0.95: 21}
 WRONG = {0.75: 16, 0.80: 9, 0.85: 2, 0.90: 1, 0.95: 0}
 # with the default fact rule (memkit.facts): pairs whose numbers, negations, time words or names differ
 # stay apart, which costs 3 paraphrase pairs at 0.85 and halves the wrong clusters below 0.85
-FACT_CLUSTERS = {0.75: 42, 0.80: 38, 0.85: 32, 0.90: 29, 0.95: 22}
+FACT_CLUSTERS = {0.75: 43, 0.80: 39, 0.85: 32, 0.90: 29, 0.95: 22}
 FACT_WRONG = {0.75: 10, 0.80: 6, 0.85: 2, 0.90: 1, 0.95: 0}
 
 

@@ -117,10 +117,12 @@ def plan_lessons(
 
     A lesson is ``skipped`` when the import is not the operator's (``operator`` False: lessons are
     the reviewers' record, and a requester's import replays no history either), when its id is
-    already ``stored`` (a lesson is never overwritten: the store's own, erased text included,
-    stands) or when the store ``unlearned`` it (a reviewer called it wrong: a backup does not undo
-    that). Namespaces follow ``namespace_map``; with ``new_id`` (``on_conflict="new_ids"``) every
-    lesson gets a fresh id and its ``memory_id`` follows ``remap`` (the file's ids -> the new ones).
+    already ``stored`` (a lesson is never overwritten nor copied, whatever ``on_conflict`` says: the
+    store's own, erased text included, stands, and a copy under a fresh id would add a duplicate, or
+    bring back the text an erasure took out of the stored one) or when the store ``unlearned`` it (a
+    reviewer called it wrong: a backup does not undo that). Namespaces follow ``namespace_map``;
+    with ``new_id`` (``on_conflict="new_ids"``) every lesson it learns gets a fresh id and its
+    ``memory_id`` follows ``remap`` (the file's ids -> the new ones).
 
     >>> les = [{"id": f"l{i}", "namespace": "u", "memory_id": f"m{i}"} for i in (1, 2)]
     >>> [(x["action"], x["namespace"]) for x in plan_lessons(les, stored={"l2"}, unlearned=set(),
@@ -129,7 +131,7 @@ def plan_lessons(
     """
     out = []
     for les in lessons:
-        skip = not operator or les["id"] in unlearned or (new_id is None and les["id"] in stored)
+        skip = not operator or les["id"] in unlearned or les["id"] in stored
         out.append({
             **les,
             "source_id": les["id"],

@@ -12,9 +12,12 @@ Called by :mod:`memkit.store.portable` (``export`` / ``import_``); the files the
   operator's import brings them back (:func:`memkit.portable.lessons.plan_lessons` decides which),
   each text and reason screened as ``learn_lesson`` screens a reason: a secret refuses the file,
   PII is redacted; the injection the text holds is what a lesson is for, so it stays. A lesson of a
-  memory this store erased comes in erased (``[erased]``, its vector only). The vector is the file's
-  when it may be reused (the text unchanged), else the text's embedding; an erased lesson with no
-  usable vector is left *inert* (zeros: near nothing), with a warning, as ``reembed`` leaves one.
+  memory this store erased, or of a merge an erasure here re-derived (its old text held the erased
+  one), comes in erased (``[erased]``, its vector only); a lesson whose id is stored already is
+  skipped whatever ``on_conflict`` says (``new_ids`` included: no copy of it, erased or not). The
+  vector is the file's when it may be reused (the text unchanged), else the text's embedding; an
+  erased lesson with no usable vector is left *inert* (zeros: near nothing), with a warning, as
+  ``reembed`` leaves one.
   Each lesson written gets a ``lesson`` event (``action: "import"``); they commit with the rows.
 """
 
@@ -120,7 +123,7 @@ class CarriedMixin(GuardMixin):
 
     def _taught(
         self, data: Parsed, nsmap: dict[str, str], on_conflict: str, requester: str | None,
-        remap: dict[str, str], erased: dict[str, Any], reembed: bool,
+        remap: dict[str, str], erased: dict[str, Any], rederived: dict[str, Any], reembed: bool,
     ) -> tuple[list[dict[str, Any]], pl.DataFrame]:  # fmt: skip
         """The file's lessons to write, screened and with their vectors, and their report rows
         (``learned``, ``inert`` or ``skipped``). Nothing is written here."""
@@ -128,7 +131,8 @@ class CarriedMixin(GuardMixin):
             return [], pl.DataFrame(schema=_REPORT)
         ids = [x["id"] for x in data.lessons]
         stored, unlearned = ({r[0] for r in self._run(q, [ids])} for q in (_STORED, _UNLEARNED))
-        gone = {x["line"] for x in data.lessons if x["memory_id"] in erased}  # of a memory erased here
+        # of a memory erased here, or of a merge an erasure re-derived here (as deleting does to its lessons)
+        gone = {x["line"] for x in data.lessons if x["memory_id"] in erased or x["memory_id"] in rederived}
         planned = plan_lessons(data.lessons, stored=stored, unlearned=unlearned, namespace_map=nsmap,
                                operator=requester is None, remap=remap,
                                new_id=new_id if on_conflict == "new_ids" else None)  # fmt: skip

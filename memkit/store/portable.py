@@ -243,7 +243,9 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
                 "op IN ('delete', 'forget')", "op = 'merge' AND detail->>'rederived' = 'true'"))  # fmt: skip
             data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, erased, rederived)
             remap = dict(zip(report["source_id"], report["id"], strict=True))  # new_ids: lessons follow
-            kept, learned = self._taught(data, nsmap, on_conflict, requester, remap, erased, reembed)
+            kept, learned = self._taught(
+                data, nsmap, on_conflict, requester, remap, erased, rederived, reembed
+            )
             report = pl.concat([report, learned])  # the lessons' lines after the memories'
             cols, lines = data.columns, data.lines
             if not lines:  # every memory line skipped: only lessons (if any) to write
