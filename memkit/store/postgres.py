@@ -101,7 +101,7 @@ def _secrets(url: str) -> list[str]:
     at = rest.rfind("@")
     found = [rest[rest.index(":") + 1 : at]] if at > 0 and ":" in rest[:at] else []
     found += re.findall(r"[?&]password=([^&]*)", url)
-    found += [p for f in found for p in re.split(r"[/#?]", f) if len(p) > 3]  # what libpq may have cut
+    found += [p for f in found for p in re.split(r"[/#?]", f) if len(p) > 2]  # what libpq may have cut
     return sorted({x for f in found for x in (f, unquote(f)) if x}, key=len, reverse=True)
 
 
