@@ -53,6 +53,20 @@ def test_a_namespace_map_naming_a_namespace_the_file_lacks_is_refused(
         assert set(report["namespace"]) == {"alice"}
 
 
+def test_a_namespace_map_for_the_namespace_an_empty_export_is_of_imports_nothing(
+    store: mk.MemoryStore, tmp_path: Path
+) -> None:
+    """An export of a namespace whose memories are all gone holds no row of it, but it is that
+    namespace's export: mapping it is no typo (the crash test's writer does this)."""
+    store.add("User prefers tea", namespace="u2", now=NOW)
+    store.export(tmp_path / "empty.jsonl", namespace="u1", now=NOW)
+    with mk.MemoryStore() as dst:
+        report = dst.import_(tmp_path / "empty.jsonl", namespace_map={"u1": "alice"}, now=LATER)
+        assert report.height == 0 and dst.count() == 0
+        with pytest.raises(mk.ValidationError, match=r"namespace_map: 'ul'"):
+            dst.import_(tmp_path / "empty.jsonl", namespace_map={"ul": "alice"}, now=LATER)
+
+
 # ------------------------------------------------------------------------------ F14: embeddings
 @pytest.mark.parametrize(
     ("vector", "match"),

@@ -229,7 +229,9 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
             columns = self._memory_columns()
             # the whole file, validated (ids, codes, requesters by the store's own secret rules too)
             data = jsonl.read(path, columns, self.guard)  # nothing is written yet
-            check_map_holds(nsmap, [*data.columns["namespace"], *(x["namespace"] for x in data.lessons)])
+            # what the file holds, and the namespace it is an export of (its memories may all be gone)
+            held = [*data.columns["namespace"], *(x["namespace"] for x in data.lessons)]
+            check_map_holds(nsmap, [*held, *filter(None, [data.header.get("namespace")])])
             stored = self._run(
                 "SELECT id, namespace FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))",
                 [data.columns["id"]],
