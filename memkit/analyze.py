@@ -16,10 +16,11 @@ MK007   warning    contradictory values for one key across layers (several activ
 MK008   warning    PII or a secret in a stored text (written with the guard off, or imported)
 MK009   error      a live memory reads like a prompt injection (the guard would quarantine it)
 MK010   info       quarantined, waiting for review (``store.approve`` or ``store.delete``)
+MK011   warning    unkeyed memories state one personal-fact slot with different values (a key is suggested)
 ======  =========  ==============================================================================
 
 How the checks read ``frame``: it holds every version of every memory, whatever its status, so each
-check picks its own rows. MK002, MK004, MK006 and MK007 look at ``active`` memories only, MK001,
+check picks its own rows. MK002, MK004, MK006, MK007 and MK011 look at ``active`` memories only, MK001,
 MK009 and MK010 at the statuses they are about, MK005 and MK008 at every row. Strength is computed
 at ``now`` from ``created_at`` (``importance · 0.5^(age / half-life)``, :mod:`memkit.decay`), the
 clock forgetting uses. Every finding names one memory: a memory with two problems appears under
@@ -51,6 +52,8 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+from .commands.patterns import norm_expr
+from .commands.slots import with_slot_key
 from .decay import age_hours_expr, below_floor, strength_expr
 from .guard import screen_many
 from .params import ForgetParams, GuardParams
@@ -70,6 +73,7 @@ CODES = {
     "MK008": ("warning", "PII or secret in stored text"),
     "MK009": ("error", "live memory looks like a prompt injection"),
     "MK010": ("info", "quarantined, waiting for review"),
+    "MK011": ("warning", "one fact slot, different values, no key"),
 }
 # the result's columns, one row per finding (also the schema of an empty result)
 FINDING_SCHEMA = {
@@ -124,6 +128,33 @@ def _guard_findings(df: pl.DataFrame, guard: GuardParams) -> list[pl.DataFrame]:
             df.filter(pl.col("status") == "quarantined"), "MK010", pl.lit("quarantined: approve or delete it")
         ),
     ]
+
+
+def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
+    """MK011: unkeyed active memories of one namespace that state the user's own fact on one slot
+    (:func:`memkit.commands.slots.slot_key_expr`: "I live in Boston", 我搬到上海了) with different
+    values, among themselves or against the slot's keyed value (``fact.residence``): a store written
+    by ``store.add`` without keys, or imported, keeps both as current. One finding per unkeyed row,
+    naming the suggested key. The slot patterns run as polars expressions over the whole frame."""
+    unkeyed = pl.col("key").is_null()
+    said = active.select("namespace", "id", "key", v=value, norm=norm_expr("content"))
+    said = with_slot_key(said, "norm", "slot", unkeyed)  # one regex pass; the rest on the few hits
+    said = said.filter((unkeyed & pl.col("slot").is_not_null()) | pl.col("key").str.starts_with("fact."))
+    said = said.with_columns(slot=pl.coalesce("key", "slot"), v=pl.col("v").str.to_lowercase())
+    split = said.with_columns(n=pl.len().over("namespace", "slot")).filter(
+        unkeyed & (pl.col("v").n_unique().over("namespace", "slot") > 1)
+    )
+    return _findings(
+        split,
+        "MK011",
+        pl.format(
+            "one of {} active memories stating {} with different values: suggested key '{}' "
+            "(conflict_policy='supersede'), or delete the stale ones",
+            pl.col("n"),
+            pl.col("slot"),
+            pl.col("slot"),
+        ),
+    )
 
 
 def _before(now: datetime, span: timedelta) -> datetime:
@@ -217,6 +248,7 @@ def analyze(
             ),
         )
     )
+    out.append(_slot_findings(active, value))
     out += _guard_findings(df, guard)
     if merge_plan is not None and not merge_plan.is_empty():
         # one finding per cluster, on its survivor; n counts every member, the survivor included

@@ -249,7 +249,7 @@ def test_preference_keys_name_the_topic() -> None:
     assert admit("I love jazz").key == "preference.music"
     assert admit("I like my replies short").key == "preference.reply_style"
     assert admit("我喜欢她").key is None  # a preference on no known topic: no key
-    assert admit("I live in Berlin").key is None  # only preferences are keyed
+    assert admit("I met Alice at Acme").key is None  # a fact on no known slot: no key
 
 
 def test_roles() -> None:

@@ -264,13 +264,16 @@ def _restore_previous(
     """Undoing a changed value brings the value it replaced back: "remember that I prefer coffee",
     then "undo that", and tea is the preference again (not no preference at all). It comes back as a
     new version of the key with the old value's text and fields, so the history says what happened;
-    nothing comes back when the key has another current value or the old one is gone or not readable."""
+    nothing comes back when the key has another current value or the old one is gone or not readable.
+    A value promoted by end_session supersedes its short-term twin (the same text): undo looks past it."""
     if row.get("key") is None or row.get("supersedes") is None:
         return None
     try:  # another requester's value of the key (private, or kept by a resolve) is not this undo's
         if store.read(row["key"], namespace=namespace, requester=requester, now=now) is not None:
             return None
         old = store.get(row["supersedes"], namespace=namespace, requester=requester, now=now)
+        while old.content == row.get("content") and old.supersedes is not None:  # a promoted copy's twin
+            old = store.get(old.supersedes, namespace=namespace, requester=requester, now=now)
         if old.status != "superseded" or old.content == row.get("content"):  # the same text: nothing back
             return None
         back = store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=old.importance,

@@ -10,8 +10,8 @@ One :meth:`MemoryAgent.chat` turn:
    kind, within a character budget) and, with the recent-turn buffer, into the prompt;
 3. ``llm(prompt)`` answers (any callable ``str -> str``); the ids that entered the prompt are logged
    as a ``context`` event, so "which memory did you base this on?" has an answer (:meth:`why`);
-4. the admission rule (:func:`memkit.commands.admit`) decides what is written: filler nothing,
-   ordinary turns short-term, preferences keyed (``preference.drink``) so a changed one supersedes.
+4. the admission rule (:func:`memkit.commands.admit`) decides what is written: filler nothing, ordinary
+   turns short-term, known preferences and facts keyed (``fact.residence``): a changed one supersedes.
 
 The recent-turn buffer keeps the last ``window`` exchanges. :meth:`end_session` consolidates the
 session's short-term memories into long-term ones (the admission rule run again in one batch, the
@@ -288,8 +288,8 @@ class MemoryAgent:
             self._turn_ids.append(ids)
 
     def _write(self, text: str, a: Admission, source: str, t: datetime) -> tuple[tuple[str, ...], bool]:
-        """A turn admitted for storage goes to short-term now (promoted by end_session); a preference on
-        a known topic is keyed and supersedes the previous value at once. -> (ids written, refused)"""
+        """A turn admitted for storage goes to short-term now (promoted by end_session); a preference (a
+        fact) on a known topic (slot) is keyed and supersedes the old value at once. -> (ids, refused)"""
         if not a.store:
             return (), False
         try:
@@ -312,7 +312,7 @@ class MemoryAgent:
     def end_session(self, *, now: datetime | None = None, consolidate: bool = True) -> SessionEnd:
         """Consolidate the session: its short-term memories that the admission rule sends to
         long-term (preferences, commitments, personal facts, entities) are written there (keyed
-        preferences supersede), then ``store.consolidate`` merges near-duplicates (unless
+        preferences and facts supersede), then ``store.consolidate`` merges near-duplicates (unless
         ``consolidate=False``). The turn buffer is cleared and a new session begins."""
         t = self._time(now)
         if not isinstance(consolidate, bool):

@@ -18,6 +18,11 @@ named entity      yes     long_term    fact       0.5         met Alice at Acme 
 ordinary          yes     short_term   event      0.2         everything else
 ================= ======= ============ ========== =========== ===========================================
 
+``key``: a preference on a known topic is keyed ``preference.<topic>``; the user's own current fact
+on a known slot (a personal fact, or an explicit remember of one) ``fact.<slot>`` -- ``fact.residence``
+for "I moved to Denver" and 我搬到上海了, never for another person's, a past or hypothetical one or a
+question (:mod:`memkit.commands.slots`), so a changed fact replaces the old one as a preference does.
+
 ``store=False`` means the text is never written to the store (it may still sit in an agent's
 recent-turn buffer). The layer is not a rule of its own: it is :func:`memkit.schema.default_layer` of
 the rule's importance and kind (the one admission rule every write without a layer follows), which
@@ -46,6 +51,7 @@ from ..errors import ValidationError
 from ..schema import default_layer, layer_expr
 from . import patterns as _in
 from .parser import is_question, parse
+from .slots import slot_key, with_slot_key
 
 __all__ = ["Admission", "ROLES", "admit", "admit_many"]
 
@@ -67,7 +73,9 @@ class Admission:
     importance: float
     protected: bool
     reason: str
-    key: str | None = None  # preference.<topic> for a preference on a known topic (see intents)
+    # preference.<topic> for a preference on a known topic, fact.<slot> for the user's own current fact
+    # on a known slot (memkit.commands.slots)
+    key: str | None = None
 
 
 # (reason, store, kind, importance, protected), in order of precedence; the layer follows from
@@ -156,8 +164,8 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     df = df.with_columns(_norm=_in.norm_expr("text"), _raw=raw)
     norm = pl.col("_norm")
     question = _any(pl.col("_raw"), [_in.QUESTION]) & ~_any(pl.col("_raw"), [_in.REQUEST])
-    df = df.with_columns(_question=question)
-    question = pl.col("_question")
+    df = with_slot_key(df.with_columns(_question=question), "_norm", "_slot", pl.col("role") == "user")
+    question, slot = pl.col("_question"), pl.col("_slot")
     user, role = pl.col("role") == "user", pl.col("role")
     pref, commit = _any(norm, [_in.PREFERENCE]), _any(norm, [_in.COMMITMENT])
     conds = [
@@ -169,7 +177,7 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
         question,
         pref & user,
         commit & role.is_in(["user", "assistant"]),
-        _any(norm, [_in.FACT]) & user,
+        (_any(norm, [_in.FACT]) | slot.is_not_null()) & user,
         _any(norm, [_in.ENTITY], ignore_case=False) & user,
     ]
     rule = pl.lit(len(_RULES) - 1, dtype=pl.UInt32)
@@ -193,9 +201,14 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     topic = pl.lit(None, dtype=pl.String)
     for name, pattern in reversed(_in.PREFERENCE_TOPICS):
         topic = pl.when(_any(norm, [pattern])).then(pl.lit(f"preference.{name}")).otherwise(topic)
-    prefs = out.filter(pl.col("kind") == "preference").select("text", "role", key=topic)  # few rows
+    keyed = pl.col("reason").is_in(["personal fact", "explicit remember"]) & (pl.col("kind") == "fact")
+    out = out.with_columns(_fact_key=pl.when(keyed).then(slot))
+    prefs = out.filter(pl.col("kind") == "preference").select("text", "role", _topic=topic)  # few rows
     cols = ["text", "role", "store", "layer", "kind", "importance", "protected", "reason", "key"]
-    out = out.join(prefs, on=["text", "role"], how="left").select(cols)
+    out = out.join(prefs, on=["text", "role"], how="left").with_columns(
+        key=pl.coalesce("_topic", "_fact_key")
+    )
+    out = out.select(cols)
     return given.join(out, on=["text", "role"], how="left", maintain_order="left")
 
 
@@ -233,25 +246,27 @@ def admit(text: str, *, role: str = "user") -> Admission:
     cmd = parse(text) if user and norm else None
     pref = _RE["preference"].search(norm) is not None
     commit = _RE["commitment"].search(norm) is not None
-    conds = [
-        norm == "",
-        _RE["filler"].search(norm) is not None,
-        role == "system",
-        cmd is not None and cmd.op != "remember",
-        cmd is not None and cmd.op == "remember",
-        is_question(text),
-        pref and user,
-        commit and role in ("user", "assistant"),
-        user and _RE["fact"].search(norm) is not None,
-        user and _RE["entity"].search(norm) is not None,
-    ]
-    rule = next((i for i, c in enumerate(conds) if c), len(_RULES) - 1)
+    conds = (  # evaluated lazily, in order: the first that holds decides
+        lambda: norm == "",
+        lambda: _RE["filler"].search(norm) is not None,
+        lambda: role == "system",
+        lambda: cmd is not None and cmd.op != "remember",
+        lambda: cmd is not None and cmd.op == "remember",
+        lambda: is_question(text),
+        lambda: pref and user,
+        lambda: commit and role in ("user", "assistant"),
+        lambda: user and (_RE["fact"].search(norm) is not None or slot_key(norm) is not None),
+        lambda: user and _RE["entity"].search(norm) is not None,
+    )
+    rule = next((i for i, c in enumerate(conds) if c()), len(_RULES) - 1)
     reason, store, kind, importance, protected = _RULES[rule]
     if reason == "explicit remember":
         kind = "preference" if pref else "decision" if commit else kind
     key = None
     if kind == "preference":
         key = next((f"preference.{name}" for name, p in _TOPICS if p.search(norm)), None)
+    elif kind == "fact" and reason in ("personal fact", "explicit remember"):
+        key = slot_key(norm)
     return Admission(store, default_layer(importance, kind), kind, importance, protected, reason, key)
 
 

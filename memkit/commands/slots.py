@@ -1,0 +1,196 @@
+"""Fact slots: the user's own personal facts on a known subject get a key, as preferences do.
+
+A stated preference on a known topic is keyed ``preference.<topic>`` so that a changed preference
+replaces the old one. Personal facts are the same: "I live in Boston", then "I moved to Denver" (我住在
+杭州, then 我搬到上海了) both speak of the slot ``fact.residence``; keyed, the second supersedes the
+first instead of leaving two active answers to "where do I live?".
+
+:data:`SLOTS` lists ``(slot, pattern)`` pairs, first match wins; :func:`slot_key` (Python ``re``, one
+text) and :func:`slot_key_expr` (polars, a whole column) give the key, and a test keeps them in
+agreement (the patterns are in the subset both engines read alike: no look-arounds, ``[0-9]`` not
+``\\d``). Both match the text as :func:`memkit.commands.patterns.norm` gives it, ignoring case.
+
+Only the user's own, current facts are keyed, and the rule errs on keeping a fact unkeyed (a key
+replaces a value; an unkeyed fact only adds one):
+
+- **first person only**: every pattern starts at the user (I / I'm / my name / 我 + 住在 …); "my
+  sister lives in Paris" and 我妹妹住在巴黎 name no slot of the user's and get no key at all (no
+  ``fact.sister.residence``: the people around the user are open-ended, and a key would let a
+  remark about one relative replace a fact about another);
+- **not past** (:data:`PAST`: used to, previously, 以前, 曾经, 小时候 …), unless the text also says
+  what holds now (:data:`NOW`: now, currently, 现在, 目前): "I used to live in Boston, now I live in
+  Denver" is keyed, "I used to live in Boston" is not;
+- **not hypothetical, reported, quoted or asked** (:data:`NOT_SLOT`: if, would, maybe, want to,
+  如果, 要是, 想, "she thinks …", 他说 …, quotation marks, a question word or an opening "do I …"):
+  never keyed, "now" or not.
+
+>>> from memkit.commands.patterns import norm
+>>> slot_key(norm("I moved to Denver")), slot_key(norm("我搬到上海了"))
+('fact.residence', 'fact.residence')
+>>> slot_key(norm("I used to live in Boston")), slot_key(norm("my sister lives in Paris"))
+(None, None)
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from .patterns import FLAGS
+
+__all__ = [
+    "ANY_SLOT",
+    "NOT_SLOT",
+    "NOW",
+    "PAST",
+    "SLOTS",
+    "matches_expr",
+    "slot_key",
+    "slot_key_expr",
+    "with_slot_key",
+]
+
+# adverbs between the subject and the verb that keep the statement current: I now live in · 我现在住在
+_NOW_EN = r"(?:(?:now|currently|still|just|recently|finally|also|actually) )*"
+_NOW_ZH = r"(?:现在|目前|如今|已经|还|一直|也|刚|暂时|平时|最近|终于)*"
+_I_AM = r"\bi(?:'m| am) "
+_I_HAVE = r"\bi(?:'ve| have)? "
+# common occupations: "I'm a …" is a job only before one of these ("I'm a bit tired" is not)
+_JOBS_EN = (
+    r"(?:teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|engineer|developer|programmer|designer"
+    r"|lawyer|attorney|accountant|student|manager|consultant|writer|author|journalist|editor|artist"
+    r"|musician|chef|cook|baker|scientist|researcher|professor|lecturer|driver|pilot|architect"
+    r"|photographer|analyst|freelancer|entrepreneur|founder|salesperson|cashier|waiter|waitress"
+    r"|mechanic|electrician|plumber|carpenter|farmer|soldier|officer|firefighter|therapist|librarian"
+    r"|banker|translator|intern|receptionist|clerk|technician|veterinarian|vet|paramedic|barista)s?"
+)
+_JOBS_ZH = (
+    r"(?:老师|教师|医生|护士|工程师|程序员|设计师|律师|会计|学生|经理|顾问|作家|记者|编辑|厨师|研究员"
+    r"|教授|司机|飞行员|建筑师|摄影师|分析师|公务员|销售|店员|服务员|警察|军人|农民|创业者|研究生|博士生"
+    r"|大学生|中学生|实习生|产品经理|架构师|翻译|导游|快递员|主播|演员|歌手|画家|药剂师|兽医)"
+)
+# Chinese drops the subject of a second clause: 我以前住在北京，现在搬到上海了 (I used to live in Beijing,
+# now [I] moved to Shanghai). Only after the user's own past clause, so 我妹妹以前住在北京，现在… is not one.
+_THEN_ZH = r"我(?:以前|之前|原来|本来|曾经|过去)(?:一直)?"
+_BUT_NOW_ZH = r"(?:但是?|不过|可是)?(?:我)?(?:现在|目前|如今)(?:已经|还|刚)*"
+# (slot, pattern): the user's own fact on a known subject. First match wins.
+SLOTS: tuple[tuple[str, str], ...] = (
+    ("name", r"\bmy name(?: is|'s)\b|\bi(?:'m| am) called\b|\bi go by\b"
+             r"|(?:^|[,.;:!] ?)(?:(?:you can|you may|please|just) )*call me\b"
+             r"|我(?:的名字)?叫(?:做)?[^了过车外人你他她醒起去来]|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我"),
+    ("residence", rf"{_I_HAVE}{_NOW_EN}(?:moved|relocated) to\b|\bi {_NOW_EN}live (?:in|at)\b"
+                  rf"|{_I_AM}{_NOW_EN}(?:living|based|settled) in\b|\bmy (?:home|address) is\b"
+                  rf"|我(?:们)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)|我家{_NOW_ZH}住在"
+                  rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:住|定居)"
+                  rf"|{_THEN_ZH}(?:住在|在)[^,。;]{{1,12}}[,;] ?{_BUT_NOW_ZH}"
+                  r"(?:住在|定居在?|搬到|搬去|搬家到)"),
+    ("employer", rf"\bi {_NOW_EN}work (?:at|for)\b|{_I_AM}{_NOW_EN}(?:working|employed) (?:at|for|by)\b"
+                 rf"|{_I_HAVE}{_NOW_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
+                 r"(?:job|position|role) (?:at|with)\b|\bmy (?:employer|company) is\b"
+                 rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)|我{_NOW_ZH}(?:入职|就职于)"
+                 rf"|{_THEN_ZH}在[^,。;]{{1,12}}(?:工作|上班)[^,。;]{{0,6}}[,;] ?{_BUT_NOW_ZH}"
+                 r"(?:在[^,。;]{1,12}(?:工作|上班|任职)|跳槽到|入职)"),
+    ("job", rf"\bi {_NOW_EN}work as\b|{_I_AM}{_NOW_EN}working as\b|\bmy (?:job|profession|occupation) is\b"
+            rf"|{_I_AM}{_NOW_EN}(?:a|an) (?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
+            rf"|我{_NOW_ZH}是(?:一名|一个|一位|个|名)?[^,。;]{{0,6}}{_JOBS_ZH}"
+            rf"|我{_NOW_ZH}(?:做|当)[^,。;]{{0,6}}{_JOBS_ZH}|我的(?:职业|工作)是"),
+    ("school", rf"\bi {_NOW_EN}study at\b|{_I_AM}{_NOW_EN}studying at\b"
+               rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)"),
+    ("relationship", rf"{_I_AM}{_NOW_EN}(?:married|single|divorced|engaged|widowed|separated)\b"
+                     rf"|{_I_HAVE}{_NOW_EN}(?:got|gotten) (?:married|engaged|divorced)\b"
+                     rf"|{_I_AM}{_NOW_EN}(?:dating|seeing someone|in a relationship)\b"
+                     rf"|我{_NOW_ZH}(?:结婚|离婚|订婚|单身|脱单|分手)|我{_NOW_ZH}有(?:女朋友|男朋友|对象)"),
+    ("partner", r"\bmy (?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)(?:'s name is"
+                r"| is called| is named)\b"
+                r"|我的?(?:老婆|老公|妻子|丈夫|爱人|对象|女朋友|男朋友|未婚妻|未婚夫)(?:叫|的名字是)"),
+    ("age", rf"{_I_AM}{_NOW_EN}(?:turning )?[0-9]{{1,3}}(?: years old| years of age| now|$)"
+            rf"|\bi {_NOW_EN}turned [0-9]{{1,3}}\b|\bmy age is\b"
+            rf"|我{_NOW_ZH}(?:今年)?(?:[0-9]{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:周)?岁"),
+    ("birthday", r"\bmy birthday is\b|\bi was born on\b|我的生日是|我的生日在|我生日是"),
+    ("hometown", rf"{_I_AM}(?:originally )?from\b|\bi (?:grew up|was born) in\b|\bmy hometown is\b"
+                 r"|我来自|我老家(?:是|在)|我出生在|我在[^,。;]{1,12}长大"),
+)  # fmt: skip
+# a statement about the past: it does not say what holds now ... unless NOW is there too
+PAST = (
+    r"\bused to\b|\bformerly\b|\bpreviously\b|\bback then\b|\bback when\b|\bwhen i was\b"
+    r"|\bas a (?:kid|child)\b|\bgrowing up\b|\bonce lived\b|\bno longer\b|\banymore\b|\byears ago\b"
+    r"|以前|之前|曾经|过去|原来|本来|小时候|那时|当时|从前|早年|年前"
+)
+NOW = r"\bnow\b|\bcurrently\b|\bthese days\b|\bnowadays\b|现在|目前|如今"
+# never the user's current fact: hypothetical, wished or planned, someone else's claim, a quotation,
+# or a question without its question mark
+NOT_SLOT = (
+    r"\bif\b|\bsuppose|\bimagine|\bwould\b|\bcould\b|\bmight\b|\bmaybe\b|\bperhaps\b|\bwish|\bhope"
+    r"|\bwant(?:s|ed)? to\b|\bplan(?:s|ned|ning)? to\b|\bthinking (?:of|about)\b|\bconsidering\b"
+    r"|\bpretend|\bdream|\bunless\b|\bnot sure\b"
+    r"|\b(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|assumes?|assumed|asks?|asked)\b"
+    '|[“”「」『』"]'
+    r"|\bi'd\b|\bcall me (?:back|later|tomorrow|tonight|today|when|at|on|if|after|before|anytime|any time"
+    r"|now|asap|soon|again|sometime|maybe)\b"
+    r"|^(?:do|does|did|am|is|are|was|were|can|could|should|will|shall|where|what|when|why|how|who|which)\b"
+    r"|如果|要是|假如|假设|万一|的话|想|打算|希望|可能|也许|或许|梦|以为|听说|据说|假装|台词|歌词"
+    r"|[他她]们?(?:说|觉得|认为)|别人说|有人说|哪|什么|谁|吗|几|多少|是不是|有没有|对不对|不叫我|别叫我"
+    r"|岁的|的时候|在(?:努力|认真|拼命|专心|好好)"
+)
+# every slot in one alternation: one pass tells the few texts that could name a slot from the rest
+ANY_SLOT = "|".join(f"(?:{p})" for _, p in SLOTS)
+_SLOT_RE = [(name, re.compile(p, FLAGS)) for name, p in SLOTS]
+_ANY_RE = re.compile(ANY_SLOT, FLAGS)
+_PAST_RE, _NOW_RE, _NOT_RE = (re.compile(p, FLAGS) for p in (PAST, NOW, NOT_SLOT))
+
+
+def slot_key(text: str) -> str | None:
+    """``fact.<slot>`` when normalized ``text`` states the user's own current fact on a known slot,
+    else None (one text, Python ``re``; see the module docstring).
+
+    >>> from memkit.commands.patterns import norm
+    >>> slot_key(norm("My name is Ann")), slot_key(norm("我叫小王")), slot_key(norm("我叫了外卖"))
+    ('fact.name', 'fact.name', None)
+    >>> slot_key(norm("我以前住在北京，现在搬到上海了")), slot_key(norm("如果我搬到上海"))
+    ('fact.residence', None)
+    """
+    if _ANY_RE.search(text) is None:  # one pass for the many texts that name no slot
+        return None
+    slot = next((f"fact.{name}" for name, p in _SLOT_RE if p.search(text)), None)
+    if slot is None or _NOT_RE.search(text) or (_PAST_RE.search(text) and not _NOW_RE.search(text)):
+        return None
+    return slot
+
+
+def with_slot_key(df: pl.DataFrame, text: str, name: str, where: pl.Expr | None = None) -> pl.DataFrame:
+    """``df`` with a column ``name``: :func:`slot_key_expr` of its normalized-text column ``text``
+    (null where ``where`` is false). The blockers and the slot-by-slot patterns run only on the rows
+    one pass of :data:`ANY_SLOT` picks out, so a large frame costs one regex pass, not thirteen.
+
+    >>> with_slot_key(pl.DataFrame({"t": ["我叫小王", "hello"]}), "t", "k")["k"].to_list()
+    ['fact.name', None]
+    """
+    hit = matches_expr(pl.col(text), ANY_SLOT)
+    indexed = df.with_row_index("_slot_row")
+    keys = indexed.filter(hit if where is None else hit & where).select(
+        "_slot_row", slot_key_expr(pl.col(text)).alias(name)
+    )
+    return indexed.join(keys, on="_slot_row", how="left", maintain_order="left").drop("_slot_row")
+
+
+def matches_expr(expr: pl.Expr, pattern: str) -> pl.Expr:
+    """Does ``pattern`` match ``expr`` (ignoring case)? Word boundaries are ASCII ones, as with
+    ``re.ASCII`` (:data:`memkit.commands.patterns.FLAGS`)."""
+    return expr.str.contains("(?i)" + pattern.replace(r"\b", r"(?-u:\b)"))
+
+
+def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
+    """:func:`slot_key` as a polars expression over normalized text (null: no slot).
+
+    >>> df = pl.DataFrame({"t": ["I live in Boston", "我搬到上海了", "I'd love to live in Rome"]})
+    >>> df.select(k=slot_key_expr(pl.col("t")))["k"].to_list()
+    ['fact.residence', 'fact.residence', None]
+    """
+    blocked = matches_expr(norm_text, NOT_SLOT) | (
+        matches_expr(norm_text, PAST) & ~matches_expr(norm_text, NOW)
+    )
+    key = pl.lit(None, dtype=pl.String)
+    for name, pattern in reversed(SLOTS):  # built inside out: the first slot wins
+        key = pl.when(matches_expr(norm_text, pattern)).then(pl.lit(f"fact.{name}")).otherwise(key)
+    return pl.when(blocked).then(pl.lit(None, dtype=pl.String)).otherwise(key)
