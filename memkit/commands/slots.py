@@ -20,6 +20,12 @@ replaces a value; an unkeyed fact only adds one):
 - **not past** (:data:`PAST`: used to, previously, 以前, 曾经, 小时候 …), unless the text also says
   what holds now (:data:`NOW`: now, currently, 现在, 目前): "I used to live in Boston, now I live in
   Denver" is keyed, "I used to live in Boston" is not;
+- **a value of the slot** (:mod:`memkit.commands.slot_values`, :data:`NOT_VALUE`): "I live in" names
+  the residence before a proper name ("I live in Boston") or an article and a place noun ("a small
+  town"), never before a time, a feeling or an object ("I work at night", "I live in fear of
+  spiders", "I moved to a new desk"); 我在…工作 names the employer unless … is generic (家, 这里,
+  公司 alone, 晚上) or a place (北京); "got married" keys the relationship only as a main clause ("I
+  got married last month", not "It's where I got married");
 - **not hypothetical, reported, quoted or asked** (:data:`NOT_SLOT`: if, would, maybe, want to,
   如果, 要是, 想, "she thinks …", 他说 …, quotation marks, a question word or an opening "do I …"):
   never keyed, "now" or not.
@@ -38,10 +44,24 @@ import re
 import polars as pl
 
 from .patterns import FLAGS
+from .slot_values import (
+    EMPLOYER_NOUNS,
+    GENERIC_ZH,
+    MAIN_CLAUSE,
+    PLACE_NOUNS,
+    PLACES_ZH,
+    SCHOOL_NOUNS,
+    SUFFIX_ZH,
+    TEAM,
+    TIMES,
+    TOOLS,
+    value_en,
+)
 
 __all__ = [
     "ANY_SLOT",
     "NOT_SLOT",
+    "NOT_VALUE",
     "NOW",
     "PAST",
     "SLOTS",
@@ -74,20 +94,32 @@ _JOBS_ZH = (
 # now [I] moved to Shanghai). Only after the user's own past clause, so 我妹妹以前住在北京，现在… is not one.
 _THEN_ZH = r"我(?:以前|之前|原来|本来|曾经|过去)(?:一直)?"
 _BUT_NOW_ZH = r"(?:但是?|不过|可是)?(?:我)?(?:现在|目前|如今)(?:已经|还|刚)*"
-# (slot, pattern): the user's own fact on a known subject. First match wins.
+# English leads of the slots with a place or an organization as value, each ending before the value
+# (memkit.commands.slot_values): the preposition is lowercase, so "I LIVE IN FEAR" is none
+_RES_EN = (
+    rf"(?:{_I_HAVE}{_NOW_EN}(?:moved|relocated) (?-i:to)|\bi {_NOW_EN}live (?-i:in|at)"
+    rf"|{_I_AM}{_NOW_EN}(?:living|based|settled) (?-i:in)|\bmy (?:home|address) (?-i:is))"
+)
+_EMP_EN = (
+    rf"(?:\bi {_NOW_EN}work (?-i:at|for)|{_I_AM}{_NOW_EN}(?:working|employed) (?-i:at|for|by)"
+    rf"|{_I_HAVE}{_NOW_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
+    r"(?:job|position|role) (?-i:at|with)|\bmy (?:employer|company) (?-i:is))"
+)
+_SCHOOL_EN = rf"(?:\bi {_NOW_EN}study (?-i:at)|{_I_AM}{_NOW_EN}studying (?-i:at))"
+_HOME_EN = rf"(?:{_I_AM}(?:originally )?(?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
+_WED_ZH = r"(?:结婚|离婚|订婚|分手|脱单)"
+# (slot, pattern): the user's own fact on a known subject. First match wins (among the slots whose
+# value is one: NOT_VALUE).
 SLOTS: tuple[tuple[str, str], ...] = (
     ("name", r"\bmy name(?: is|'s)\b|\bi(?:'m| am) called\b|\bi go by\b"
              r"|(?:^|[,.;:!] ?)(?:(?:you can|you may|please|just) )*call me\b"
              r"|我(?:的名字)?叫(?:做)?[^了过车外人你他她醒起去来]|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我"),
-    ("residence", rf"{_I_HAVE}{_NOW_EN}(?:moved|relocated) to\b|\bi {_NOW_EN}live (?:in|at)\b"
-                  rf"|{_I_AM}{_NOW_EN}(?:living|based|settled) in\b|\bmy (?:home|address) is\b"
+    ("residence", rf"{_RES_EN} {value_en(PLACE_NOUNS, number=True)}"
                   rf"|我(?:们)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)|我家{_NOW_ZH}住在"
                   rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:住|定居)"
                   rf"|{_THEN_ZH}(?:住在|在)[^,。;]{{1,12}}[,;] ?{_BUT_NOW_ZH}"
                   r"(?:住在|定居在?|搬到|搬去|搬家到)"),
-    ("employer", rf"\bi {_NOW_EN}work (?:at|for)\b|{_I_AM}{_NOW_EN}(?:working|employed) (?:at|for|by)\b"
-                 rf"|{_I_HAVE}{_NOW_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
-                 r"(?:job|position|role) (?:at|with)\b|\bmy (?:employer|company) is\b"
+    ("employer", rf"{_EMP_EN} {value_en(EMPLOYER_NOUNS)}"
                  rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)|我{_NOW_ZH}(?:入职|就职于)"
                  rf"|{_THEN_ZH}在[^,。;]{{1,12}}(?:工作|上班)[^,。;]{{0,6}}[,;] ?{_BUT_NOW_ZH}"
                  r"(?:在[^,。;]{1,12}(?:工作|上班|任职)|跳槽到|入职)"),
@@ -95,12 +127,12 @@ SLOTS: tuple[tuple[str, str], ...] = (
             rf"|{_I_AM}{_NOW_EN}(?:a|an) (?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
             rf"|我{_NOW_ZH}是(?:一名|一个|一位|个|名)?[^,。;]{{0,6}}{_JOBS_ZH}"
             rf"|我{_NOW_ZH}(?:做|当)[^,。;]{{0,6}}{_JOBS_ZH}|我的(?:职业|工作)是"),
-    ("school", rf"\bi {_NOW_EN}study at\b|{_I_AM}{_NOW_EN}studying at\b"
+    ("school", rf"{_SCHOOL_EN} {value_en(SCHOOL_NOUNS)}"
                rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)"),
     ("relationship", rf"{_I_AM}{_NOW_EN}(?:married|single|divorced|engaged|widowed|separated)\b"
-                     rf"|{_I_HAVE}{_NOW_EN}(?:got|gotten) (?:married|engaged|divorced)\b"
+                     rf"|{MAIN_CLAUSE}{_I_HAVE}{_NOW_EN}(?:got|gotten) (?:married|engaged|divorced)\b"
                      rf"|{_I_AM}{_NOW_EN}(?:dating|seeing someone|in a relationship)\b"
-                     rf"|我{_NOW_ZH}(?:结婚|离婚|订婚|单身|脱单|分手)|我{_NOW_ZH}有(?:女朋友|男朋友|对象)"),
+                     rf"|我{_NOW_ZH}{_WED_ZH}|我{_NOW_ZH}(?:单身|有(?:女朋友|男朋友|对象))"),
     ("partner", r"\bmy (?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)(?:'s name is"
                 r"| is called| is named)\b"
                 r"|我的?(?:老婆|老公|妻子|丈夫|爱人|对象|女朋友|男朋友|未婚妻|未婚夫)(?:叫|的名字是)"),
@@ -108,9 +140,27 @@ SLOTS: tuple[tuple[str, str], ...] = (
             rf"|\bi {_NOW_EN}turned [0-9]{{1,3}}\b|\bmy age is\b"
             rf"|我{_NOW_ZH}(?:今年)?(?:[0-9]{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:周)?岁"),
     ("birthday", r"\bmy birthday is\b|\bi was born on\b|我的生日是|我的生日在|我生日是"),
-    ("hometown", rf"{_I_AM}(?:originally )?from\b|\bi (?:grew up|was born) in\b|\bmy hometown is\b"
+    ("hometown", rf"{_HOME_EN} {value_en(PLACE_NOUNS)}"
                  r"|我来自|我老家(?:是|在)|我出生在|我在[^,。;]{1,12}长大"),
 )  # fmt: skip
+_OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
+# slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
+# slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
+NOT_VALUE: dict[str, str] = {
+    "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM})"
+                 rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?{GENERIC_ZH}"
+                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)",
+    "employer": rf"{_EMP_EN} (?:the )?{TIMES}|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
+                r"|我(?:入职|就职于)了?(?:[0-9一二三四五六七八九十两半几,。;!，]|$)",
+    "school": rf"{_SCHOOL_EN} (?:the )?(?:{TIMES}|{TOOLS})|我{_NOW_ZH}在{_OR_ZH}(?:上学|读研|读博|就读)",
+    "relationship": rf"{_I_AM}{_NOW_EN}(?:engaged (?:in|with|by|on)\b|separated (?:from|by)\b|single-"
+                    r"|single (?:handed|file|out|use|point|page|line)|married to (?:my|the|this|our) "
+                    r"(?:job|work|career|code|idea|plan))"
+                    rf"|我{_NOW_ZH}{_WED_ZH}(?:的|那|后|以后|之后|以来|前|时|纪念|典礼|照|戒指|请柬|酒|证)",
+    "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM})"
+                rf"|我(?:来自|老家(?:是|在)|出生在){GENERIC_ZH}|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
+                r"|我出生在[^,。;]{0,6}(?:年|月|日|号|世纪)",
+}  # fmt: skip
 # a statement about the past: it does not say what holds now ... unless NOW is there too
 PAST = (
     r"\bused to\b|\bformerly\b|\bpreviously\b|\bback then\b|\bback when\b|\bwhen i was\b"
@@ -136,6 +186,7 @@ NOT_SLOT = (
 # every slot in one alternation: one pass tells the few texts that could name a slot from the rest
 ANY_SLOT = "|".join(f"(?:{p})" for _, p in SLOTS)
 _SLOT_RE = [(name, re.compile(p, FLAGS)) for name, p in SLOTS]
+_NOT_VALUE_RE = {name: re.compile(p, FLAGS) for name, p in NOT_VALUE.items()}
 _ANY_RE = re.compile(ANY_SLOT, FLAGS)
 _PAST_RE, _NOW_RE, _NOT_RE = (re.compile(p, FLAGS) for p in (PAST, NOW, NOT_SLOT))
 
@@ -152,10 +203,18 @@ def slot_key(text: str) -> str | None:
     """
     if _ANY_RE.search(text) is None:  # one pass for the many texts that name no slot
         return None
-    slot = next((f"fact.{name}" for name, p in _SLOT_RE if p.search(text)), None)
+    slot = next(
+        (f"fact.{name}" for name, p in _SLOT_RE if p.search(text) and not _no_value(name, text)), None
+    )
     if slot is None or _NOT_RE.search(text) or (_PAST_RE.search(text) and not _NOW_RE.search(text)):
         return None
     return slot
+
+
+def _no_value(name: str, text: str) -> bool:
+    """Is the value of slot ``name`` in ``text`` none (:data:`NOT_VALUE`)?"""
+    pattern = _NOT_VALUE_RE.get(name)
+    return pattern is not None and pattern.search(text) is not None
 
 
 def with_slot_key(df: pl.DataFrame, text: str, name: str, where: pl.Expr | None = None) -> pl.DataFrame:
@@ -192,5 +251,8 @@ def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
     )
     key = pl.lit(None, dtype=pl.String)
     for name, pattern in reversed(SLOTS):  # built inside out: the first slot wins
-        key = pl.when(matches_expr(norm_text, pattern)).then(pl.lit(f"fact.{name}")).otherwise(key)
+        hit = matches_expr(norm_text, pattern)
+        if name in NOT_VALUE:
+            hit = hit & ~matches_expr(norm_text, NOT_VALUE[name])
+        key = pl.when(hit).then(pl.lit(f"fact.{name}")).otherwise(key)
     return pl.when(blocked).then(pl.lit(None, dtype=pl.String)).otherwise(key)

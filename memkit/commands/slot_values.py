@@ -1,0 +1,123 @@
+"""What a slot's value must look like (:mod:`memkit.commands.slots`): a wrong key *replaces* the
+user's true fact, so a lead such as "I live in" or 我在…工作 names a slot only before a value of
+that slot.
+
+**English** (residence, employer, school, hometown): the value after the lead is
+
+- a proper name: a capital letter right after the lowercase preposition ("I live in Boston", "I work
+  at IBM", "I'm from the UK", "I work at eBay"), or a house number and a capitalized street ("I live
+  at 221 Baker Street"); the preposition must be lowercase, so an all-caps or Title Case text ("I
+  LIVE IN FEAR", "I Live In Fear") names no slot;
+- or an article and up to two words before a noun of the slot's kind (:data:`PLACE_NOUNS`,
+  :data:`EMPLOYER_NOUNS`, :data:`SCHOOL_NOUNS`): "I live in a small town", "I work at a hospital",
+  "I study at a community college";
+
+never a time word, a feeling or an object ("I work at night", "I live in fear", "I moved to a new
+desk": lowercase, no noun of the kind). :data:`memkit.commands.slots.NOT_VALUE` turns away the
+capitalized words that are no value of the slot: weekdays, months, holidays ("I was born in May",
+"I work at Christmas"), tools the user "lives in" or "moved to" ("I moved to Python 3", "I live in
+Slack": residence, hometown and school only, since "I work at Slack" is an employer), and a team
+or department one is "from" or "moved to" ("I'm from the Marketing team", "I'm from HR", "I moved
+to Marketing").
+
+**Chinese** has no capitals; a value is anything but :data:`GENERIC_ZH`: a pronoun or deictic place
+(这里, 那边, 外面, 附近), a home (家, 朋友家, 自己家里, 新家, 新房子), 公司 / 单位 / 宿舍 / 学校
+alone (an English "at work", "at school"), or a time (晚上, 周末). For the employer and the school a
+place is no value either (:data:`PLACES_ZH`: 我在北京工作 says where, not for whom; a name ending in
+市 / 省 / 县 / 区 / 镇 / 村 / 州 / 国, a major city, 农村, 国外 …); 医院 or 银行 alone is one, as "a
+hospital" is. A Chinese name that starts like a generic word (张家港 after 住在) stays unkeyed: the
+rule errs on keeping a fact unkeyed.
+
+**Relationship**: "got married / engaged / divorced" keys the slot only as a main clause (at the
+start, after punctuation or and / but / so …): "I got married last month" states the current status,
+"It's where I got married", "the day I got married" narrate an event; 我结婚的…, 我结婚那天, 我结婚以后
+likewise. "I'm engaged in a discussion", "I'm single-handedly …", "I'm separated from the team" are
+not a status.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CAP",
+    "EMPLOYER_NOUNS",
+    "GENERIC_ZH",
+    "MAIN_CLAUSE",
+    "PLACES_ZH",
+    "PLACE_NOUNS",
+    "SCHOOL_NOUNS",
+    "SUFFIX_ZH",
+    "TEAM",
+    "TIMES",
+    "TOOLS",
+    "value_en",
+]
+
+# a capital letter, matched case-sensitively inside the case-insensitive patterns (Python re and
+# polars both read the scoped flag)
+CAP = r"(?-i:[A-Z])"
+PLACE_NOUNS = (
+    r"(?:city|town|village|hamlet|suburbs?|county|state|province|country|countryside|island|region"
+    r"|capital|coast|borough|metropolis|valley|mountains|desert|farm)"
+)
+EMPLOYER_NOUNS = (
+    r"(?:company|startup|start-up|bank|hospital|clinic|school|university|college|firm|agency|bakery"
+    r"|restaurant|cafe|store|shop|factory|hotel|lab|laboratory|nonprofit|non-profit|charity|studio"
+    r"|warehouse|supermarket|airline|consultancy|library|museum|newspaper|magazine|government|council"
+    r"|ministry|corporation|enterprise|organi[sz]ation|ngo|pharmacy|bar|pub|gym|garage|plant|retailer"
+    r"|publisher|insurer|daycare|kindergarten|church|embassy|army|navy|zoo|casino|theat(?:er|re)|salon"
+    r"|dealership|call center|bookstore|brewery|winery|mine|hedge fund|fund|bureau|court|prison"
+    r"|police department|fire department|newsroom)"
+)
+SCHOOL_NOUNS = r"(?:school|university|college|academy|institute|conservatory|polytechnic|uni|seminary)"
+
+
+def value_en(nouns: str, number: bool = False) -> str:
+    """The value of an English slot after its lead and a space: a proper name, or an article and up
+    to two words before one of ``nouns`` (``number``: also a house number and a capitalized street).
+
+    >>> import re
+    >>> v = re.compile("live in " + value_en(PLACE_NOUNS), re.I | re.A)
+    >>> [bool(v.search(t)) for t in ("I live in Boston", "I live in a small town", "I live in fear")]
+    [True, True, False]
+    """
+    num = rf"|[0-9]{{1,5}}[a-z]{{0,2}} {CAP}" if number else ""
+    return rf"(?:(?:the )?{CAP}|[a-z]{{1,2}}{CAP}|(?:a|an|the) (?:[a-z-]+ ){{0,2}}{nouns}s?\b{num})"
+
+
+# capitalized words that are no value of a slot (after the lead): a time, a holiday
+TIMES = (
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekends?|january|february|march"
+    r"|april|may|june|july|august|september|october|november|december|christmas|xmas|easter"
+    r"|thanksgiving|halloween|new year|ramadan|diwali|night|nights)\b"
+)
+# tools and platforms one "lives in" or "moves to" (not for the employer: "I work at Slack" is one)
+TOOLS = (
+    r"(?:python|java|rust|golang|go [0-9]|linux|windows|mac|macos|ubuntu|react|vue|angular|aws|azure|gcp"
+    r"|kubernetes|docker|postgres|mysql|vim|neovim|emacs|vs ?code|slack|teams|zoom|notion|github|gitlab"
+    r"|jira|excel|android|ios|iphone|chrome|firefox|typescript|javascript|node|django|rails|swift"
+    r"|kotlin)\b"
+)
+# "I'm from" a team or a department, not a place
+TEAM = (
+    r"(?:(?:[a-z&'-]+ ){0,3}(?:team|department|dept|office|group|division|squad|crew|org)\b"
+    r"|(?:hr|it|qa|pr|r&d|ops|devops|sales|marketing|finance|legal|support|engineering|accounting)\b)"
+)
+# a clause the user states as their own now, not one inside a relative or time clause
+MAIN_CLAUSE = (
+    r"(?:^|[,.;:!?] ?|\b(?:and|but|so|well|oh|yes|yeah|ok|okay|also|btw|actually|finally|recently"
+    r"|yesterday|today|now|guess what|last (?:week|month|year|weekend|summer|spring|fall|winter)) )"
+)
+# Chinese values that are none: deictic and generic places, a home, a time
+GENERIC_ZH = (
+    r"(?:[这那哪][^,。;]{0,6}|[^,。;]{0,4}家|外面|外边|附近|楼上|楼下|隔壁|对面|一起|旁边|身边|公司|单位|办公室|宿舍"
+    r"|学校|线上|网上|远程|户外|室内|晚上|早上|白天|夜里|夜间|周末|平时|每天|今天|明天|昨天|下午|上午"
+    r"|中午|假期|假日|同一|新(?:房|公寓|地方|小区|宿舍|住处|城市|单位|公司|学校))"
+)
+# Chinese places: a value of residence or hometown, never of the employer or the school
+PLACES_ZH = (
+    r"(?:[^,。;]{1,6}(?:市|省|县|区|镇|村|州|国)|北京|上海|天津|重庆|深圳|南京|武汉|成都|西安|香港|澳门"
+    r"|台湾|台北|厦门|青岛|长沙|大连|沈阳|昆明|合肥|济南|宁波|无锡|东京|纽约|伦敦|巴黎|新加坡|城里|乡下"
+    r"|农村|市区|郊区|国外|海外|外地|本地|当地|老家|市中心|城市|大城市|小城市|小镇|南方|北方)"
+)
+# what may follow a Chinese place before the verb: 家里, 公司附近
+SUFFIX_ZH = r"(?:里|中|上|下|附近|旁边|那里|这里|那边|这边|一带)?"
