@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from .errors import ValidationError
@@ -80,7 +81,9 @@ def information_of(text: str) -> float:
     tokens = set(tokenize(text, keep_stopwords=False))
     cjk = {t for t in tokens if _IS_CJK.fullmatch(t)}
     syllabic = sum(len(t) == 1 and bool(_IS_SYLLABIC.match(t)) for t in cjk)
-    return len(tokens - cjk) + 0.5 * (sum(len(t) == 1 for t in cjk) - syllabic) + syllabic / 3
+    ideographs = sum(len(t) == 1 for t in cjk) - syllabic
+    # in sixths, divided once: the vectorized count does the same, so both agree to the last bit
+    return (6 * len(tokens - cjk) + 3 * ideographs + 2 * syllabic) / 6
 
 
 def information(texts: pl.Series | Sequence[str]) -> pl.Series:
@@ -94,20 +97,20 @@ def information(texts: pl.Series | Sequence[str]) -> pl.Series:
     frame = _normalized(s.cast(pl.String).fill_null(""))
     # rows with CJK characters only go through the character count (an English store skips it)
     cjk = frame.filter(pl.col("text").str.contains(f"[{CJK}]"))
-    return (
+    sixths = (
         frame.select("row")
         .join(_words(frame), on="row", how="left", maintain_order="left")
         .join(_chars(cjk), on="row", how="left", maintain_order="left")
         .select(
-            (
-                pl.col("words").fill_null(0)
-                + 0.5 * pl.col("ideographs").fill_null(0)
-                + pl.col("syllabic").fill_null(0) / 3
-            ).cast(pl.Float64)
+            6 * pl.col("words").fill_null(0)
+            + 3 * pl.col("ideographs").fill_null(0)
+            + 2 * pl.col("syllabic").fill_null(0)
         )
         .to_series()
-        .alias("information")
+        .to_numpy()
     )
+    # subtle: divided by numpy, not polars (which multiplies by 1/6: 10/6 would differ in the last bit)
+    return pl.Series("information", sixths.astype(np.float64) / 6)
 
 
 def _normalized(s: pl.Series) -> pl.DataFrame:
