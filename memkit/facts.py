@@ -22,7 +22,11 @@ and different facts differ:
   晚上 ...), today / tomorrow / yesterday (今天 明天 昨天 后天 前天), next / last week, month, year;
 - ``name:`` **names**: a Latin-script word written capitalized (anywhere, the first word too: "Gina
   likes ..." is a name) and never lowercase in the same text, and not a stopword (``The``, ``I``,
-  ``My``), ``User`` or one of the words above.
+  ``My``), ``User`` or one of the words above; nor a word capitalized only to start a sentence and
+  followed there by a possessive or object pronoun, or by an article after a past or -ing form, which
+  reads as a verb ("Fixed my bike", "Helped her", "Discussed the budget": no name follows so). It is
+  read in each text alone, so "Helped Jon", "Moved to Berlin", "Keep the door" and "Gina the dancer"
+  (no comma) still start with a name.
 
 A difference in any of them is a different fact: "Budget is $5000" / "€5000", "-5 degrees" / "5
 degrees", "I love 🐶" / "I love 🐱" are never linked.
@@ -52,7 +56,10 @@ import numpy as np
 from .fact_numbers import CURRENCY_WORDS, NUMBER_WORDS, ZH_DIGIT, currencies, numbers, symbols, zh_number
 from .text import CJK, STOPWORDS, normalize
 
-__all__ = ["alters", "fact_difference", "fact_key", "fact_tokens", "negated", "qualifies", "same_facts"]
+__all__ = [
+    "TOKEN_KINDS", "alters", "fact_difference", "fact_key", "fact_tokens", "negated", "qualifies",
+    "same_facts",
+]  # fmt: skip
 
 # ------------------------------------------------------------------------------------------ words
 _EN_NEG = frozenset("not no never nor none nobody nothing nowhere neither cannot without".split())
@@ -115,6 +122,15 @@ _CONDITIONAL = re.compile(r"\b(?:if|unless|whether)\b|如果|假如|要是|除�
 
 # ---------------------------------------------------------------------------------------- patterns
 _LATIN = re.compile(rf"[^\W\d_{CJK}]+(?:'[a-z]+)?")  # a word, with an n't / 's ending
+# a capitalized word, whether it starts a sentence (the text's start, or after . ! ? ; : or a line's
+# end, with quotes, brackets or a bullet between), and the lowercase word after it, if a space only parts them
+_SENTENCE_WORD = re.compile(
+    rf"(?P<start>(?:^|(?<=[.!?;:\n。！？；：]))[\s\"'“‘(\[*•\-]*)?(?<![^\W\d_{CJK}])(?P<word>[A-Z][^\W\d_{CJK}]*)\b"
+    r"(?:(?!')(?= +(?P<next>[a-z]+)\b))?"
+)
+_PRONOUNS = frozenset("my your his her its our their him them me us it".split())  # no name is followed so
+_ARTICLES = frozenset(("the", "a", "an"))  # "Gina the dancer": a name can be; a past or -ing form cannot
+_VERB_FORM = re.compile(r"[a-z]{4,}ed|[a-z]{3,}ing")  # Discussed, Reviewed, Bringing; not Ahmed, Ming
 _AMPM = re.compile(r"(?<=\d)\s*([ap])\.?m\b\.?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
                    r"|eleven|twelve)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # fmt: skip
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
@@ -158,6 +174,7 @@ def fact_tokens(text: str) -> frozenset[str]:
     out.update(f"n:{n}" for n in numbers(low))
     out.update({f"cur:{c}" for c in currencies(low)} | {f"sym:{c}" for c in symbols(raw)})
     lower_used = {w.split("'")[0].casefold() for w in words if w[0].islower()}
+    common = _verb_first(raw)  # capitalized at a sentence's start only, a verb: "Keep the door ..."
     for w in words:  # English months, weekdays, parts of the day; then names
         base = w.split("'")[0]  # Gina's -> Gina
         key, capital = base.casefold(), base[:1].isupper()
@@ -168,9 +185,27 @@ def fact_tokens(text: str) -> frozenset[str]:
             out.add(f"t:{_WEEKDAY_NAMES[_WEEKDAYS[one]]}")
         elif one in _EN_TIME:
             out.update(f"t:{t}" for t in _EN_TIME[one].split(","))
-        elif capital and key not in lower_used and key not in STOPWORDS and key not in _NOT_NAMES:
+        elif capital and key not in lower_used | common and key not in STOPWORDS and key not in _NOT_NAMES:
             out.add(f"name:{key}")
     return frozenset(out)
+
+
+def _verb_first(raw: str) -> set[str]:
+    """The casefolded words of ``raw`` capitalized only because they start a sentence, and read as
+    a verb there: the next word (after a space only) is a possessive or an object pronoun ("Fixed my
+    bike", "Helped her"), which no name at a sentence's start is followed by ("Gina likes", "Jon's",
+    "Gina and Jon"), or an article after a past or -ing form of five letters before its ending
+    ("Discussed the budget", "Reviewed a PRD"): "Gina the dancer", "Max the dog" stay names, and so do
+    "Keep the door", "Fixed the car" (a missed merge, never a wrong one). Unless the word is also
+    capitalized inside a sentence (then it is a name there: "Will the ... Will")."""
+    starts, inside = set(), set()
+    for m in _SENTENCE_WORD.finditer(raw):
+        key = m["word"].casefold()
+        if m["start"] is None:
+            inside.add(key)
+        elif m["next"] in _PRONOUNS or (m["next"] in _ARTICLES and _VERB_FORM.fullmatch(key)):
+            starts.add(key)
+    return starts - inside
 
 
 def _time_tokens(low: str) -> set[str]:
@@ -205,13 +240,14 @@ def fact_key(text: str, written: datetime | None = None) -> str:
     return "\x1f".join(tokens)
 
 
-_KINDS = (
+TOKEN_KINDS = (
     ("n:", "numbers"),
     ("cur:", "currencies"),
     ("sym:", "symbols"),
     ("t:", "time words"),
     ("name:", "names"),
 )
+"""The kinds of fact token but ``neg`` (prefix, word), in the order :func:`fact_difference` names them."""
 
 
 def fact_difference(
@@ -227,7 +263,7 @@ def fact_difference(
     parts = []
     if ("neg" in ta) != ("neg" in tb):
         parts.append(f"negation: only in the {'first' if 'neg' in ta else 'second'}")
-    for prefix, kind in _KINDS:
+    for prefix, kind in TOKEN_KINDS:
         xa = " ".join(sorted(t.removeprefix(prefix) for t in ta - tb if t.startswith(prefix)))
         xb = " ".join(sorted(t.removeprefix(prefix) for t in tb - ta if t.startswith(prefix)))
         if xa or xb:
@@ -249,11 +285,15 @@ def same_facts(
     [True, False]
     """
     rows = np.unique(np.concatenate([u, v]))  # (r,) the rows the pairs touch
-    keys = np.array(
-        [fact_key(texts[int(i)], None if written is None else written[int(i)]) for i in rows], dtype=object
-    )  # (r,)
+    said, days = ([None] * len(rows) if x is None else _gather(x, rows) for x in (texts, written))
+    keys = np.array([fact_key(t, w) for t, w in zip(said, days, strict=True)], dtype=object)  # (r,)
     pos_u, pos_v = np.searchsorted(rows, u), np.searchsorted(rows, v)  # (e,) each into rows
     return keys[pos_u] == keys[pos_v]
+
+
+def _gather(items: Sequence, rows: np.ndarray) -> list:
+    """``items[rows]`` as a list; a polars Series at once (its items one by one are slow)."""
+    return items.gather(rows).to_list() if hasattr(items, "gather") else [items[int(i)] for i in rows]
 
 
 def alters(before: str, after: str) -> bool:

@@ -17,12 +17,14 @@ in this order (a memory is reported once, under the first reason that applies):
    "Forgetting": on LoCoMo, capacity that way erases 5.3% of the turns the questions ask about
    against 22.9% of the others, where oldest first erased both alike).
 
-"Equal" is equal as the plan shows costs, to :data:`COST_DECIMALS` decimals: float noise
-(``0.1 + 0.2``) is no difference, while any difference a policy makes stays one — a reinforcement
-adds 0.005 to importance (0.01 to the cost), the articles' 1-100 importance moves it by 0.02. A wider
-band would let a memory outlive a cheaper one because it has more words, and the cost (DESIGN:
-lowest first) is the judgement of what matters; the words only settle what it leaves open. The
-``weak`` floor is not a ranking and has no ties: a memory below it goes whatever it says.
+"Equal" is equal as the plan shows costs, to :data:`COST_DECIMALS` decimals (a half up, rounded
+from a value with the float noise taken out first, so ``2 · 0.45025`` and ``2 · (0.35025 + 0.1)``
+share the band 0.901): float noise (``0.1 + 0.2``) is no difference, while any difference a policy
+makes stays one — a reinforcement adds 0.005 to importance (0.01 to the cost), the articles' 1-100
+importance moves it by 0.02. A wider band would let a memory outlive a cheaper one because it has
+more words, and the cost (DESIGN: lowest first) is the judgement of what matters; the words only
+settle what it leaves open. The ``weak`` floor is not a ranking and has no ties: a memory below it
+goes whatever it says.
 
 and what the erasure of those takes with it, listed after them as ``cascade``: the members of a
 dropped merged memory (at any depth, within its own namespace and access group, as the store's
@@ -149,6 +151,17 @@ def forget_cost_expr(params: ForgetParams = ForgetParams()) -> pl.Expr:
     ).alias("forget_cost")
 
 
+def _band(cost: pl.Expr) -> pl.Expr:
+    """``cost`` to :data:`COST_DECIMALS` decimals, a half rounded up, computed so that float noise
+    cannot move it across a half: scaled to whole units of the last decimal, then to 12 significant
+    digits (the noise of ``2 · 0.45025`` and ``2 · (0.35025 + 0.1)``, 900.4999999999999 and
+    900.5000000000001, goes), then to a whole number. A plain ``round(3)`` put those two in bands
+    0.9 and 0.901."""
+    scale = 10.0**COST_DECIMALS
+    units = (cost * scale).round_sig_figs(12).round(0, mode="half_away_from_zero")
+    return (units / scale).round(COST_DECIMALS)  # (the nearest float to it: 1.001, not 1.0010000000000001)
+
+
 def _shown(strength: pl.Expr, floor: float) -> pl.Expr:
     """A strength below ``floor`` as ``detail`` shows it: to 4 decimals, or to the first of 6, 9
     decimals or all that stays below the floor (0.0999997 is below 0.1: "0.1 < 0.1" would not say so).
@@ -222,7 +235,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         df.with_columns(
             excess=(kept_live.cast(pl.Int64).sum().over("namespace") - params.capacity).clip(lower_bound=0),
             candidate=kept_live & pl.col("eligible"),
-            band=pl.col("forget_cost").round(COST_DECIMALS),
+            band=_band(pl.col("forget_cost")),
         )
     )
     df = df.with_columns(

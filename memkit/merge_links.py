@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .facts import fact_difference, same_facts
+from .fact_pairs import fact_differences
+from .facts import same_facts
 from .scoring import similar_pairs
 
 __all__ = ["FACTS", "GROUP", "LINK", "REASONS", "WEAK", "candidate_pairs", "unlinked"]
@@ -87,20 +88,20 @@ def unlinked(
     cut names the difference: ``"fact tokens differ: numbers 5000 ≠ 8000"``."""
     keep = cut != LINK
     u, v, cut = u[keep], v[keep], cut[keep]
-    a, b = frame["content"].gather(u).to_list(), frame["content"].gather(v).to_list()
-    at = frame["created_at"] if "created_at" in frame.columns else pl.Series([None] * frame.height)
-    reasons = [
-        f"{REASONS[c]}: {fact_difference(x, y, wx, wy)}" if c == FACTS else REASONS[c]
-        for c, x, y, wx, wy in zip(cut.tolist(), a, b, at.gather(u), at.gather(v), strict=True)
-    ]
+    a, b = frame["content"].gather(u), frame["content"].gather(v)
+    at = frame["created_at"] if "created_at" in frame.columns else None
+    facts = np.flatnonzero(cut == FACTS)  # each text tokenized once, the pairs compared by joins
+    why = fact_differences(frame["content"], u[facts], v[facts], at)
+    reasons = np.array([REASONS[WEAK]] * len(cut), dtype=object)
+    reasons[facts] = [f"{REASONS[FACTS]}: {w}" for w in why]
     return pl.DataFrame(
         {
             "namespace": frame["namespace"].gather(u).cast(pl.String),
             "id_a": frame["id"].gather(u),
             "id_b": frame["id"].gather(v),
-            "content_a": pl.Series(a, dtype=pl.String),
-            "content_b": pl.Series(b, dtype=pl.String),
+            "content_a": a.cast(pl.String),
+            "content_b": b.cast(pl.String),
             "similarity": np.einsum("ij,ij->i", emb[u], emb[v]).astype(np.float64).round(6),  # (e,)
-            "reason": pl.Series(reasons, dtype=pl.String),
+            "reason": pl.Series(reasons.tolist(), dtype=pl.String),
         }
     ).sort("similarity", "id_a", "id_b", descending=[True, False, False])

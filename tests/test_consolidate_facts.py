@@ -136,6 +136,7 @@ HELD_APART = [
     ("喜欢吃辣", "不喜欢吃辣"),
     ("Gina's favorite dance style is contemporary", "Jon's favorite dance style is contemporary"),
     ("Alice decided to learn Rust this winter", "Alice decided to learn Go this winter"),
+    ("Gina took the kids to the zoo", "Jon took the kids to the zoo"),  # a name starting the sentence
 ]
 DUPLICATES = [  # spellings of one fact: merged as before
     ("用户喜欢喝美式咖啡。", "用户喜欢喝美式咖啡"),
@@ -144,6 +145,8 @@ DUPLICATES = [  # spellings of one fact: merged as before
     ("用户买电脑的预算是5,000元", "用户买电脑的预算是五千元"),
     ("I like green tea in the morning", "I like green tea in the morning!"),
     ("用户每天早上跑步5公里", "用户每天早晨跑步五公里"),
+    ("Discussed the budget with Jon on Monday", "discussed the budget with Jon on Monday"),  # (a verb,
+    ("Reviewed the PRD with the team", "reviewed the PRD with the team."),  # capitalized to start: no name)
 ]
 
 

@@ -68,6 +68,26 @@ def test_equal_means_equal_as_the_plan_shows_it_not_float_noise(now: datetime) -
     assert COST_DECIMALS == 3  # the plan's detail shows the cost to 3 decimals: "forget-cost 0.6"
 
 
+@pytest.mark.parametrize(
+    ("fact", "chat", "shown"),
+    [
+        (0.45025, 0.35025 + 0.1, "0.901"),
+        (0.50025, 0.30025 + 0.2, "1.001"),
+        (0.01325, 0.00825 + 0.005, "0.027"),
+    ],
+)
+def test_float_noise_at_a_half_does_not_split_a_band(
+    now: datetime, fact: float, chat: float, shown: str
+) -> None:
+    # 2·0.45025 = 0.9005 and 2·(0.35025 + 0.1) = 0.9005000000000001: one cost, on the edge of 0.9 /
+    # 0.901; a plain round(3) put them in two bands, and the wordier fact went first as "cheaper"
+    assert fact != chat  # (float noise)
+    f = _frame(now, [FACT_EN, CHAT_EN], importance=[fact, chat])
+    plan = plan_forget(f, ForgetParams(capacity=1, min_strength=0.0), now)
+    assert plan["id"].to_list() == ["m1"]  # equal cost: the pleasantry goes
+    assert plan["detail"][0].startswith(f"over capacity 1; forget-cost {shown},")  # a half goes up
+
+
 def test_without_content_ties_go_by_age_alone(now: datetime) -> None:
     f = _frame(now, [FACT_EN, CHAT_EN]).drop("content")
     plan = plan_forget(f, ForgetParams(capacity=1), now)
