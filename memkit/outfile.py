@@ -16,7 +16,11 @@ A careful tool writing ``out.jsonl`` must not destroy what the name leads to, no
    new one gets ``mode`` less the umask, and the temporary file has those bits before its first byte
    is written (created ``0600``, then given the replaced file's bits): a ``0600`` export is never
    rewritten through a world-readable file;
-4. a path the file system refuses (a missing folder, a read-only one) is a ValidationError naming the
+4. an existing file nobody may write (``chmod a-w``, mode ``0444``), or that this process may not write, is
+   refused with a ValidationError naming the argument, and left as it is, as ``cp`` without ``-f``
+   refuses it: a rename would replace it silently, since a rename asks the folder, not the file; make it
+   writable (``chmod u+w``) or remove it to write it again (``force=True`` here replaces it anyway);
+5. a path the file system refuses (a missing folder, a read-only one) is a ValidationError naming the
    argument and the path the caller gave, never the temporary file's name; any other OSError (a disk
    that fails) propagates as it is.
 
@@ -55,6 +59,7 @@ def write_file(
     mode: int = 0o666,
     is_database: Callable[[Path], bool] = is_duckdb_file,
     stdout: bool = False,
+    force: bool = False,
 ) -> None:
     """Call ``write(f)`` with a file object whose bytes replace the file ``path`` leads to, as the
     module docstring says; ``name`` is the argument errors name. Text files are UTF-8 with ``\\n`` line
@@ -69,6 +74,12 @@ def write_file(
             keep: int | None = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             keep = None  # a new file: `mode` less the umask, as for any file
+        if keep is not None and not force and (not keep & 0o222 or not os.access(target, os.W_OK)):
+            raise ValidationError(
+                name,
+                f"{os.fspath(path)!r} is read-only: it is left as it is; make it writable "
+                "(chmod u+w) or remove it to write it again",
+            )
         # subtle: never more readable than the final file while written (an open descriptor outlives a chmod)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if keep is None else 0o600)
         try:

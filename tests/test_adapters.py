@@ -445,3 +445,48 @@ def test_a_refusal_in_a_multi_namespace_frame_names_the_frames_row() -> None:
         with pytest.raises(mk.WriteRefused, match=r"in row 1:"):  # alone in its namespace
             mk.adapters.add_frame(s, mk.adapters.mem0_frame({"results": [records[0], records[4]]}), now=now)
         assert s.count() == 0
+
+
+def test_an_adapter_import_run_twice_writes_nothing_the_second_time(store: mk.MemoryStore, tmp_path: Path):
+    """h132 #4: importing the same file twice doubled the memories."""
+    (tmp_path / "chat.json").write_text(json.dumps(CHAT, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "mem0.json").write_text(json.dumps(MEM0, ensure_ascii=False), encoding="utf-8")
+    archive = _cogx(tmp_path)
+    calls = [(tmp_path / "chat.json", "chat", {"namespace": "a"}), (tmp_path / "mem0.json", "mem0", {}),
+             (archive, "cogx", {"namespace": "c"})]  # fmt: skip
+    for path, source, kw in calls:
+        first = adapters.import_file(store, path, source, now=NOW, **kw)
+        count = store.frame().height
+        again = adapters.import_file(store, path, source, now=NOW + timedelta(hours=1), **kw)
+        assert store.frame().height == count, source  # nothing written the second time
+        was = first.filter(pl.col("action") == "added")
+        assert again.filter(pl.col("action") == "present").select("row", "id").equals(was.select("row", "id"))
+        assert (again["action"] == "added").sum() == 0
+    # asked for, every row is written again
+    chat = tmp_path / "chat.json"
+    again = adapters.import_file(store, chat, "chat", namespace="a", now=NOW, duplicates="add")
+    assert (again["action"] == "added").sum() == 5
+    with pytest.raises(mk.ValidationError, match="duplicates"):
+        adapters.add_frame(store, adapters.mem0_frame(MEM0), duplicates="merge")
+
+
+def test_the_same_text_at_another_time_or_edited_is_a_new_record(store: mk.MemoryStore) -> None:
+    msg = {"role": "user", "content": "I live in Berlin", "created_at": "2026-01-01T00:00:00+00:00"}
+    adapters.add_frame(store, adapters.chat_frame([msg, msg], namespace="u"), now=NOW)
+    assert store.frame("u").height == 2  # two messages of one file that say the same: both kept
+    later = {**msg, "created_at": "2026-01-02T00:00:00+00:00"}
+    edited = {**msg, "content": "I live in Hamburg"}
+    report = adapters.add_frame(store, adapters.chat_frame([msg, later, edited], namespace="u"), now=NOW)
+    assert report["action"].to_list() == ["present", "added", "added"]
+
+
+def test_the_cli_counts_what_is_present(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memkit.cli import main
+
+    (tmp_path / "mem0.json").write_text(json.dumps(MEM0, ensure_ascii=False), encoding="utf-8")
+    args = ["import", "--db", str(tmp_path / "m.duckdb"), "--from", "mem0", str(tmp_path / "mem0.json"),
+            "--create", "--now", NOW.isoformat()]  # fmt: skip
+    assert main(args) == 0 and "added 3" in capsys.readouterr().out
+    assert main(args) == 0 and "present 3" in capsys.readouterr().out
+    with mk.MemoryStore(str(tmp_path / "m.duckdb")) as s:
+        assert s.count() == 3

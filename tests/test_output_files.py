@@ -207,3 +207,39 @@ def test_dot_dot_after_a_link_lands_where_the_kernel_puts_it(tmp_path: Path, mon
     write_file("path", "lnk/../out.jsonl", lambda f: f.write("x\n"))
     assert (elsewhere / "out.jsonl").read_text() == "x\n"
     assert (here / "out.jsonl").read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("writer", ["export", "save_settings", "LearnedModel.save", "write_cogx"])
+def test_a_read_only_file_is_refused_and_kept(tmp_path: Path, db: str, writer: str) -> None:
+    """h132 #1: a rename asks the folder, not the file, so a ``chmod a-w`` file was replaced silently.
+    As ``cp`` without ``-f``: refused, naming the argument, the file and its bits left as they were."""
+    name, write = _writers(tmp_path, db)[writer]
+    out = tmp_path / name
+    out.write_text("keep me\n")
+    out.chmod(0o444)
+    with pytest.raises(mk.ValidationError, match="read-only") as e:
+        write(out)
+    assert e.value.field in {"path", "dest", "out_dir", "directory"}
+    assert out.read_text() == "keep me\n" and stat.S_IMODE(out.stat().st_mode) == 0o444
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    out.chmod(0o644)  # made writable again: written
+    write(out)
+    _check_written(writer, out)
+
+
+def test_force_replaces_a_read_only_file_keeping_its_bits(tmp_path: Path) -> None:
+    from memkit.outfile import write_file
+
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    out.chmod(0o400)
+    write_file("path", out, lambda f: f.write("new\n"), force=True)
+    assert out.read_text() == "new\n" and stat.S_IMODE(out.stat().st_mode) == 0o400
+
+
+def test_the_cli_says_a_read_only_export_target_is_read_only(tmp_path: Path, db: str, capsys) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("keep me\n")
+    out.chmod(0o444)
+    assert main(["export", str(out), "--db", db, T]) != 0
+    assert "read-only" in capsys.readouterr().err and out.read_text() == "keep me\n"

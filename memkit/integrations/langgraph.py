@@ -88,7 +88,7 @@ from .langgraph_items import (
     encode_namespace,
     item_value,
 )
-from .langgraph_ops import check_op, put_text, until
+from .langgraph_ops import check_op, check_path, put_text, until
 from .langgraph_search import SearchOps
 
 __all__ = [
@@ -140,6 +140,8 @@ class MemkitStore(SearchOps, BaseStore):
             raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
             raise ValidationError("fields", "must be a list of value paths such as ['$'] or ['memory']")
+        for f in fields:
+            check_path("fields", f)
         if min_strength is not None:
             min_strength = check_number("min_strength", min_strength, lo=0.0, hi=1.0)
         store.check_names(requester=requester)  # the store's rule for requesters, here, as build_server

@@ -5,6 +5,8 @@ Pure functions (no store, no clock of their own), so a batch that holds one bad 
 
 - :func:`check_op` — one ``GetOp`` / ``PutOp`` / ``SearchOp`` / ``ListNamespacesOp`` -> raises
   :class:`~memkit.errors.ValidationError` naming the field, or LangGraph's ``InvalidNamespaceError``;
+- :func:`check_path` — a value path in LangGraph's syntax (``"$"``, ``"a.b"``, ``"tags[*]"``,
+  ``"items[0].text"``, ``"*"``, a last ``"{a,b.c}"``), else a ValidationError naming the argument;
 - :func:`until` — the end of a ``ttl`` (minutes) from ``now``;
 - :func:`put_text` — the memory text of a put: the text at the paths it indexes, limited as every
   memkit text is (:data:`~memkit.schema.MAX_CONTENT_CHARS`); with ``index=False`` the value's text cut
@@ -22,6 +24,7 @@ namespace ``()``, which no memkit namespace can hold.
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,7 +42,7 @@ from ..errors import ValidationError
 from ..schema import MAX_CONTENT_CHARS, check_text
 from .langgraph_items import check_filter, value_text
 
-__all__ = ["TTL_MAX", "check_op", "put_text", "until"]
+__all__ = ["TTL_MAX", "check_op", "check_path", "put_text", "until"]
 
 TTL_MAX = 10**9  # minutes: ~1,900 years, so now + ttl stays a date
 
@@ -53,12 +56,49 @@ def until(now: datetime, ttl: float) -> datetime:
         raise ValidationError("ttl", f"{ttl} minutes from {now.isoformat()} is past year 9999") from None
 
 
+_SEGMENT = re.compile(r"[^.\[\]{}]*(?:\[(?:\*|-?\d+)\])*")  # a field ("*": any) and its indexes [0] [*]
+_DOTTED = re.compile(r"[^.\[\]{},]+(?:\.[^.\[\]{},]+)*")  # one field of a {a,b.c} selection
+
+
+def check_path(name: str, path: Any) -> None:
+    """A value path in LangGraph's syntax (what ``langgraph.store.base.tokenize_path`` reads: dotted
+    fields, ``*``, list indexes ``[0]`` ``[-1]`` ``[*]``, a multi-field selection ``{a,b.c}`` last), or
+    ``"$"`` (the whole value) -> raises ValidationError naming ``name``. LangGraph reads a malformed
+    path (``"a["``, ``"a..b"``, ``"a[x]"``) as some other path, which finds no text, silently.
+
+    >>> check_path("index", "items[*].text"), check_path("index", "meta.{lang,source.url}")
+    (None, None)
+    >>> check_path("index", "a..b")
+    Traceback (most recent call last):
+    ...
+    memkit.errors.ValidationError: index: 'a..b' is not a value path: ...
+    """
+    ok = isinstance(path, str) and bool(path)
+    if ok and path != "$":
+        head, brace, rest = path.partition("{")
+        if brace:  # a selection {a,b.c}, last: LangGraph reads nothing after it
+            ok = (
+                rest.endswith("}")
+                and (not head or head.endswith("."))
+                and all(_DOTTED.fullmatch(f.strip()) for f in rest[:-1].split(","))
+            )
+            head = head[:-1]
+        ok = ok and (not head and brace or all(s and _SEGMENT.fullmatch(s) for s in head.split(".")))
+    if not ok:
+        raise ValidationError(
+            name, f"{path!r} is not a value path: use LangGraph's syntax, such as '$' (the whole value),"
+            " 'text', 'meta.lang', 'tags[*]', 'items[0].text' or 'meta.{lang,source}'",
+        )  # fmt: skip
+
+
 def _paths(index: Any, fields: Sequence[str]) -> Sequence[str]:
     """The value paths a put indexes: its ``index`` list, else the store's ``fields`` (``index=False``
     too: the text the memory keeps, though no query ranks it) -> raises ValidationError naming ``index``."""
     if index is None or index is False:
         return fields
     if isinstance(index, list) and all(isinstance(p, str) for p in index):
+        for p in index:
+            check_path("index", p)
         return index
     raise ValidationError("index", f"must be None, False or a list of paths, got {index!r}")
 

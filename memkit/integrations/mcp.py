@@ -82,7 +82,7 @@ from ..errors import AccessDenied, NotFound, ValidationError
 from ..schema import check_name, check_time, clock
 from ..store import MemoryStore
 from ..store.gate import Gate
-from .mcp_errors import tool
+from .mcp_errors import QuietServer, tool
 from .mcp_types import (
     INSTRUCTIONS,
     MAX_RESULTS,
@@ -311,7 +311,7 @@ def build_server(
             raise ValidationError("now", f"calling it raised {type(e).__name__}: {e}"[:200]) from None
         check_time("now", first)
     tools = _MemoryTools(store, namespace, requester, now)
-    return MCPServer(
+    return QuietServer(
         "memkit",
         version=__version__,
         instructions=INSTRUCTIONS,

@@ -14,6 +14,10 @@ message. So each error message goes through :func:`withhold` before it leaves:
 - a write the guard refused says which rule, in which argument (``MG201 (API key) in key``), never
   the text (:func:`refusal`).
 
+A tool name the server does not have is answered by :class:`QuietServer` with the names it has,
+never the one the client sent (the SDK's ``Unknown tool: <name>`` repeated it, to the model and the
+log: a model may put anything there too).
+
 Arguments that fail the tool's schema are refused by the SDK before the tool runs; its message would
 quote the value (``input_value='sk-…'``), so the tools' argument models hide inputs in their errors,
 and an undeclared argument whose *name* holds a secret or PII is reported under a placeholder name.
@@ -25,9 +29,10 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, model_validator
 
 from ..errors import MemkitError, WriteRefused
@@ -35,7 +40,7 @@ from ..guard import is_rule_message, scan
 from ..params import GuardParams
 from ..store import MemoryStore
 
-__all__ = ["HIDDEN_NAME", "refusal", "tool", "withhold"]
+__all__ = ["HIDDEN_NAME", "QuietServer", "refusal", "tool", "withhold"]
 
 HIDDEN_NAME = "[argument name withheld]"  # an undeclared argument whose name holds a secret or PII
 _KINDS = ("secret", "pii")  # what an error never repeats (a never-remember topic is a subject, not data)
@@ -158,3 +163,17 @@ def tool(method: Callable[..., dict[str, Any]], hints: ToolAnnotations, store: M
     return made.model_copy(
         update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)}
     )
+
+
+class QuietServer(MCPServer):
+    """The SDK's server, except that a call of a tool it does not have is answered with the names it
+    has, never the name the client sent (the SDK's ``Unknown tool: <name>`` repeated it in the result
+    and its log; a model may put a user's key or address there as in any argument)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call the tool ``name``; an unknown one is an error result naming the server's tools."""
+        names = [t.name for t in await self.list_tools()]
+        if name not in names:  # an answer, not a raised ToolError: the SDK would log the name with it
+            text = f"Unknown tool: the name given is not one of this server's tools ({', '.join(names)})"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await super().call_tool(name, arguments, context)

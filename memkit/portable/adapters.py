@@ -236,13 +236,15 @@ def import_file(
     namespace: str | None = None,
     requester: str | None = None,
     now: datetime | None = None,
+    duplicates: str = "skip",
 ) -> pl.DataFrame:
     """Read ``path`` with the adapter for ``source`` (``chat``: a JSON list or JSONL of messages;
     ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report.
 
     Chat messages need ``namespace`` (a conversation does not say whose it is); for mem0 and COGX it
     overrides the records' own user scope. Nothing is written unless the whole file is valid; an
-    error about its content names the file and the record (``chat.jsonl: line 4.content: ...``).
+    error about its content names the file and the record (``chat.jsonl: line 4.content: ...``). A
+    record the store holds already is ``present``, not written again (``duplicates``: :func:`add_frame`).
     """
     if source not in ("chat", "mem0", "cogx"):
         raise ValidationError("source", f"must be chat, mem0 or cogx, got {source!r}")
@@ -266,7 +268,7 @@ def import_file(
         frame = frame.with_columns(record=pl.format("results[{}]", pl.int_range(pl.len())))
     if "record" in frame.columns:  # add_frame's errors name the file too
         frame = frame.with_columns(record=pl.lit(f"{p.name}: ") + pl.col("record"))
-    return add_frame(store, frame, requester=requester, now=now)
+    return add_frame(store, frame, requester=requester, now=now, duplicates=duplicates)
 
 
 def _decoded(data: bytes) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 import polars as pl
 
 from ..errors import FormatError, ValidationError, WriteRefused
-from ..schema import WRITABLE_FIELDS, check_name, check_time
+from ..schema import WRITABLE_FIELDS, check_choice, check_name, check_time
 from .rows import build_rows
+from .seen import DUPLICATES, present
 
 __all__ = ["ADAPTER_FIELDS", "RESTORABLE", "add_frame", "records_frame", "unencodable", "utc_time"]
 
@@ -89,10 +90,20 @@ def _surrogate(text: str) -> bool:
 
 
 def add_frame(
-    store: Any, frame: pl.DataFrame, *, requester: str | None = None, now: datetime | None = None
+    store: Any,
+    frame: pl.DataFrame,
+    *,
+    requester: str | None = None,
+    now: datetime | None = None,
+    duplicates: str = "skip",
 ) -> pl.DataFrame:
     """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
-    column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped``).
+    column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped`` /
+    ``present``).
+
+    A row the namespace holds already (the same text, key and given time: :mod:`.seen`) is not
+    written again (``present``, the id of the memory it matched), so an import run twice writes
+    nothing the second time; ``duplicates="add"`` writes it again, as a new memory.
 
     All or nothing: every row is validated first, and every namespace commits in one transaction
     (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
@@ -100,6 +111,7 @@ def add_frame(
     ``reason``, ...) are not written, and neither is a column that is null in every row of a
     namespace, so that the field gets its default there. An error names the record by the frame's
     ``record`` column (``messages[3].content: ...``), else by its ``row``."""
+    duplicates = check_choice("duplicates", duplicates, DUPLICATES)
     frame = frame.with_row_index("row")  # the report's row: the position in the input frame
     writable = set(WRITABLE_FIELDS)
     wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
@@ -127,9 +139,16 @@ def add_frame(
                 except ValidationError as one:
                     raise type(one)(f"{name}.{one.field}", str(one)[len(one.field) + 2 :]) from None
             raise e from None
+        if duplicates == "skip":  # what the namespace holds already is not written again (seen.py)
+            found = pl.Series("id", present(store, space, part, requester), dtype=pl.String)
+            known = part.select("row", "namespace").with_columns(id=found, action=pl.lit("present"))
+            parts.append(known.filter(pl.col("id").is_not_null()))
+            part = part.filter(found.is_null())
         groups.append((ns, part, cols))
     with store.transaction():  # every namespace, or none
         for ns, part, cols in groups:
+            if part.is_empty():
+                continue
             try:
                 ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
             except WriteRefused as e:  # its rows are the group's: name the frame's row (and record) instead

@@ -8,7 +8,9 @@ not made, the guard does not re-screen, no ``import`` events are added), so the 
 same searches with the same scores. The tuned parameters travel as their own file
 (:func:`memkit.save_settings`): both stores open with ``settings=``.
 
-The target must be empty (a new file, a new database or schema); it records the embedder that wrote
+The target must be empty (a new file, a new database or schema); a failed copy leaves no new target
+(the file or the tables its open made are removed, :mod:`.copy_target`) and an existing one as it
+was (one transaction). The target records the embedder that wrote
 the source's vectors, which are copied, not recomputed. The source's deferred reads are flushed first.
 """
 
@@ -19,6 +21,7 @@ from contextlib import suppress
 from typing import Any
 
 from ..errors import MemkitError, ValidationError
+from .copy_target import before, discard
 from .core import StoreCore
 from .migrations import log_spaces
 
@@ -67,19 +70,28 @@ class CopyMixin(StoreCore):
             raise ValidationError("target", f"must be a MemoryStore, a path or a URL, got {got}")
         if not opened and target._con is None:
             raise ValidationError("target", f"the store {target.path!r} is closed")
-        dst = type(self)(target, embedder=embedder) if opened else target
+        held = before(target) if opened else None  # what a failed copy leaves: what was there
         try:
-            if (dst.embedder.name, dst.embedder.dim) != (embedder.name, embedder.dim):
-                raise ValidationError("target", f"uses {dst.embedder.name}, not {embedder.name}")
-            if any(dst._run(f"SELECT count(*) FROM {table}")[0][0] for table in COPIED):
-                raise MemkitError(f"{dst.path} is not empty: a copy goes into a new store only")
-            with self._lock:
-                self.flush()
-                frames = {table: self._table(table) for table in COPIED}
-            counts = dst._receive(frames)
-        finally:
-            if opened:
-                dst.close()
+            dst = type(self)(target, embedder=embedder) if opened else target
+            try:
+                if (dst.embedder.name, dst.embedder.dim) != (embedder.name, embedder.dim):
+                    raise ValidationError("target", f"uses {dst.embedder.name}, not {embedder.name}")
+                if any(dst._run(f"SELECT count(*) FROM {table}")[0][0] for table in COPIED):
+                    raise MemkitError(f"{dst.path} is not empty: a copy goes into a new store only")
+                with self._lock:
+                    self.flush()
+                    frames = {table: self._table(table) for table in COPIED}
+                counts = dst._receive(frames)
+            finally:
+                if opened:
+                    dst.close()
+        except BaseException as e:
+            if opened:  # the new file or tables the open made go too (copy_target)
+                try:
+                    discard(target, held)
+                except Exception as gone:  # noqa: BLE001 - the copy's own error is the one to see
+                    e.add_note(f"the new target could not be removed: {gone}")
+            raise
         return counts
 
     def _table(self, table: str) -> Any:

@@ -58,3 +58,36 @@ def test_json_operands_of_every_kind_still_filter() -> None:
     for flt in ({"n": 3}, {"n": np.int64(3)}, {"n": {"$gte": 2.5}}, {"text": "likes jazz"}):
         assert [i.key for i in lg.search(("users",), query="jazz", filter=flt)] == ["pref"]
     assert lg.search(("users",), query="jazz", filter={"n": {"$gt": 3}}) == []
+
+
+BAD_PATHS = ["a[", "a..b", "a[x]", ".a", "a.", "a]", "a[0]x", "a.{b,}", "a.{b}.c", "{}", ""]
+
+
+@pytest.mark.parametrize("path", BAD_PATHS)
+def test_a_malformed_index_path_is_refused_and_stores_nothing(path: str) -> None:
+    """h132 #2: LangGraph reads ``"a["`` or ``"a..b"`` as some other path, which finds no text: the
+    put was stored with the value's JSON as its text, silently."""
+    s = mk.MemoryStore()
+    before = snapshot(s)
+    with pytest.raises(mk.ValidationError, match="not a value path") as e:
+        MemkitStore(s, now=NOW).batch([PUT, PutOp(("users", "u1"), "k", {"a": {"b": "x"}}, index=[path])])
+    assert e.value.field == "index"
+    assert_unchanged(s, before)
+    with pytest.raises(mk.ValidationError) as e:
+        MemkitStore(s, now=NOW, fields=["text", path])
+    assert e.value.field == "fields"
+
+
+def test_every_path_form_langgraph_reads_is_taken() -> None:
+    import polars as pl
+
+    lg = MemkitStore(mk.MemoryStore(), now=NOW)
+    value = {"a": {"b": "tea"}, "tags": ["jazz", "blues"], "items": [{"text": "milk"}],
+             "m": {"x": "1", "y": "2"}}  # fmt: skip
+    paths = {"$": None, "a.b": "tea", "tags[*]": "jazz\nblues", "tags[-1]": "blues", "items[0].text": "milk",
+             "*.b": "tea", "m.{x,y}": "1\n2", "{a.b, tags}": None}  # fmt: skip
+    for path, text in paths.items():
+        lg.put(("users",), "k", value, index=[path])
+        if text is not None:
+            memory_id = lg.get(("users",), "k").memory_id
+            assert lg.store.frame().filter(pl.col("id") == memory_id)["content"].item() == text

@@ -172,3 +172,17 @@ def test_the_importance_description_says_what_the_decay_rules_do(server: Any, cl
     assert forgotten(5.0) == {0.05}  # 0.29: after 2 log2(5.8) = 5.07 h
     assert forgotten(5.1) == {0.05, 0.29}
     assert forgotten(24 * 30) == {0.05, 0.29}  # 0.3 is long-term (90-day half-life)
+
+
+@pytest.mark.parametrize("value", [*SECRETS, "drop_database"])
+def test_an_unknown_tool_is_refused_without_repeating_its_name(
+    server: Any, store: mk.MemoryStore, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    """h132 #5: the SDK answered (and logged) ``Unknown tool: <name>``, the name as the client sent it."""
+    caplog.set_level(logging.DEBUG)
+    before = snapshot(store)
+    message = error(server, value, {"content": "x"})
+    assert message.startswith("Unknown tool:") and "add_memory" in message  # the names it has
+    assert value not in message and value not in caplog.text
+    assert_unchanged(store, before)
+    assert not call(server, "show_memories", {}).is_error  # it keeps serving

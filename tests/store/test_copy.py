@@ -129,3 +129,89 @@ def test_settings_and_separate_parameters_do_not_mix() -> None:
     with mk.MemoryStore() as plain:
         assert plain.settings == mk.Settings()  # the default embedder is not named
         assert plain.weights == mk.Weights()
+
+
+# ------------------------------------------------------------------------------- a failed copy
+def _failing_receive(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(self: mk.MemoryStore, frames: object) -> None:
+        raise mk.MemkitError("disk failed")
+
+    monkeypatch.setattr(mk.MemoryStore, "_receive", boom)
+
+
+def test_a_failed_copy_leaves_no_new_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """h132 #3: the open made the target's file before the copy failed; it stayed, an empty store."""
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        a.add("x", namespace="u", now=NOW)
+        _failing_receive(monkeypatch)
+        with pytest.raises(mk.MemkitError, match="disk failed"):
+            a.copy_to(str(tmp_path / "b.duckdb"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.duckdb"]
+    assert cli.main(["copy", str(tmp_path / "a.duckdb"), str(tmp_path / "c.duckdb")]) != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.duckdb"]
+
+
+def test_a_failed_copy_leaves_an_existing_target_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    with mk.MemoryStore(str(tmp_path / "b.duckdb")):
+        pass  # an empty store made before
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        a.add("x", namespace="u", now=NOW)
+        _failing_receive(monkeypatch)
+        with pytest.raises(mk.MemkitError):
+            a.copy_to(str(tmp_path / "b.duckdb"))
+    monkeypatch.undo()
+    with mk.MemoryStore(str(tmp_path / "b.duckdb")) as b:
+        assert b.count() == 0
+
+
+def test_a_failed_copy_to_postgres_leaves_the_schema_as_it_was(tmp_path: Path, url: str, monkeypatch) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("CREATE TABLE theirs (n int)")  # another program's table in the schema stays
+        objects = con.execute(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace"
+        ).fetchone()[0]
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        a.add("x", namespace="u", now=NOW)
+        _failing_receive(monkeypatch)
+        with pytest.raises(mk.MemkitError) as e:
+            a.copy_to(url)
+    assert not getattr(e.value, "__notes__", None)
+    with psycopg.connect(url, autocommit=True) as con:
+        names = [r[0] for r in con.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace"
+        ).fetchall()]  # fmt: skip
+        funcs = con.execute(
+            "SELECT count(*) FROM pg_proc WHERE pronamespace = current_schema()::regnamespace"
+        )
+        assert names == ["theirs"] and len(names) == objects and funcs.fetchone()[0] == 0
+    monkeypatch.undo()
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        assert a.copy_to(url)["memories"] == 1  # the schema takes a copy again
+
+
+def test_a_failed_copy_drops_the_schema_its_open_made(tmp_path: Path, pg_url: str, monkeypatch) -> None:
+    import psycopg
+
+    from memkit.store.pg_server import schema_url
+
+    target = schema_url(pg_url, "h132_new")
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        a.add("x", namespace="u", now=NOW)
+        _failing_receive(monkeypatch)
+        with pytest.raises(mk.MemkitError):
+            a.copy_to(target)
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        assert con.execute("SELECT to_regnamespace('h132_new')").fetchone()[0] is None
+
+
+def test_a_failed_copy_through_a_link_removes_the_file_keeps_the_link(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link.duckdb").symlink_to(tmp_path / "real" / "b.duckdb")
+    with mk.MemoryStore(str(tmp_path / "a.duckdb")) as a:
+        a.add("x", namespace="u", now=NOW)
+        _failing_receive(monkeypatch)
+        with pytest.raises(mk.MemkitError):
+            a.copy_to(str(tmp_path / "link.duckdb"))
+    assert (tmp_path / "link.duckdb").is_symlink() and list((tmp_path / "real").iterdir()) == []
