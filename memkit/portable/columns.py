@@ -110,7 +110,11 @@ def repeated(values: Any) -> bool:
     (True, False, False)
     """
     n = len(values)
-    return n >= 64 and isinstance(values, list) and values.count(values[0]) == n
+    if n < 64 or not isinstance(values, list):
+        return False
+    # the last row first (compared as count compares): a column of distinct values (ids, texts) is
+    # told apart without a pass over its rows
+    return values[-1:].count(values[0]) == 1 and values.count(values[0]) == n
 
 
 def bulk_insert(
@@ -223,6 +227,6 @@ def arrow_array(values: Any, type_: pa.DataType) -> pa.Array:
         return values.arrow if values.arrow.type == type_ else values.arrow.cast(type_)
     n = len(values)
     nested = pa.types.is_list(type_)
-    if n >= 64 and not nested and isinstance(values, list) and values.count(values[0]) == n:
+    if not nested and repeated(values):
         return pa.repeat(pa.scalar(values[0], type=type_), n)
     return pa.array(values, type=type_)

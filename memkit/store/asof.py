@@ -36,7 +36,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -148,7 +147,7 @@ class Then:
         key = (id(ix), ix.version, ix.n)
         if key not in self._codes:  # one per index state: a search masks several times
             ids = self.changed["id"].to_list()
-            rows = np.fromiter(map(ix.row.get, ids, repeat(-1)), np.int64, len(ids))  # (c,), -1: unknown
+            rows = ix.row.find(ids)  # (c,), -1: unknown
             code = self.changed["status"].replace_strict(_CODE, default=None, return_dtype=pl.Int8)
             code = code.fill_null(NOT_YET).to_numpy()
             status = ix.status[: ix.n].copy()  # (n,)

@@ -74,7 +74,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
 
         def reinforce_index() -> None:
             """The index's copy of the reinforcement: the next search sees it."""
-            live = [i for i in touch or () if i in self._index.row]  # an erased id has no row
+            live = self._index.row.held(touch or ())  # an erased id has no row
             if live:
                 self._index.touch(self._index.rows(live), epoch_us(ts), step)
 

@@ -40,12 +40,14 @@ from ..portable.columns import repeated
 from ..schema import ACCESS, COUNT_MAX, KINDS, LAYERS, STATUSES
 from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
 from .codes import Codes, among, enum_codes
+from .rowmap import BLOCK_ROWS, RowMap
 
 __all__ = ["DELETED", "US_PER_HOUR", "IndexColumns"]
 
 _NEVER = np.iinfo(np.int64).max  # expire_us of a memory that never fades below the floor
 US_PER_HOUR = 3.6e9  # microseconds per hour: the columns' time unit -> the decay formulas' unit
 DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
+_ENUMS = (("status", STATUSES), ("access", ACCESS), ("layer", LAYERS), ("kind", KINDS))  # coded columns
 
 
 class IndexColumns:
@@ -65,7 +67,7 @@ class IndexColumns:
         self.n = 0  # live rows; the arrays hold `cap`
         self.names = Codes()  # namespaces, owners and creators share one code table
         self.tag_codes = Codes()
-        self.row: dict[str, int] = {}  # memory id -> row
+        self.row = RowMap()  # memory id -> row
         self.keyword: KeywordIndex | None = None  # built on first keyword query
         self.version = 0  # + 1 on every change but reinforcement: a ranking knows if a write came between
         self._serial = threading.Lock()  # readers rank side by side: one builds a cache (or reads SQL)
@@ -86,10 +88,8 @@ class IndexColumns:
 
         get = self.__dict__.get  # None on the first allocation
         self._alloc_vectors(grow, get)
-        for c in self.NUMERIC:
-            setattr(self, c, grow(get(c), np.int64 if c == "access_count" else np.float64))
-        for c in (*self.TIMES, "expire_us"):
-            setattr(self, c, grow(get(c), np.int64))
+        for c in (*self.NUMERIC, *self.TIMES, "expire_us"):  # counts and instants int64, the rest float64
+            setattr(self, c, grow(get(c), np.float64 if c in ("importance", "half_life_h") else np.int64))
         for c in self.CODED:
             setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
         for c in ("ids", "content", "key", "tags"):
@@ -126,40 +126,48 @@ class IndexColumns:
         return self.n * self.dim * self.emb.itemsize
 
     # ---------------------------------------------------------------------------------------- writes
-    def append(self, cols: dict[str, Any], emb: np.ndarray) -> None:
+    def append(self, cols: dict[str, Any], emb: np.ndarray, staged: Any = None) -> None:
         """Append rows. ``cols`` maps memory column names to sequences, plus the times as int64
         epoch microseconds (``created_us``, ``last_access_us``, ``valid_from_us``,
         ``valid_until_us``; an open validity bound is the int64 minimum / maximum);
-        ``emb`` is ``(m, dim)`` float32, normalized."""
+        ``emb`` is ``(m, dim)`` float32, normalized. ``staged``: its first part (:meth:`fill`), done
+        off to the side (:func:`memkit.store.staging.stage`), taken if the index has not changed since."""
+        m, n = len(cols["id"]), self.n
+        if staged is None or not staged.publish(self):
+            self.fill(cols, emb)
+        s = slice(n, n + m)  # the second part: what the new rows share with others (codes, row map)
+        for c, f in (("ns", "namespace"), ("owner", "owner"), ("creator", "created_by")):
+            getattr(self, c)[s] = self.names.encode(cols[f])
+        if any(cols["tags"]):  # one (row, tag) pair per tag: (sum(lens),) each
+            lens = np.fromiter(map(len, self.tags[s]), np.int64, m)
+            self._tag_rows.append(np.repeat(np.arange(n, n + m, dtype=np.int32), lens))
+            self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
+        # a bulk write's new ids (ascending, also as Arrow): one block of the row map, no dict entries
+        if not (m >= BLOCK_ROWS and self.row.add_block(getattr(cols["id"], "arrow", None), n)):
+            self.row.update(zip(cols["id"], range(n, n + m), strict=True))
+        if self.keyword is not None:  # once built, the BM25 postings follow every append
+            self.keyword.add(list(cols["content"]), n)
+        self.n, self.version = n + m, self.version + 1
+
+    def fill(self, cols: dict[str, Any], emb: np.ndarray) -> None:
+        """The first part of :meth:`append`: the columns grown if they must be, and the new rows'
+        own values written after the live rows (vectors, texts, enums, numbers, times, tags as
+        tuples); nothing another row shares (name and tag codes, the row map) and not ``n``."""
         m = len(cols["id"])
         if self.n + m > self.cap:
             self._alloc(max(2 * self.cap, self.n + m))
         s = slice(self.n, self.n + m)
         self._set_vectors(s, emb)
-        self.ids[s] = cols["id"]
-        self.content[s] = cols["content"]
-        self.ns[s] = self.names.encode(cols["namespace"])
-        self.owner[s] = self.names.encode(cols["owner"])
-        self.creator[s] = self.names.encode(cols["created_by"])
-        self.status[s] = enum_codes(cols["status"], STATUSES)
-        self.access[s] = enum_codes(cols["access"], ACCESS)
-        self.layer[s] = enum_codes(cols["layer"], LAYERS)
-        self.kind[s] = enum_codes(cols["kind"], KINDS)
+        self.ids[s], self.content[s] = cols["id"], cols["content"]
+        for c, choices in _ENUMS:
+            getattr(self, c)[s] = enum_codes(cols[c], choices)
         for c in ("key", *self.NUMERIC, *self.TIMES):  # a bulk write's one key, time...: one value, filled
             getattr(self, c)[s] = cols[c][0] if repeated(cols[c]) else cols[c]
         self._expire(s)
-        if any(cols["tags"]):  # one (row, tag) pair per tag: (sum(lens),) each
+        if any(cols["tags"]):
             self.tags[s] = [tuple(t or ()) for t in cols["tags"]]
-            lens = np.fromiter(map(len, self.tags[s]), np.int64, m)
-            self._tag_rows.append(np.repeat(np.arange(self.n, self.n + m, dtype=np.int32), lens))
-            self._tag_vals.append(self.tag_codes.encode([t for ts in self.tags[s] for t in ts]))
         else:  # no row carries a tag (most batches): no pass over them
             self.tags[s].fill(())
-        self.row.update(zip(cols["id"], range(self.n, self.n + m), strict=True))
-        if self.keyword is not None:  # once built, the BM25 postings follow every append
-            self.keyword.add(list(cols["content"]), self.n)
-        self.n += m
-        self.version += 1
 
     def set_status(self, ids: Sequence[str], status: str) -> None:
         """Set the status of ``ids`` (one of :data:`~memkit.schema.STATUSES`)."""
@@ -171,8 +179,7 @@ class IndexColumns:
         BM25 postings are removed."""
         rows = self.rows(ids)
         self.version += 1
-        for i in ids:
-            del self.row[i]
+        self.row.drop(ids, rows)
         self.status[rows] = DELETED
         self._erasures = self.__dict__.get("_erasures", 0) + 1  # invalidates adjacency()
         self.content[rows] = ""  # the text is gone from memory too, not only unreachable
@@ -189,10 +196,8 @@ class IndexColumns:
         tags, names and vectors stay: a change of those is an erase and an append."""
         moved = not np.array_equal(self.created_us[rows], cols["created_us"])
         self.version += 1
-        self.status[rows] = enum_codes(cols["status"], STATUSES)
-        self.access[rows] = enum_codes(cols["access"], ACCESS)
-        self.layer[rows] = enum_codes(cols["layer"], LAYERS)
-        self.kind[rows] = enum_codes(cols["kind"], KINDS)
+        for c, choices in _ENUMS:
+            getattr(self, c)[rows] = enum_codes(cols[c], choices)
         for c in ("importance", "half_life_h", "access_count", *self.TIMES):
             getattr(self, c)[rows] = cols[c]
         self._expire(rows)
@@ -220,7 +225,7 @@ class IndexColumns:
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
         """Memory ids -> their rows ``(len(ids),)`` int64 (KeyError for an id not in the index)."""
-        return np.fromiter((self.row[i] for i in ids), np.int64, len(ids))
+        return self.row.rows(ids)
 
     # ----------------------------------------------------------------------------------------- reads
     def adjacency(self, gate: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

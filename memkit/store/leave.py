@@ -167,6 +167,6 @@ class LeaveMixin(RederiveMixin):
         and appends their new versions (on the commit, as the erasure does)."""
         gone = [*out.get("erased", []), *(r["id"] for r in out.get("rows", []))]
         if gone:
-            self._mirror(lambda: self._index.erase([i for i in gone if i in self._index.row]))
+            self._mirror(lambda: self._index.erase(self._index.row.held(gone)))
         for row in out.get("rows", []):
             self._index_append({c: [row[c]] for c in row}, self._embedding_matrix("id = ?", [row["id"]]))

@@ -150,7 +150,7 @@ class MaintainMixin(RederiveMixin, FilesMixin, ForgottenMixin):
             done.update({i: spaces[i] if i in spaces else before[i][3] for i in erased})
 
         self._tx(write)
-        self._mirror(lambda: self._index.erase([i for i in done if i in self._index.row]))
+        self._mirror(lambda: self._index.erase(self._index.row.held(done)))
         self._embed_query.cache_clear()  # a cached query may be the erased text ("forget <it>")
         clear_word_caches()  # process-wide: they hold the erased text's words (refilled by the next texts)
         for row in rederived:  # a re-derived merge: its old index row goes, the new version is appended

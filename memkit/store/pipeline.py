@@ -15,7 +15,8 @@ stage by stage:
 5. **one transaction** — rows, cache entries, one event per row (with the status it got), quarantine
    and conflict events, version changes, and the caller's own extra statements (``also``); a row that
    changes nothing else (a plain ``add``) is one statement with its event, committed together;
-6. **index** — after the commit, the rows and status changes are mirrored into the numpy index.
+6. **index** — after the commit, the rows and status changes are mirrored into the numpy index (a
+   large batch's append is prepared during the transaction: :mod:`memkit.store.staging`).
 
 ``approve`` releases a stored row through stages 4-6 (its text passed 1-3 when it was written).
 """
@@ -40,6 +41,7 @@ from ..portable.columns import hex_array
 from . import vectors
 from .guard import GuardMixin
 from .pg_schema import ANALYZE_ROWS
+from .staging import stage
 from .versions import VersionPlan, VersionsMixin
 
 __all__ = ["PipelineMixin"]
@@ -144,15 +146,23 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             [i for i, st in enumerate(statuses) if st == "quarantined"] if "quarantined" in statuses else []
         )
 
+        # a large batch that grows the index has its append prepared on a second thread once DuckDB has
+        # inserted its rows (the insert uses both cores; the events, one). Not inside an outer
+        # transaction: what else it mirrors at its commit may come first
+        plain = before is None and also is None and not replaced and self._pg is None and not self._depth
+        staged = None
+
         def write() -> None:
             """Stage 5: everything the write changes in DuckDB, in one transaction."""
-            nonlocal plan, row_details
+            nonlocal plan, row_details, staged
             if self._pg is not None:  # other processes may have written since: the vectors must still
                 self._check_embedder()  # be the embedder's, and the plan is decided again, inside
                 plan, row_details = decide()  # the (serializable) transaction
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
             inserted = self._insert(cols, emb, hashes, new_cache, columns)  # their ids as Arrow, or None
+            if plain and staged is None:
+                staged = stage(self._index, cols, emb, vectors.index_cols)
             if before is not None:
                 before()
             self._events(now, op, cols["namespace"], cols["id"], requester, row_details, inserted)
@@ -162,21 +172,28 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             self._apply_versions(plan, cols, now, requester)
             if also is not None:
                 also()
+            if staged is not None:  # its arrays ready before the commit, or its error raised (rolled back)
+                staged.finish()
 
         alone = not (plan.changes or plan.batch or plan.conflicts or quarantined or replaced or new_cache)
         bound = columns is None and n <= vectors.SMALL  # the row as bound values (VectorsMixin._insert)
-        if n == 1 and bound and alone and before is None and also is None and self._pg is None:
-            # one row that changes nothing else (a plain add): the row and its event as one statement
-            one = self._values_rows(cols, hashes, emb)
-            self._tx_one(*self._logged(one, now, op, cols["namespace"][0], requester, row_details[0]))
-        else:
-            self._tx(write)
+        try:
+            if n == 1 and bound and alone and before is None and also is None and self._pg is None:
+                # one row that changes nothing else (a plain add): the row and its event as one statement
+                one = self._values_rows(cols, hashes, emb)
+                self._tx_one(*self._logged(one, now, op, cols["namespace"][0], requester, row_details[0]))
+            else:
+                self._tx(write)
+        except BaseException:
+            if staged is not None:  # the shadow is dropped, the index never saw it
+                staged.wait()
+            raise
         if self._pg is not None and n >= ANALYZE_ROWS:  # the server's planner must know the table grew
             self._on_commit(self._analyze)
         # stage 6: queued until the commit (an outer transaction() may still roll everything back)
         if replaced:
             self._mirror(lambda: self._index.erase(replaced))
-        self._index_append(cols, emb)
+        self._index_append(cols, emb, staged)
         self._mirror_versions(plan)
         return cols
 

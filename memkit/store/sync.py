@@ -153,7 +153,7 @@ class SyncMixin(AsOfMixin, VectorsMixin):
         """Apply the change log's rows (``changed_id`` plus :data:`INDEX_COLUMNS`, NULL when gone)."""
         ix = self._index
         changed = pl.from_arrow(table.select(["changed_id", "id"]))  # type: ignore[attr-defined]
-        gone = [i for i, m in changed.iter_rows() if m is None and i in ix.row]
+        gone = ix.row.held(changed.filter(pl.col("id").is_null())["changed_id"].to_list())
         live = table.filter(pl.Series(changed["id"].is_not_null()).to_arrow())  # type: ignore[attr-defined]
         if gone:
             ix.erase(gone)
@@ -163,7 +163,7 @@ class SyncMixin(AsOfMixin, VectorsMixin):
             return
         cols, emb = index_rows(live, self.embedder.dim)
         ids = cols["id"]
-        known = np.fromiter((i in ix.row for i in ids), bool, len(ids))
+        known = ix.row.find(ids) >= 0
         same = known.copy()
         if known.any():  # in place only when text, key, tags and names are what the index holds
             at = np.flatnonzero(known)

@@ -30,7 +30,7 @@ from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
 
-__all__ = ["VectorsMixin", "epoch_us"]
+__all__ = ["VectorsMixin", "epoch_us", "index_cols"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -250,22 +250,30 @@ class VectorsMixin(StoreCore):
 
         self._on_commit(apply)
 
-    def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray) -> None:
+    def _index_append(self, cols: dict[str, list[Any]], emb: np.ndarray, staged: Any = None) -> None:
         """Mirror inserted rows into the index (after the commit). ``cols`` are the rows as stored
-        (redacted, with their final status); ``emb`` is ``(n, dim)``, row-aligned."""
+        (redacted, with their final status); ``emb`` is ``(n, dim)``, row-aligned; ``staged``: the
+        append's first part, prepared during the transaction (:mod:`memkit.store.staging`)."""
+        full = (staged.columns() if staged is not None else None) or index_cols(cols)
+        self._mirror(lambda: self._index.append(full, emb, staged))
 
-        def us(column: str, missing: int = 0) -> list[int]:
-            """A timestamp column -> epoch microseconds, ``missing`` for None (an open bound)."""
-            values = cols[column]
-            if len(values) >= 64 and values.count(values[0]) == len(values):  # a batch's one time
-                return [missing if values[0] is None else epoch_us(values[0])] * len(values)
-            return [missing if t is None else epoch_us(t) for t in values]
 
-        times = {  # the index's names and units for what DuckDB holds as timestamps and hours
-            "created_us": us("created_at"),
-            "last_access_us": us("last_access_at"),
-            "valid_from_us": us("valid_from", OPEN_START),
-            "valid_until_us": us("valid_until", OPEN_END),
-            "half_life_h": cols["half_life_hours"],
-        }
-        self._mirror(lambda: self._index.append({**cols, **times}, emb))
+def index_cols(cols: dict[str, list[Any]]) -> dict[str, Any]:
+    """Rows as stored -> the columns :meth:`SearchIndex.append` takes: times as epoch microseconds
+    (an open validity bound as the int64 extremes), the half-life under the index's name."""
+
+    def us(column: str, missing: int = 0) -> list[int]:
+        """A timestamp column -> epoch microseconds, ``missing`` for None (an open bound)."""
+        values = cols[column]
+        if len(values) >= 64 and values.count(values[0]) == len(values):  # a batch's one time
+            return [missing if values[0] is None else epoch_us(values[0])] * len(values)
+        return [missing if t is None else epoch_us(t) for t in values]
+
+    return {
+        **cols,
+        "created_us": us("created_at"),
+        "last_access_us": us("last_access_at"),
+        "valid_from_us": us("valid_from", OPEN_START),
+        "valid_until_us": us("valid_until", OPEN_END),
+        "half_life_h": cols["half_life_hours"],
+    }
