@@ -137,13 +137,16 @@ def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
     by ``store.add`` without keys, or imported, keeps both as current. One finding per unkeyed row,
     naming the suggested key. The slot patterns run as polars expressions over the whole frame."""
     unkeyed = pl.col("key").is_null()
-    said = active.select("namespace", "id", "key", v=value, norm=norm_expr("content"))
+    who = [c for c in ("owner", "created_by") if c in active.columns]  # one user's facts, not a team's
+    said = active.select(
+        "namespace", "id", "key", v=value, norm=norm_expr("content"),
+        who=pl.coalesce(*who).cast(pl.String) if who else pl.lit(None, pl.String),
+    )  # fmt: skip
     said = with_slot_key(said, "norm", "slot", unkeyed)  # one regex pass; the rest on the few hits
     said = said.filter((unkeyed & pl.col("slot").is_not_null()) | pl.col("key").str.starts_with("fact."))
-    said = said.with_columns(slot=pl.coalesce("key", "slot"), v=pl.col("v").str.to_lowercase())
-    split = said.with_columns(n=pl.len().over("namespace", "slot")).filter(
-        unkeyed & (pl.col("v").n_unique().over("namespace", "slot") > 1)
-    )
+    said = said.with_columns(slot=pl.coalesce("key", "slot"), v=_same_value(pl.col("v")))
+    over = ["namespace", "who", "slot"]
+    split = said.with_columns(n=pl.len().over(over)).filter(unkeyed & (pl.col("v").n_unique().over(over) > 1))
     return _findings(
         split,
         "MK011",
@@ -155,6 +158,13 @@ def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
             pl.col("slot"),
         ),
     )
+
+
+def _same_value(text: pl.Expr) -> pl.Expr:
+    """What MK011 compares: the text lowercased, without punctuation and without the words that say
+    it holds now ("I live in Boston." = "i live in Boston now")."""
+    low = text.str.to_lowercase().str.replace_all(r"\b(?:now|currently|these days|still|just)\b", " ")
+    return low.str.replace_all(r"[\p{P}\s]+", " ").str.strip_chars()
 
 
 def _before(now: datetime, span: timedelta) -> datetime:

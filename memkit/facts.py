@@ -55,6 +55,7 @@ import numpy as np
 
 from .fact_numbers import CURRENCY_WORDS, NUMBER_WORDS, ZH_DIGIT, currencies, numbers, symbols, zh_number
 from .text import CJK, STOPWORDS, normalize
+from .verb_forms import is_verb_form
 
 __all__ = [
     "TOKEN_KINDS", "alters", "fact_difference", "fact_key", "fact_tokens", "negated", "qualifies",
@@ -128,7 +129,9 @@ _SENTENCE_WORD = re.compile(
     rf"(?P<start>(?:^|(?<=[.!?;:\n。！？；：]))[\s\"'“‘(\[*•\-]*)?(?<![^\W\d_{CJK}])(?P<word>[A-Z][^\W\d_{CJK}]*)\b"
     r"(?:(?!')(?= +(?P<next>[a-z]+)\b))?"
 )
-_PRONOUNS = frozenset("my your his her its our their him them me us it".split())  # no name is followed so
+# an object pronoun no name is followed by ("Helped her"); a possessive one may be ("Ahmed my brother")
+_OBJECTS = frozenset("her him them me us it".split())
+_POSSESSIVES = frozenset("my your his its our their".split())  # a verb before them only by the list
 _ARTICLES = frozenset(("the", "a", "an"))  # "Gina the dancer": a name can be; a past or -ing form cannot
 _VERB_FORM = re.compile(r"[a-z]{4,}ed|[a-z]{3,}ing")  # Discussed, Reviewed, Bringing; not Ahmed, Ming
 _AMPM = re.compile(r"(?<=\d)\s*([ap])\.?m\b\.?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
@@ -192,18 +195,22 @@ def fact_tokens(text: str) -> frozenset[str]:
 
 def _verb_first(raw: str) -> set[str]:
     """The casefolded words of ``raw`` capitalized only because they start a sentence, and read as
-    a verb there: the next word (after a space only) is a possessive or an object pronoun ("Fixed my
-    bike", "Helped her"), which no name at a sentence's start is followed by ("Gina likes", "Jon's",
-    "Gina and Jon"), or an article after a past or -ing form of five letters before its ending
-    ("Discussed the budget", "Reviewed a PRD"): "Gina the dancer", "Max the dog" stay names, and so do
-    "Keep the door", "Fixed the car" (a missed merge, never a wrong one). Unless the word is also
+    a verb there: the next word (after a space only) is an object pronoun ("Helped her"), which no
+    name at a sentence's start is followed by ("Gina likes", "Jon's", "Gina and Jon"), or a possessive
+    after a verb of :mod:`memkit.verb_forms` ("Fixed my bike"; "Ahmed my brother" stays a name), or an
+    article after a past or -ing form of five letters before its ending that is such a verb
+    ("Discussed the budget", "Reviewed a PRD"): "Gina the dancer", "Max the dog", "Mohammed the
+    intern", "Xiaoming the intern" stay names, and so do "Keep the door", "Fixed the car" (a missed
+    merge, never a wrong one). Unless the word is also
     capitalized inside a sentence (then it is a name there: "Will the ... Will")."""
     starts, inside = set(), set()
     for m in _SENTENCE_WORD.finditer(raw):
         key = m["word"].casefold()
         if m["start"] is None:
             inside.add(key)
-        elif m["next"] in _PRONOUNS or (m["next"] in _ARTICLES and _VERB_FORM.fullmatch(key)):
+        elif m["next"] in _OBJECTS or (m["next"] in _POSSESSIVES and is_verb_form(key)):
+            starts.add(key)
+        elif m["next"] in _ARTICLES and _VERB_FORM.fullmatch(key) and is_verb_form(key):
             starts.add(key)
     return starts - inside
 

@@ -276,8 +276,13 @@ def _restore_previous(
             old = store.get(old.supersedes, namespace=namespace, requester=requester, now=now)
         if old.status != "superseded" or old.content == row.get("content"):  # the same text: nothing back
             return None
-        back = store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=old.importance,
-                         layer=old.layer, half_life_hours=old.half_life_hours, protected=old.protected,
+        # both said in one session: the old value is the short-term original, the undone one was promoted;
+        # it comes back where the undone value was (long_term), not to fade in hours
+        up = old.layer == "short_term" and row.get("layer") not in (None, "short_term")
+        layer, half = (row["layer"], row["half_life_hours"]) if up else (old.layer, old.half_life_hours)
+        weight = max(old.importance, row.get("importance") or 0.0) if up else old.importance
+        back = store.add(old.content, key=old.key, value=old.value, kind=old.kind, importance=weight,
+                         layer=layer, half_life_hours=half, protected=old.protected,
                          tags=list(old.tags), access=old.access, source=old.source, namespace=namespace,
                          requester=requester, conflict_policy="supersede", now=now)  # fmt: skip
     except (AccessDenied, ConflictError, NotFound):

@@ -39,9 +39,15 @@ from __future__ import annotations
 
 __all__ = [
     "CAP",
+    "DATE_EN",
+    "DATE_ZH",
     "EMPLOYER_NOUNS",
     "GENERIC_ZH",
     "MAIN_CLAUSE",
+    "NAME_EN",
+    "NAME_ZH",
+    "NOT_HOME_ZH",
+    "NOT_SCHOOL",
     "PLACES_ZH",
     "PLACE_NOUNS",
     "SCHOOL_NOUNS",
@@ -49,6 +55,7 @@ __all__ = [
     "TEAM",
     "TIMES",
     "TOOLS",
+    "TOOL_SHAPE",
     "value_en",
 ]
 
@@ -95,7 +102,42 @@ TOOLS = (
     r"(?:python|java|rust|golang|go [0-9]|linux|windows|mac|macos|ubuntu|react|vue|angular|aws|azure|gcp"
     r"|kubernetes|docker|postgres|mysql|vim|neovim|emacs|vs ?code|slack|teams|zoom|notion|github|gitlab"
     r"|jira|excel|android|ios|iphone|chrome|firefox|typescript|javascript|node|django|rails|swift"
-    r"|kotlin)\b"
+    r"|kotlin|postgresql|sqlite|mongodb|redis|obsidian|fedora|arch|debian|centos|chatgpt|claude|gemini"
+    r"|copilot|cursor|figma|jupyter|discord|telegram|whatsapp|trello|asana|evernote|vercel|heroku"
+    r"|terraform|svelte|flutter|next\.?js|nuxt)\b"
+)
+# what no place name looks like: a word with a capital after four lowercase letters (PostgreSQL,
+# ChatGPT; McAllen and DeKalb stay places), a web name (Next.js, Vercel.app), or one or two
+# capitalized words before a software noun ("I live in the Moment app", "Jupyter notebooks")
+TOOL_SHAPE = (
+    r"(?:(?-i:[A-Z][a-z]{3,}[A-Z])|[A-Za-z0-9-]+\.(?:js|io|ai|app|dev|com|net|org)\b"
+    r"|(?:(?-i:[A-Z])[A-Za-z0-9.-]* ){1,2}(?:apps?|notebooks?|editor|ide|terminal|browser|docs|workspace"
+    r"|repo|codebase|stack|database|db|distro|framework|plugin|extension|platform|tool|software|version)\b)"
+)
+# where one studies that is no school ("I'm studying at Starbucks", "I study at Home")
+NOT_SCHOOL = r"(?:home|work|starbucks|costa|(?:the )?(?:library|office|kitchen table|desk))\b"
+# a name after "my name is" / "call me" / "I go by": a capitalized word ("I go by bike", "Call me an
+# Uber", "My name is on the lease" are lowercase)
+NAME_EN = r"(?-i:[A-Z])"
+# a Chinese name after 叫: a common surname (or 小 / 老 / 阿) and one or two characters ending the
+# clause (我叫妈妈来, 叫我起床, 我叫错了 are no name), or a Latin name (我叫Ann)
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
+    "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+    "小老阿"
+)
+NAME_ZH = rf"(?:[{_SURNAMES}][^\s,。;:!?.、]{{1,2}}(?:$|[\s,。;:!?.、])|(?-i:[A-Z]))"
+# a date after "my birthday is" / "I was born on" / 我的生日是 ("next week", "a farm" are none)
+DATE_EN = (
+    r"(?:(?:on |in )?(?:the )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february"
+    r"|march|april|june|july|august|september|october|november|december)\b|(?:on )?(?:the )?[0-9]{1,4}"
+    r"(?:st|nd|rd|th)?\b)"
+)
+DATE_ZH = r"(?:农历|阴历|公历|阳历)?[0-9一二三四五六七八九十两]{1,4}(?:年|月|日|号|[/.-])"
+# Chinese values that are no home: a hotel or a hospital, a floor, a building, a room, a department
+NOT_HOME_ZH = (
+    r"(?:酒店|宾馆|旅馆|民宿|客栈|青旅|招待所|医院|病房|[^,。;]{0,6}(?:楼|层|栋|单元|室|工位|部|组|团队|部门)"
+    r"(?:了|里|住|$|[,。;!]))"
 )
 # "I'm from" a team or a department, not a place
 TEAM = (

@@ -26,6 +26,8 @@ replaces a value; an unkeyed fact only adds one):
   spiders", "I moved to a new desk"); 我在…工作 names the employer unless … is generic (家, 这里,
   公司 alone, 晚上) or a place (北京); "got married" keys the relationship only as a main clause ("I
   got married last month", not "It's where I got married");
+- **one slot per text**: "My name is Ann and I live in Boston" states two slots and gets no key (a
+  later "I moved to Denver" would supersede the whole memory and lose the name with it);
 - **not hypothetical, reported, quoted or asked** (:data:`NOT_SLOT`: if, would, maybe, want to,
   如果, 要是, 想, "she thinks …", 他说 …, quotation marks, a question word or an opening "do I …"):
   never keyed, "now" or not.
@@ -45,15 +47,22 @@ import polars as pl
 
 from .patterns import FLAGS
 from .slot_values import (
+    DATE_EN,
+    DATE_ZH,
     EMPLOYER_NOUNS,
     GENERIC_ZH,
     MAIN_CLAUSE,
+    NAME_EN,
+    NAME_ZH,
+    NOT_HOME_ZH,
+    NOT_SCHOOL,
     PLACE_NOUNS,
     PLACES_ZH,
     SCHOOL_NOUNS,
     SUFFIX_ZH,
     TEAM,
     TIMES,
+    TOOL_SHAPE,
     TOOLS,
     value_en,
 )
@@ -108,12 +117,14 @@ _EMP_EN = (
 _SCHOOL_EN = rf"(?:\bi {_NOW_EN}study (?-i:at)|{_I_AM}{_NOW_EN}studying (?-i:at))"
 _HOME_EN = rf"(?:{_I_AM}(?:originally )?(?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
 _WED_ZH = r"(?:结婚|离婚|订婚|分手|脱单)"
+# what ends a Chinese job noun: the clause (我是老师的儿子, 我是学生家长 name no job)
+_END_ZH = r"(?:了|啦|呢|哦|啊)?(?:$|[\s,。;:!?.、])"
 # (slot, pattern): the user's own fact on a known subject. First match wins (among the slots whose
 # value is one: NOT_VALUE).
 SLOTS: tuple[tuple[str, str], ...] = (
-    ("name", r"\bmy name(?: is|'s)\b|\bi(?:'m| am) called\b|\bi go by\b"
-             r"|(?:^|[,.;:!] ?)(?:(?:you can|you may|please|just) )*call me\b"
-             r"|我(?:的名字)?叫(?:做)?[^了过车外人你他她醒起去来]|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我"),
+    ("name", rf"(?:\bmy name(?: is|'s)|\bi(?:'m| am) called|\bi go by"
+             rf"|(?:^|[,.;:!] ?)(?:(?:you can|you may|please|just) )*call me) {NAME_EN}"
+             rf"|(?:我(?:的名字)?叫(?:做)?|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我){NAME_ZH}"),
     ("residence", rf"{_RES_EN} {value_en(PLACE_NOUNS, number=True)}"
                   rf"|我(?:们)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)|我家{_NOW_ZH}住在"
                   rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:住|定居)"
@@ -121,12 +132,13 @@ SLOTS: tuple[tuple[str, str], ...] = (
                   r"(?:住在|定居在?|搬到|搬去|搬家到)"),
     ("employer", rf"{_EMP_EN} {value_en(EMPLOYER_NOUNS)}"
                  rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)|我{_NOW_ZH}(?:入职|就职于)"
+                 rf"|我(?:的名字)?叫[^,。;]{{1,6}}[,;] ?{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
                  rf"|{_THEN_ZH}在[^,。;]{{1,12}}(?:工作|上班)[^,。;]{{0,6}}[,;] ?{_BUT_NOW_ZH}"
                  r"(?:在[^,。;]{1,12}(?:工作|上班|任职)|跳槽到|入职)"),
-    ("job", rf"\bi {_NOW_EN}work as\b|{_I_AM}{_NOW_EN}working as\b|\bmy (?:job|profession|occupation) is\b"
-            rf"|{_I_AM}{_NOW_EN}(?:a|an) (?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
-            rf"|我{_NOW_ZH}是(?:一名|一个|一位|个|名)?[^,。;]{{0,6}}{_JOBS_ZH}"
-            rf"|我{_NOW_ZH}(?:做|当)[^,。;]{{0,6}}{_JOBS_ZH}|我的(?:职业|工作)是"),
+    ("job", rf"(?:\bi {_NOW_EN}work as|{_I_AM}{_NOW_EN}working as|\bmy (?:job|profession|occupation) is"
+            rf"|{_I_AM}{_NOW_EN}(?:a|an)) (?:(?:a|an) )?(?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
+            rf"|(?:我{_NOW_ZH}是(?:一名|一个|一位|个|名)?|我{_NOW_ZH}(?:做|当)|我的(?:职业|工作)是)"
+            rf"[^,。;]{{0,6}}{_JOBS_ZH}{_END_ZH}"),
     ("school", rf"{_SCHOOL_EN} {value_en(SCHOOL_NOUNS)}"
                rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)"),
     ("relationship", rf"{_I_AM}{_NOW_EN}(?:married|single|divorced|engaged|widowed|separated)\b"
@@ -137,9 +149,10 @@ SLOTS: tuple[tuple[str, str], ...] = (
                 r"| is called| is named)\b"
                 r"|我的?(?:老婆|老公|妻子|丈夫|爱人|对象|女朋友|男朋友|未婚妻|未婚夫)(?:叫|的名字是)"),
     ("age", rf"{_I_AM}{_NOW_EN}(?:turning )?[0-9]{{1,3}}(?: years old| years of age| now|$)"
-            rf"|\bi {_NOW_EN}turned [0-9]{{1,3}}\b|\bmy age is\b"
+            rf"|\bi {_NOW_EN}turned [0-9]{{1,3}}(?:$|[,.;!]| (?:today|yesterday|this|last|on|in)\b)"
+            r"|\bmy age is\b"
             rf"|我{_NOW_ZH}(?:今年)?(?:[0-9]{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:周)?岁"),
-    ("birthday", r"\bmy birthday is\b|\bi was born on\b|我的生日是|我的生日在|我生日是"),
+    ("birthday", rf"(?:\bmy birthday is|\bi was born on) {DATE_EN}|我的?生日(?:是|在){DATE_ZH}"),
     ("hometown", rf"{_HOME_EN} {value_en(PLACE_NOUNS)}"
                  r"|我来自|我老家(?:是|在)|我出生在|我在[^,。;]{1,12}长大"),
 )  # fmt: skip
@@ -147,18 +160,22 @@ _OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
 # slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
 # slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
 NOT_VALUE: dict[str, str] = {
-    "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM})"
-                 rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?{GENERIC_ZH}"
-                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)",
+    "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
+                 rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?(?:{GENERIC_ZH}|{NOT_HOME_ZH})"
+                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}",
     "employer": rf"{_EMP_EN} (?:the )?{TIMES}|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
+                rf"|我{_NOW_ZH}在[^,。;]{{0,10}}(?:上|车里|途中)(?:工作|上班|任职)"
+                r"|我(?:现在|目前|还|一直|也|正)*在(?:开会|考虑|准备|寻找|找|等|忙|学|想|做|申请|面试|换|赶)"
                 r"|我(?:入职|就职于)了?(?:[0-9一二三四五六七八九十两半几,。;!，]|$)",
-    "school": rf"{_SCHOOL_EN} (?:the )?(?:{TIMES}|{TOOLS})|我{_NOW_ZH}在{_OR_ZH}(?:上学|读研|读博|就读)",
+    "school": rf"{_SCHOOL_EN} (?:the )?(?:{TIMES}|{TOOLS}|{NOT_SCHOOL}|{TOOL_SHAPE})"
+              rf"|我{_NOW_ZH}在{_OR_ZH}(?:上学|读研|读博|就读)",
     "relationship": rf"{_I_AM}{_NOW_EN}(?:engaged (?:in|with|by|on)\b|separated (?:from|by)\b|single-"
                     r"|single (?:handed|file|out|use|point|page|line)|married to (?:my|the|this|our) "
-                    r"(?:job|work|career|code|idea|plan))"
+                    r"(?:job|work|career|code|idea|plan)"
+                    r"|seeing someone (?:about|for|regarding|to|at|on)\b|single[- ]minded)"
                     rf"|我{_NOW_ZH}{_WED_ZH}(?:的|那|后|以后|之后|以来|前|时|纪念|典礼|照|戒指|请柬|酒|证)",
-    "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM})"
-                rf"|我(?:来自|老家(?:是|在)|出生在){GENERIC_ZH}|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
+    "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
+                rf"|我(?:来自|老家(?:是|在)|出生在)(?:{GENERIC_ZH}|{NOT_HOME_ZH})|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
                 r"|我出生在[^,。;]{0,6}(?:年|月|日|号|世纪)",
 }  # fmt: skip
 # a statement about the past: it does not say what holds now ... unless NOW is there too
@@ -203,12 +220,10 @@ def slot_key(text: str) -> str | None:
     """
     if _ANY_RE.search(text) is None:  # one pass for the many texts that name no slot
         return None
-    slot = next(
-        (f"fact.{name}" for name, p in _SLOT_RE if p.search(text) and not _no_value(name, text)), None
-    )
-    if slot is None or _NOT_RE.search(text) or (_PAST_RE.search(text) and not _NOW_RE.search(text)):
-        return None
-    return slot
+    slots = [f"fact.{name}" for name, p in _SLOT_RE if p.search(text) and not _no_value(name, text)]
+    if len(slots) != 1 or _NOT_RE.search(text) or (_PAST_RE.search(text) and not _NOW_RE.search(text)):
+        return None  # two slots in one text: a later change of one would supersede the other
+    return slots[0]
 
 
 def _no_value(name: str, text: str) -> bool:
@@ -249,10 +264,12 @@ def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
     blocked = matches_expr(norm_text, NOT_SLOT) | (
         matches_expr(norm_text, PAST) & ~matches_expr(norm_text, NOW)
     )
-    key = pl.lit(None, dtype=pl.String)
-    for name, pattern in reversed(SLOTS):  # built inside out: the first slot wins
+    key, hits = pl.lit(None, dtype=pl.String), []
+    for name, pattern in SLOTS:
         hit = matches_expr(norm_text, pattern)
         if name in NOT_VALUE:
             hit = hit & ~matches_expr(norm_text, NOT_VALUE[name])
+        hits.append(hit.cast(pl.UInt8))
         key = pl.when(hit).then(pl.lit(f"fact.{name}")).otherwise(key)
+    blocked = blocked | (pl.sum_horizontal(hits) != 1)  # none, or two slots in one text
     return pl.when(blocked).then(pl.lit(None, dtype=pl.String)).otherwise(key)

@@ -35,6 +35,7 @@ from langgraph.store.base import (
     ListNamespacesOp,
     PutOp,
     SearchOp,
+    tokenize_path,
     validate_op_namespace,
 )
 
@@ -56,34 +57,50 @@ def until(now: datetime, ttl: float) -> datetime:
         raise ValidationError("ttl", f"{ttl} minutes from {now.isoformat()} is past year 9999") from None
 
 
-_SEGMENT = re.compile(r"[^.\[\]{}]*(?:\[(?:\*|-?\d+)\])*")  # a field ("*": any) and its indexes [0] [*]
-_DOTTED = re.compile(r"[^.\[\]{},]+(?:\.[^.\[\]{},]+)*")  # one field of a {a,b.c} selection
+def _field(token: str) -> bool:
+    """A dict key as LangGraph reads one: not empty, no bracket or brace (a malformed index or
+    selection), no space at either end, not all digits (``items.0.text`` is a list index mistaken)."""
+    return bool(token) and token == token.strip() and not token.isdigit() and not _MARKS.search(token)
+
+
+_MARKS = re.compile(r"[\[\]{}]")
+
+
+def _token(token: str, last: bool) -> bool:
+    """One token of ``tokenize_path`` that LangGraph reads as written."""
+    if token.startswith("["):  # [*] or an integer, as get_text_at_path reads it
+        inner = token[1:-1].strip() if token.endswith("]") else None
+        return inner == "*" or (inner is not None and re.fullmatch(r"[+-]?[0-9]+", inner) is not None)
+    if token.startswith("{"):  # a selection: last (LangGraph reads nothing after it), of plain fields
+        fields = [f.strip() for f in token[1:-1].split(",")] if token.endswith("}") else []
+        return (
+            last
+            and bool(fields)
+            and all(
+                (parts := tokenize_path(f)) and all(p != "*" and _field(p) for p in parts) for f in fields
+            )
+        )
+    return token == "*" or _field(token)
 
 
 def check_path(name: str, path: Any) -> None:
-    """A value path in LangGraph's syntax (what ``langgraph.store.base.tokenize_path`` reads: dotted
-    fields, ``*``, list indexes ``[0]`` ``[-1]`` ``[*]``, a multi-field selection ``{a,b.c}`` last), or
-    ``"$"`` (the whole value) -> raises ValidationError naming ``name``. LangGraph reads a malformed
-    path (``"a["``, ``"a..b"``, ``"a[x]"``) as some other path, which finds no text, silently.
+    """A value path LangGraph reads as written, by its own ``langgraph.store.base.tokenize_path``
+    (dotted fields, ``*``, list indexes ``[0]`` ``[-1]`` ``[*]``, a multi-field selection ``{a,b.c}``
+    last), or ``"$"`` (the whole value) -> raises ValidationError naming ``name``. What LangGraph
+    misreads (``"a["``, ``"a[x]"``, ``"items.0.text"``, ``" a"``, ``"a.{b}.c"``) would find no text,
+    silently; what it reads alike is taken (``"a..b"`` is ``"a.b"``, ``"items[0]text"``).
 
     >>> check_path("index", "items[*].text"), check_path("index", "meta.{lang,source.url}")
     (None, None)
-    >>> check_path("index", "a..b")
+    >>> check_path("index", "a[x]")
     Traceback (most recent call last):
     ...
-    memkit.errors.ValidationError: index: 'a..b' is not a value path: ...
+    memkit.errors.ValidationError: index: 'a[x]' is not a value path: ...
     """
     ok = isinstance(path, str) and bool(path)
     if ok and path != "$":
-        head, brace, rest = path.partition("{")
-        if brace:  # a selection {a,b.c}, last: LangGraph reads nothing after it
-            ok = (
-                rest.endswith("}")
-                and (not head or head.endswith("."))
-                and all(_DOTTED.fullmatch(f.strip()) for f in rest[:-1].split(","))
-            )
-            head = head[:-1]
-        ok = ok and (not head and brace or all(s and _SEGMENT.fullmatch(s) for s in head.split(".")))
+        tokens = tokenize_path(path)
+        ok = bool(tokens) and all(_token(t, i == len(tokens) - 1) for i, t in enumerate(tokens))
     if not ok:
         raise ValidationError(
             name, f"{path!r} is not a value path: use LangGraph's syntax, such as '$' (the whole value),"

@@ -2,7 +2,9 @@
 
 :func:`~memkit.portable.records.add_frame` (every adapter's writer: chat, mem0, COGX; ``memkit import
 --from``) skips, by default, a row the namespace already holds: a memory, in any status (active,
-superseded, quarantined, merged, deleted), with the same text and the same key (both none, or equal)
+superseded, quarantined, merged, deleted), with the same text (as the write would store it: after the
+guard's redaction, so "My email is bob@example.com" matches the held "My email is [EMAIL]") and the
+same key (both none, or equal)
 and, when the row gives a ``created_at`` (a chat message's time, mem0's ``created_at``), the same
 one. Its report's action is then ``present``, with the id of the memory it matched. Two records of one
 file with the same text are both written the first time (two messages may say the same); run again,
@@ -19,6 +21,8 @@ from typing import Any
 
 import polars as pl
 
+from ..guard import screen_many
+
 __all__ = ["DUPLICATES", "present"]
 
 DUPLICATES = ("skip", "add")
@@ -32,8 +36,12 @@ def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | Non
     if held.is_empty():
         return [None] * part.height
     none = pl.lit(None, pl.String)
+    texts = part["content"].cast(pl.String)
+    guard = getattr(store, "guard", None)
+    if guard is not None and guard.enabled:  # the text as the write would store it (PII redacted)
+        texts = pl.Series("content", screen_many(texts.to_list(), guard).texts, dtype=pl.String)
     rows = part.select(
-        pl.col("content").cast(pl.String),
+        texts.alias("content"),
         (pl.col("key").cast(pl.String) if "key" in part.columns else none).alias("key"),
         (pl.col("created_at") if "created_at" in part.columns else pl.lit(None)).alias("created_at"),
     ).with_row_index("row")
@@ -42,9 +50,9 @@ def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | Non
     by_text = held.unique(["content", "key"], keep="first", maintain_order=True)
     by_text = by_text.select("content", "key", "id")
     by_time = held.unique(["content", "key", "created_at"], keep="first", maintain_order=True)
+    # cast even when empty: a frame without created_at gives a Null column, which no join accepts
     timed = rows.filter(pl.col("created_at").is_not_null())
-    if timed.height:
-        timed = timed.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
+    timed = timed.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
     found = pl.concat(
         [
             rows.filter(pl.col("created_at").is_null())

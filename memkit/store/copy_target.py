@@ -40,11 +40,14 @@ WHERE n.nspname = current_schema() AND p.prokind = 'f'
 
 
 def before(target: Any) -> Any:
-    """What the target holds before the open: whether the file exists; the schema the open would
-    make (its name), else the schema's objects; None when the server cannot say now (the open then
-    says why)."""
+    """What the target holds before the open: True when the file exists, else the files beside it
+    that exist already (a stale ``.wal``, another program's ``.lock``: a failed copy keeps them);
+    the schema the open would make (its name), else the schema's objects; None when the server
+    cannot say now (the open then says why)."""
     if not is_url(target):
-        return os.path.lexists(os.path.realpath(target))
+        if os.path.lexists(os.path.realpath(target)):
+            return True
+        return frozenset(p for p in _beside(os.fspath(target)) if os.path.lexists(p))  # kept on failure
     made = new_home(str(target))
     if made is not None:
         return made
@@ -57,8 +60,8 @@ def before(target: Any) -> Any:
 def discard(target: Any, held: Any) -> None:
     """Take away what the open of a (closed) target added to what :func:`before` found ``held``."""
     if not is_url(target):
-        if held is False:
-            _remove(os.fspath(target))
+        if held is False or isinstance(held, frozenset):
+            _remove(os.fspath(target), held or frozenset())
         return
     if isinstance(held, str):
         drop_new_home(str(target), held)
@@ -76,17 +79,22 @@ def discard(target: Any, held: Any) -> None:
                     con.execute(drop)  # composed by the server (format('%I')), never here
 
 
-def _remove(path: str) -> None:
-    """The DuckDB file the open made and the files beside it (DuckDB's ``.wal`` beside the name it
-    was given, memkit's ``.lock`` and ``.reads`` beside the file); a link the caller named stays."""
-    real = os.path.realpath(path)
-    for base in dict.fromkeys((path, real)):
-        for suffix in (".wal", ".reads", ".lock"):
-            if not os.path.islink(base + suffix):
-                with suppress(FileNotFoundError):
-                    os.unlink(base + suffix)
+def _beside(path: str) -> list[str]:
+    """The files beside a DuckDB file (DuckDB's ``.wal`` beside the name it was given, memkit's
+    ``.lock`` and ``.reads`` beside the file)."""
+    bases = dict.fromkeys((path, os.path.realpath(path)))
+    return [base + suffix for base in bases for suffix in (".wal", ".reads", ".lock")]
+
+
+def _remove(path: str, kept: frozenset[str]) -> None:
+    """The DuckDB file the open made and the files beside it the open made (not those in ``kept``,
+    there before); a link the caller named stays."""
+    for side in _beside(path):
+        if side not in kept and not os.path.islink(side):
+            with suppress(FileNotFoundError):
+                os.unlink(side)
     with suppress(FileNotFoundError):
-        os.unlink(real)
+        os.unlink(os.path.realpath(path))
 
 
 def _objects(url: str, con: Any = None) -> list[tuple[int, str]]:

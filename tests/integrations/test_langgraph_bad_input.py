@@ -60,7 +60,8 @@ def test_json_operands_of_every_kind_still_filter() -> None:
     assert lg.search(("users",), query="jazz", filter={"n": {"$gt": 3}}) == []
 
 
-BAD_PATHS = ["a[", "a..b", "a[x]", ".a", "a.", "a]", "a[0]x", "a.{b,}", "a.{b}.c", "{}", ""]
+BAD_PATHS = ["a[", "a[x]", "a]", "a.{b,}", "a.{b}.c", "{}", "", ".", "items.0.text", " a.b", "a.{b,c}.d",
+             "a[1.5]", "{a[0]}"]  # fmt: skip
 
 
 @pytest.mark.parametrize("path", BAD_PATHS)
@@ -85,7 +86,9 @@ def test_every_path_form_langgraph_reads_is_taken() -> None:
     value = {"a": {"b": "tea"}, "tags": ["jazz", "blues"], "items": [{"text": "milk"}],
              "m": {"x": "1", "y": "2"}}  # fmt: skip
     paths = {"$": None, "a.b": "tea", "tags[*]": "jazz\nblues", "tags[-1]": "blues", "items[0].text": "milk",
-             "*.b": "tea", "m.{x,y}": "1\n2", "{a.b, tags}": None}  # fmt: skip
+             "*.b": "tea", "m.{x,y}": "1\n2", "{a.b, tags}": None, "a..b": "tea", ".a.b": "tea",
+             "a.b.": "tea", "m{x,y}": "1\n2", "items[+0].text": "milk", "items[ 0 ].text": "milk",
+             "items[0]text": "milk", "items[*]{text}": "milk"}  # fmt: skip
     for path, text in paths.items():
         lg.put(("users",), "k", value, index=[path])
         if text is not None:

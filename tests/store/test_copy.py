@@ -10,6 +10,7 @@ import pytest
 
 import memkit as mk
 from memkit import cli
+from memkit.store.copy_target import before, discard
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 QUERIES = ("where does the user live", "上海", "tea", "Alice")
@@ -215,3 +216,16 @@ def test_a_failed_copy_through_a_link_removes_the_file_keeps_the_link(tmp_path: 
         with pytest.raises(mk.MemkitError):
             a.copy_to(str(tmp_path / "link.duckdb"))
     assert (tmp_path / "link.duckdb").is_symlink() and list((tmp_path / "real").iterdir()) == []
+
+
+def test_a_failed_copy_keeps_the_side_files_that_were_there(tmp_path: Path) -> None:
+    """h134 #11: a .wal or .lock beside the target before the copy (a stale one, another program's)
+    is not the copy's to delete; those the open made go with the file."""
+    target = str(tmp_path / "b.duckdb")
+    for side in ("b.duckdb.wal", "b.duckdb.lock"):
+        (tmp_path / side).write_text("theirs")
+    held = before(target)
+    for made in ("b.duckdb", "b.duckdb.reads"):  # what the open made
+        (tmp_path / made).write_text("new")
+    discard(target, held)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.duckdb.lock", "b.duckdb.wal"]

@@ -1,0 +1,96 @@
+"""Everyday sentences that share a slot's lead but state no value of it get no key (a wrong key
+replaces the user's true fact), and a text that states two slots gets none (a later change of one
+would supersede the whole memory and lose the other). Review h134 items 1, 2 and 9."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+import pytest
+
+import memkit as mk
+from memkit.agent import EchoLLM, MemoryAgent
+from memkit.commands import Admission, admit, admit_many
+
+EVERYDAY = [
+    "My name is on the lease", "my name's on the list", "My name is not Bob", "I go by bike",
+    "I go by train to work", "I'm called into meetings all day", "Call me an Uber", "Call me a taxi please",
+    "Call me in the morning", "call me crazy", "我叫妈妈来", "我叫我妈来接我", "我叫错了名字", "我叫停了项目",
+    "我叫做饭", "叫我起床", "叫我一声", "我的名字是爸爸取的",
+    "My job is boring", "My job is done", "my job is to review PRs", "I work as hard as I can",
+    "I'm working as fast as I can", "我是老师的儿子", "我是学生家长", "我是医生推荐来的",
+    "我在地铁上工作", "我在飞机上工作", "我在路上工作", "我在床上工作", "我在高铁上上班", "我在开会工作",
+    "我在考虑工作", "My birthday is next week", "My birthday is coming up", "I was born on a farm",
+    "I turned 3 pages", "I'm seeing someone about the roof", "I'm single minded about this",
+    "I moved to PostgreSQL", "I moved to ChatGPT", "I moved to Next.js", "I moved to Obsidian",
+    "I live in Jupyter notebooks", "I live in the Moment app", "我住在酒店", "我住在宾馆里", "我住在医院里",
+    "我搬到新办公室了", "我搬到三楼了", "我搬到了B栋", "我来自技术部", "I'm studying at Starbucks",
+    "I study at Home",
+]  # fmt: skip
+STILL_KEYED = [
+    ("My name is Ann", "fact.name"), ("I go by Sam", "fact.name"), ("Please call me Liz", "fact.name"),
+    ("我叫王小明", "fact.name"), ("我的名字是张伟", "fact.name"), ("My job is teacher", "fact.job"),
+    ("my job is a software engineer", "fact.job"), ("我现在是产品经理了", "fact.job"),
+    ("我的职业是医生", "fact.job"), ("My birthday is May 3", "fact.birthday"),
+    ("I was born on the 3rd of May", "fact.birthday"), ("我生日是农历八月十五", "fact.birthday"),
+    ("I live in McAllen", "fact.residence"), ("I study at Stanford", "fact.school"),
+    ("I'm seeing someone", "fact.relationship"),
+]  # fmt: skip
+TWO_SLOTS = [
+    "I'm married and I work at Google, I live in Boston", "My name is Ann and I live in Boston",
+    "我叫小王，在腾讯工作", "I moved to Denver last year and I'm a nurse",
+]  # fmt: skip
+
+
+def _same(text: str) -> None:
+    assert admit(text) == Admission(
+        **{f: admit_many([text]).row(0, named=True)[f] for f in Admission.__dataclass_fields__}
+    ), text
+
+
+@pytest.mark.parametrize("text", EVERYDAY + TWO_SLOTS)
+def test_no_key_without_a_value_of_the_slot_or_with_two_slots(text: str) -> None:
+    assert admit(text).key is None
+    _same(text)
+
+
+@pytest.mark.parametrize(("text", "key"), STILL_KEYED)
+def test_a_value_that_looks_like_the_slots_is_still_keyed(text: str, key: str) -> None:
+    assert admit(text).key == key
+    _same(text)
+
+
+def test_admit_many_agrees_on_a_whole_column() -> None:
+    texts = EVERYDAY + TWO_SLOTS + [t for t, _ in STILL_KEYED]
+    assert admit_many(texts)["key"].to_list() == [admit(t).key for t in texts]
+
+
+@pytest.mark.parametrize(("first", "later"), [("My name is Ann", "I go by bike"), ("我叫小王", "叫我起床")])
+def test_an_everyday_sentence_does_not_replace_the_name(store, now: datetime, first: str, later: str) -> None:
+    agent = MemoryAgent(store, EchoLLM(), "u", "assistant", now=now)
+    agent.chat(first)
+    agent.chat(later, now=now + timedelta(minutes=1))
+    agent.end_session(now=now + timedelta(hours=1))
+    assert store.read("fact.name", namespace="u", now=now + timedelta(days=1)).content == first
+
+
+def test_a_two_slot_memory_survives_a_change_of_one_slot(store, now: datetime) -> None:
+    agent = MemoryAgent(store, EchoLLM(), "u", "assistant", now=now)
+    agent.chat("I'm married and I work at Google, I live in Boston")
+    agent.end_session(now=now + timedelta(hours=1))
+    agent.chat("I moved to Denver", now=now + timedelta(days=1))
+    agent.end_session(now=now + timedelta(days=1, hours=1))
+    active = store.frame().filter((pl.col("status") == "active") & (pl.col("namespace") == "u"))
+    assert "I'm married and I work at Google, I live in Boston" in active["content"].to_list()
+    assert isinstance(store, mk.MemoryStore)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我叫" + "王" * 5000, "我在" + "上" * 5000 + "工作", "我住在" + "楼" * 5000,
+     "I live in " + "Ab " * 5000 + "app",
+     "我是" + "老师" * 3000, "my birthday is " + "the " * 5000, "我叫小王，" * 3000 + "在腾讯工作"],
+)  # fmt: skip
+def test_hostile_near_misses_of_the_new_values_finish(text: str) -> None:
+    _same(text)
