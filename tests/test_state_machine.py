@@ -274,6 +274,9 @@ class StoreMachine(RuleBasedStateMachine):
             return "active", version, [current.id], None
         if policy == "strict":
             return "active", version, [], mk.ConflictError
+        # another writer's non-public pending value stays as it is under every policy (conflicts.py's
+        # ``fixed``): e.g. alice repeating the operator's protected proposal does not retire it
+        live = [r for r in live if r.access == "public" or r.modifiable(writer)]
 
         def own(r: Row) -> bool:  # written by this writer (the machine writes from one source)
             return writer is not None and writer in (r.owner, r.created_by)
