@@ -40,3 +40,13 @@ def test_re_import_of_redacted_records_writes_nothing(tmp_path, now: datetime) -
         again = import_file(s, tmp_path / name, source, namespace=ns, now=now + timedelta(hours=1))
         assert set(again["action"]) == {"present"}, source
         assert s.frame().height == first.height and "@" not in "".join(s.frame()["content"])
+
+
+def test_another_writers_same_text_is_not_this_record() -> None:
+    # alice's import is hers even when bob holds the same text publicly; run again, it is present
+    store = mk.MemoryStore()
+    store.add("I like green tea", namespace="n", requester="bob", access="public")
+    frame = pl.DataFrame({"content": ["I like green tea"], "namespace": ["n"]})
+    assert add_frame(store, frame, requester="alice")["action"].to_list() == ["added"]
+    assert add_frame(store, frame, requester="alice")["action"].to_list() == ["present"]
+    assert sorted(store.frame("n")["owner"].to_list()) == ["alice", "bob"]
