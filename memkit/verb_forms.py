@@ -3,9 +3,9 @@
 "Discussed the budget" and "discussed the budget" are one fact, but "Mohammed my brother" and
 "Ahmed my brother", "Xiaoming the intern" and "Liping the intern" are two: a name may end as a past
 or -ing form does. A word reads as a verb only when it is a form of one of :data:`VERBS` (the base,
--s / -es, -ed / -d, -ing; a doubled last consonant and a dropped e undone), a small closed list of
-everyday verbs of notes and chats: a verb missing from it reads as a name (a duplicate missed,
-never two facts merged).
+-s / -es, -ed / -d, -ing; a doubled last consonant and a dropped e undone; an irregular past in
+:data:`IRREGULAR`: bought, took, wrote), a small closed list of everyday verbs of notes and chats:
+a verb missing from it reads as a name (a duplicate missed, never two facts merged).
 
 >>> [is_verb_form(w) for w in ("discussed", "reviewing", "planned", "loves", "mohammed", "xiaoming")]
 [True, True, True, True, False, False]
@@ -13,7 +13,7 @@ never two facts merged).
 
 from __future__ import annotations
 
-__all__ = ["VERBS", "is_verb_form"]
+__all__ = ["IRREGULAR", "VERBS", "is_verb_form"]
 
 VERBS = frozenset(
     """accept add agree answer apply arrange ask attend book borrow bring build buy call cancel change
@@ -29,9 +29,18 @@ VERBS = frozenset(
 )
 
 
+# the irregular past and participle forms of VERBS ("Bought my ticket" is "bought my ticket")
+IRREGULAR = frozenset(
+    """ate bought brought built chose chosen did done drank drunk driven drove eaten fed forgot forgotten
+    found gave given gone got gotten had has held kept left lent lost made met paid ran saw seen
+    sent shown slept sold spent taken taught thought told took went woken wore worn written wrote""".split()
+)
+
+
 def is_verb_form(word: str) -> bool:
-    """Is casefolded ``word`` a form of one of :data:`VERBS` (base, -s, -es, -ed, -d, -ing)?"""
-    if word in VERBS:
+    """Is casefolded ``word`` a form of one of :data:`VERBS` (base, -s, -es, -ed, -d, -ing, or an
+    irregular past in :data:`IRREGULAR`)?"""
+    if word in VERBS or word in IRREGULAR:
         return True
     for end in ("ing", "ed", "es", "s", "d"):
         if word.endswith(end) and len(word) > len(end) + 1:

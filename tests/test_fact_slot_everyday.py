@@ -27,8 +27,17 @@ EVERYDAY = [
     "I live in Jupyter notebooks", "I live in the Moment app", "我住在酒店", "我住在宾馆里", "我住在医院里",
     "我搬到新办公室了", "我搬到三楼了", "我搬到了B栋", "我来自技术部", "I'm studying at Starbucks",
     "I study at Home",
+    # review h137 H2-H4: a job noun that does not end the clause, a workplace location, a numbered thing
+    "I'm a huge Doctor Who fan", "I'm a Doctor Who superfan", "I'm a teacher's pet",
+    "I'm an Uber driver's daughter", "I'm a Student Ambassador for the hackathon", "I'm a student of life",
+    "我在地铁里工作", "我在飞机里工作",
+    "我在咖啡馆里工作", "我在会议室工作", "我在电脑前工作了一天", "我在星巴克工作了一下午", "我在厕所里上班",
+    "I moved to Plan B", "I moved to Level 5 in the game", "I moved to Chapter 3 of the book",
+    "I moved to Google Drive", "I live in Minecraft most weekends",
 ]  # fmt: skip
 STILL_KEYED = [
+    ("I'm a nurse now", "fact.job"),  # a time word may follow the job
+    ("I'm a teacher too", "fact.job"),
     ("My name is Ann", "fact.name"), ("I go by Sam", "fact.name"), ("Please call me Liz", "fact.name"),
     ("我叫王小明", "fact.name"), ("我的名字是张伟", "fact.name"), ("My job is teacher", "fact.job"),
     ("my job is a software engineer", "fact.job"), ("我现在是产品经理了", "fact.job"),
@@ -36,10 +45,18 @@ STILL_KEYED = [
     ("I was born on the 3rd of May", "fact.birthday"), ("我生日是农历八月十五", "fact.birthday"),
     ("I live in McAllen", "fact.residence"), ("I study at Stanford", "fact.school"),
     ("I'm seeing someone", "fact.relationship"),
+    ("I'm a nurse", "fact.job"), ("I'm a nurse at St Mary's", "fact.job"), ("I'm a teacher.", "fact.job"),
+    ("I'm a senior engineer in Berlin", "fact.job"), ("我在咖啡馆工作", "fact.employer"),
+    ("我以前在百度工作，现在在腾讯工作", "fact.employer"), ("I moved to New York", "fact.residence"),
+    ("I moved to Washington D.C.", "fact.residence"), ("我以前住在北京，现在搬到上海了", "fact.residence"),
+    ("I used to live in Boston, now I live in Denver", "fact.residence"),
 ]  # fmt: skip
 TWO_SLOTS = [
     "I'm married and I work at Google, I live in Boston", "My name is Ann and I live in Boston",
     "我叫小王，在腾讯工作", "I moved to Denver last year and I'm a nurse",
+    # the second clause without a subject of its own (review h137 H1)
+    "我叫李明，住在北京", "我今年28岁了，住在杭州", "我是程序员，在腾讯工作", "我结婚了，住在上海",
+    "I moved to Denver and started a job at Acme", "I live in Boston and work at Acme",
 ]  # fmt: skip
 
 

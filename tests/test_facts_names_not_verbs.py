@@ -20,6 +20,13 @@ ONE = [
     ("Fixed my bike", "fixed my bike"),
     ("Reviewing the PRD with Gina", "reviewing the PRD with Gina"),
     ("Helped her move the sofa", "helped her move the sofa"),
+    # an irregular past of a listed verb (review h137 M5)
+    ("Bought my train ticket for Friday", "bought my train ticket for Friday"),
+    ("Took my car to the garage", "took my car to the garage"),
+    ("Sent my report to Gina", "sent my report to Gina"),
+    ("Met my new manager today", "met my new manager today"),
+    ("Wrote my thesis outline", "wrote my thesis outline"),
+    ("Paid my rent", "paid my rent"),
 ]
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "NAME_ZH",
     "NOT_HOME_ZH",
     "NOT_SCHOOL",
+    "NUMBERED",
     "PLACES_ZH",
     "PLACE_NOUNS",
     "SCHOOL_NOUNS",
@@ -104,7 +105,8 @@ TOOLS = (
     r"|jira|excel|android|ios|iphone|chrome|firefox|typescript|javascript|node|django|rails|swift"
     r"|kotlin|postgresql|sqlite|mongodb|redis|obsidian|fedora|arch|debian|centos|chatgpt|claude|gemini"
     r"|copilot|cursor|figma|jupyter|discord|telegram|whatsapp|trello|asana|evernote|vercel|heroku"
-    r"|terraform|svelte|flutter|next\.?js|nuxt)\b"
+    r"|terraform|svelte|flutter|next\.?js|nuxt|google (?:drive|docs|sheets|cloud)|dropbox|onedrive|icloud"
+    r"|minecraft|roblox|fortnite)\b"
 )
 # what no place name looks like: a word with a capital after four lowercase letters (PostgreSQL,
 # ChatGPT; McAllen and DeKalb stay places), a web name (Next.js, Vercel.app), or one or two
@@ -113,6 +115,12 @@ TOOL_SHAPE = (
     r"(?:(?-i:[A-Z][a-z]{3,}[A-Z])|[A-Za-z0-9-]+\.(?:js|io|ai|app|dev|com|net|org)\b"
     r"|(?:(?-i:[A-Z])[A-Za-z0-9.-]* ){1,2}(?:apps?|notebooks?|editor|ide|terminal|browser|docs|workspace"
     r"|repo|codebase|stack|database|db|distro|framework|plugin|extension|platform|tool|software|version)\b)"
+)
+# a numbered thing, no place: a plan, a level, a chapter before a number or a letter ("I moved to
+# Plan B", "Level 5", "Chapter 3"; "Boston 3 days a week" is still Boston)
+NUMBERED = (
+    r"(?:plan|level|chapter|stage|phase|step|version|season|episode|part|page|section|act|scene|round|tier"
+    r"|option|grade|class|unit|room|floor|row|seat|lane|slide|track|volume|book) (?:[0-9]|[a-z]\b)"
 )
 # where one studies that is no school ("I'm studying at Starbucks", "I study at Home")
 NOT_SCHOOL = r"(?:home|work|starbucks|costa|(?:the )?(?:library|office|kitchen table|desk))\b"

@@ -27,7 +27,8 @@ replaces a value; an unkeyed fact only adds one):
   公司 alone, 晚上) or a place (北京); "got married" keys the relationship only as a main clause ("I
   got married last month", not "It's where I got married");
 - **one slot per text**: "My name is Ann and I live in Boston" states two slots and gets no key (a
-  later "I moved to Denver" would supersede the whole memory and lose the name with it);
+  later "I moved to Denver" would supersede the whole memory and lose the name with it), also when the
+  second clause has no subject of its own (:data:`SECOND`: 我叫李明，住在北京, "… and started a job at");
 - **not hypothetical, reported, quoted or asked** (:data:`NOT_SLOT`: if, would, maybe, want to,
   如果, 要是, 想, "she thinks …", 他说 …, quotation marks, a question word or an opening "do I …"):
   never keyed, "now" or not.
@@ -56,6 +57,7 @@ from .slot_values import (
     NAME_ZH,
     NOT_HOME_ZH,
     NOT_SCHOOL,
+    NUMBERED,
     PLACE_NOUNS,
     PLACES_ZH,
     SCHOOL_NOUNS,
@@ -73,6 +75,7 @@ __all__ = [
     "NOT_VALUE",
     "NOW",
     "PAST",
+    "SECOND",
     "SLOTS",
     "matches_expr",
     "slot_key",
@@ -117,6 +120,9 @@ _EMP_EN = (
 _SCHOOL_EN = rf"(?:\bi {_NOW_EN}study (?-i:at)|{_I_AM}{_NOW_EN}studying (?-i:at))"
 _HOME_EN = rf"(?:{_I_AM}(?:originally )?(?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
 _WED_ZH = r"(?:结婚|离婚|订婚|分手|脱单)"
+# what ends an English job noun after "I'm a": the clause, or at / in / for … ("I'm a nurse at St
+# Mary's"; not "I'm a teacher's pet", "I'm a huge Doctor Who fan", "I'm a Student Ambassador")
+_JOB_END = r"(?:$|[,.;:!?)，。；！？]| (?:at|in|for|with|from|by|and|now|currently|again|too|these days)\b)"
 # what ends a Chinese job noun: the clause (我是老师的儿子, 我是学生家长 name no job)
 _END_ZH = r"(?:了|啦|呢|哦|啊)?(?:$|[\s,。;:!?.、])"
 # (slot, pattern): the user's own fact on a known subject. First match wins (among the slots whose
@@ -135,8 +141,9 @@ SLOTS: tuple[tuple[str, str], ...] = (
                  rf"|我(?:的名字)?叫[^,。;]{{1,6}}[,;] ?{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
                  rf"|{_THEN_ZH}在[^,。;]{{1,12}}(?:工作|上班)[^,。;]{{0,6}}[,;] ?{_BUT_NOW_ZH}"
                  r"(?:在[^,。;]{1,12}(?:工作|上班|任职)|跳槽到|入职)"),
-    ("job", rf"(?:\bi {_NOW_EN}work as|{_I_AM}{_NOW_EN}working as|\bmy (?:job|profession|occupation) is"
-            rf"|{_I_AM}{_NOW_EN}(?:a|an)) (?:(?:a|an) )?(?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
+    ("job", rf"(?:\bi {_NOW_EN}work as|{_I_AM}{_NOW_EN}working as|\bmy (?:job|profession|occupation) is)"
+            rf" (?:(?:a|an) )?(?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
+            rf"|{_I_AM}{_NOW_EN}(?:a|an) (?:[a-z-]+ ){{0,2}}{_JOBS_EN}{_JOB_END}"
             rf"|(?:我{_NOW_ZH}是(?:一名|一个|一位|个|名)?|我{_NOW_ZH}(?:做|当)|我的(?:职业|工作)是)"
             rf"[^,。;]{{0,6}}{_JOBS_ZH}{_END_ZH}"),
     ("school", rf"{_SCHOOL_EN} {value_en(SCHOOL_NOUNS)}"
@@ -160,11 +167,13 @@ _OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
 # slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
 # slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
 NOT_VALUE: dict[str, str] = {
-    "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
+    "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE}|{NUMBERED})"
                  rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?(?:{GENERIC_ZH}|{NOT_HOME_ZH})"
                  rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}",
     "employer": rf"{_EMP_EN} (?:the )?{TIMES}|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
-                rf"|我{_NOW_ZH}在[^,。;]{{0,10}}(?:上|车里|途中)(?:工作|上班|任职)"
+                rf"|我{_NOW_ZH}在(?:[^,。;]{{0,10}}(?:上|车里|途中|会议室|休息室|茶水间|书房|客厅|卧室)"
+                rf"|[^,。;]{{2,10}}(?:里|内|中|前|旁))"
+                rf"(?:工作|上班|任职)|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班)了[0-9一二三四五六七八九十两半几整]"
                 r"|我(?:现在|目前|还|一直|也|正)*在(?:开会|考虑|准备|寻找|找|等|忙|学|想|做|申请|面试|换|赶)"
                 r"|我(?:入职|就职于)了?(?:[0-9一二三四五六七八九十两半几,。;!，]|$)",
     "school": rf"{_SCHOOL_EN} (?:the )?(?:{TIMES}|{TOOLS}|{NOT_SCHOOL}|{TOOL_SHAPE})"
@@ -177,6 +186,22 @@ NOT_VALUE: dict[str, str] = {
     "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
                 rf"|我(?:来自|老家(?:是|在)|出生在)(?:{GENERIC_ZH}|{NOT_HOME_ZH})|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
                 r"|我出生在[^,。;]{0,6}(?:年|月|日|号|世纪)",
+}  # fmt: skip
+# slot -> its lead in a clause without a subject of its own, after a comma, 和 or "and" (我叫李明，住在北京;
+# "I moved to Denver and started a job at Acme"): a second slot when the text's key is another one
+_BREAK_EN = rf"(?:[,;] ?|\band ){_NOW_EN}"
+_BREAK_ZH = rf"(?:[,;] ?|和){_NOW_ZH}"
+SECOND: dict[str, str] = {
+    "residence": rf"{_BREAK_EN}(?:moved (?-i:to)|relocated (?-i:to)|live (?-i:in|at)|living (?-i:in))"
+                 rf" {value_en(PLACE_NOUNS, number=True)}|{_BREAK_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)",
+    "employer": rf"{_BREAK_EN}(?:work (?-i:at|for)|working (?-i:at|for)) {value_en(EMPLOYER_NOUNS)}"
+                rf"|{_BREAK_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
+                rf"(?:job|position|role) (?-i:at|with)|{_BREAK_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
+                rf"|{_BREAK_ZH}(?:入职|就职于)",
+    "school": rf"{_BREAK_EN}(?:study|studying) (?-i:at) {value_en(SCHOOL_NOUNS)}"
+              rf"|{_BREAK_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)",
+    "relationship": rf"{_BREAK_EN}(?:got|gotten) (?:married|engaged|divorced)\b|{_BREAK_ZH}{_WED_ZH}了",
+    "job": rf"{_BREAK_EN}work as\b|{_BREAK_ZH}(?:是|当|做)(?:一名|一个|一位|个|名)?{_JOBS_ZH}{_END_ZH}",
 }  # fmt: skip
 # a statement about the past: it does not say what holds now ... unless NOW is there too
 PAST = (
@@ -206,6 +231,7 @@ _SLOT_RE = [(name, re.compile(p, FLAGS)) for name, p in SLOTS]
 _NOT_VALUE_RE = {name: re.compile(p, FLAGS) for name, p in NOT_VALUE.items()}
 _ANY_RE = re.compile(ANY_SLOT, FLAGS)
 _PAST_RE, _NOW_RE, _NOT_RE = (re.compile(p, FLAGS) for p in (PAST, NOW, NOT_SLOT))
+_SECOND_RE = {name: re.compile(p, FLAGS) for name, p in SECOND.items()}
 
 
 def slot_key(text: str) -> str | None:
@@ -223,6 +249,8 @@ def slot_key(text: str) -> str | None:
     slots = [f"fact.{name}" for name, p in _SLOT_RE if p.search(text) and not _no_value(name, text)]
     if len(slots) != 1 or _NOT_RE.search(text) or (_PAST_RE.search(text) and not _NOW_RE.search(text)):
         return None  # two slots in one text: a later change of one would supersede the other
+    if any(f"fact.{name}" != slots[0] and p.search(text) for name, p in _SECOND_RE.items()):
+        return None  # the second slot's clause has no subject of its own (SECOND)
     return slots[0]
 
 
@@ -272,4 +300,6 @@ def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
         hits.append(hit.cast(pl.UInt8))
         key = pl.when(hit).then(pl.lit(f"fact.{name}")).otherwise(key)
     blocked = blocked | (pl.sum_horizontal(hits) != 1)  # none, or two slots in one text
+    for name, pattern in SECOND.items():  # a second slot in a clause without a subject of its own
+        blocked = blocked | (matches_expr(norm_text, pattern) & (key != f"fact.{name}"))
     return pl.when(blocked).then(pl.lit(None, dtype=pl.String)).otherwise(key)
