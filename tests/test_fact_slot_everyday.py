@@ -111,3 +111,41 @@ def test_a_two_slot_memory_survives_a_change_of_one_slot(store, now: datetime) -
 )  # fmt: skip
 def test_hostile_near_misses_of_the_new_values_finish(text: str) -> None:
     _same(text)
+
+
+# review h137 M1-M3: a birthday is a calendar date; a passive "called X by", "at Home", "married to the
+# idea"; a seat, the heart or a dream is no home, and 住了 + a duration is a past stay
+NO_VALUE_H137 = [
+    "My birthday is 10 days away", "My birthday is 3 weeks away",
+    "I was born on the 4th floor of the hospital", "I'm called Daddy by my kids sometimes",
+    "I'm called Daddy by my kids", "I work at Home", "I'm working at Home today", "I got married to the idea",
+    "我搬到了新的座位", "我住在心里", "我住在靠窗的座位",
+    "我在北京住了三年", "我在北京住了三年，现在在上海工作",
+]  # fmt: skip
+KEYED_H137 = [
+    ("My birthday is May 3rd", "fact.birthday"), ("My birthday is 3/5", "fact.birthday"),
+    ("My birthday is on the 3rd", "fact.birthday"), ("I was born on 3 May", "fact.birthday"),
+    ("I was born on the 4th of July", "fact.birthday"), ("我的生日是5月3日", "fact.birthday"),
+    ("I'm called Ann", "fact.name"), ("I work at Home Depot", "fact.employer"),
+    ("I got married to a doctor", "fact.relationship"), ("我住在上海", "fact.residence"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", NO_VALUE_H137)
+def test_no_calendar_date_no_name_no_place_gets_no_key(text: str) -> None:
+    assert admit(text).key is None
+    _same(text)
+
+
+@pytest.mark.parametrize(("text", "key"), KEYED_H137)
+def test_a_calendar_date_a_name_a_place_are_still_keyed(text: str, key: str) -> None:
+    assert admit(text).key == key
+    _same(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm called " + "Ab " * 5000 + "x", "我在" + "北" * 5000 + "住了三年", "My birthday is " + "1" * 5000],
+)
+def test_hostile_near_misses_of_the_h137_values_finish(text: str) -> None:
+    _same(text)

@@ -31,8 +31,8 @@ rule errs on keeping a fact unkeyed.
 **Relationship**: "got married / engaged / divorced" keys the slot only as a main clause (at the
 start, after punctuation or and / but / so …): "I got married last month" states the current status,
 "It's where I got married", "the day I got married" narrate an event; 我结婚的…, 我结婚那天, 我结婚以后
-likewise. "I'm engaged in a discussion", "I'm single-handedly …", "I'm separated from the team" are
-not a status.
+likewise. "I'm engaged in a discussion", "I'm single-handedly …", "I'm separated from the team", "I got
+married to the idea" are not a status.
 """
 
 from __future__ import annotations
@@ -135,16 +135,21 @@ _SURNAMES = (
     "小老阿"
 )
 NAME_ZH = rf"(?:[{_SURNAMES}][^\s,。;:!?.、]{{1,2}}(?:$|[\s,。;:!?.、])|(?-i:[A-Z]))"
-# a date after "my birthday is" / "I was born on" / 我的生日是 ("next week", "a farm" are none)
+# a calendar date after "my birthday is" / "I was born on" / 我的生日是: a month name, or a day before a
+# month name, a "/" or the end of the clause (May 3, the 3rd of May, 3/5, "on the 3rd"; "next week",
+# "10 days away", "the 4th floor of the hospital", "a farm" are none)
+_MONTH = (
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july"
+    r"|august|september|october|november|december)\b"
+)
 DATE_EN = (
-    r"(?:(?:on |in )?(?:the )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february"
-    r"|march|april|june|july|august|september|october|november|december)\b|(?:on )?(?:the )?[0-9]{1,4}"
-    r"(?:st|nd|rd|th)?\b)"
+    rf"(?:(?:on |in )?(?:the )?{_MONTH}|(?:on )?(?:the )?[0-9]{{1,4}}(?:(?:st|nd|rd|th)?(?: of)? {_MONTH}"
+    r"|[/.-][0-9]|(?:st|nd|rd|th)?(?:$|[,.;:!?)，。；！？])))"
 )
 DATE_ZH = r"(?:农历|阴历|公历|阳历)?[0-9一二三四五六七八九十两]{1,4}(?:年|月|日|号|[/.-])"
 # Chinese values that are no home: a hotel or a hospital, a floor, a building, a room, a department
 NOT_HOME_ZH = (
-    r"(?:酒店|宾馆|旅馆|民宿|客栈|青旅|招待所|医院|病房|[^,。;]{0,6}(?:楼|层|栋|单元|室|工位|部|组|团队|部门)"
+    r"(?:酒店|宾馆|旅馆|民宿|客栈|青旅|招待所|医院|病房|[^,。;]{0,6}(?:楼|层|栋|单元|室|工位|座位|位子|部|组|团队|部门)"
     r"(?:了|里|住|$|[,。;!]))"
 )
 # "I'm from" a team or a department, not a place
@@ -157,11 +162,13 @@ MAIN_CLAUSE = (
     r"(?:^|[,.;:!?] ?|\b(?:and|but|so|well|oh|yes|yeah|ok|okay|also|btw|actually|finally|recently"
     r"|yesterday|today|now|guess what|last (?:week|month|year|weekend|summer|spring|fall|winter)) )"
 )
-# Chinese values that are none: deictic and generic places, a home, a time
+# Chinese values that are none: deictic and generic places, a home, a time, a seat or a desk, the
+# heart or a dream (我搬到了新的座位, 我住在心里)
 GENERIC_ZH = (
     r"(?:[这那哪][^,。;]{0,6}|[^,。;]{0,4}家|外面|外边|附近|楼上|楼下|隔壁|对面|一起|旁边|身边|公司|单位|办公室|宿舍"
     r"|学校|线上|网上|远程|户外|室内|晚上|早上|白天|夜里|夜间|周末|平时|每天|今天|明天|昨天|下午|上午"
-    r"|中午|假期|假日|同一|新(?:房|公寓|地方|小区|宿舍|住处|城市|单位|公司|学校))"
+    r"|中午|假期|假日|同一|新的|新(?:房|公寓|地方|小区|宿舍|住处|城市|单位|公司|学校)"
+    r"|座位|位子|位置|工位|心里|心中|梦里|梦中|脑海)"
 )
 # Chinese places: a value of residence or hometown, never of the employer or the school
 PLACES_ZH = (

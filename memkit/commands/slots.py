@@ -167,10 +167,13 @@ _OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
 # slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
 # slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
 NOT_VALUE: dict[str, str] = {
+    "name": rf"{_I_AM}called (?:[a-z'-]+ ){{1,3}}by\b",
     "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE}|{NUMBERED})"
                  rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?(?:{GENERIC_ZH}|{NOT_HOME_ZH})"
-                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}",
-    "employer": rf"{_EMP_EN} (?:the )?{TIMES}|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
+                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}"
+                 rf"|我{_NOW_ZH}在[^,。;]{{1,12}}住了(?:[0-9一二三四五六七八九十两半几整]|很久|好久|多年)",
+    "employer": rf"{_EMP_EN} (?:the )?(?:{TIMES}|home(?:$|[^a-z ]| (?-i:[a-z])))"
+                rf"|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
                 rf"|我{_NOW_ZH}在(?:[^,。;]{{0,10}}(?:上|车里|途中|会议室|休息室|茶水间|书房|客厅|卧室)"
                 rf"|[^,。;]{{2,10}}(?:里|内|中|前|旁))"
                 rf"(?:工作|上班|任职)|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班)了[0-9一二三四五六七八九十两半几整]"
@@ -182,6 +185,8 @@ NOT_VALUE: dict[str, str] = {
                     r"|single (?:handed|file|out|use|point|page|line)|married to (?:my|the|this|our) "
                     r"(?:job|work|career|code|idea|plan)"
                     r"|seeing someone (?:about|for|regarding|to|at|on)\b|single[- ]minded)"
+                    rf"|{_I_HAVE}{_NOW_EN}(?:got|gotten) married to (?:a|an|my|the|this|that|our) "
+                    r"(?:idea|concept|notion|thought|plan|job|work|career|code|project|cause|craft|mission|vision)\b"
                     rf"|我{_NOW_ZH}{_WED_ZH}(?:的|那|后|以后|之后|以来|前|时|纪念|典礼|照|戒指|请柬|酒|证)",
     "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
                 rf"|我(?:来自|老家(?:是|在)|出生在)(?:{GENERIC_ZH}|{NOT_HOME_ZH})|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
