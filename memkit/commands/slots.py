@@ -46,7 +46,7 @@ import re
 
 import polars as pl
 
-from .patterns import FLAGS
+from .patterns import FLAGS, matches_expr
 from .slot_values import (
     DATE_EN,
     DATE_ZH,
@@ -279,12 +279,6 @@ def with_slot_key(df: pl.DataFrame, text: str, name: str, where: pl.Expr | None 
         "_slot_row", slot_key_expr(pl.col(text)).alias(name)
     )
     return indexed.join(keys, on="_slot_row", how="left", maintain_order="left").drop("_slot_row")
-
-
-def matches_expr(expr: pl.Expr, pattern: str) -> pl.Expr:
-    """Does ``pattern`` match ``expr`` (ignoring case)? Word boundaries are ASCII ones, as with
-    ``re.ASCII`` (:data:`memkit.commands.patterns.FLAGS`)."""
-    return expr.str.contains("(?i)" + pattern.replace(r"\b", r"(?-u:\b)"))
 
 
 def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:

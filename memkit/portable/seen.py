@@ -31,19 +31,16 @@ DUPLICATES = ("skip", "add")
 
 def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | None) -> list[str | None]:
     """For each row of ``part`` (one namespace's rows of an adapter frame), the id of a memory of
-    ``namespace`` that is the same record (module docstring), else None. Two joins, no Python loop."""
+    ``namespace`` that is the same record (module docstring), else None. Joins, no Python loop; the
+    guard screens only the rows whose text as given matched nothing (the write screens them again)."""
     held = store.frame(namespace, requester=requester).select(
         "id", "content", "key", "created_at", pl.coalesce("owner", "created_by").alias("who")
     )
     if held.is_empty():
         return [None] * part.height
     none = pl.lit(None, pl.String)
-    texts = part["content"].cast(pl.String)
-    guard = getattr(store, "guard", None)
-    if guard is not None and guard.enabled:  # the text as the write would store it (PII redacted)
-        texts = pl.Series("content", screen_many(texts.to_list(), guard).texts, dtype=pl.String)
     rows = part.select(
-        texts.alias("content"),
+        pl.col("content").cast(pl.String),
         (pl.col("key").cast(pl.String) if "key" in part.columns else none).alias("key"),
         (pl.col("created_at") if "created_at" in part.columns else pl.lit(None)).alias("created_at"),
         # whose memory the row becomes: another writer's same text is not this record (alice's import
@@ -53,24 +50,33 @@ def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | Non
         ).alias("who"),
     ).with_row_index("row")
     held = held.with_columns(pl.col("created_at").dt.replace_time_zone("UTC"))
-    # the first held memory of each (text, key) and each (text, key, time): as the rows were stored
-    by_text = held.unique(["content", "key", "who"], keep="first", maintain_order=True)
-    by_text = by_text.select("content", "key", "who", "id")
-    by_time = held.unique(["content", "key", "who", "created_at"], keep="first", maintain_order=True)
     # cast even when empty: a frame without created_at gives a Null column, which no join accepts
-    timed = rows.filter(pl.col("created_at").is_not_null())
-    timed = timed.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
-    found = pl.concat(
-        [
-            rows.filter(pl.col("created_at").is_null())
-            .join(by_text, on=["content", "key", "who"], how="left", nulls_equal=True)
-            .select("row", "id"),
-            timed.join(
-                by_time.select("content", "key", "who", "created_at", "id"),
-                on=["content", "key", "who", "created_at"],
-                how="left",
-                nulls_equal=True,
-            ).select("row", "id"),
-        ]
-    )
+    rows = rows.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
+    found = _matched(rows, held)
+    guard = getattr(store, "guard", None)
+    missed = found.filter(pl.col("id").is_null())["row"]
+    if guard is not None and guard.enabled and len(missed):  # as the write would store it (PII redacted)
+        again = rows.filter(pl.col("row").is_in(missed.implode()))
+        redacted = screen_many(again["content"].to_list(), guard).texts
+        again = again.with_columns(content=pl.Series(redacted, dtype=pl.String))
+        found = pl.concat([found.filter(pl.col("id").is_not_null()), _matched(again, held)])
     return found.sort("row")["id"].to_list()
+
+
+def _matched(rows: pl.DataFrame, held: pl.DataFrame) -> pl.DataFrame:
+    """``row, id``: the first held memory of each row's (text, key, owner), and of its time when the
+    row gives one (null: none)."""
+    by_text = held.unique(["content", "key", "who"], keep="first", maintain_order=True)
+    by_time = held.unique(["content", "key", "who", "created_at"], keep="first", maintain_order=True)
+    untimed = rows.filter(pl.col("created_at").is_null()).drop("created_at")
+    return pl.concat(
+        [
+            untimed.join(
+                by_text.drop("created_at"), on=["content", "key", "who"], how="left", nulls_equal=True
+            ),
+            rows.filter(pl.col("created_at").is_not_null()).join(
+                by_time, on=["content", "key", "who", "created_at"], how="left", nulls_equal=True
+            ),
+        ],
+        how="diagonal",
+    ).select("row", "id")

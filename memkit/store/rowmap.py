@@ -131,9 +131,10 @@ class RowMap:
             out = np.fromiter(map(self._one.get, ids, repeat(-1)), np.int64, k)
         if not self._blocks:
             return out
-        miss = [j for j in np.flatnonzero(out < 0).tolist() if _key(ids[j]) is not None]
-        if miss:
-            q = np.array([_key(ids[j]) for j in miss], dtype=f"S{_WIDTH}")
+        keyed = [(j, k) for j in np.flatnonzero(out < 0).tolist() if (k := _key(ids[j])) is not None]
+        if keyed:
+            miss = [j for j, _ in keyed]
+            q = np.array([k for _, k in keyed], dtype=f"S{_WIDTH}")
             found = np.full(len(miss), -1, np.int64)
             for b in self._blocks:
                 if b.live:
