@@ -19,10 +19,11 @@ The CLI never creates a database by accident: every command but ``demo`` needs a
 a bad argument, a locked database, a missing extra) print ``memkit: <Error>: <message>`` on stderr
 and exit with status 2; nothing is written (a store ``--create`` made for a refused command is taken
 back), and a warning is ``memkit: warning: <message>``. No line shows a URL's password
-(:mod:`.cli_common`). An adapter import (``--from``) is one transaction. ``export``, ``import``,
+(:mod:`.cli_common`). An adapter import (``--from``) is one transaction; a record the namespace holds
+already is counted ``present``, not written again (``--duplicates add`` writes it). ``export``, ``import``,
 ``analyze``, ``reembed`` and ``mcp`` take ``--settings FILE`` (what was tuned, embedder too), and every
 command that opens a store ``--embedder SPEC`` (else the settings', the file's: :mod:`.cli_embedder`).
-``export -`` writes to standard output.
+``export -`` writes to standard output; ``export --force`` replaces a read-only file too.
 
 A session, from the demo to another framework's data and back to an agent::
 
@@ -54,6 +55,7 @@ import polars as pl
 from .cli_common import (
     Parser,
     check_clock,
+    check_options,
     check_store_names,
     import_summary,
     namespace_map,
@@ -70,7 +72,7 @@ from .demo import run_demo
 from .errors import MemkitError, NotFound, ValidationError
 from .operate import COMMANDS as OPERATOR_COMMANDS
 from .operate import add_commands as add_operator_commands
-from .outfile import STDOUT
+from .outfile import STDOUT, force_named
 from .portable import adapters
 from .store import MemoryStore
 from .store.postgres import is_url
@@ -118,6 +120,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--embeddings", action="store_true", help="include the embeddings")
     exp.add_argument("--events", action="store_true", help="include each memory's audit events")
     exp.add_argument("--to", choices=("memkit", "cogx"), default="memkit", help="output format")
+    exp.add_argument("--force", action="store_true", help="replace a read-only output file too (as cp -f)")
     requester_option(exp)
     now_option(exp)
     settings_option(exp)
@@ -138,6 +141,8 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--from", dest="source", choices=("memkit", "mem0", "cogx", "chat"), default="memkit",
                      help="memkit JSONL, mem0 get_all() JSON, a COGX archive, chat messages")  # fmt: skip
     imp.add_argument("--namespace", help="target namespace for --from chat (and mem0 records without a user)")
+    imp.add_argument("--duplicates", choices=("skip", "add"), help="--from chat/mem0/cogx: what a record the "
+                     "namespace holds already does (default skip: counted present)")  # fmt: skip
     imp.add_argument("--requester", help="who imports (audit log; default: the operator)")
     imp.add_argument(
         "--reembed", action="store_true", help="recompute embeddings even from the same embedder"
@@ -195,6 +200,7 @@ def _run(args: argparse.Namespace) -> None:
     """
     check_store_names(args)
     check_clock(args)
+    check_options(args)
     if args.command in _NO_STORE:
         _NO_STORE[args.command](args)
         return
@@ -258,29 +264,25 @@ def _mcp(args: argparse.Namespace) -> None:
 def _export(store: MemoryStore, args: argparse.Namespace) -> None:
     """Write ``--namespace`` (or everything) as memkit JSONL (``--embeddings``, ``--events`` on request),
     or as a COGX archive with ``--to cogx``, which carries neither (refused, not ignored). With
-    ``--requester``, only what that requester may read is written."""
+    ``--requester``, only what that requester may read is written; ``--force``: over a read-only file
+    too (a refusal says ``--force``, not the API's ``force=True``)."""
+    mine = dict(now=args.now, requester=args.requester, force=args.force)
     if args.to == "cogx":
-        if wrong := [o for o, on in (("--embeddings", args.embeddings), ("--events", args.events)) if on]:
-            raise ValidationError(wrong[0], "does not apply to --to cogx (it carries no vectors, no history)")
-        manifest = store.export_cogx(args.out, args.namespace, now=args.now, requester=args.requester)
+        with force_named("--force"):
+            manifest = store.export_cogx(args.out, args.namespace, **mine)
         say(args, f"wrote {manifest['counts'].get('memory', 0)} memories to the COGX archive {args.out}")
         return
-    header = store.export(
-        args.out, args.namespace, include_embeddings=args.embeddings, include_events=args.events,
-        now=args.now, requester=args.requester,
-    )  # fmt: skip
+    with force_named("--force"):
+        header = store.export(args.out, args.namespace, include_embeddings=args.embeddings,
+                              include_events=args.events, **mine)  # fmt: skip
     c, to = header["counts"], "standard output" if args.out == STDOUT else args.out
     say(args, f"wrote {c['memories']} memories ({c['events']} events) to {to}", err=args.out == STDOUT)
 
 
 def _import(store: MemoryStore, args: argparse.Namespace) -> None:
     """Load a memkit JSONL file, or another framework's data through its adapter (``--from``), and
-    print what happened to the records (``added 12, skipped 3``)."""
-    given = {"--namespace": args.namespace is not None, "--namespace-map": args.namespace_map,
-             "--on-conflict": args.on_conflict, "--reembed": args.reembed}  # fmt: skip
-    takes = ("--namespace-map", "--on-conflict", "--reembed") if args.source == "memkit" else ("--namespace",)
-    if wrong := [o for o, v in given.items() if v and o not in takes]:
-        raise ValidationError(wrong[0], f"does not apply to --from {args.source}")
+    print what happened to the records (``added 12, skipped 3``; ``present 5``: held already, not
+    written again unless ``--duplicates add``). Its options were checked (:func:`check_options`)."""
     if not Path(args.file).exists():  # said as a missing --db is (a new store made for it goes)
         raise NotFound(f"{args.file} does not exist")
     if args.source == "memkit":
@@ -294,7 +296,8 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> None:
         )
     else:  # another framework's export, mapped to memkit rows by its adapter (one transaction)
         report = adapters.import_file(store, args.file, args.source, namespace=args.namespace,
-                                      requester=args.requester, now=args.now)  # fmt: skip
+                                      requester=args.requester, now=args.now,
+                                      duplicates=args.duplicates or "skip")  # fmt: skip
     say(args, f"imported {args.file}: {import_summary(store, report)}")
 
 

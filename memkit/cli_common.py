@@ -3,7 +3,8 @@ the one way a password stays out of everything they print, and taking back a sto
 command made.
 
 - **Options.** ``--requester``, ``--now`` (a clock without its UTC offset is a ValidationError naming
-  ``--now``, before anything is opened) and ``--settings``.
+  ``--now``, before anything is opened) and ``--settings``; an option the command's format does not
+  take is refused, not ignored (:func:`check_options`).
 - **Passwords.** ``--db``, ``SRC`` and ``DST`` may be ``postgresql://`` URLs holding a password. A
   store shows its URL without it (``store.path``, :func:`memkit.store.postgres.redact_url`), and every
   line the CLI prints — a command's result, an error, a warning, argparse's usage errors — passes
@@ -34,16 +35,27 @@ from typing import Any
 import polars as pl
 
 from .errors import ValidationError
+from .outfile import STDOUT
 from .store.pg_home import drop_new_home, new_home
 from .store.postgres import is_url, redact_text
 
-__all__ = ["STORES", "Parser", "check_clock", "check_store_names", "import_summary", "namespace_map",
-           "new_store", "now_option", "requester_option", "say", "settings_option", "shown",
-           "warning_format"]  # fmt: skip
+__all__ = ["STORES", "Parser", "check_clock", "check_options", "check_store_names", "import_summary",
+           "namespace_map", "new_store", "now_option", "requester_option", "say", "settings_option",
+           "shown", "warning_format"]  # fmt: skip
 
 STORES = ("db", "source", "target")
 """The arguments that name a store: a file or a ``postgresql://`` URL (``import --from`` is also
 ``source``: a format's name, which no check here mistakes for a store)."""
+
+# what `import` takes from memkit's own format, and from another's (--from chat, mem0, cogx), and why not
+_IMPORT_TAKES = {
+    True: ("--namespace-map", "--on-conflict", "--reembed"),
+    False: ("--namespace", "--duplicates"),
+}
+_WHY_NOT = {
+    "--duplicates": "its records match by id: --on-conflict says what one held already does",
+    "--on-conflict": "its records have no ids: --duplicates says what one held already does",
+}
 
 # libpq's keyword strings ("host=db user=bob password=..."): memkit takes URLs, and a file of that name
 _KEYWORD_DSN = re.compile(r"^\s*(host|hostaddr|port|dbname|user|password|service|sslmode)\s*=\S*\s")
@@ -95,6 +107,27 @@ def check_store_names(args: argparse.Namespace) -> None:
             raise ValidationError(
                 name, "looks like a libpq keyword string (host=... dbname=...): give a postgresql:// URL"
             )
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """An option the command cannot honour -> ValidationError naming it, before anything is opened:
+    ``export --to cogx`` carries no vectors nor history, standard output replaces no file
+    (``--force``); ``import`` of memkit's own format matches records by id (``--on-conflict``), of
+    another format by text (``--duplicates``), and only the latter is told its ``--namespace``."""
+    if args.command == "export":
+        cogx = (("--embeddings", args.embeddings), ("--events", args.events)) if args.to == "cogx" else ()
+        if wrong := [o for o, on in cogx if on]:
+            raise ValidationError(wrong[0], "does not apply to --to cogx (it carries no vectors, no history)")
+        if args.force and args.out == STDOUT and args.to == "memkit":
+            raise ValidationError("--force", "does not apply to standard output (-): it replaces no file")
+    if args.command == "import":
+        given = {"--namespace": args.namespace is not None, "--namespace-map": args.namespace_map,
+                 "--on-conflict": args.on_conflict, "--reembed": args.reembed,
+                 "--duplicates": args.duplicates}  # fmt: skip
+        takes = _IMPORT_TAKES[args.source == "memkit"]
+        if wrong := [o for o, v in given.items() if v and o not in takes]:
+            why = f" ({_WHY_NOT[wrong[0]]})" if wrong[0] in _WHY_NOT else ""
+            raise ValidationError(wrong[0], f"does not apply to --from {args.source}{why}")
 
 
 def shown(text: str, args: argparse.Namespace | None = None) -> str:

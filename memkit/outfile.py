@@ -19,7 +19,9 @@ A careful tool writing ``out.jsonl`` must not destroy what the name leads to, no
 4. an existing file nobody may write (``chmod a-w``, mode ``0444``), or that this process may not write, is
    refused with a ValidationError naming the argument, and left as it is, as ``cp`` without ``-f``
    refuses it: a rename would replace it silently, since a rename asks the folder, not the file; make it
-   writable (``chmod u+w``) or remove it to write it again (``force=True`` here replaces it anyway);
+   writable (``chmod u+w``), remove it, or pass ``force=True`` (every writer takes it; the CLI's
+   ``--force``: the message names the one the caller has, :func:`force_named`) to replace it anyway,
+   keeping its bits;
 5. a path the file system refuses (a missing folder, a read-only one) is a ValidationError naming the
    argument and the path the caller gave, never the temporary file's name; any other OSError (a disk
    that fails) propagates as it is.
@@ -35,19 +37,35 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
 from .errors import ValidationError, is_duckdb_file, output_target
 
-__all__ = ["STDOUT", "write_file"]
+__all__ = ["STDOUT", "force_named", "write_file"]
 
 STDOUT = "-"
 """The path that means standard output, for a writer that allows it (``stdout=True``)."""
 
 _BAD_PATH = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 """What a path the caller named can do wrong: a ValidationError naming it, not an OSError."""
+
+_FORCE: ContextVar[str] = ContextVar("memkit_force", default="force=True")
+"""How the caller says "replace it anyway", as a read-only target's refusal names it."""
+
+
+@contextmanager
+def force_named(option: str) -> Iterator[None]:
+    """Within it, a read-only target's refusal names ``option`` (the CLI's ``--force``) as the way to
+    replace it anyway, not the Python API's ``force=True``."""
+    token = _FORCE.set(option)
+    try:
+        yield
+    finally:
+        _FORCE.reset(token)
 
 
 def write_file(
@@ -78,7 +96,7 @@ def write_file(
             raise ValidationError(
                 name,
                 f"{os.fspath(path)!r} is read-only: it is left as it is; make it writable "
-                "(chmod u+w) or remove it to write it again",
+                f"(chmod u+w), remove it, or pass {_FORCE.get()} to replace it anyway",
             )
         # subtle: never more readable than the final file while written (an open descriptor outlives a chmod)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if keep is None else 0o600)

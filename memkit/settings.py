@@ -252,13 +252,14 @@ _BAD_PATH = (FileNotFoundError, IsADirectoryError, NotADirectoryError, Permissio
 """What a path the caller named can do wrong: a ValidationError on ``path``, not an OSError."""
 
 
-def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
+def save_settings(path: str | os.PathLike[str], settings: Settings, *, force: bool = False) -> None:
     """Write ``settings`` to ``path``: TOML for ``.toml``, JSON for ``.json``.
 
     Atomic: the text goes to a temporary file in the same directory, which then replaces ``path``
     in one step (:func:`os.replace`), so a failed save leaves the old file, never half of a new one.
     A database file at ``path`` (a store named ``store.json``) is refused, not overwritten; a
-    symbolic link's target is written, the link kept (:mod:`memkit.outfile`).
+    symbolic link's target is written, the link kept (:mod:`memkit.outfile`); a read-only file is
+    refused, unless ``force``.
     """
     path = check_path("path", path)
     suffix = _suffix(path)
@@ -267,7 +268,7 @@ def save_settings(path: str | os.PathLike[str], settings: Settings) -> None:
         raise ValidationError("settings", f"must be a memkit.Settings, got {type(settings).__name__}")
     data = settings.to_dict()
     text = _to_toml(data) if suffix == ".toml" else json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    write_file("path", path, lambda f: f.write(text))
+    write_file("path", path, lambda f: f.write(text), force=force)
 
 
 class _Object(dict[str, Any]):

@@ -50,3 +50,16 @@ def test_another_writers_same_text_is_not_this_record() -> None:
     assert add_frame(store, frame, requester="alice")["action"].to_list() == ["added"]
     assert add_frame(store, frame, requester="alice")["action"].to_list() == ["present"]
     assert sorted(store.frame("n")["owner"].to_list()) == ["alice", "bob"]
+
+
+def test_a_re_import_reads_only_the_memories_its_records_may_match(now: datetime, monkeypatch) -> None:
+    """h142: ``present`` read the whole namespace (every memory, every column) to match a few records;
+    it reads only the memories holding a record's text, as given or as the guard stores it."""
+    store = mk.MemoryStore()
+    store.add_many(pl.DataFrame({"content": [f"note {i}" for i in range(50)]}), namespace="u", now=now)
+    store.add("Mail me at [EMAIL]", namespace="u", now=now)  # the guard's copy of an earlier import
+    frame = pl.DataFrame({"namespace": ["u"] * 3, "content": ["note 7", "Mail me at ann@example.org", "new"]})
+    read, frame_of = [], store.frame
+    monkeypatch.setattr(store, "frame", lambda *a, **k: read.append(frame_of(*a, **k)) or read[-1])
+    assert add_frame(store, frame, now=now)["action"].to_list() == ["present", "present", "added"]
+    assert sorted(c for f in read for c in f["content"]) == ["Mail me at [EMAIL]", "note 7"]

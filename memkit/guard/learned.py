@@ -284,11 +284,11 @@ class LearnedModel:
         """The injection probability of each text, ``sigmoid(logit)`` -> ``(n,)`` in (0, 1)."""
         return 1.0 / (1.0 + np.exp(-np.clip(self.logit(texts, rule_codes), -40, 40)))
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, *, force: bool = False) -> None:
         """Write the model as a compressed ``.npz``: weights quantized to int8 (one scale), so the
         file is small; :func:`load_model` reads it back. A database file there is refused, not
         overwritten (ValidationError naming ``path``); written as every memkit writer writes
-        (:mod:`memkit.outfile`: whole or not at all, a link's target)."""
+        (:mod:`memkit.outfile`: whole or not at all, a link's target; a read-only file only if ``force``)."""
         target = str(check_path("path", path))  # ".npz" added to a name without it, as numpy does
         target = target if target.endswith(".npz") else target + ".npz"
         check_output("path", target)
@@ -298,7 +298,7 @@ class LearnedModel:
             f, bits=np.int64(self.bits), w=q, scale=np.float64(scale), v=self.v.astype(np.float64),
             b=np.float64(self.b), rules=np.array(self.rules, dtype=str), info=np.array(self.info),
             window=np.int64(self.window), power=np.float64(self.power),
-        ), binary=True)  # fmt: skip
+        ), binary=True, force=force)  # fmt: skip
 
     def quantized(self) -> LearnedModel:
         """This model with its weights as :meth:`save` stores them (what a loaded model scores)."""

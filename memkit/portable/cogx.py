@@ -69,14 +69,20 @@ _MEMKIT_META = tuple(f for f in MEMORY_FIELDS if f not in _IN_RECORD)  # -> meta
 
 
 def write_cogx(
-    frame: pl.DataFrame, directory: str | Path, *, embedder: str | None = None, now: datetime | None = None
+    frame: pl.DataFrame,
+    directory: str | Path,
+    *,
+    embedder: str | None = None,
+    now: datetime | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Write ``store.frame()`` as a COGX archive (``manifest.json`` + ``memories.jsonl``) -> the manifest.
 
     Each memory is a COGX ``memory`` record (``external_system`` "memkit", scope user = namespace,
     categories = tags) whose ``metadata["memkit"]`` carries every other memkit field, so that
     :func:`read_cogx` restores them; other COGX readers see plain memories. A database file under
-    one of the archive's names in ``directory`` is refused (ValidationError), nothing written.
+    one of the archive's names in ``directory`` is refused (ValidationError), nothing written; so is a
+    read-only file there, unless ``force`` (:mod:`memkit.outfile`).
     """
     now = check_time("now", now, optional=True) or datetime.now(UTC)  # the manifest's exported_at
     d = Path(directory)  # COGX is a folder of files, not one file
@@ -109,7 +115,7 @@ def write_cogx(
             }
             f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
 
-    write_file("directory", d / _COGX_FILES["memory"], memories)
+    write_file("directory", d / _COGX_FILES["memory"], memories, force=force)
     manifest = {
         "cogx_version": COGX_VERSION,
         "source_system": "memkit",
@@ -122,6 +128,7 @@ def write_cogx(
         "directory",
         d / "manifest.json",
         lambda f: f.write(json.dumps(manifest, indent=2, ensure_ascii=False)),
+        force=force,
     )
     return manifest
 

@@ -104,6 +104,7 @@ def write(
     events: pl.DataFrame | None = None,
     lessons: pl.DataFrame | None = None,
     lesson_embeddings: np.ndarray | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Write ``frame`` (one row per memory, every column of ``columns``) to ``path`` -> the header.
 
@@ -112,7 +113,7 @@ def write(
     :data:`~memkit.portable.lessons.LESSON_FIELDS`) and, when ``embeddings`` is given, their
     ``lesson_embeddings`` ``(m, dim)``. The file is written next to ``path`` (or the file a link there
     leads to) and renamed into place, so a reader never sees half a file; ``"-"`` is standard output
-    (:func:`memkit.outfile.write_file`).
+    (:func:`memkit.outfile.write_file`; ``force``: a read-only file is replaced too).
     """
     names = [c.name for c in columns]  # the header's "fields": the table's columns, in its order
     for c in columns:
@@ -164,7 +165,7 @@ def write(
 
     # memkit.outfile: a temporary file beside the target (a symbolic link's target), renamed over it,
     # so a crash leaves the old file or the new one; "-" is standard output; 0600: memories are private
-    write_file("path", path, lines, mode=0o600, stdout=True)
+    write_file("path", path, lines, mode=0o600, stdout=True, force=force)
     return header
 
 

@@ -32,12 +32,11 @@ DUPLICATES = ("skip", "add")
 def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | None) -> list[str | None]:
     """For each row of ``part`` (one namespace's rows of an adapter frame), the id of a memory of
     ``namespace`` that is the same record (module docstring), else None. Joins, no Python loop; the
-    guard screens only the rows whose text as given matched nothing (the write screens them again)."""
-    held = store.frame(namespace, requester=requester).select(
-        "id", "content", "key", "created_at", pl.coalesce("owner", "created_by").alias("who")
-    )
-    if held.is_empty():
-        return [None] * part.height
+    guard screens only the rows whose text as given matched nothing (the write screens them again).
+
+    Only the memories holding one of the rows' texts are read (``store.frame(contents=)``: the same
+    view, a requester's included), first as given, then as the guard would store the rest: a re-import
+    into a namespace of 100k memories reads the few it matches, not the 100k."""
     none = pl.lit(None, pl.String)
     rows = part.select(
         pl.col("content").cast(pl.String),
@@ -49,23 +48,41 @@ def present(store: Any, namespace: str, part: pl.DataFrame, requester: str | Non
             pl.col("owner").cast(pl.String) if "owner" in part.columns else none, pl.lit(requester, pl.String)
         ).alias("who"),
     ).with_row_index("row")
-    held = held.with_columns(pl.col("created_at").dt.replace_time_zone("UTC"))
-    # cast even when empty: a frame without created_at gives a Null column, which no join accepts
-    rows = rows.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
-    found = _matched(rows, held)
+    found = _matched(rows, _held(store, namespace, rows, requester))
     guard = getattr(store, "guard", None)
     missed = found.filter(pl.col("id").is_null())["row"]
-    if guard is not None and guard.enabled and len(missed):  # as the write would store it (PII redacted)
-        again = rows.filter(pl.col("row").is_in(missed.implode()))
+    if guard is not None and guard.enabled and len(missed) and store.count(namespace):  # as the write
+        again = rows.filter(pl.col("row").is_in(missed.implode()))  # would store it (PII redacted)
         redacted = screen_many(again["content"].to_list(), guard).texts
         again = again.with_columns(content=pl.Series(redacted, dtype=pl.String))
-        found = pl.concat([found.filter(pl.col("id").is_not_null()), _matched(again, held)])
+        found = pl.concat(
+            [
+                found.filter(pl.col("id").is_not_null()),
+                _matched(again, _held(store, namespace, again, requester)),
+            ]
+        )
     return found.sort("row")["id"].to_list()
+
+
+def _held(store: Any, namespace: str, rows: pl.DataFrame, requester: str | None) -> pl.DataFrame:
+    """``id, content, key, created_at, who`` of the memories of ``namespace`` (as ``requester`` may read
+    them) whose text is one of ``rows``', in the frame's order (oldest first)."""
+    texts = rows["content"].drop_nulls().unique().to_list()
+    held = store.frame(namespace, requester=requester, contents=texts)
+    return held.select(
+        "id",
+        "content",
+        "key",
+        pl.col("created_at").dt.replace_time_zone("UTC"),
+        pl.coalesce("owner", "created_by").alias("who"),
+    )
 
 
 def _matched(rows: pl.DataFrame, held: pl.DataFrame) -> pl.DataFrame:
     """``row, id``: the first held memory of each row's (text, key, owner), and of its time when the
     row gives one (null: none)."""
+    # cast even when empty: a frame without created_at gives a Null column, which no join accepts
+    rows = rows.with_columns(pl.col("created_at").cast(held.schema["created_at"]))
     by_text = held.unique(["content", "key", "who"], keep="first", maintain_order=True)
     by_time = held.unique(["content", "key", "who", "created_at"], keep="first", maintain_order=True)
     untimed = rows.filter(pl.col("created_at").is_null()).drop("created_at")

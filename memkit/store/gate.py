@@ -45,7 +45,7 @@ from ..schema import check_name
 from .asof import AsOfMixin, Then
 from .vectors import COLUMNS
 
-__all__ = ["QUARANTINED_TEXT", "WITHHELD_TEXT", "Gate", "GateMixin", "key_matches"]
+__all__ = ["MASKED_CONTENT", "QUARANTINED_TEXT", "WITHHELD_TEXT", "Gate", "GateMixin", "key_matches"]
 
 # the fields of an event's detail that name other memories (a supersede's successor, a conflict's
 # rival, a resolve's losers, a merge's members, an import's source, a search's hits, a prompt's context)
@@ -55,12 +55,12 @@ WITHHELD_TEXT = "[withheld: another writer's memory]"  # a reply's text a reques
 # the Memory columns with a quarantined row's text and value withheld
 # (its key and tags too: an injection may sit there, which is why it was quarantined)
 _HELD = "CASE WHEN status = 'quarantined' THEN"
+MASKED_CONTENT = f"{_HELD} '{QUARANTINED_TEXT}' ELSE content END"  # the text as a requester's view shows it
 # subtle: derived from COLUMNS by replacing its "key, content, value," and " tags," runs, so the two
 # lists name the same columns in the same order (a Memory builds from either)
 MASKED_COLUMNS = COLUMNS.replace(
     "key, content, value,",
-    f"{_HELD} NULL ELSE key END AS key, {_HELD} '{QUARANTINED_TEXT}' ELSE content END AS content,"
-    f" {_HELD} NULL ELSE value END AS value,",
+    f"{_HELD} NULL ELSE key END AS key, {MASKED_CONTENT} AS content, {_HELD} NULL ELSE value END AS value,",
 ).replace(" tags,", f" {_HELD} []::VARCHAR[] ELSE tags END AS tags,")
 MASKED_EMBEDDING = f"{_HELD} NULL ELSE embedding END AS embedding"  # frame(include_embedding=True)
 # which of the ids a past instant saw live are quarantined today (GateMixin._then)

@@ -81,6 +81,7 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
         include_events: bool = False,
         now: datetime | None = None,
         requester: str | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
         """Write the memories of ``namespace`` (or all) to a portable JSONL file -> its header.
 
@@ -89,12 +90,13 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
         guard's lessons of ``namespace`` too (:mod:`memkit.store.carried`); a ``requester`` (with its
         namespace) exports only what it may read, without quarantined memories nor lessons. Logs one
         ``export`` event. The file is written whole or not at all (a temporary file renamed into
-        place; a link's target, the link kept), never over a database file; ``"-"`` is standard
-        output (:mod:`memkit.outfile`).
+        place; a link's target, the link kept), never over a database file, nor over a read-only
+        one unless ``force``; ``"-"`` is standard output (:mod:`memkit.outfile`).
         """
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
-        for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events)):
+        for name, flag in (("include_embeddings", include_embeddings), ("include_events", include_events),
+                           ("force", force)):  # fmt: skip
             if not isinstance(flag, bool):
                 raise ValidationError(name, "must be a bool")
         # not a folder, a device, a pipe, nor a database: export("memories.db") must not overwrite a store
@@ -124,7 +126,7 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
             try:
                 header = jsonl.write(path, frame, columns, embedder=embedder, now=now, namespace=namespace,
                                      embeddings=emb, events=events, lessons=lessons,
-                                     lesson_embeddings=vectors)  # fmt: skip
+                                     lesson_embeddings=vectors, force=force)  # fmt: skip
             except OSError as e:  # (a disk that fails; never the temporary file's name)
                 raise ValidationError("path", f"cannot write {str(path)!r}: {e.strerror or e}") from None
             where_to = scrub(str(path), self.guard)  # a path may name a person: kept only if it does not
@@ -139,13 +141,16 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
         *,
         now: datetime | None = None,
         requester: str | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
         """Write the memories of ``namespace`` (or all) as a COGX archive (cognee's format, a folder:
         :func:`memkit.cogx.write_cogx`) -> its manifest. The same read as :meth:`export`: the operator
         gets everything, a ``requester`` only what it may read, without quarantined memories; one
-        ``export`` event (``format: "cogx"``) is logged."""
+        ``export`` event (``format: "cogx"``) is logged; ``force``: as :meth:`export`'s."""
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
+        if not isinstance(force, bool):
+            raise ValidationError("force", "must be a bool")
         d = check_path("directory", directory)
         if d.exists() and not d.is_dir():  # a database file, or any file: COGX is a folder
             raise ValidationError("directory", f"{str(directory)!r} exists and is not a folder: not replaced")
@@ -154,7 +159,7 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
             if requester is not None:  # as export(): a requester's file holds no quarantined memory
                 frame = frame.filter(pl.col("status") != "quarantined")
             try:
-                manifest = cogx.write_cogx(frame, d, embedder=self.embedder.name, now=now)
+                manifest = cogx.write_cogx(frame, d, embedder=self.embedder.name, now=now, force=force)
             except OSError as e:
                 raise ValidationError("directory", f"cannot write {str(directory)!r}: {e}") from None
             where_to = scrub(str(directory), self.guard)  # as export's path

@@ -38,7 +38,7 @@ from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
 from .audit import scrub
-from .gate import MASKED_COLUMNS, MASKED_EMBEDDING, Gate, GateMixin, key_matches
+from .gate import MASKED_COLUMNS, MASKED_CONTENT, MASKED_EMBEDDING, Gate, GateMixin, key_matches
 from .names import id_holds_secret, log_names
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
 
@@ -59,6 +59,14 @@ def check_ids(field: str, ids: Any) -> list[str]:
     if isinstance(ids, str) or not listed:
         raise ValidationError(field, f"must be a list of ids, got {type(ids).__name__}")
     return [str(check_name(field, i)) for i in ids]  # (a numpy str becomes a str)
+
+
+def _texts(contents: Any) -> list[str]:
+    """``frame(contents=)``: a list of texts (a bare string is refused, not read as characters)."""
+    texts = contents.to_list() if isinstance(contents, pl.Series) else contents
+    if not isinstance(texts, (list, tuple, set, frozenset)) or not all(isinstance(t, str) for t in texts):
+        raise ValidationError("contents", f"must be a list of texts, got {type(contents).__name__}")
+    return list(texts)
 
 
 class ReadMixin(GateMixin, VectorsMixin):
@@ -141,6 +149,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         include_embedding: bool = False,
         requester: str | None = None,
         withhold: bool | None = None,
+        contents: Sequence[str] | None = None,
     ) -> pl.DataFrame:
         """All memories (of one namespace, or all), oldest first, as a polars frame.
 
@@ -155,6 +164,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         ``withhold=True`` withholds quarantined rows' text, key, value and tags
         (``[quarantined: awaiting review]``) in the operator's view too, for what reaches a model or
         a user (the MCP server, an agent's reply); a requester's view always withholds them.
+        ``contents=[...]`` reads only the rows whose text, as the frame shows it, is one of those
+        (``frame(...).filter(pl.col("content").is_in(texts))``, without reading the rest: what an
+        adapter import matches its records against, :mod:`memkit.portable.seen`).
         """
         namespace = self._space(namespace, optional=True)
         as_of = check_time("as_of", as_of, optional=True)
@@ -164,6 +176,9 @@ class ReadMixin(GateMixin, VectorsMixin):
                 raise ValidationError(name, "must be a bool")
         where, params = self._gate(namespace, requester).where()  # no status or validity filter
         masked = requester is not None or withhold is True  # a requester's view: withheld
+        if contents is not None:  # the text as selected below: a requester's quarantined rows' withheld
+            where = f"{where} AND {MASKED_CONTENT if masked else 'content'} IN (SELECT unnest(?::VARCHAR[]))"
+            params = [*params, _texts(contents)]
         cols = (MASKED_COLUMNS if masked else COLUMNS) + (
             f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
         )

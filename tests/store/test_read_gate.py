@@ -182,3 +182,28 @@ def test_namespaces_at_now_counts_only_what_holds_then() -> None:
         assert s.namespaces(now=NOW + H).filter(pl.col("namespace") == "moved")["memories"].to_list() == [1]
         with pytest.raises(mk.ValidationError, match="now"):
             s.namespaces(now=datetime(2026, 1, 1))
+
+
+# ------------------------------------------------------------------- frame(contents=): a re-import's read
+@pytest.mark.parametrize(
+    ("reader", "withhold"), [(None, None), (None, True), ("alice", None), ("carol", None)]
+)
+def test_frame_of_some_texts_is_the_frame_filtered_by_them(reader: str | None, withhold: bool | None) -> None:
+    """h142: an adapter re-import read every memory of the namespace to match a few; ``contents=``
+    reads only those with one of the texts, in the view the frame gives (a requester's: what it may
+    read, a quarantined text withheld, so it matches only the withheld text itself)."""
+    with mk.MemoryStore() as s:
+        s.add("I like green tea", namespace="u", requester="alice", access="private", now=NOW)
+        s.add("I like green tea", namespace="u", requester="bob", access="public", now=NOW + H)
+        s.add(INJECTION, namespace="u", requester="alice", now=NOW)  # quarantined
+        s.add_many(pl.DataFrame({"content": [f"note {i}" for i in range(40)]}), namespace="u", now=NOW)
+        s.add("I like green tea", namespace="v", now=NOW)  # another namespace: never
+        view = dict(requester=reader, withhold=withhold)
+        for texts in (["I like green tea", "note 7", "absent"], [INJECTION, QUARANTINED_TEXT], []):
+            whole = s.frame("u", **view)
+            assert s.frame("u", contents=texts, **view).equals(whole.filter(pl.col("content").is_in(texts)))
+        assert s.frame("u", contents=pl.Series(["note 3"]), **view)["content"].to_list() == ["note 3"]
+        for bad in ("note 3", ["note 3", 3], 3):
+            with pytest.raises(mk.ValidationError) as e:
+                s.frame("u", contents=bad, **view)
+            assert e.value.field == "contents"
