@@ -53,7 +53,9 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from .commands.patterns import norm_expr
+from .commands.slot_leads import slot_value_expr
 from .commands.slots import with_slot_key
+from .commands.subjects import first_person_expr
 from .decay import age_hours_expr, below_floor, strength_expr
 from .guard import screen_many
 from .params import ForgetParams, GuardParams
@@ -139,12 +141,17 @@ def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
     unkeyed = pl.col("key").is_null()
     who = [c for c in ("owner", "created_by") if c in active.columns]  # one user's facts, not a team's
     said = active.select(
-        "namespace", "id", "key", v=value, norm=norm_expr("content"),
+        "namespace", "id", "key", v=value, norm=norm_expr("content"), given=pl.col("value").is_not_null(),
         who=pl.coalesce(*who).cast(pl.String) if who else pl.lit(None, pl.String),
     )  # fmt: skip
     said = with_slot_key(said, "norm", "slot", unkeyed)  # one regex pass; the rest on the few hits
     said = said.filter((unkeyed & pl.col("slot").is_not_null()) | pl.col("key").str.starts_with("fact."))
-    said = said.with_columns(slot=pl.coalesce("key", "slot"), v=_same_value(pl.col("v")))
+    said = said.with_columns(slot=pl.coalesce("key", "slot"))
+    # the slot's value, as the statement gives it ("I moved to Boston": boston); a structured value
+    # as it is, and a text without a lead of its slot whole
+    said = said.with_columns(me=first_person_expr(pl.col("norm")))  # once: each slot's lead reads it
+    stated = pl.when(pl.col("given")).then(None).otherwise(slot_value_expr(pl.col("me"), pl.col("slot")))
+    said = said.with_columns(v=pl.coalesce(stated, _same_value(pl.col("v"))))
     over = ["namespace", "who", "slot"]
     split = said.with_columns(n=pl.len().over(over)).filter(unkeyed & (pl.col("v").n_unique().over(over) > 1))
     return _findings(
@@ -161,8 +168,9 @@ def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
 
 
 def _same_value(text: pl.Expr) -> pl.Expr:
-    """What MK011 compares: the text lowercased, without punctuation and without the words that say
-    it holds now ("I live in Boston." = "i live in Boston now")."""
+    """What MK011 compares when a memory states no value after a lead of its slot (a structured
+    ``value``, a keyed text of another shape): the text lowercased, without punctuation and without
+    the words that say it holds now ("Boston." = "boston now")."""
     low = text.str.to_lowercase().str.replace_all(r"\b(?:now|currently|these days|still|just)\b", " ")
     return low.str.replace_all(r"[\p{P}\s]+", " ").str.strip_chars()
 

@@ -47,6 +47,8 @@ __all__ = [
     "NAME_EN",
     "NAME_ZH",
     "NOT_HOME_ZH",
+    "NOT_NAME_ZH",
+    "PLACE_NAMES",
     "NOT_SCHOOL",
     "NUMBERED",
     "PLACES_ZH",
@@ -135,6 +137,15 @@ _SURNAMES = (
     "小老阿"
 )
 NAME_ZH = rf"(?:[{_SURNAMES}][^\s,。;:!?.、]{{1,2}}(?:$|[\s,。;:!?.、])|(?-i:[A-Z]))"
+# common words that start like a name (a surname, or 小 / 老 / 阿): 叫我马上…, 我叫高铁, 我叫老师 name no one
+# (followed by at most one character before the clause ends: 叫我小心点)
+NOT_NAME_ZH = (
+    r"(?:马上|马路|马桶|高铁|高兴|高速|高手|高中|高考|高端|老师|老板|老公|老婆|老家|老大|老人|老爸|老妈|老是|老实"
+    r"|小心|小时|小孩|小姐|小朋友|小区|小声|小说|小费|小吃|小组|小伙|阿姨|白天|白班|白菜|金额|金钱|黄牛|方便|方案|方向"
+    r"|方法|方式|万一|石头|龙虾|钱包|江湖|程序|任务|周末|周一|周二|周三|周四|周五|周六|周日|于是|余额|许多|夏天|何时"
+    r"|何况|史上|熊猫|付款|付钱|韩国|范围|严格|陆地|向导|向前|向上|孔子|毛病|江边|林子|段落|雷雨|唐朝|宋体|朱红|吴语"
+    r"|郭德纲|司机|快递|外卖|车|孙子|孙女)(?:[^\s,。;:!?.、])?(?:$|[\s,。;:!?.、])"
+)
 # a calendar date after "my birthday is" / "I was born on" / 我的生日是: a month name, or a day before a
 # month name, a "/" or the end of the clause (May 3, the 3rd of May, 3/5, "on the 3rd"; "next week",
 # "10 days away", "the 4th floor of the hospital", "a farm" are none)
@@ -151,6 +162,38 @@ DATE_ZH = r"(?:农历|阴历|公历|阳历)?[0-9一二三四五六七八九十�
 NOT_HOME_ZH = (
     r"(?:酒店|宾馆|旅馆|民宿|客栈|青旅|招待所|医院|病房|[^,。;]{0,6}(?:楼|层|栋|单元|室|工位|座位|位子|部|组|团队|部门)"
     r"(?:了|里|住|$|[,。;!]))"
+)
+# "I'm from X" names a hometown only when X is a known place (or "originally" is said: the slots): a
+# country, a US state, a province, a large city, in English; "I'm from Google", "I'm from Mars", "I'm
+# from Acme" name an employer, a joke, a team. Case-sensitive, as a proper name is written; not before
+# another capitalized word or an apostrophe ("Boston University", "America's Test Kitchen": a name).
+PLACE_NAMES = (
+    r"(?-i:(?:(?:the )?(?:US|USA|U\.S\.|UK|U\.K\.|States|Netherlands|Philippines|UAE|Bay Area|Midwest"
+    r"|South|North)|America|Canada|Mexico|Brazil|Argentina|Chile|Peru|Colombia|Venezuela|Cuba|Jamaica|England|Scotland|Wales"
+    r"|Ireland|Britain|France|Germany|Spain|Portugal|Italy|Greece|Switzerland|Austria|Belgium|Holland|Denmark"
+    r"|Sweden|Norway|Finland|Iceland|Poland|Czechia|Hungary|Romania|Bulgaria|Serbia|Croatia|Ukraine|Russia"
+    r"|Belarus|Lithuania|Latvia|Estonia|Turkey|Israel|Lebanon|Syria|Iraq|Iran|Egypt|Morocco|Algeria|Tunisia"
+    r"|Nigeria|Ghana|Kenya|Ethiopia|Uganda|Tanzania|South Africa|Zimbabwe|Saudi Arabia|Qatar|Pakistan|India"
+    r"|Bangladesh|Nepal|Sri Lanka|China|Taiwan|Hong Kong|Macau|Japan|Korea|South Korea|Mongolia|Vietnam"
+    r"|Thailand|Cambodia|Laos|Myanmar|Malaysia|Singapore|Indonesia|Australia|New Zealand|Europe|Asia|Africa"
+    r"|Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho"
+    r"|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota"
+    r"|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York"
+    r"|New York City|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island"
+    r"|South Carolina|South Dakota"
+    r"|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming|Ontario|Quebec"
+    r"|British Columbia|Alberta|Manitoba|Nova Scotia|Boston|Chicago|Los Angeles|LA|NYC|San Francisco|Seattle"
+    r"|Portland|Denver|Austin|Dallas|Houston|Atlanta|Miami|Philadelphia|Pittsburgh|Detroit|Cleveland"
+    r"|Baltimore|Minneapolis|St\. Louis|Nashville|New Orleans|Phoenix|Las Vegas|San Diego|San Jose|Brooklyn"
+    r"|Toronto|Montreal|Vancouver|London|Manchester|Liverpool|Birmingham|Glasgow|Edinburgh|Dublin|Paris|Lyon"
+    r"|Berlin|Munich|Hamburg|Frankfurt|Vienna|Zurich|Geneva|Amsterdam|Brussels|Madrid|Barcelona|Lisbon|Rome"
+    r"|Milan|Naples|Athens|Prague|Warsaw|Budapest|Stockholm|Oslo|Copenhagen|Helsinki|Moscow|Kyiv|Istanbul"
+    r"|Cairo|Lagos|Nairobi|Dubai|Mumbai|Delhi|Bangalore|Karachi|Beijing|Shanghai|Guangzhou|Shenzhen|Hangzhou"
+    r"|Chengdu|Wuhan|Nanjing|Tianjin|Chongqing|Xi'an|Tokyo|Osaka|Kyoto|Seoul|Busan|Taipei|Manila|Bangkok"
+    r"|Hanoi|Jakarta|Sydney|Melbourne|Brisbane|Perth|Auckland|Sao Paulo|Rio|Buenos Aires|Lima|Bogota"
+    r"|Mexico City|Guangdong|Zhejiang|Jiangsu|Sichuan|Hunan|Hubei|Henan|Hebei|Shandong|Fujian|Yunnan|Guangxi"
+    r"|Shanxi|Shaanxi|Anhui|Jiangxi|Liaoning|Jilin|Heilongjiang|Guizhou|Hainan|Gansu|Xinjiang|Tibet)"
+    r"(?:$|[^A-Za-z '’]| (?-i:[a-z])))"
 )
 # "I'm from" a team or a department, not a place
 TEAM = (

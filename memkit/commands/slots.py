@@ -13,7 +13,8 @@ agreement (the patterns are in the subset both engines read alike: no look-aroun
 Only the user's own, current facts are keyed, and the rule errs on keeping a fact unkeyed (a key
 replaces a value; an unkeyed fact only adds one):
 
-- **first person only**: every pattern starts at the user (I / I'm / my name / 我 + 住在 …); "my
+- **the user only**: every pattern starts at the user (I / I'm / my name / 我 + 住在 …; "User lives in
+  …", 用户住在… are read in the first person: :mod:`memkit.commands.subjects`); "my
   sister lives in Paris" and 我妹妹住在巴黎 name no slot of the user's and get no key at all (no
   ``fact.sister.residence``: the people around the user are open-ended, and a key would let a
   remark about one relative replace a fact about another);
@@ -56,8 +57,10 @@ from .slot_values import (
     NAME_EN,
     NAME_ZH,
     NOT_HOME_ZH,
+    NOT_NAME_ZH,
     NOT_SCHOOL,
     NUMBERED,
+    PLACE_NAMES,
     PLACE_NOUNS,
     PLACES_ZH,
     SCHOOL_NOUNS,
@@ -68,6 +71,7 @@ from .slot_values import (
     TOOLS,
     value_en,
 )
+from .subjects import THIRD_PERSON, first_person, first_person_expr
 
 __all__ = [
     "ANY_SLOT",
@@ -118,7 +122,14 @@ _EMP_EN = (
     r"(?:job|position|role) (?-i:at|with)|\bmy (?:employer|company) (?-i:is))"
 )
 _SCHOOL_EN = rf"(?:\bi {_NOW_EN}study (?-i:at)|{_I_AM}{_NOW_EN}studying (?-i:at))"
-_HOME_EN = rf"(?:{_I_AM}(?:originally )?(?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
+_HOME_EN = rf"(?:{_I_AM}originally (?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
+# "I'm from X" without "originally": a hometown only before a known place (slot_values.PLACE_NAMES), a
+# place noun ("a small town"), or a town and a known place ("Austin, Texas"): not "I'm from Google"
+_FROM_EN = rf"{_I_AM}(?-i:from)"
+_FROM_PLACE = (
+    rf"(?:{PLACE_NAMES}|(?:a|an|the) (?:[a-z-]+ ){{0,2}}{PLACE_NOUNS}s?\b"
+    rf"|(?-i:[A-Z])[A-Za-z.'-]*(?: (?-i:[A-Z])[A-Za-z.'-]*)?, {PLACE_NAMES})"
+)
 _WED_ZH = r"(?:结婚|离婚|订婚|分手|脱单)"
 # what ends an English job noun after "I'm a": the clause, or at / in / for … ("I'm a nurse at St
 # Mary's"; not "I'm a teacher's pet", "I'm a huge Doctor Who fan", "I'm a Student Ambassador")
@@ -160,14 +171,15 @@ SLOTS: tuple[tuple[str, str], ...] = (
             r"|\bmy age is\b"
             rf"|我{_NOW_ZH}(?:今年)?(?:[0-9]{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:周)?岁"),
     ("birthday", rf"(?:\bmy birthday is|\bi was born on) {DATE_EN}|我的?生日(?:是|在){DATE_ZH}"),
-    ("hometown", rf"{_HOME_EN} {value_en(PLACE_NOUNS)}"
+    ("hometown", rf"{_HOME_EN} {value_en(PLACE_NOUNS)}|{_FROM_EN} {_FROM_PLACE}"
                  r"|我来自|我老家(?:是|在)|我出生在|我在[^,。;]{1,12}长大"),
 )  # fmt: skip
 _OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
 # slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
 # slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
 NOT_VALUE: dict[str, str] = {
-    "name": rf"{_I_AM}called (?:[a-z'-]+ ){{1,3}}by\b",
+    "name": rf"{_I_AM}called (?:[a-z'-]+ ){{1,3}}by\b"
+            rf"|(?:我(?:的名字)?叫(?:做)?|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我){NOT_NAME_ZH}",
     "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE}|{NUMBERED})"
                  rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?(?:{GENERIC_ZH}|{NOT_HOME_ZH})"
                  rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}"
@@ -188,7 +200,7 @@ NOT_VALUE: dict[str, str] = {
                     rf"|{_I_HAVE}{_NOW_EN}(?:got|gotten) married to (?:a|an|my|the|this|that|our) "
                     r"(?:idea|concept|notion|thought|plan|job|work|career|code|project|cause|craft|mission|vision)\b"
                     rf"|我{_NOW_ZH}{_WED_ZH}(?:的|那|后|以后|之后|以来|前|时|纪念|典礼|照|戒指|请柬|酒|证)",
-    "hometown": rf"{_HOME_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
+    "hometown": rf"(?:{_HOME_EN}|{_FROM_EN}) (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
                 rf"|我(?:来自|老家(?:是|在)|出生在)(?:{GENERIC_ZH}|{NOT_HOME_ZH})|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
                 r"|我出生在[^,。;]{0,6}(?:年|月|日|号|世纪)",
 }  # fmt: skip
@@ -197,16 +209,16 @@ NOT_VALUE: dict[str, str] = {
 _BREAK_EN = rf"(?:[,;] ?|\band ){_NOW_EN}"
 _BREAK_ZH = rf"(?:[,;] ?|和){_NOW_ZH}"
 SECOND: dict[str, str] = {
-    "residence": rf"{_BREAK_EN}(?:moved (?-i:to)|relocated (?-i:to)|live (?-i:in|at)|living (?-i:in))"
+    "residence": rf"{_BREAK_EN}(?:moved (?-i:to)|relocated (?-i:to)|lives? (?-i:in|at)|living (?-i:in))"
                  rf" {value_en(PLACE_NOUNS, number=True)}|{_BREAK_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)",
-    "employer": rf"{_BREAK_EN}(?:work (?-i:at|for)|working (?-i:at|for)) {value_en(EMPLOYER_NOUNS)}"
+    "employer": rf"{_BREAK_EN}(?:works? (?-i:at|for)|working (?-i:at|for)) {value_en(EMPLOYER_NOUNS)}"
                 rf"|{_BREAK_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
                 rf"(?:job|position|role) (?-i:at|with)|{_BREAK_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
                 rf"|{_BREAK_ZH}(?:入职|就职于)",
-    "school": rf"{_BREAK_EN}(?:study|studying) (?-i:at) {value_en(SCHOOL_NOUNS)}"
+    "school": rf"{_BREAK_EN}(?:study|studies|studying) (?-i:at) {value_en(SCHOOL_NOUNS)}"
               rf"|{_BREAK_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)",
     "relationship": rf"{_BREAK_EN}(?:got|gotten) (?:married|engaged|divorced)\b|{_BREAK_ZH}{_WED_ZH}了",
-    "job": rf"{_BREAK_EN}work as\b|{_BREAK_ZH}(?:是|当|做)(?:一名|一个|一位|个|名)?{_JOBS_ZH}{_END_ZH}",
+    "job": rf"{_BREAK_EN}works? as\b|{_BREAK_ZH}(?:是|当|做)(?:一名|一个|一位|个|名)?{_JOBS_ZH}{_END_ZH}",
 }  # fmt: skip
 # a statement about the past: it does not say what holds now ... unless NOW is there too
 PAST = (
@@ -249,6 +261,8 @@ def slot_key(text: str) -> str | None:
     >>> slot_key(norm("我以前住在北京，现在搬到上海了")), slot_key(norm("如果我搬到上海"))
     ('fact.residence', None)
     """
+    # "User lives in Boston", 用户住在杭州: the user's own, in the first person (memkit.commands.subjects)
+    text = first_person(text)
     if _ANY_RE.search(text) is None:  # one pass for the many texts that name no slot
         return None
     slots = [f"fact.{name}" for name, p in _SLOT_RE if p.search(text) and not _no_value(name, text)]
@@ -273,21 +287,31 @@ def with_slot_key(df: pl.DataFrame, text: str, name: str, where: pl.Expr | None 
     >>> with_slot_key(pl.DataFrame({"t": ["我叫小王", "hello"]}), "t", "k")["k"].to_list()
     ['fact.name', None]
     """
-    hit = matches_expr(pl.col(text), ANY_SLOT)
+    hit = matches_expr(pl.col(text), ANY_SLOT) | matches_expr(pl.col(text), THIRD_PERSON)
     indexed = df.with_row_index("_slot_row")
-    keys = indexed.filter(hit if where is None else hit & where).select(
-        "_slot_row", slot_key_expr(pl.col(text)).alias(name)
+    # the first-person text materialized once: every pattern reads it (an expression would be run again
+    # for each of them)
+    keys = (
+        indexed.filter(hit if where is None else hit & where)
+        .select("_slot_row", _me=first_person_expr(pl.col(text)))
+        .select("_slot_row", _key_expr(pl.col("_me")).alias(name))
     )
     return indexed.join(keys, on="_slot_row", how="left", maintain_order="left").drop("_slot_row")
 
 
 def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
-    """:func:`slot_key` as a polars expression over normalized text (null: no slot).
+    """:func:`slot_key` as a polars expression over normalized text (null: no slot). Over a frame,
+    :func:`with_slot_key` is faster: it rewrites the third person once, not once per pattern.
 
     >>> df = pl.DataFrame({"t": ["I live in Boston", "我搬到上海了", "I'd love to live in Rome"]})
     >>> df.select(k=slot_key_expr(pl.col("t")))["k"].to_list()
     ['fact.residence', 'fact.residence', None]
     """
+    return _key_expr(first_person_expr(norm_text))  # the user in the third person (memkit.commands.subjects)
+
+
+def _key_expr(norm_text: pl.Expr) -> pl.Expr:
+    """:func:`slot_key_expr` of a text already in the first person."""
     blocked = matches_expr(norm_text, NOT_SLOT) | (
         matches_expr(norm_text, PAST) & ~matches_expr(norm_text, NOW)
     )
@@ -299,6 +323,7 @@ def slot_key_expr(norm_text: pl.Expr) -> pl.Expr:
         hits.append(hit.cast(pl.UInt8))
         key = pl.when(hit).then(pl.lit(f"fact.{name}")).otherwise(key)
     blocked = blocked | (pl.sum_horizontal(hits) != 1)  # none, or two slots in one text
+    of = {slot: hit for (slot, _), hit in zip(SLOTS, hits, strict=True)}  # one slot: its hit is the key
     for name, pattern in SECOND.items():  # a second slot in a clause without a subject of its own
-        blocked = blocked | (matches_expr(norm_text, pattern) & (key != f"fact.{name}"))
+        blocked = blocked | (matches_expr(norm_text, pattern) & (of[name] == 0))
     return pl.when(blocked).then(pl.lit(None, dtype=pl.String)).otherwise(key)

@@ -94,11 +94,15 @@ def chat_frame(
     messages: Sequence[Mapping[str, Any]], *, namespace: str, where: Sequence[str] | None = None
 ) -> pl.DataFrame:
     """OpenAI-style chat messages -> one row per message: ``turn, role, namespace, content, store,
-    layer, kind, importance, protected, source, tags, created_at, reason, record``.
+    layer, kind, importance, protected, key, source, tags, created_at, reason, record``.
 
     ``store`` is the admission rule's verdict; :func:`add_frame` writes only the rows where it is
-    true. A message's ``created_at`` (ISO-8601 with offset), when present, is kept. ``where`` names
-    each message in errors (``record``; default ``messages[i]``; a JSONL file's reader: ``line n``).
+    true. ``key`` is the admission key (``fact.residence``, ``preference.drink``: the user's own fact
+    or preference), as :class:`~memkit.agent.MemoryAgent` keys a live turn; written with
+    ``add_frame(..., conflict_policy="supersede")`` (as ``import_file`` does) a later statement of the
+    key supersedes the earlier one, in conversation order. A message's ``created_at`` (ISO-8601 with
+    offset), when present, is kept. ``where`` names each message in errors (``record``; default
+    ``messages[i]``; a JSONL file's reader: ``line n``).
 
     >>> f = chat_frame([{"role": "user", "content": "我喜欢喝美式咖啡"}, {"role": "user", "content": "好的"},
     ...                 {"role": "system", "content": "You are helpful."}], namespace="u")
@@ -153,6 +157,7 @@ def chat_frame(
             "kind",
             "importance",
             "protected",
+            "key",  # the admission key: the user's own fact or preference on a known slot or topic
             "source",
             "tags",
             "created_at",
@@ -242,7 +247,8 @@ def import_file(
     ``mem0``: a get_all() JSON; ``cogx``: an archive directory) and add it -> :func:`add_frame`'s report.
 
     Chat messages need ``namespace`` (a conversation does not say whose it is); for mem0 and COGX it
-    overrides the records' own user scope. Nothing is written unless the whole file is valid; an
+    overrides the records' own user scope. A chat's keyed messages are written with
+    ``conflict_policy="supersede"`` (:func:`add_frame`). Nothing is written unless the whole file is valid; an
     error about its content names the file and the record (``chat.jsonl: line 4.content: ...``). A
     record the store holds already is ``present``, not written again (``duplicates``: :func:`add_frame`).
     """
@@ -268,7 +274,11 @@ def import_file(
         frame = frame.with_columns(record=pl.format("results[{}]", pl.int_range(pl.len())))
     if "record" in frame.columns:  # add_frame's errors name the file too
         frame = frame.with_columns(record=pl.lit(f"{p.name}: ") + pl.col("record"))
-    return add_frame(store, frame, requester=requester, now=now, duplicates=duplicates)
+    # a chat's keys as the agent's: a later statement of a fact or preference supersedes the earlier one
+    policy = "supersede" if source == "chat" else None
+    return add_frame(
+        store, frame, requester=requester, now=now, duplicates=duplicates, conflict_policy=policy
+    )
 
 
 def _decoded(data: bytes) -> str:

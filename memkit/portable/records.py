@@ -18,7 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FormatError, ValidationError, WriteRefused
+from ..conflicts import POLICIES
+from ..errors import AccessDenied, FormatError, ValidationError, WriteRefused
 from ..schema import WRITABLE_FIELDS, check_choice, check_name, check_time
 from .rows import build_rows
 from .seen import DUPLICATES, present
@@ -96,6 +97,7 @@ def add_frame(
     requester: str | None = None,
     now: datetime | None = None,
     duplicates: str = "skip",
+    conflict_policy: str | None = None,
 ) -> pl.DataFrame:
     """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
     column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped`` /
@@ -110,8 +112,17 @@ def add_frame(
     earlier one written. Columns that are not writable Memory fields (``turn``, ``role``,
     ``reason``, ...) are not written, and neither is a column that is null in every row of a
     namespace, so that the field gets its default there. An error names the record by the frame's
-    ``record`` column (``messages[3].content: ...``), else by its ``row``."""
+    ``record`` column (``messages[3].content: ...``), else by its ``row``.
+
+    Keyed rows meet the key's stored versions, and each other in frame order, under ``conflict_policy``
+    (None: the store's). With ``"supersede"`` (a chat import: :func:`~memkit.portable.adapters.import_file`)
+    a key is used as :class:`~memkit.agent.MemoryAgent` uses it: a later statement supersedes the
+    earlier one, and a row keeps no key (it is written as a plain memory) when the key's current
+    version is not the requester's to change (AccessDenied, audited as the agent's write is) or is
+    dated after the row (an old chat does not replace what the user has said since)."""
     duplicates = check_choice("duplicates", duplicates, DUPLICATES)
+    if conflict_policy is not None:
+        conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
     frame = frame.with_row_index("row")  # the report's row: the position in the input frame
     writable = set(WRITABLE_FIELDS)
     wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
@@ -139,8 +150,14 @@ def add_frame(
                 except ValidationError as one:
                     raise type(one)(f"{name}.{one.field}", str(one)[len(one.field) + 2 :]) from None
             raise e from None
+        given = part
+        if conflict_policy == "supersede" and "key" in part.columns:
+            part = part.with_columns(key=_usable_keys(store, part, space, requester, at))
         if duplicates == "skip":  # what the namespace holds already is not written again (seen.py)
             found = pl.Series("id", present(store, space, part, requester), dtype=pl.String)
+            # a key dropped now (a newer value since) may have been written by an earlier import
+            if part is not given and not part["key"].equals(given["key"]):
+                found = found.fill_null(pl.Series(present(store, space, given, requester), dtype=pl.String))
             known = part.select("row", "namespace").with_columns(id=found, action=pl.lit("present"))
             parts.append(known.filter(pl.col("id").is_not_null()))
             part = part.filter(found.is_null())
@@ -150,13 +167,48 @@ def add_frame(
             if part.is_empty():
                 continue
             try:
-                ids = store.add_many(part.select(cols), namespace=ns, requester=requester, now=now)
+                ids = store.add_many(
+                    part.select(cols),
+                    namespace=ns,
+                    requester=requester,
+                    now=now,
+                    conflict_policy=conflict_policy,
+                )
             except WriteRefused as e:  # its rows are the group's: name the frame's row (and record) instead
                 raise _in_frame(
                     e, part["row"], part["record"] if "record" in part.columns else None
                 ) from None
             parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
     return pl.concat(parts).sort("row")
+
+
+def _usable_keys(
+    store: Any, part: pl.DataFrame, namespace: str, requester: str | None, now: datetime
+) -> pl.Series:
+    """``part``'s keys, null where a keyed write would not supersede as the agent's does (see
+    :func:`add_frame`): one check per distinct key of the part, not per row."""
+    keys = part["key"].drop_nulls().unique().to_list()
+    if not keys:
+        return part["key"]
+    denied = []
+    for key in keys:  # a handful: the slots and preference topics a conversation touches
+        try:
+            store.check_key_write(key, namespace=namespace, requester=requester, now=now)
+        except AccessDenied:
+            denied.append(key)
+    current = (
+        store.frame(namespace, requester=requester)
+        .filter((pl.col("status") == "active") & pl.col("key").is_in(keys))
+        .group_by("key")
+        .agg(since=pl.col("created_at").max().dt.replace_time_zone("UTC"))
+    )
+    at = pl.col("created_at") if "created_at" in part.columns else pl.lit(None, pl.Datetime("us", "UTC"))
+    dated = part.select("key", at=pl.coalesce(at, pl.lit(now)).cast(pl.Datetime("us", "UTC")))
+    dated = dated.join(
+        current.cast({"since": pl.Datetime("us", "UTC")}), on="key", how="left", maintain_order="left"
+    )
+    older = dated["since"].is_not_null() & (dated["at"] < dated["since"])
+    return part["key"].set(older | part["key"].is_in(denied), None)
 
 
 def _in_frame(e: WriteRefused, rows: pl.Series, records: pl.Series | None) -> WriteRefused:
