@@ -138,3 +138,16 @@ def test_lesson_07_prints_what_the_model_alone_holds() -> None:
              if o.get("name") == "stdout" for ln in "".join(o["text"]).splitlines()]  # fmt: skip
     held = [ln for ln in lines if ln.startswith("held by the model alone:")]
     assert held and held[0] != "held by the model alone: []", held
+
+
+def test_lesson_03_lists_every_wrong_merge_it_counts_at_080() -> None:
+    """The 0.80 table shows all the wrong clusters the threshold loop counted (the prose names each one),
+    not the first five of them."""
+    nb = run_notebook(ROOT / "notebooks" / "03_consolidation_and_merge_threshold.ipynb")
+    cells = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+    loop = "".join("".join(o.get("text", "")) for o in cells["cell-10"]["outputs"])
+    counted = re.search(r"threshold 0\.80: +\d+ clusters \( *(\d+) wrong\)", loop)
+    shown = [o["data"]["text/plain"] for o in cells["cell-14"]["outputs"] if "data" in o]
+    assert counted and shown, (loop, shown)
+    rows = re.search(r"shape: \((\d+), 2\)", "".join(shown[0]))
+    assert rows and rows.group(1) == counted.group(1), (counted.group(0), rows)
