@@ -71,7 +71,7 @@ from .slot_values import (
     TOOLS,
     value_en,
 )
-from .subjects import THIRD_PERSON, first_person, first_person_expr
+from .subjects import SPEAKER, THIRD_PERSON, first_person, first_person_expr
 
 __all__ = [
     "ANY_SLOT",
@@ -228,12 +228,14 @@ PAST = (
 )
 NOW = r"\bnow\b|\bcurrently\b|\bthese days\b|\bnowadays\b|现在|目前|如今"
 # never the user's current fact: hypothetical, wished or planned, someone else's claim, a quotation,
-# or a question without its question mark
+# a transcript with another speaker's turn (SPEAKER), or a question without its question mark
 NOT_SLOT = (
     r"\bif\b|\bsuppose|\bimagine|\bwould\b|\bcould\b|\bmight\b|\bmaybe\b|\bperhaps\b|\bwish|\bhope"
     r"|\bwant(?:s|ed)? to\b|\bplan(?:s|ned|ning)? to\b|\bthinking (?:of|about)\b|\bconsidering\b"
     r"|\bpretend|\bdream|\bunless\b|\bnot sure\b"
     r"|\b(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|assumes?|assumed|asks?|asked)\b"
+    r"|\b(?:asking|wondering|whether)\b"
+    rf"|{SPEAKER}"
     '|[“”「」『』"]'
     r"|\bi'd\b|\bcall me (?:back|later|tomorrow|tonight|today|when|at|on|if|after|before|anytime|any time"
     r"|now|asap|soon|again|sometime|maybe)\b"

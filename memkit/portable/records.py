@@ -118,8 +118,10 @@ def add_frame(
     (None: the store's). With ``"supersede"`` (a chat import: :func:`~memkit.portable.adapters.import_file`)
     a key is used as :class:`~memkit.agent.MemoryAgent` uses it: a later statement supersedes the
     earlier one, and a row keeps no key (it is written as a plain memory) when the key's current
-    version is not the requester's to change (AccessDenied, audited as the agent's write is) or is
-    dated after the row (an old chat does not replace what the user has said since)."""
+    version is not the requester's to change (AccessDenied, audited as the agent's write is), is
+    another writer's (its owner, else creator, is not the row's owner, else the requester: bob's chat
+    does not replace alice's fact), or is dated after the row (an old chat does not replace what the
+    user has said since), and when an earlier row of the frame with the key is dated after it."""
     duplicates = check_choice("duplicates", duplicates, DUPLICATES)
     if conflict_policy is not None:
         conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
@@ -186,29 +188,46 @@ def _usable_keys(
     store: Any, part: pl.DataFrame, namespace: str, requester: str | None, now: datetime
 ) -> pl.Series:
     """``part``'s keys, null where a keyed write would not supersede as the agent's does (see
-    :func:`add_frame`): one check per distinct key of the part, not per row."""
+    :func:`add_frame`): one check and one read per distinct key of the part (``store.versions``, gated
+    as ``frame`` is: the key's rows only, not the namespace's), not per row."""
     keys = part["key"].drop_nulls().unique().to_list()
     if not keys:
         return part["key"]
-    denied = []
+    denied, current = [], []
     for key in keys:  # a handful: the slots and preference topics a conversation touches
         try:
             store.check_key_write(key, namespace=namespace, requester=requester, now=now)
         except AccessDenied:
             denied.append(key)
-    current = (
-        store.frame(namespace, requester=requester)
-        .filter((pl.col("status") == "active") & pl.col("key").is_in(keys))
-        .group_by("key")
-        .agg(since=pl.col("created_at").max().dt.replace_time_zone("UTC"))
-    )
+            continue
+        live = store.versions(key, namespace=namespace, requester=requester).filter(
+            pl.col("status") == "active"
+        )
+        current.append(
+            live.select(
+                key=pl.lit(key, pl.String),
+                since=pl.col("created_at").dt.replace_time_zone("UTC").cast(pl.Datetime("us", "UTC")),
+                holder=pl.coalesce("owner", "created_by").cast(pl.String),
+            ).tail(1)  # oldest first: the newest version
+        )
+    held = pl.concat(current) if current else pl.DataFrame(schema=_HELD_KEYS)
     at = pl.col("created_at") if "created_at" in part.columns else pl.lit(None, pl.Datetime("us", "UTC"))
-    dated = part.select("key", at=pl.coalesce(at, pl.lit(now)).cast(pl.Datetime("us", "UTC")))
-    dated = dated.join(
-        current.cast({"since": pl.Datetime("us", "UTC")}), on="key", how="left", maintain_order="left"
-    )
+    owner = pl.col("owner").cast(pl.String) if "owner" in part.columns else pl.lit(None, pl.String)
+    dated = part.select(
+        "key",
+        at=pl.coalesce(at, pl.lit(now)).cast(pl.Datetime("us", "UTC")),
+        who=pl.coalesce(owner, pl.lit(requester, pl.String)),
+    ).join(held, on="key", how="left", maintain_order="left")
     older = dated["since"].is_not_null() & (dated["at"] < dated["since"])
-    return part["key"].set(older | part["key"].is_in(denied), None)
+    # another writer's value (public too): in a shared namespace bob's chat does not replace alice's
+    # fact (MK011 counts them per user too)
+    theirs = dated["since"].is_not_null() & dated["holder"].ne_missing(dated["who"])
+    # a message dated before an earlier one of the same key (a file listed newest first): not the value
+    behind = dated.select(pl.col("at") < pl.col("at").cum_max().over("key"))["at"]
+    return part["key"].set(older | theirs | behind | part["key"].is_in(denied), None)
+
+
+_HELD_KEYS = {"key": pl.String, "since": pl.Datetime("us", "UTC"), "holder": pl.String}
 
 
 def _in_frame(e: WriteRefused, rows: pl.Series, records: pl.Series | None) -> WriteRefused:
