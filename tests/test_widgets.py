@@ -70,7 +70,9 @@ def test_half_life_explorer_follows_its_sliders() -> None:
     )
     assert panel.data["strength"][0] == pytest.approx(expected, abs=1e-4)
     labels = {r.get("label") for r in chart_rows(panel)}
-    assert any(label and "yours" in label and "24.0 h" in label for label in labels)
+    assert any(
+        label and "yours" in label and "half-life 1 d" in label for label in labels
+    )  # as its slider says
     panel.sliders["floor"].value = 0.5
     assert "0.5" in panel.message.value and panel.data["recalled"][0] == (expected >= 0.5)
 

@@ -56,7 +56,9 @@ def conflict_graph_chart(nodes: pl.DataFrame, edges: pl.DataFrame) -> alt.LayerC
     """Keys as lanes over time, every version a dot coloured by status, edges between versions.
 
     ``nodes, edges`` are :func:`memkit.conflicts.conflict_graph`'s frames. Shown: keyed memories
-    and any memory at the end of an edge (unkeyed ones share the ``(no key)`` lane).
+    and any memory at the end of an edge (unkeyed ones share the ``(no key)`` lane). The x axis is
+    the order of ``created_at``; memories of one instant keep the order of ``nodes``, which is the
+    order they were written in when they come from ``store.frame()`` (a hand-made frame: list them so).
 
     The chart is 34 pixels a lane high; the subtitle counts the versions shown by status and the
     edges drawn. Edges whose ends are not both shown are left out.
@@ -118,8 +120,10 @@ def _placed_nodes(nodes: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
         text=pl.col("content").map_elements(lambda s: short(s, 40), return_dtype=pl.String),
     )
     # x is the write order (every write its own column, dates in the tooltip): versions written
-    # minutes apart on a months-long axis would sit on top of each other
-    return shown.sort("created_at", "id").with_columns(x=pl.int_range(1, pl.len() + 1))
+    # minutes apart on a months-long axis would sit on top of each other. Two writes at one instant
+    # keep the frame's order, the store's order of writing (store.frame: created_at, then rowid),
+    # not their ids' (random: a tie broken by id drew the second write first, in 3 runs of 4)
+    return shown.sort("created_at", maintain_order=True).with_columns(x=pl.int_range(1, pl.len() + 1))
 
 
 def _placed_edges(edges: pl.DataFrame, shown: pl.DataFrame) -> pl.DataFrame:

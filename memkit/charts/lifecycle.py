@@ -8,7 +8,9 @@ different intents ("I like tea" / "I like coffee") become one memory, too high a
 partner with the threshold line and the articles' safe range (0.82-0.88), above the clusters that
 threshold would merge.
 
-How to read it: bars right of the red line are memories that would join a cluster. A well-placed
+How to read it: red bars are the memories the plan merges (each joins a cluster); blue bars are above
+the red line but held apart by the plan's other rules (fact tokens differ, the forgetting floor, a
+cluster over ``max_cluster``: :func:`memkit.consolidate.held_apart`). A well-placed
 threshold sits in a valley of the histogram, between the pile of true duplicates near 1.0 and the
 mass of merely related memories below; the cluster bars underneath show what each merge would
 produce, so a cluster whose text mixes two facts says the threshold is too low.
@@ -34,9 +36,12 @@ _LOWEST = 0.5
 """The lowest threshold :class:`memkit.consolidate.MergeParams` accepts: the x axis starts here."""
 _STEP = 0.01
 """Width of a histogram bar, in cosine similarity."""
-# subtle: slack on `similarity >= threshold` for float rounding. The store's plan allows 1e-6
-# (memkit.consolidate), so a memory within 1e-6 below the threshold merges there but is drawn grey here.
-_EPS = 1e-9
+# subtle: slack on `similarity >= threshold` for float rounding, the store's plan's own (memkit.consolidate):
+# float32 cosines round, so a memory "exactly at" the threshold is on the line's right in both.
+_EPS = 1e-6
+_STATES = ("would merge", "held apart", "stays apart")
+"""The histogram's colours with a plan: in its clusters, above the threshold but not in them, below."""
+_COLORS = ("#d62728", "#4c78a8", "#bab0ac")
 
 
 def merge_chart(
@@ -49,10 +54,15 @@ def merge_chart(
 ) -> alt.VConcatChart:
     """Where a merge threshold cuts, and what it would merge.
 
-    ``similarities``: one row per memory with ``similarity``, its best cosine to a merge partner
-    (:func:`memkit.views.nearest_similarity`); bars right of the threshold are memories that would
-    join a cluster. ``clusters``: a merge plan (``store.consolidate(dry_run=True)`` or
-    :func:`memkit.consolidate.plan_merges`: ``members, content, min_similarity``), drawn below.
+    ``similarities``: one row per memory with ``id`` and ``similarity``, its best cosine to a merge
+    partner (:func:`memkit.views.nearest_similarity`). ``clusters``: the merge plan at this threshold
+    (``store.consolidate(dry_run=True)`` or :func:`memkit.consolidate.plan_grouped`: ``members,
+    content, min_similarity``), drawn below. With a plan, the histogram and the title count exactly the
+    plan's members as merging (red); memories at or above the threshold that the plan leaves out are
+    *held apart* (blue, counted in the subtitle): their fact tokens differ from their partner's
+    (``MergeParams.distinct_facts``), one is below the forgetting floor, or their cluster is over
+    ``max_cluster``. Without a plan the chart knows only cosines: red is every memory with a partner
+    at or above the threshold, which the plan's rules may still hold apart.
 
     ``safe`` is the range the articles recommend (a green band); ``max_clusters`` caps the cluster
     bars, largest clusters first. A plan with a boolean ``wrong`` column (clusters judged against
@@ -60,45 +70,82 @@ def merge_chart(
     by its weakest link, wrong clusters listed first: where wrong merges start, in the data.
     Memories whose best partner is below cosine 0.5 are counted in the subtitle but not drawn (no
     allowed threshold can merge them); memories with no candidate partner at all (null
-    ``similarity``: alone in their namespace, layer and key) are left out.
+    ``similarity``: alone in their namespace, layer and key) are left out. A plan whose members are
+    not all in ``similarities`` (another namespace, another store) raises a ValidationError.
 
-    >>> sims = pl.DataFrame({"content": ["likes tea", "likes tea a lot", "lives in Hangzhou", "hi"],
-    ...                      "similarity": [0.93, 0.93, 0.71, 0.2]})
-    >>> title = merge_chart(sims, 0.85).to_dict()["title"]
+    >>> sims = pl.DataFrame({"id": list("abcde"),
+    ...                      "content": ["likes tea", "likes tea a lot", "budget 5000", "budget 8000", "hi"],
+    ...                      "similarity": [0.93, 0.93, 0.92, 0.92, 0.2]})
+    >>> merge_chart(sims, 0.85).to_dict()["title"]["text"]
+    'Merge threshold 0.85: 4 of 5 memories have a partner at or above it'
+    >>> plan = pl.DataFrame({"members": [["a", "b"]], "content": ["likes tea"], "min_similarity": [0.93]})
+    >>> title = merge_chart(sims, 0.85, plan).to_dict()["title"]
     >>> title["text"]
-    'Merge threshold 0.85: 2 of 4 memories would join a cluster'
+    'Merge threshold 0.85: 2 of 5 memories would join a cluster'
     >>> title["subtitle"][1]
+    '2 memories at or above it are held apart by the plan (blue).'
+    >>> title["subtitle"][2]
     '1 memories have no partner above 0.5 (not drawn).'
     """
     if not isinstance(similarities, pl.DataFrame) or "similarity" not in similarities.columns:
         raise ValidationError("similarities", "must be a polars DataFrame with a similarity column")
     if not 0.0 <= threshold <= 1.0:
         raise ValidationError("threshold", f"must be in [0, 1], got {threshold}")
+    if clusters is not None and not {"members", "content", "min_similarity"} <= set(clusters.columns):
+        raise ValidationError("clusters", "must be a merge plan with members, content, min_similarity")
     # null similarity: no candidate partner at all (alone in its group); such memories are not counted
-    known = similarities.filter(pl.col("similarity").is_not_null())
+    known = _states(similarities.filter(pl.col("similarity").is_not_null()), threshold, clusters)
     sims = known.filter(pl.col("similarity") >= _LOWEST)
     xs = alt.Scale(domain=[_LOWEST, 1.0], zero=False)  # every layer: layers union their x domains
     band_rect, band_text = _safe_band(safe, xs)
     rule, rule_text = _threshold_rule(threshold, xs)
     # drawing order: the band behind the bars, labels and the threshold line on top of them
-    top = alt.layer(band_rect, _histogram(sims, threshold, xs), band_text, rule, rule_text)
+    top = alt.layer(band_rect, _histogram(sims, clusters is not None, xs), band_text, rule, rule_text)
     charts = [top.properties(width=WIDTH, height=200)]
     if clusters is not None:  # without a plan the chart is the histogram alone
         charts.append(_cluster_bars(clusters, threshold, max_clusters))
-    # the same test as the red bars, so the title's count equals their total
-    n_merge = int((sims["similarity"] >= threshold - _EPS).sum())
+    # the same states as the red and blue bars, so the title's count equals their total
+    n_merge, n_held = (int((known["state"] == s).sum()) for s in _STATES[:2])
+    said = "would join a cluster" if clusters is not None else "have a partner at or above it"
+    held = (
+        [f"{n_held} memories at or above it are held apart by the plan (blue)."]
+        if clusters is not None
+        else []
+    )
     return finish(
         alt.vconcat(*charts).resolve_scale(color="independent"),  # two colour meanings, two legends
-        f"Merge threshold {threshold:.2f}: {n_merge} of {known.height} memories would join a cluster",
+        f"Merge threshold {threshold:.2f}: {n_merge} of {known.height} memories {said}",
         [
             "Lower merges more (0.7 merges different intents); higher merges less (0.95 hardly merges).",
+            *held,
             f"{known.height - sims.height} memories have no partner above {_LOWEST} (not drawn).",
         ],
     )
 
 
-def _histogram(sims: pl.DataFrame, threshold: float, xs: alt.Scale) -> alt.Chart:
-    """Stacked bars of memories per 0.01 of best-partner similarity, red where they would merge.
+def _states(known: pl.DataFrame, threshold: float, clusters: pl.DataFrame | None) -> pl.DataFrame:
+    """``known`` with a ``state`` per memory: with a plan, ``would merge`` exactly for its members,
+    ``held apart`` for the others at or above the threshold, ``stays apart`` below it; without one,
+    ``would merge`` by cosine alone (the plan's rules unknown)."""
+    above = pl.col("similarity") >= threshold - _EPS
+    if clusters is None:
+        return known.with_columns(state=pl.when(above).then(pl.lit(_STATES[0])).otherwise(pl.lit(_STATES[2])))
+    if "id" not in known.columns:
+        raise ValidationError("similarities", "needs an id column to find the plan's members")
+    members = clusters["members"].explode().drop_nulls().unique()
+    missing = members.filter(~members.is_in(known["id"].implode()))
+    if missing.len():
+        raise ValidationError(
+            "clusters", f"{missing.len()} members are not in similarities (e.g. {missing[0]}): another set?"
+        )
+    member = pl.col("id").is_in(members.implode())
+    state = pl.when(member).then(pl.lit(_STATES[0])).when(above).then(pl.lit(_STATES[1]))
+    return known.with_columns(state=state.otherwise(pl.lit(_STATES[2])))
+
+
+def _histogram(sims: pl.DataFrame, planned: bool, xs: alt.Scale) -> alt.Chart:
+    """Stacked bars of memories per 0.01 of best-partner similarity, coloured by ``state``: red where
+    they would merge, blue where the plan holds them apart (``planned``: the legend names it), grey below.
 
     The counts are binned here, not by Vega, so each bar's tooltip can carry up to three example
     texts. The y axis is a square root: one bin of 200 exact duplicates must not flatten the
@@ -110,17 +157,15 @@ def _histogram(sims: pl.DataFrame, threshold: float, xs: alt.Scale) -> alt.Chart
             bin=((pl.col("similarity").clip(upper_bound=1.0) / _STEP).floor() * _STEP)
             .clip(upper_bound=1.0 - _STEP)
             .round(2),
-            merges=pl.when(pl.col("similarity") >= threshold - _EPS)
-            .then(pl.lit("would merge"))
-            .otherwise(pl.lit("stays apart")),
         )
-        # one row per (bar, side of the threshold): a bar can be split when the threshold is not on
-        # a bin edge, its lower part grey and its upper part red
-        .group_by("bin", "merges")
+        # one row per (bar, state): a bar can be split when the threshold is not on a bin edge (its
+        # lower part grey, its upper part red), or when the plan holds some of its memories apart
+        .group_by("bin", pl.col("state").alias("merges"))
         .agg(memories=pl.len(), examples=pl.col("content").head(3).str.join(" | "))
         .with_columns(bin_end=(pl.col("bin") + _STEP).round(2))
         .sort("bin", "merges")
     )
+    shown = [0, 1, 2] if planned else [0, 2]  # no plan: no "held apart" in the legend
     x = alt.X("bin:Q", bin="binned", scale=xs, title="best cosine similarity to a merge partner")
     return (
         alt.Chart(hist)
@@ -133,7 +178,7 @@ def _histogram(sims: pl.DataFrame, threshold: float, xs: alt.Scale) -> alt.Chart
             ),
             color=alt.Color(
                 "merges:N",
-                scale=alt.Scale(domain=["would merge", "stays apart"], range=["#d62728", "#bab0ac"]),
+                scale=alt.Scale(domain=[_STATES[i] for i in shown], range=[_COLORS[i] for i in shown]),
                 title=None,
             ),
             tooltip=[
@@ -188,8 +233,6 @@ def _cluster_bars(clusters: pl.DataFrame, threshold: float, max_clusters: int) -
     threshold: a pale bar is a chain whose ends may say different things. Read its tooltip, the
     merged text, before applying the plan.
     """
-    if not {"members", "content", "min_similarity"} <= set(clusters.columns):
-        raise ValidationError("clusters", "must be a merge plan with members, content, min_similarity")
     judged = "wrong" in clusters.columns  # labelled data: colour by verdict, wrong ones first
     order = (["wrong"] if judged else []) + ["size", "min_similarity"]
     shown = (

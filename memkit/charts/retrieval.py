@@ -174,13 +174,13 @@ def rank_shift(
 
     ``labels`` name the two columns (``("baseline", "these weights")`` in the weights tuner). The
     colours: green up, red down, grey unchanged, blue entered the top k, orange left it. The
-    subtitle counts the memories that moved; a change of weights that moves nothing is a change
-    the user will not notice.
+    subtitle counts each movement (a memory that entered pushed one out: of a top 3, "1 entered,
+    1 left" is one swap); a change of weights that moves nothing is a change the user will not notice.
 
     >>> before = pl.DataFrame({"rank": [1, 2, 3], "id": ["a", "b", "c"], "content": ["x", "y", "z"]})
     >>> after = pl.DataFrame({"rank": [1, 2, 3], "id": ["b", "a", "d"], "content": ["y", "x", "w"]})
     >>> rank_shift(before, after).to_dict()["title"]["subtitle"]  # a down, b up, c left, d entered
-    '4 of 4 moved'
+    'top 3: 1 up, 1 down, 1 entered, 1 left'
     """
     for name, f in (("before", before), ("after", after)):
         if not isinstance(f, pl.DataFrame) or not {"rank", "id", "content"} <= set(f.columns):
@@ -215,10 +215,11 @@ def rank_shift(
         .encode(y="rank:Q", text="t:N")
     )
     chart = alt.layer(lines, left, right, out_label).properties(width=_SLOPE_WIDTH, height=max(28 * out, 120))
-    moved = int((both["movement"] != "same").sum())
-    return finish(
-        chart, f"How the top {k} changes: {labels[0]} → {labels[1]}", f"{moved} of {both.height} moved"
-    )
+    # per movement, not "n of the union moved": that union is larger than k whenever one entered
+    n = dict(both["movement"].value_counts().iter_rows())
+    moved = ", ".join(f"{n[m]} {m}" for m in ("up", "down", "entered", "left") if n.get(m))
+    said = f"top {k}: {moved}" if moved else f"the same top {k}, in the same order"
+    return finish(chart, f"How the top {k} changes: {labels[0]} → {labels[1]}", said)
 
 
 def _rank_pairs(before: pl.DataFrame, after: pl.DataFrame, out: int) -> pl.DataFrame:

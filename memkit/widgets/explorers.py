@@ -283,10 +283,15 @@ class MergeExplorer(Panel):
         )
         self.table.value = table_html(table, 8) + note + held
         wrong = f", {int(self.plan['wrong'].sum())} of them wrong" if "wrong" in self.plan.columns else ""
-        apart = f"; {self.held_apart.height} pairs above it held apart" if self.held_apart.height else ""
+        merging = int(self.plan["members"].list.len().sum())
+        # the chart's blue bars: memories with a partner at or above t that join no cluster (the plan's
+        # members all have one: it plans only over them); pairs can be held apart between members too
+        above = int((self.similarities["similarity"] >= t - 1e-6).sum())
+        apart = [f"{above - merging} memories above it held apart"] if above > merging else []
+        apart += [f"{self.held_apart.height} pairs above it held apart"] if self.held_apart.height else []
         self.say(
-            f"{self.plan.height} clusters{wrong}, {self.plan['members'].list.len().sum()} memories would"
-            f" merge into {self.plan.height} at {t:.2f}{apart}"
+            f"{self.plan.height} clusters{wrong}, {merging} memories would merge into {self.plan.height}"
+            f" at {t:.2f}" + "".join(f"; {a}" for a in apart)
         )
 
     def _apply(self) -> None:

@@ -85,6 +85,7 @@ class ConflictExplorer(Panel):
         self.table.value = table_html(
             self.versions.select("version", "status", "content", "created_at", "id")
         )
+        self.say(_status_line(key, self.versions))  # about the key picked now (a resolve's line follows)
 
     def _fill_keys(self, keys: pl.DataFrame) -> str | None:
         """Refill the ``key`` menu from ``keys`` (``key, pending``), keeping the current pick when
@@ -135,6 +136,16 @@ class ConflictExplorer(Panel):
         )
         self.refresh()
         self.say(f"{key}: kept v{self.resolved.version} — {self.resolved.content}")
+
+
+def _status_line(key: str | None, versions: pl.DataFrame) -> str:
+    """The message line for the picked ``key``: its pending versions (to resolve) or none."""
+    if key is None:
+        return "no keyed memories here"
+    pending = int((versions["status"] == "conflict").sum())
+    if pending:
+        return f"{key}: {pending} pending — pick the version to keep, then Resolve"
+    return f"{key}: no pending conflict ({versions.height} versions)"
 
 
 def _keys_by_urgency(keyed: pl.DataFrame) -> pl.DataFrame:

@@ -185,9 +185,12 @@ class Panel:
 
     def _changed(self, change: Any = None) -> None:
         """A control moved: refresh, or show the refusal and keep the last view (while :meth:`reset`
-        moves several, nothing: it refreshes once after)."""
+        moves several, nothing: it refreshes once after). The message line is cleared first: what it
+        said (a refusal, a button's result) was about the controls as they were, and a panel whose
+        refresh says nothing must not keep it under a view that has moved on."""
         if self._resetting:
             return
+        self.say("")
         try:
             with charts.unvalidated():  # no schema validation while building charts on a slider move
                 self.refresh()

@@ -178,7 +178,7 @@ class HalfLifeExplorer(Panel):
         )
         state = "still recalled" if recalled else "below the floor: no longer recalled"
         self.say(
-            f"After {c['age_hours']:.1f} h your memory has strength {s:.4f} ({state}); "
+            f"After {_span(c['age_hours'])} your memory has strength {s:.4f} ({state}); "
             f"it fades below {c['floor']:g} after {fade:.1f} h ({fade / 24:.1f} days)."
         )
 
@@ -231,7 +231,8 @@ def _span(hours: float) -> str:
 def _your_memory(c: dict[str, float], s: float) -> pl.DataFrame:
     """The slider values ``c`` as one row in :func:`memkit.views.worked_examples`' columns
     (``label, importance, half_life_hours, age_hours, strength``), ``s`` rounded as theirs are."""
-    label = f"yours · importance {c['importance']:.2f}, half-life {c['half_life_hours']:.1f} h"
+    # the half-life as its slider says it ("1 d", not "24.0 h"): one unit style in one panel
+    label = f"yours · importance {c['importance']:.2f}, half-life {_span(c['half_life_hours'])}"
     return pl.DataFrame(
         {
             "label": [label],
