@@ -53,6 +53,10 @@ def tie_steps(scores: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
     [0.0, 0.0, 4.0, inf]
     """
     finite = np.isfinite(scores)
+    if scores.ndim == 1 and np.ndim(tie) == 0 and scores.size and finite.all():  # a search's (fewer calls)
+        top = scores.max()  # the same numbers as below: best - scores in the scores' dtype, / a float64
+        width = np.float64(float(tie) * abs(float(top)))
+        return np.floor((top - scores) / width + TIE_SNAP) if width > 0 else (-scores).astype(np.float64)
     best = np.max(np.where(finite, scores, -np.inf), axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):  # (a row with no finite score: 0 · inf)
         width = np.asarray(tie, dtype=np.float64) * np.abs(best)  # relative: the same at any weight scale
@@ -62,8 +66,9 @@ def tie_steps(scores: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
 
 def _ordered(scores: np.ndarray, steps: np.ndarray, age: np.ndarray) -> np.ndarray:
     """The order by (step, age, −score, index) along the last axis; ``steps`` from :func:`tie_steps`."""
-    index = np.broadcast_to(np.arange(scores.shape[-1]), scores.shape)
-    age = np.broadcast_to(age, scores.shape)
+    index = np.arange(scores.shape[-1])
+    if scores.ndim > 1 or np.shape(age) != scores.shape:  # (a search's: one row, its ages; no views)
+        index, age = np.broadcast_to(index, scores.shape), np.broadcast_to(age, scores.shape)
     return np.lexsort((index, -np.where(np.isfinite(scores), scores, -np.inf), age, steps), axis=-1)
 
 
@@ -93,7 +98,7 @@ def top_k(
     >>> top_k(np.array([0.1, 0.9, 0.895, 0.5]), 2, age=np.array([0.0, 5.0, 1.0, 0.0]), tie=0.01).tolist()
     [2, 1]
     """
-    n_ok = int(np.isfinite(scores).sum()) if n_valid is None else n_valid
+    n_ok = int(np.count_nonzero(np.isfinite(scores))) if n_valid is None else n_valid
     k = min(k, n_ok)
     if k <= 0:
         return np.empty(0, dtype=np.int64)
@@ -103,8 +108,9 @@ def top_k(
         return part[order][:k]
     # every row that could rank above the k-th under tie_order has a step at most the k-th's (steps
     # fall as scores rise; tie 0: a score at least the k-th's, so exact ties go to the newer row)
-    last = float(tie_steps(scores[part], tie).max())  # the k-th's step: part holds the best score
-    best = float(scores[part].max())
+    top = scores[part]
+    last = float(tie_steps(top, tie).max())  # the k-th's step: part holds the best score
+    best = float(top.max())
     width = tie * abs(best)
     if width > 0:  # one comparison over all rows, with a margin wider than float32 rounding (a
         # superset), then the rule's own steps on the few left
@@ -112,10 +118,11 @@ def top_k(
         part = np.flatnonzero(scores >= best - reach * (1.0 + 1e-4) - 1e-6 * abs(best) - 1e-30)
     else:
         part = np.flatnonzero(np.isfinite(scores) & (scores >= -last))
-    steps = tie_steps(scores[part], tie)  # the superset holds the best score: the same steps
+    top = scores[part]
+    steps = tie_steps(top, tie)  # the superset holds the best score: the same steps
     keep = steps <= last
     part, steps = part[keep], steps[keep]
-    return part[_ordered(scores[part], steps, age[part])][:k]
+    return part[_ordered(top[keep], steps, age[part])][:k]
 
 
 def top_k_rows(scores: np.ndarray, k: int, age: np.ndarray, tie: float) -> np.ndarray:

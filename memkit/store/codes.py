@@ -52,6 +52,8 @@ def among(column: np.ndarray, codes: list[int]) -> np.ndarray:
     >>> among(np.array([0, 1, 2], np.int8), [0, 2]).tolist()
     [True, False, True]
     """
+    if len(codes) == 1:  # (a search's one status: the compare alone)
+        return column == codes[0]
     hit = np.zeros(column.shape, dtype=bool)
     for c in codes:
         hit |= column == c

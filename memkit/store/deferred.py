@@ -42,6 +42,7 @@ __all__ = ["FLUSH_AT", "DeferredMixin"]
 
 FLUSH_AT = 256
 """Deferred entries that trigger a flush: one transaction per 256 searches instead of 256."""
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # json.dumps's, built once (a search's fixed cost)
 _IMPORTANCES = "SELECT id, importance FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))"
 
 
@@ -74,9 +75,11 @@ class DeferredMixin(AuditMixin, VectorsMixin):
 
         def reinforce_index() -> None:
             """The index's copy of the reinforcement: the next search sees it."""
-            live = self._index.row.held(touch or ())  # an erased id has no row
-            if live:
-                self._index.touch(self._index.rows(live), epoch_us(ts), step)
+            if not touch:  # (a search without reinforcement: no lookup)
+                return
+            rows = self._index.row.find(touch)  # the held ids' rows, in order: an erased id has none
+            if (rows >= 0).any():
+                self._index.touch(rows[rows >= 0], epoch_us(ts), step)
 
         if self._depth:  # in a transaction: written with it, mirrored into the index at its commit
             self._event(ts, op, namespace, memory_id, requester, **detail)
@@ -93,7 +96,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         # subtle: journaled first, before the index changes and before the call returns, so a read
         # the caller saw is never lost, and a failed write (a full disk) leaves the index as it was
         if self._journal is not None:
-            os.write(self._journal, (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode())
+            os.write(self._journal, (_JSON.encode(entry) + "\n").encode())
         self._pending.append(entry)
         reinforce_index()
         if len(self._pending) >= FLUSH_AT or self._pg is not None:  # a server has no journal: at once

@@ -104,12 +104,13 @@ class SearchIndex(IndexColumns):
         ix, n = self, self.n
         default_floor = floor == ix.floor  # the index folds the default floor into `expire_us`
         mask = ix.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
-        cand = np.flatnonzero(mask)  # (c,)
-        if not default_floor:  # another floor: strength computed for the candidates only
+        cand = None if default_floor else np.flatnonzero(mask)  # (c,): listed where they are used
+        if cand is not None:  # another floor: strength computed for the candidates only
             age_h = (now_us - ix.created_us[cand]) / US_PER_HOUR
             weak = below_floor(strength(ix.importance[cand], age_h, ix.half_life_h[cand]), floor)
             mask[cand[weak]] = False
             cand = cand[~weak]
+        c = int(np.count_nonzero(mask)) if cand is None else len(cand)  # how many candidates
         kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None  # (n,)
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
         adj = ix.adjacency(gate) if lam > 0 else (None,) * 4  # prev, next, and two places away
@@ -117,11 +118,13 @@ class SearchIndex(IndexColumns):
         shortlist = max(4 * k, 64)
         size = self._first_pass_size(k, shortlist)  # the exact index: the shortlist; int8: its pool
         # stage 1 (only when there are more candidates than that): float32 scores of all
-        if len(cand) > size:
-            dense = len(cand) * 4 >= n  # then one matvec over all rows beats gathering most of them
+        if c > size:
+            dense = c * 4 >= n  # then one matvec over all rows beats gathering most of them
+            cand = np.flatnonzero(mask) if cand is None and not dense else cand
             sel = slice(0, n) if dense else cand  # the r rows scored: all n, or the c candidates
-            # a term of weight 0 adds exactly 0: it is passed as the scalar 0, not computed per row
-            imp, rec = (ix.importance[sel] if weights.importance else 0.0), 0.0
+            # a term of weight 0 adds exactly 0: it is left out (None), not computed per row (here a
+            # score differs at most in the sign of a zero, which no comparison below tells apart)
+            imp, rec = (ix.importance[sel] if weights.importance else None), None
             if weights.recency:
                 idle_h = ((now_us - ix.last_access_us[sel]) / US_PER_HOUR).astype(np.float32)
                 rec = recency(idle_h, decay.time_scale_hours)
@@ -144,12 +147,13 @@ class SearchIndex(IndexColumns):
                 score += boost if dense else boost[cand]  # (score is hybrid's own new array)
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
-            short = top_k(score, size, n_valid=len(cand), age=aged, tie=tie)  # type: ignore[arg-type]
+            short = top_k(score, size, n_valid=c, age=aged, tie=tie)  # type: ignore[arg-type]
             top = int(np.argmax(score))  # the best first-pass row: near ties count their steps from
             top = top if dense else int(cand[top])  # it, and a cut by newest first may leave it out
             cand = short if dense else cand[short]
-            if self.bounded_first_pass:
-                cand = np.union1d(cand, [top])
+            if self.bounded_first_pass and not (cand == top).any():  # (_rescore sorts cand)
+                cand = np.append(cand, top)
+        cand = np.flatnonzero(mask) if cand is None else cand  # (few candidates: no first pass)
         # stage 2: exact float64 scores of the shortlist (and, for neighbour expansion, of its neighbours)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
 
@@ -213,7 +217,8 @@ class SearchIndex(IndexColumns):
         base = hybrid(sim, imp, rec, weights, kw)
         near = None
         if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
-            at = [_position(rows_u, a[cand]) for a in reach]  # prev, next[, prev2, next2]
+            # prev, next[, prev2, next2] of each shortlisted row: one binary search for them all
+            at = _position(rows_u, around).reshape(len(reach), len(cand))
             near = lam * neighbour_score(base, at[0], at[1], lam2, (at[2], at[3]) if lam2 else None)
         s_ = len(cand)  # rows_u = the shortlist, then its neighbours: keep the shortlist's part
         sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])

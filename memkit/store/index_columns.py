@@ -293,9 +293,8 @@ class IndexColumns:
         codes, the filters, and (``floor=True``) strength at least :attr:`floor` -> a boolean mask
         ``(n,)``."""
         n = self.n
-        m = np.ones(n, dtype=bool)
-        if gate.namespace is not None:
-            m &= self.ns[:n] == self.names.lookup(gate.namespace)
+        space = gate.namespace  # its compare is the first array (not ones, then &=: a pass fewer)
+        m = np.ones(n, dtype=bool) if space is None else self.ns[:n] == self.names.lookup(space)
         # status as it was at `now` when the gate says it differed (memkit.store.asof: a past `now`)
         status = self.status[:n] if gate.then is None else gate.then.codes(self)
         if gate.statuses is not None:
