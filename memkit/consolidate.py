@@ -24,8 +24,10 @@ The merge rule
 --------------
 - **survivor**: the most informative member, i.e. most distinct tokens (:func:`memkit.text.tokenize`),
   ties to the highest importance, then the newest ``created_at``, then the first text, then the
-  smallest id. Its embedding becomes the merged row's.
-- **content**: the survivor's content, plus, for each other member in ``created_at`` order, the
+  first written (the frame's order: ``store.frame()`` lists memories of one instant in the order they
+  were written; never the id, which is random). Its embedding becomes the merged row's.
+- **content**: the survivor's content, plus, for each other member in ``created_at`` order (one
+  instant's in the frame's order), the
   sentences (split on ``。！？!?``, newlines, and a ``.`` before a space or the end, so ``3.10`` is not
   split) not yet said: a sentence is covered when its words in order (as written, stopwords too —
   "not", "am"/"pm", "he"/"she", "was"/"is" change a fact — but articles and Chinese particles; single
@@ -256,7 +258,9 @@ def plan_merges(
     L2-normalized, row-aligned with ``frame``. Optional columns, as ``store.merge_candidates`` gives
     them: ``_weak`` (:func:`cluster_labels`), ``half_life_hours`` with ``_age_hours`` (the importance
     cap of the module doc). Returns :data:`PLAN_SCHEMA` columns, clusters numbered 0.. in order of
-    their first row; empty (typed) when nothing merges. Pure: no I/O, no clock.
+    their first row; empty (typed) when nothing merges. Pure: no I/O, no clock. Memories of one
+    ``created_at`` are taken in the order of ``frame`` (the order written, from ``store.frame()``),
+    never by id: one frame gives one plan, in every run.
     """
     times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
     schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
@@ -282,12 +286,12 @@ def plan_merges(
         members.group_by("_label")
         .agg(
             pl.col("namespace", "layer", "key").first(),
-            pl.col("id").sort_by("created_at", "id").alias("members"),
+            pl.col("id").sort_by("created_at", "_row").alias("members"),  # one instant's: as written
             pl.col("id").filter(is_survivor).first().alias("survivor"),
             pl.col("content").filter(is_survivor).first().alias("_survivor_content"),
             pl.col("content")
-            .sort_by("created_at", "id")
-            .filter(~is_survivor.sort_by("created_at", "id"))
+            .sort_by("created_at", "_row")
+            .filter(~is_survivor.sort_by("created_at", "_row"))
             .alias("_others"),
             pl.col("importance").max(),
             pl.col("created_at").min(),

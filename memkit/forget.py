@@ -15,7 +15,9 @@ in this order (a memory is reported once, under the first reason that applies):
    older: with the default importance and no recall every memory costs the same, and oldest first
    alone then drops the facts of a conversation's first weeks with its greetings (README,
    "Forgetting": on LoCoMo, capacity that way erases 5.3% of the turns the questions ask about
-   against 22.9% of the others, where oldest first erased both alike).
+   against 22.9% of the others, where oldest first erased both alike). Memories of one instant (a
+   batch's, a chat's one second) go in the frame's order: ``store.frame()`` lists them in the order
+   written, so the same script plans the same way in every run (never by id: ids are random).
 
 "Equal" is equal as the plan shows costs, to :data:`COST_DECIMALS` decimals (a half up, rounded
 from a value with the float noise taken out first, so ``2 · 0.45025`` and ``2 · (0.35025 + 0.1)``
@@ -174,7 +176,8 @@ def _capacity_order(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` with ``order``, each capacity candidate's place in the queue of its namespace (1 goes
     first; null for the others), and ``information`` where it was needed.
 
-    The queue is ``(band, information, created_at, id)``, ``band`` the cost to :data:`COST_DECIMALS`.
+    The queue is ``(band, information, created_at, _row)``, ``band`` the cost to :data:`COST_DECIMALS`
+    and ``_row`` the place in the frame (the order written, from ``store.frame()``).
     What a memory says is counted only where it can matter, so an over-full namespace pays for it
     and the others do not: for the candidates of a namespace over capacity whose band is at most the
     band of the last one to go (the bands below go whole; in the last one the words decide). Without
@@ -184,16 +187,16 @@ def _capacity_order(df: pl.DataFrame) -> pl.DataFrame:
     if not df.select((pl.col("excess") > 0).any()).item():  # no namespace over capacity: no queue
         return df.with_columns(said, order=pl.lit(None, dtype=pl.UInt32))
     in_queue = pl.col("candidate")
-    first = pl.struct("band", "created_at", "id").rank("ordinal").over("namespace", in_queue)
+    first = pl.struct("band", "created_at", "_row").rank("ordinal").over("namespace", in_queue)
     df = df.with_columns(order=pl.when(in_queue).then(first))  # by cost and age: where the cut falls
     # (the band of the last to go; when protected memories leave fewer candidates than the excess, all go)
     cut = pl.col("band").filter(pl.col("order") <= pl.col("excess")).max().over("namespace")
     needs = (in_queue & (pl.col("excess") > 0) & (pl.col("band") <= cut)).fill_null(False)
     if "content" not in df.columns or not df.select(needs.any()).item():
         return df.with_columns(said)
-    rows = df.with_row_index("_row").filter(needs)
+    rows = df.filter(needs)
     df = df.with_columns(said.scatter(rows["_row"], information(rows["content"])))
-    order = pl.struct("band", "information", "created_at", "id").rank("ordinal").over("namespace", in_queue)
+    order = pl.struct("band", "information", "created_at", "_row").rank("ordinal").over("namespace", in_queue)
     return df.with_columns(order=pl.when(in_queue).then(order))
 
 
@@ -203,7 +206,8 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     ``frame`` needs ``id, namespace, status, importance, half_life_hours, created_at, valid_until,
     access_count, protected``, and ``merged_from`` when it holds merges (``store.frame()`` has them).
     Returns columns ``id, namespace, reason, strength, forget_cost, detail``, in the order they would
-    be dropped.
+    be dropped (memories of one instant in the order of ``frame``: the plan of one frame is the same
+    in every run).
     """
     check_frame(frame, "frame", ())
     if not isinstance(params, ForgetParams):
@@ -215,7 +219,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     # a live merge's members are its provenance: they go with it (or with an explicit delete), never
     # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
     held = pl.Series([_members(frame)], dtype=pl.List(pl.String))
-    df = frame.with_columns(
+    df = frame.with_row_index("_row").with_columns(  # _row: the last tie, the order written
         strength_expr(age_hours=age_hours_expr("created_at", now)),  # exact: rounded only in `detail`
         forget_cost_expr(params),
         eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected") & ~pl.col("id").is_in(held),
@@ -257,7 +261,7 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
         )
     )
     rank = pl.col("reason").replace_strict({"expired": 0, "weak": 1, "capacity": 2}, return_dtype=pl.Int8)
-    plan = plan.sort(rank, "namespace", "order", "forget_cost", "created_at", "id")  # order: capacity's
+    plan = plan.sort(rank, "namespace", "order", "forget_cost", "created_at", "_row")  # order: capacity's
     # then what their erasure takes with it, in the order it goes (with its own numbers)
     numbers = df.select("id", "namespace", "strength", "forget_cost")
     cascade = _cascade(frame, plan["id"]).join(numbers, on="id", maintain_order="left")

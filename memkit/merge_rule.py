@@ -185,8 +185,9 @@ def merge_content(survivor: str, others: list[str]) -> str:
 def by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
     """Members sorted so each cluster's survivor comes first (within the columns ``first``): most
     distinct tokens, then highest importance, newest ``created_at``, first text in code-point order,
-    smallest id (ids are random, so the text decides before them: the same memories merge the same
-    way in every run)."""
+    then the order of ``members`` (a stable sort: the first written, when they come in the order
+    written, as from ``store.frame()``; never the id, which is random: the same memories written the
+    same way merge the same way in every run)."""
     tokens = pl.Series([len(set(tokenize(c))) for c in members["content"]], dtype=pl.Int64)
     return members.with_columns(_tokens=tokens).sort(
         *first,
@@ -194,14 +195,15 @@ def by_survivor_rule(members: pl.DataFrame, *first: str) -> pl.DataFrame:
         "importance",
         "created_at",
         "content",
-        "id",
-        descending=[False] * len(first) + [True, True, True, False, False],
+        descending=[False] * len(first) + [True, True, True, False],
+        maintain_order=True,
     )
 
 
 def remerge(members: pl.DataFrame) -> tuple[str, str]:
     """The survivor and merged content of one cluster's ``members`` (``id, content, importance,
-    created_at``) by the merge rule: what a merged memory becomes when one of its members is erased.
+    created_at``, in the order written: it settles what one instant's members leave open) by the
+    merge rule: what a merged memory becomes when one of its members is erased.
 
     >>> from datetime import datetime, timezone
     >>> t = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2)]
@@ -209,7 +211,7 @@ def remerge(members: pl.DataFrame) -> tuple[str, str]:
     ...                       "importance": [0.5, 0.5], "created_at": t}))
     ('b', 'Tea at 3pm.')
     """
-    ordered = by_survivor_rule(members)
+    ordered = by_survivor_rule(members.with_row_index("_written"))
     survivor = ordered.row(0, named=True)
-    others = ordered[1:].sort("created_at", "id")["content"].to_list()
+    others = ordered[1:].sort("created_at", "_written")["content"].to_list()  # one instant's: as written
     return survivor["id"], merge_content(survivor["content"], others)

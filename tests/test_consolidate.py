@@ -164,7 +164,7 @@ def test_survivor_ties() -> None:
     f = frame(3, content=same, importance=[0.5, 0.7, 0.7])
     assert plan_merges(f, angles(0, 0, 0))["survivor"][0] == "m2"  # importance, then newest
     f = frame(3, content=same, created_at=[T0] * 3)
-    assert plan_merges(f, angles(0, 0, 0))["survivor"][0] == "m0"  # then smallest id
+    assert plan_merges(f, angles(0, 0, 0))["survivor"][0] == "m0"  # then the first written
     f = frame(3, content=["tea", "tea at noon daily", "tea at noon"], importance=[1.0, 0.1, 0.5])
     assert plan_merges(f, angles(0, 0, 0))["survivor"][0] == "m1"  # most distinct tokens first
 

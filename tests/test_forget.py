@@ -102,7 +102,7 @@ def test_the_default_forgetting_floor_is_the_articles_one_half_life_later(now: d
     assert plan_forget(f, ForgetParams(min_strength=0.1), now)["id"].to_list() == ["300 d", "250 d"]
 
 
-def test_equal_cost_drops_the_older_first_then_the_smaller_id(now: datetime) -> None:
+def test_equal_cost_drops_the_older_first_then_the_first_written(now: datetime) -> None:
     # all cost 2·0.5 = 1.0; ids are listed so that neither frame order nor id order picks the oldest
     f = _frame(
         now,
@@ -113,9 +113,9 @@ def test_equal_cost_drops_the_older_first_then_the_smaller_id(now: datetime) -> 
     plan = plan_forget(f, ForgetParams(capacity=2), now)
     assert plan["id"].to_list() == ["c", "b"]
     assert plan["forget_cost"].to_list() == [1.0, 1.0]
-    # same cost and same age: the smaller id goes first
+    # same cost and same age: the first in the frame (the first written) goes first, never by id
     f = _frame(now, id=["m2", "m3", "m1"], importance=[0.5, 0.5, 0.5])
-    assert plan_forget(f, ForgetParams(capacity=1), now)["id"].to_list() == ["m1", "m2"]
+    assert plan_forget(f, ForgetParams(capacity=1), now)["id"].to_list() == ["m2", "m3"]
 
 
 def test_protected_and_pending_are_never_dropped(now: datetime) -> None:

@@ -46,11 +46,11 @@ def test_a_pleasantry_goes_before_an_older_fact_of_equal_cost(now: datetime, fac
 
 
 def test_age_breaks_what_the_words_leave_tied(now: datetime) -> None:
-    # equal costs, equal information (3 words each): the older goes; equal age too: the smaller id
+    # equal costs, equal information (3 words each): the older goes; equal age too: the first written
     f = _frame(now, ["Likes green tea", "Likes black tea", "Likes oolong tea", "Hi"])
     assert plan_forget(f, ForgetParams(capacity=2), now)["id"].to_list() == ["m3", "m0"]
     same_time = f.with_columns(created_at=pl.lit(now - H), id=pl.Series(["b", "a", "c", "d"]))
-    assert plan_forget(same_time, ForgetParams(capacity=2), now)["id"].to_list() == ["d", "a"]
+    assert plan_forget(same_time, ForgetParams(capacity=2), now)["id"].to_list() == ["d", "b"]
 
 
 def test_the_cost_still_decides_when_it_differs(now: datetime) -> None:
@@ -143,19 +143,19 @@ TEXTS = [FACT_EN, CHAT_EN, FACT_ZH, CHAT_ZH, "ok", "嗯嗯", "User likes oolong 
     ),
     capacity=st.integers(1, 6),
 )
-def test_capacity_drops_the_first_of_cost_information_age_id(rows, capacity: int) -> None:
+def test_capacity_drops_the_first_of_cost_information_age_written(rows, capacity: int) -> None:
     """Against the rule written plainly: per namespace, sort by (cost to 3 decimals, information of
-    the text, created_at, id) and drop the first ``len - capacity``."""
+    the text, created_at, place in the frame — the order written) and drop the first ``len - capacity``."""
     now = datetime.fromisoformat("2026-01-01T00:00:00+00:00")
     texts, imp, acc, age, ns = map(list, zip(*rows, strict=True))
     f = _frame(now, texts, importance=imp, access_count=acc, namespace=ns,
                created_at=[now - a * H for a in age])  # fmt: skip
     want = set()
     for space in ("u", "v"):
-        mine = [r for r in f.iter_rows(named=True) if r["namespace"] == space]
-        key = lambda r: (round(2 * r["importance"] + r["access_count"] / 1.1, 3),  # noqa: E731
-                         information_of(r["content"]), r["created_at"], r["id"])  # fmt: skip
-        want |= {r["id"] for r in sorted(mine, key=key)[: max(len(mine) - capacity, 0)]}
+        mine = [(i, r) for i, r in enumerate(f.iter_rows(named=True)) if r["namespace"] == space]
+        key = lambda ir: (round(2 * ir[1]["importance"] + ir[1]["access_count"] / 1.1, 3),  # noqa: E731
+                          information_of(ir[1]["content"]), ir[1]["created_at"], ir[0])  # fmt: skip
+        want |= {r["id"] for _, r in sorted(mine, key=key)[: max(len(mine) - capacity, 0)]}
     plan = plan_forget(f, ForgetParams(capacity=capacity, min_strength=0.0), now)
     assert set(plan["id"].to_list()) == want
 
@@ -176,3 +176,21 @@ def test_store_forget_drops_the_pleasantry_first(now: datetime, fact: str, chat:
     assert "information" in s.audit("u", op="forget")["detail"][0]  # the number, never the text
     assert chat not in s.audit("u", op="forget")["detail"][0]
     s.close()
+
+
+def test_one_instants_memories_go_in_the_order_written(
+    store: mk.MemoryStore, monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
+    """Equal costs, equal information, one instant (one batch): the first written goes first, in
+    every run; ids, minted here in the reverse of the write order, decide nothing."""
+    from memkit.portable import rows
+
+    counter = iter(range(2**40, 0, -1))
+    monkeypatch.setattr(rows, "new_ids", lambda n: [f"{next(counter):016x}" for _ in range(n)])
+    texts = ["Likes green tea", "Likes black tea", "Likes oolong tea", "Likes white tea"]
+    ids = store.add_many(pl.DataFrame({"content": texts}), namespace="u", now=now)["id"].to_list()
+    assert ids == sorted(ids, reverse=True)
+    plan = store.forget("u", now=now, policy=ForgetParams(capacity=1), dry_run=True)
+    assert plan["id"].to_list() == ids[:3]
+    assert store.forget("u", now=now, policy=ForgetParams(capacity=1))["id"].to_list() == ids[:3]
+    assert store.frame("u")["id"].to_list() == ids[3:]

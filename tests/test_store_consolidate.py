@@ -285,3 +285,58 @@ def test_the_switch_travels_with_the_settings(store: mk.MemoryStore, now: dateti
     assert store.consolidate("u", now=now + 2 * H).height == 1
     with pytest.raises(mk.ValidationError, match="^merge_distinct_facts: must be a bool"):
         store.merge_distinct_facts = "no"  # type: ignore[assignment]
+
+
+# ------------------------------------------------------------------- one instant: the order written
+SAME_INSTANT = [  # one batch, one instant: the first says most (the survivor); no fact tokens
+    "the user likes green tea with honey and lemon",
+    "the user likes green tea with honey",
+    "works from home",
+    "plays the violin",
+]
+
+
+def _reversed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids minted in the reverse of the write order (memkit's own are random): a tie broken by id
+    comes out reversed."""
+    from memkit.portable import rows
+
+    counter = iter(range(2**40, 0, -1))
+    monkeypatch.setattr(rows, "new_ids", lambda n: [f"{next(counter):016x}" for _ in range(n)])
+
+
+def test_one_instants_merge_reads_in_the_order_written(
+    monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
+    """The merged text, members and survivor of memories written at one instant follow the write
+    order, also when an erasure re-derives the merge (ids: the reverse of that order)."""
+    _reversed_ids(monkeypatch)
+    s = mk.MemoryStore(embedder=AngleEmbedder(dict.fromkeys(SAME_INSTANT, 0.0)))
+    try:
+        tags = [[f"t{i}"] for i in range(len(SAME_INSTANT))]
+        batch = pl.DataFrame({"content": SAME_INSTANT, "tags": tags})
+        ids = s.add_many(batch, namespace="u", now=now)["id"].to_list()
+        assert ids == sorted(ids, reverse=True)
+        plan = s.consolidate("u", now=now + H, params=mk.MergeParams(distinct_facts=False))
+        assert plan["members"].to_list() == [ids] and plan["survivor"].item() == ids[0]
+        merged = s.get(plan["merged_id"].item())
+        assert merged.content == "; ".join([SAME_INSTANT[0], *SAME_INSTANT[2:]])
+        assert list(merged.merged_from) == ids and list(merged.tags) == ["t0", "t1", "t2", "t3"]
+        s.delete(ids[0], now=now + 2 * H)  # the survivor goes: the second says most of what is left
+        again = s.get(merged.id)
+        assert again.content == "; ".join(SAME_INSTANT[1:])
+    finally:
+        s.close()
+
+
+def test_a_survivor_tie_at_one_instant_goes_to_the_first_written(
+    monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
+    _reversed_ids(monkeypatch)
+    s = mk.MemoryStore(embedder=AngleEmbedder({"likes tea": 0.0}))
+    try:
+        ids = s.add_many(pl.DataFrame({"content": ["likes tea"] * 3}), namespace="u", now=now)["id"].to_list()
+        plan = s.consolidate("u", now=now + H, dry_run=True)
+        assert plan["survivor"].item() == ids[0] and plan["members"].to_list() == [ids]
+    finally:
+        s.close()

@@ -64,11 +64,12 @@ _LOGGED = (
     " FROM events WHERE op = 'forget'"
     " AND memory_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY seq"
 )
-_MEMBERS_OF = (
-    "SELECT m.id, p.id FROM (SELECT id, namespace, access, owner, created_by, unnest(merged_from) AS mid"
-    " FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))) p JOIN memories m ON m.id = p.mid"
-    " AND m.namespace = p.namespace AND m.access = p.access AND m.owner IS NOT DISTINCT FROM p.owner"
-    " AND m.created_by IS NOT DISTINCT FROM p.created_by ORDER BY p.id, m.created_at, m.id"
+_MEMBERS_OF = (  # (merges and members in the order written, not by their random ids)
+    "SELECT m.id, p.id FROM (SELECT id, rowid AS place, namespace, access, owner, created_by,"
+    " unnest(merged_from) AS mid FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))) p"
+    " JOIN memories m ON m.id = p.mid AND m.namespace = p.namespace AND m.access = p.access"
+    " AND m.owner IS NOT DISTINCT FROM p.owner AND m.created_by IS NOT DISTINCT FROM p.created_by"
+    " ORDER BY p.place, m.created_at, m.rowid"
 )
 
 

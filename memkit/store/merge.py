@@ -57,7 +57,8 @@ def merged_record(
     owner, creator and access; half-life and last access the max; created_at the min; importance the
     max, capped so that the merged memory is no stronger at ``now`` than its strongest member
     (:func:`memkit.merge_rule.merged_importance`: a merge of weak members stays weak); access counts
-    summed; protected if any member is; the members' tags; valid whenever a member was."""
+    summed; protected if any member is; the members' tags (oldest first; one instant's in the order
+    of ``members``: as written); valid whenever a member was."""
     us = timedelta(microseconds=1)  # ages in hours computed as age_hours_expr does, to the last bit
     ages = [(now - m["created_at"]) // us / 3.6e9 for m in members]
     return {
@@ -71,7 +72,7 @@ def merged_record(
         "last_access_at": max(m["last_access_at"] for m in members),
         "access_count": min(sum(m["access_count"] for m in members), COUNT_MAX),
         "protected": any(m["protected"] for m in members),
-        "tags": list(dict.fromkeys(t for m in sorted(members, key=lambda m: (m["created_at"], m["id"]))
+        "tags": list(dict.fromkeys(t for m in sorted(members, key=lambda m: m["created_at"])  # (stable)
                                    for t in m["tags"])),
         **_union_validity(members),
     }  # fmt: skip

@@ -90,7 +90,10 @@ class RederiveMixin(MergeMixin):
                     before.setdefault(p["id"], was_then)
                 now = after(at, p["updated_at"])  # (a merge changed after the erasure's `now`: after it)
                 group = [p["merged_from"], p["namespace"], p["access"], p["owner"], p["created_by"]]
-                members = self._sql(_GROUP_MEMBERS, group).to_dicts()
+                # in the order written (merged_from lists one instant's so): the merge rule's last tie
+                place = {m: i for i, m in enumerate(p["merged_from"])}
+                found = self._sql(_GROUP_MEMBERS, group).to_dicts()
+                members = sorted(found, key=lambda m: (m["created_at"], place[m["id"]]))
                 if not members:  # nothing of it is left
                     self._run("DELETE FROM memories WHERE id = ?", [p["id"]])
                     self._event(

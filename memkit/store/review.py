@@ -100,7 +100,7 @@ class ReviewMixin(PipelineMixin):
                 " CAST(findings AS VARCHAR) AS findings FROM memories m LEFT JOIN (SELECT memory_id,"
                 " max(seq) AS seq FROM events WHERE op = 'quarantine' GROUP BY memory_id) e"
                 " ON e.memory_id = m.id WHERE status = 'quarantined' AND (? IS NULL OR namespace = ?)"
-                " ORDER BY e.seq NULLS FIRST, created_at, id",
+                " ORDER BY e.seq NULLS FIRST, created_at, m.rowid",  # (one instant's: as written)
                 [namespace, namespace],
             )
         # the codes (MG301, ...) per row, for a reviewer to filter on without parsing the JSON
