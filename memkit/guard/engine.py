@@ -258,7 +258,7 @@ def _thresholds(n: int, params: GuardParams, sources: Sequence[str] | None) -> n
 
 
 def _probabilities(texts: list[str], rows: Mapping[int, list[Finding]], params: GuardParams) -> np.ndarray:
-    """The learned detector's injection probability per text (zeros when it is switched off)."""
+    """The learned detector's injection probability per text (zeros when off: then one 0.0 shared)."""
     if not (params.enabled and params.screen_injection and params.learned) or not texts:
         return np.zeros(len(texts))
     codes = [[f"{f.code}:{f.severity}" for f in rows[i] if f.kind == "injection"] if i in rows else []
@@ -331,7 +331,7 @@ def screen_many(
         actions[i], scores[i] = _decide_one(found, params)
         if actions[i] != "refuse":
             texts[i], rows[i] = _redact_one(texts[i], found, pseudonyms)
-    return Screening(texts, actions, scores, _frame(rows), prob.tolist())
+    return Screening(texts, actions, scores, _frame(rows), prob.tolist() if prob.any() else [0.0] * len(prob))
 
 
 def screen(text: str, params: GuardParams = GuardParams(), *, source: str | None = None) -> Verdict:

@@ -207,7 +207,7 @@ def screen_fields(columns: dict[str, Sequence[Any]], params: GuardParams = Guard
     distinct: dict[str, None] = {}  # every name of every field, once, in order of appearance
     for f in fields:
         values = _each(columns[f], lambda ts: tuple(ts or ())) if f == "tags" else columns[f]
-        for x in dict.fromkeys(values):  # a tag list is a tuple here, so it can be a dict key
+        for x in _distinct(values):  # a tag list is a tuple here, so it can be a dict key
             distinct.update(dict.fromkeys(x) if f == "tags" else {x: None} if x is not None else {})
     names = list(distinct)
     named = _screen_names(names + keys.texts, params, len(names)) if names or keys.texts else _nothing(params)
@@ -277,6 +277,14 @@ class _Secrets:
         ]
         found = s.findings.filter(pl.col("kind") == "secret") if s.findings.height else s.findings
         self.findings = found.filter(~pl.Series(again)[found["row"]]) if found.height else found
+
+
+def _distinct(column: Sequence[Any]) -> list[Any]:
+    """The distinct values of ``column`` in order of appearance: one, without hashing every row, when
+    every row holds the same value (a bulk write's owner, its keys and tags: compared in C)."""
+    if isinstance(column, list) and column and column.count(column[0]) == len(column):
+        return [column[0]]
+    return list(dict.fromkeys(column))
 
 
 def _each(column: Sequence[Any], fn: Any) -> list[Any]:
