@@ -238,9 +238,9 @@ def plan_grouped(
     emb = np.asarray(embeddings, dtype=np.float32)
     parts = [
         plan_merges(g.drop("_row"), emb[g["_row"].to_numpy()], params)
-        for _, g in frame.with_row_index("_row").group_by(
-            "access", "owner", "created_by", maintain_order=True
-        )
+        for _, g in frame.drop("_row", strict=False)
+        .with_row_index("_row")
+        .group_by("access", "owner", "created_by", maintain_order=True)
     ]
     if not parts:
         return plan_merges(frame.head(0), emb[:0], params)

@@ -219,10 +219,15 @@ def plan_forget(frame: pl.DataFrame, params: ForgetParams, now: datetime) -> pl.
     # a live merge's members are its provenance: they go with it (or with an explicit delete), never
     # one by one as they decay (never recalled, they always would, and the merge would lose their facts)
     held = pl.Series([_members(frame)], dtype=pl.List(pl.String))
-    df = frame.with_row_index("_row").with_columns(  # _row: the last tie, the order written
-        strength_expr(age_hours=age_hours_expr("created_at", now)),  # exact: rounded only in `detail`
-        forget_cost_expr(params),
-        eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected") & ~pl.col("id").is_in(held),
+    # _row: the last tie, the order written (a column of that name the caller's frame holds is its own)
+    df = (
+        frame.drop("_row", strict=False)
+        .with_row_index("_row")
+        .with_columns(
+            strength_expr(age_hours=age_hours_expr("created_at", now)),  # exact: rounded only in `detail`
+            forget_cost_expr(params),
+            eligible=pl.col("status").is_in(_ELIGIBLE) & ~pl.col("protected") & ~pl.col("id").is_in(held),
+        )
     )
     expired = pl.col("valid_until").is_not_null() & (pl.col("valid_until") <= pl.lit(now))
     if not params.drop_expired:

@@ -70,8 +70,11 @@ def merge_chart(
     by its weakest link, wrong clusters listed first: where wrong merges start, in the data.
     Memories whose best partner is below cosine 0.5 are counted in the subtitle but not drawn (no
     allowed threshold can merge them); memories with no candidate partner at all (null
-    ``similarity``: alone in their namespace, layer and key) are left out. A plan whose members are
-    not all in ``similarities`` (another namespace, another store) raises a ValidationError.
+    ``similarity``: alone in their namespace, layer and key) are left out. The similarities should be
+    the plan's candidates' (``store.merge_candidates``, as the panel takes them): a memory whose only
+    close partner was no candidate (written after the plan's ``now``, expired) is drawn as held apart.
+    A plan whose members are not all in ``similarities`` (another namespace, another store) raises a
+    ValidationError; an empty plan needs no ``id`` column.
 
     >>> sims = pl.DataFrame({"id": list("abcde"),
     ...                      "content": ["likes tea", "likes tea a lot", "budget 5000", "budget 8000", "hi"],
@@ -130,9 +133,11 @@ def _states(known: pl.DataFrame, threshold: float, clusters: pl.DataFrame | None
     above = pl.col("similarity") >= threshold - _EPS
     if clusters is None:
         return known.with_columns(state=pl.when(above).then(pl.lit(_STATES[0])).otherwise(pl.lit(_STATES[2])))
-    if "id" not in known.columns:
-        raise ValidationError("similarities", "needs an id column to find the plan's members")
     members = clusters["members"].explode().drop_nulls().unique()
+    if "id" not in known.columns:  # an empty plan names no member to find
+        if members.len():
+            raise ValidationError("similarities", "needs an id column to find the plan's members")
+        known = known.with_columns(id=pl.lit(None, pl.String))
     missing = members.filter(~members.is_in(known["id"].implode()))
     if missing.len():
         raise ValidationError(
