@@ -121,7 +121,8 @@ def memory_timeline(
         "t:T",
         title="simulated time",
         scale=alt.Scale(type="utc", domain=[start_ms, end_ms]),
-        axis=alt.Axis(format="%b %d"),
+        # a label closer than 10 px to the one before is hidden (weekly ticks on a months-wide axis)
+        axis=alt.Axis(format="%b %d", labelOverlap="greedy", labelSeparation=10),
     )
     y = alt.Y("strength:Q", title="strength", scale=alt.Scale(domain=[0, 1]))
     # layer order is drawing order: the crosses and dots stay visible on top of the curves
