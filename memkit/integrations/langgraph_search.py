@@ -110,7 +110,7 @@ class SearchOps:
         first = f.filter(pl.col("key").is_not_null()).group_by("key").agg(first_at=pl.col("created_at").min())
         live = f.filter((pl.col("status") == "active") & _valid(now))
         # first_at becomes LangGraph's created_at (an unkeyed memory's own); noindex: put with index=False
-        return live.join(first, on="key", how="left").with_columns(
+        return live.join(first, on="key", how="left", maintain_order="left").with_columns(
             first_at=pl.coalesce("first_at", "created_at"),
             noindex=pl.col("tags").list.contains(NOINDEX),
         )
@@ -162,8 +162,11 @@ class SearchOps:
             age = (now - hits_all["created_at"]).dt.total_microseconds().to_numpy() / 3.6e9
             hits_all = hits_all[tie_order(hits_all["score"].to_numpy(), age, float(weights.tie))]
         unranked = [f for f in rest if f.height]
-        tail = (  # unranked rows newest first, then by id: the same order on every call
-            pl.concat(unranked, how="diagonal_relaxed").sort(["created_at", "id"], descending=[True, False])
+        # unranked rows newest first; of one instant, the last written first (each frame is in write
+        # order, reversed here; the sort is stable), then by namespace: the same order on every run
+        tail = (
+            pl.concat([f.reverse() for f in unranked], how="diagonal_relaxed").sort(
+                "created_at", descending=True, maintain_order=True)
             if unranked else None
         )  # fmt: skip
         # the page is cut from ranked-then-unranked; only its rows are reinforced, per namespace

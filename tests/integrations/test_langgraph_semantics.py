@@ -184,3 +184,17 @@ def test_namespaces_that_hold_nothing_now_are_not_listed(lg: MemkitStore, clock:
     clock.t = NOW + timedelta(minutes=5)  # set back: ("d",) was not written yet, ("a",) not expired
     assert lg.list_namespaces() == [("a",), ("b",), ("c",)]
     assert lg.list_namespaces(max_depth=1, limit=2) == [("a",), ("b",)]
+
+
+# ----------------------------------------------------------------------------- one instant's items
+def test_unranked_items_of_one_instant_list_last_written_first(lg: MemkitStore) -> None:
+    """Items put at one instant were listed by their random ids after the time (another order in each
+    run of the same script); now the last written comes first, as "newest first" reads, and the page
+    cut at any offset is the same on every run. Eight items: the old order matched by chance 1 in 40,320."""
+    keys = [f"k{i}" for i in range(8)]
+    for key in keys:
+        lg.put(U, key, {"text": f"note {key}"})
+    assert [h.key for h in lg.search(U)] == keys[::-1]
+    assert [h.key for h in lg.search(U, offset=3, limit=2)] == ["k4", "k3"]
+    lg.put(("users", "u0"), "a", {"text": "note a"})  # another namespace, same instant: after, by name
+    assert [h.key for h in lg.search(("users",))][:3] == ["a", "k7", "k6"]
