@@ -93,7 +93,7 @@ class CarriedMixin(GuardMixin):
         cols = ", ".join(LESSON_FIELDS) + (", embedding" if with_vectors else "")
         t = self._sql(
             f"SELECT {cols} FROM lessons WHERE (?::VARCHAR[] IS NULL OR namespace IN"
-            " (SELECT unnest(?::VARCHAR[]))) ORDER BY created_at, id",
+            f" (SELECT unnest(?::VARCHAR[]))) ORDER BY {self._lesson_order}",  # an import keeps the order
             [names, names],
         )
         back = {log_names(ns)[1]: ns for ns in {*spaces, *([namespace] if namespace else [])}}

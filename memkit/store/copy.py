@@ -29,7 +29,7 @@ __all__ = ["COPIED", "CopyMixin", "Recorded"]
 
 COPIED = ("memories", "events", "lessons", "embed_cache")
 """The tables a copy carries (``meta`` is the target's own: its schema version and embedder)."""
-_ORDER = {"memories": "rowid", "events": "seq", "lessons": "id", "embed_cache": "content_hash"}
+_ORDER = {"memories": "rowid", "events": "seq", "embed_cache": "content_hash"}  # lessons: _lesson_order
 _COLUMNS = (
     "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
     " AND table_schema = current_schema() ORDER BY ordinal_position"
@@ -98,7 +98,7 @@ class CopyMixin(StoreCore):
         """One table as Arrow, in its write order, by the column names it has here."""
         columns = [r[0] for r in self._run(_COLUMNS, [table])]  # fields (translate drops the server's own)
         names = ", ".join(f'"{c}"' for c in columns)
-        order = _ORDER[table]
+        order = self._lesson_order if table == "lessons" else _ORDER[table]  # (the target's write order)
         return self._db.sql(f"SELECT {names} FROM {table} ORDER BY {order}").to_arrow_table()
 
     def _receive(self, frames: dict[str, Any]) -> dict[str, int]:

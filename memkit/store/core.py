@@ -95,6 +95,7 @@ class StoreCore:
     _secret_names: SecretNames  # which names hold a secret by the store's own rules, cached (names.py)
     _embed_query: Callable[[str], Any]  # a query's vector, LRU-cached per store (vectors.py)
     _lesson_cache: dict[tuple[str, ...], Any]  # a namespace's names -> its lessons' embeddings (guard.py)
+    _lesson_order: str  # ORDER BY of lessons: created_at, write order (pg_schema.lesson_order)
     _depth: int  # > 0 inside a transaction
     _after: list[Callable[[], None]]  # work waiting for the outer commit
     _erased: set[str]  # ids the open transaction erased: the index holds them until its commit

@@ -33,7 +33,7 @@ from .hnsw import HNSW_INDEX
 from .identities import warn_older_identities
 from .migrations import MIGRATIONS, log_spaces, read_meta
 from .names import SecretNames
-from .pg_schema import NEVER_ANALYZED, prepare_server
+from .pg_schema import NEVER_ANALYZED, lesson_order, prepare_server
 from .postgres import PgConnection, is_url, redact_url
 from .settable import refix
 
@@ -72,6 +72,7 @@ class FilesMixin(CompactionMixin):
             self._open_file(create)
         try:
             self._migrate(create)
+            self._lesson_order = lesson_order(self._pg)  # lessons: created_at, then write order
             if self._file or self._pg:  # (a store in memory is new: no older pseudonyms in it)
                 warn_older_identities(self._run, self.path)
             if self.index == "hnsw" and not self.read_only:  # the server's index (hnsw.py), once;

@@ -232,7 +232,8 @@ class ForgottenMixin(StoreCore):
         namespace's names: :func:`~memkit.store.names.log_names`)."""
         self._run(_ERASE_LESSONS, [ERASED, ERASED, changed])
         rows = self._run(
-            "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?",
+            "SELECT id, reason FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[])) AND reason <> ?"
+            f" ORDER BY {self._lesson_order}",
             [sorted({n for ns in spaces for n in log_names(ns)}), ERASED],
         )  # (lessons are few: a reviewer's)
         texts = {t for key_text in said.values() for t in key_text if t} if rows else ()

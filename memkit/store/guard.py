@@ -161,8 +161,8 @@ class GuardMixin(AuditMixin, VectorsMixin):
         names = tuple(log_names(namespace))  # as it is and as the log names it
         if names not in self._lesson_cache or self._pg is not None:  # a server: another process
             # may have learned a lesson since, so the lessons are read for every write and guarded search
-            t = self._sql("SELECT embedding FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[]))",
-                          [list(names)])  # fmt: skip
+            t = self._sql("SELECT embedding FROM lessons WHERE namespace IN (SELECT unnest(?::VARCHAR[]))"
+                          f" ORDER BY {self._lesson_order}", [list(names)])  # fmt: skip
             self._lesson_cache[names] = (
                 np.stack(t["embedding"].to_numpy()).astype(np.float32) if t.height
                 else np.zeros((0, self.embedder.dim), np.float32)

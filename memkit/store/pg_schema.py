@@ -6,6 +6,7 @@ DuckDB file runs (translated by :func:`memkit.store.postgres.translate`). A serv
 - **a migration lock**: processes opening a new database at once migrate one after the other.
 - **a row order**, ``memories.rowid`` (an identity column): DuckDB's ``rowid``, the write order, which
   orders exports, the index and so neighbour expansion's ties. Not a field: exports never see it.
+  ``lessons.rowid`` likewise (step 6): the lessons' write order, their order within one instant.
 - **indexes** on what the store's statements filter by: ``(namespace, key)`` (the version plan),
   ``(namespace, status)`` (frames, the HNSW filter) and ``events.memory_id`` (histories, as-of);
   ``events.ts`` and ``memories.created_at`` (step 5: a read at a past ``now`` finds the memories
@@ -53,9 +54,9 @@ from .pg_home import PATH, home_schema
 from .postgres import PgConnection
 
 __all__ = ["ANALYZE_ROWS", "EMBEDDER", "NEVER_ANALYZED", "PG_SCHEMA", "TERMS_DIGEST", "SNAPSHOT", "STATE",
-           "STEPS", "QUERY_CHARS", "TERMS_CHARS", "prepare_server"]  # fmt: skip
+           "STEPS", "QUERY_CHARS", "TERMS_CHARS", "lesson_order", "prepare_server"]  # fmt: skip
 
-PG_SCHEMA = 5
+PG_SCHEMA = 6
 """Version of what :data:`STEPS` create (``meta.pg_schema``): an older database runs the steps above."""
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
@@ -199,13 +200,21 @@ _TIMES = """
 CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
 CREATE INDEX IF NOT EXISTS memories_created_at ON memories (created_at);
 """
-STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS), (5, _TIMES))
+# the lessons' write order, as memories' (DuckDB's rowid): a database made before numbers the lessons
+# it holds in the table's stored order (an identity column is filled by one scan)
+_LESSONS = "ALTER TABLE lessons ADD COLUMN IF NOT EXISTS rowid BIGINT GENERATED ALWAYS AS IDENTITY;"
+STEPS = ((1, _CORE), (3, _KEYWORDS), (4, _NO_STATS), (5, _TIMES), (6, _LESSONS))
 """``(number, statements)``: row order, indexes, the change log and its triggers (1, required); the
 keyword functions and their index (3; 2 was a generated column, which 3 drops in this schema unless a
 view depends on it); no planner statistics of the columns that hold words (4); the indexes of times
-(5). Each runs once."""
+(5); the lessons' row order (6). Each runs once."""
 _WHAT = {3: "the keyword functions (memkit_terms, memkit_query)", 4: "no statistics of texts",
-         5: "the indexes of times (events_ts, memories_created_at)"}  # fmt: skip
+         5: "the indexes of times (events_ts, memories_created_at)",
+         6: "the lessons' write order (lessons.rowid: until then a tie goes by id)"}  # fmt: skip
+_LESSON_ROWID = (
+    "SELECT count(*) FROM pg_attribute WHERE attrelid = CAST('lessons' AS regclass)"
+    " AND attname = 'rowid' AND NOT attisdropped"
+)
 # steps 3 and 4 as this memkit writes them: their text follows memkit.text (its invisible characters,
 # its CJK ranges, its stopwords), which a later memkit may change under the same step number. A
 # database whose functions another memkit made runs them again, and rebuilds the keyword index (an
@@ -214,6 +223,15 @@ _SET_META = "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET v
 _REFRESH = _KEYWORDS + _NO_STATS + "REINDEX INDEX memories_keywords;"
 TERMS_DIGEST = hashlib.sha256((_KEYWORDS + _NO_STATS).encode("utf-8")).hexdigest()[:16]
 TERMS = f"{__version__}:{TERMS_DIGEST}"  # meta.pg_terms: who made them, and which text
+
+
+def lesson_order(pg: PgConnection | None) -> str:
+    """How lessons are ordered (``ORDER BY``): oldest first, one instant's in write order (``rowid``:
+    DuckDB's own, a server's step 6). A server whose owner has not opened it since step 6 came (a role
+    that may not alter it opened it: a warning said so) has no write order yet: ties go by id there."""
+    if pg is None or pg.execute(_LESSON_ROWID).fetchall()[0][0]:
+        return "created_at, rowid"
+    return "created_at, id"
 
 
 def _later_terms(pg: PgConnection) -> bool:

@@ -130,7 +130,8 @@ class ReembedMixin(DeferredMixin):
         a lesson's text embedded; an erased lesson's stored vector if ``same`` (the embedder that made
         it), else zeros (near nothing)."""
         dim = self.embedder.dim
-        rows = self._sql("SELECT id, content, reason, embedding FROM lessons ORDER BY id")  # (they are few)
+        order = self._lesson_order  # (they are few; embedded in their listing order)
+        rows = self._sql(f"SELECT id, content, reason, embedding FROM lessons ORDER BY {order}")
         gone = np.asarray(erased_lessons(rows["content"].to_list(), rows["reason"].to_list()), bool)  # (m,)
         vectors = np.zeros((rows.height, dim), np.float32)  # (m, dim): an erased one stays zeros unless...
         if (~gone).any():

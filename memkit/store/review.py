@@ -249,7 +249,7 @@ class ReviewMixin(PipelineMixin):
             return self._sql(
                 f"SELECT {_LESSON_COLUMNS} FROM lessons"
                 " WHERE (?::VARCHAR[] IS NULL OR namespace IN (SELECT unnest(?::VARCHAR[])))"
-                " ORDER BY created_at, id",
+                f" ORDER BY {self._lesson_order}",  # one instant's in write order (ids are random)
                 [names, names],
             )
 

@@ -111,7 +111,7 @@ def test_a_database_of_pg_schema_4_gets_the_indexes_of_times_on_a_writable_open(
         assert s.read("home", namespace="u", now=NOW.replace(hour=5)).content == "the user lives in Hangzhou"
     with psycopg.connect(url) as con:
         assert {"events_ts", "memories_created_at"} <= {r[0] for r in con.execute(names).fetchall()}
-    assert _meta(url)["pg_schema"] == str(pg_schema.PG_SCHEMA) == "5"
+    assert _meta(url)["pg_schema"] == str(pg_schema.PG_SCHEMA) == "6"
 
 
 @pytest.mark.parametrize("value", ["abc", "", "4.0", "-1", "0"])
