@@ -8,7 +8,9 @@ chat messages             :func:`chat_frame`       each message, through the adm
                                                    commands and system prompts are not stored
 mem0 ``get_all()``        :func:`mem0_frame`       each result (``{"results": [...]}`` or a list):
                                                    a long-term fact; mem0's id, hash, metadata and
-                                                   scope kept in ``value["mem0"]``
+                                                   scope kept in ``value["mem0"]``; a user's memory
+                                                   keyed as the agent keys the user's statement
+                                                   (:mod:`~memkit.portable.mem0_keys`)
 cognee COGX archive       ``cogx.read_cogx``       see :mod:`memkit.portable.cogx` (and
                                                    ``cogx.write_cogx`` for memkit -> COGX)
 ========================  ======================  ==================================================
@@ -42,6 +44,7 @@ from ..errors import FormatError, ValidationError
 from ..schema import check_name, check_tags
 from .cogx import read_cogx
 from .lines import numbered
+from .mem0_keys import mem0_keys
 from .records import RESTORABLE, add_frame, records_frame, unencodable, utc_time
 from .strictjson import fail, loads
 
@@ -173,7 +176,10 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     Namespace: ``namespace`` if given, else the record's ``user_id``, ``agent_id`` or ``run_id``.
     Each becomes a long-term ``fact`` (source ``import``) created at mem0's ``created_at``; mem0's
     categories become tags, an ``expiration_date`` the end of validity, and everything else mem0
-    knows (id, hash, metadata, scope, updated_at) is kept in ``value["mem0"]``.
+    knows (id, hash, metadata, scope, updated_at) is kept in ``value["mem0"]``. ``key``: a record scoped
+    to a user (``user_id``) is the user's own statement, keyed as the agent keys it, and a keyed preference
+    is a ``preference`` (:func:`~memkit.portable.mem0_keys.mem0_keys`: "Lives in Boston" ->
+    ``fact.residence``); :func:`import_file` writes it under ``"supersede"``, oldest ``created_at`` first.
 
     >>> mem0_frame({"results": [{"id": "m1", "memory": "Likes tea", "user_id": "alice",
     ...     "created_at": "2024-07-20T01:25:51-07:00"}]}).select("namespace", "content", "created_at").rows()
@@ -183,7 +189,7 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     records = data.get("results", data.get("memories")) if isinstance(data, Mapping) else data
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
         raise FormatError("mem0", "must be get_all()'s {'results': [...]} or a list of memories")
-    rows = []
+    rows, mine = [], []
     for i, r in enumerate(records):
         where = f"results[{i}]"
         if not isinstance(r, Mapping):
@@ -217,6 +223,9 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
             for k, v in r.items()
             if k not in ("memory", "data", "created_at", "categories") and v is not None
         }
+        # the user's own statement: scoped to a user and to no agent (with an agent_id and assistant turns,
+        # mem0 extracts the *assistant's* traits with its agent prompt, subjectless alike)
+        mine.append(r.get("user_id") is not None and r.get("agent_id") is None)
         rows.append(
             {
                 "namespace": ns,
@@ -230,7 +239,12 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
                 "value": {"mem0": keep},
             }
         )
-    return records_frame(rows)
+    frame = records_frame(rows)
+    if not rows:
+        return frame
+    key = mem0_keys(frame["content"], pl.Series(mine, dtype=pl.Boolean))  # the agent's key (mem0_keys)
+    kind = pl.when(key.str.starts_with("preference.")).then(pl.lit("preference")).otherwise("kind")
+    return frame.with_columns(key=key, kind=kind)
 
 
 def import_file(
@@ -274,11 +288,11 @@ def import_file(
         frame = frame.with_columns(record=pl.format("results[{}]", pl.int_range(pl.len())))
     if "record" in frame.columns:  # add_frame's errors name the file too
         frame = frame.with_columns(record=pl.lit(f"{p.name}: ") + pl.col("record"))
-    # a chat's keys as the agent's: a later statement of a fact or preference supersedes the earlier one
-    policy = "supersede" if source == "chat" else None
-    return add_frame(
-        store, frame, requester=requester, now=now, duplicates=duplicates, conflict_policy=policy
-    )
+    # a chat's and mem0's keys as the agent's: a later statement of a fact or preference supersedes the
+    # earlier one (mem0's in created_at order: it lists its memories in no order of time)
+    policy = "supersede" if source in ("chat", "mem0") else None
+    return add_frame(store, frame, requester=requester, now=now, duplicates=duplicates,
+                     conflict_policy=policy, time_order=source == "mem0")  # fmt: skip
 
 
 def _decoded(data: bytes) -> str:

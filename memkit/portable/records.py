@@ -98,6 +98,7 @@ def add_frame(
     now: datetime | None = None,
     duplicates: str = "skip",
     conflict_policy: str | None = None,
+    time_order: bool = False,
 ) -> pl.DataFrame:
     """Write an adapter's frame with ``store.add_many`` (one call per namespace; rows whose ``store``
     column is false are skipped) -> report ``row, namespace, id, action`` (``added`` / ``skipped`` /
@@ -121,7 +122,13 @@ def add_frame(
     version is not the requester's to change (AccessDenied, audited as the agent's write is), is
     another writer's (its owner, else creator, is not the row's owner, else the requester: bob's chat
     does not replace alice's fact), or is dated after the row (an old chat does not replace what the
-    user has said since), and when an earlier row of the frame with the key is dated after it."""
+    user has said since), and when an earlier row of the frame with the key is dated after it. With
+    ``time_order`` each namespace's rows are written oldest ``created_at`` first (a row without one last,
+    as the write's now), whatever their order in the frame (mem0 lists its memories in no order of time),
+    so a key's older values are superseded by its newer ones; the report keeps the frame's rows. With
+    ``"supersede"`` a keyed row also matches the same record held *without* a key (the text, owner and
+    time an import by a memkit that did not key it wrote): it is ``present``, not written again beside
+    it (the held row keeps no key)."""
     duplicates = check_choice("duplicates", duplicates, DUPLICATES)
     if conflict_policy is not None:
         conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
@@ -152,14 +159,21 @@ def add_frame(
                 except ValidationError as one:
                     raise type(one)(f"{name}.{one.field}", str(one)[len(one.field) + 2 :]) from None
             raise e from None
+        if time_order and "created_at" in part.columns:  # stable: rows of one time keep the frame's order
+            part = part.sort("created_at", nulls_last=True, maintain_order=True)
         given = part
-        if conflict_policy == "supersede" and "key" in part.columns:
+        derived = conflict_policy == "supersede" and "key" in part.columns
+        if derived:
             part = part.with_columns(key=_usable_keys(store, part, space, requester, at))
         if duplicates == "skip":  # what the namespace holds already is not written again (seen.py)
             found = pl.Series("id", present(store, space, part, requester), dtype=pl.String)
             # a key dropped now (a newer value since) may have been written by an earlier import
             if part is not given and not part["key"].equals(given["key"]):
                 found = found.fill_null(pl.Series(present(store, space, given, requester), dtype=pl.String))
+            if derived and found.is_null().any() and given["key"].is_not_null().any():
+                # the record as a memkit that did not key it wrote it (same text, owner, time; no key)
+                bare = present(store, space, given.with_columns(key=pl.lit(None, pl.String)), requester)
+                found = found.fill_null(pl.Series(bare, dtype=pl.String))
             known = part.select("row", "namespace").with_columns(id=found, action=pl.lit("present"))
             parts.append(known.filter(pl.col("id").is_not_null()))
             part = part.filter(found.is_null())

@@ -8,7 +8,9 @@ and the same owner (else creator) as the row would get (alice's import of "I lik
 when bob holds a public one), and, when the row gives a ``created_at`` (a chat message's time, mem0's
 ``created_at``), the same one. Its report's action is then ``present``, with the id of the memory it
 matched. Two records of one file with the same text are both written the first time (two messages may say
-the same); run again, both are present. A changed record (its text edited) is a new memory. What is compared
+the same); run again, both are present. A keyed record of a chat or mem0 import (``conflict_policy=
+"supersede"``) that matches nothing is looked for once more without its key: an older memkit wrote it
+unkeyed (``add_frame`` does it). A changed record (its text edited) is a new memory. What is compared
 is what the writer may read: with a ``requester``, its view (a memory it cannot read is not matched, so an
 import says nothing of what it cannot see). ``duplicates="add"`` writes every row again, as before.
 
