@@ -53,7 +53,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from .commands.patterns import norm_expr
-from .commands.slot_leads import slot_value_expr
+from .commands.slot_leads import slot_value_expr, without_now
 from .commands.slots import with_slot_key
 from .commands.subjects import first_person_expr
 from .decay import age_hours_expr, below_floor, strength_expr
@@ -170,9 +170,9 @@ def _slot_findings(active: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
 def _same_value(text: pl.Expr) -> pl.Expr:
     """What MK011 compares when a memory states no value after a lead of its slot (a structured
     ``value``, a keyed text of another shape): the text lowercased, without punctuation and without
-    the words that say it holds now ("Boston." = "boston now")."""
-    low = text.str.to_lowercase().str.replace_all(r"\b(?:now|currently|these days|still|just)\b", " ")
-    return low.str.replace_all(r"[\p{P}\s]+", " ").str.strip_chars()
+    the words that say it holds now ("Boston." = "boston now"), as a slot's value is compared
+    (:func:`memkit.commands.slot_leads.without_now`)."""
+    return without_now(text.str.to_lowercase())
 
 
 def _before(now: datetime, span: timedelta) -> datetime:

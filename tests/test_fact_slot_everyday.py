@@ -8,10 +8,11 @@ from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
+from admission_checks import admits_alike
 
 import memkit as mk
 from memkit.agent import EchoLLM, MemoryAgent
-from memkit.commands import Admission, admit, admit_many
+from memkit.commands import admit, admit_many
 
 EVERYDAY = [
     "My name is on the lease", "my name's on the list", "My name is not Bob", "I go by bike",
@@ -60,22 +61,16 @@ TWO_SLOTS = [
 ]  # fmt: skip
 
 
-def _same(text: str) -> None:
-    assert admit(text) == Admission(
-        **{f: admit_many([text]).row(0, named=True)[f] for f in Admission.__dataclass_fields__}
-    ), text
-
-
 @pytest.mark.parametrize("text", EVERYDAY + TWO_SLOTS)
 def test_no_key_without_a_value_of_the_slot_or_with_two_slots(text: str) -> None:
     assert admit(text).key is None
-    _same(text)
+    admits_alike([text])
 
 
 @pytest.mark.parametrize(("text", "key"), STILL_KEYED)
 def test_a_value_that_looks_like_the_slots_is_still_keyed(text: str, key: str) -> None:
     assert admit(text).key == key
-    _same(text)
+    admits_alike([text])
 
 
 def test_admit_many_agrees_on_a_whole_column() -> None:
@@ -110,7 +105,7 @@ def test_a_two_slot_memory_survives_a_change_of_one_slot(store, now: datetime) -
      "我是" + "老师" * 3000, "my birthday is " + "the " * 5000, "我叫小王，" * 3000 + "在腾讯工作"],
 )  # fmt: skip
 def test_hostile_near_misses_of_the_new_values_finish(text: str) -> None:
-    _same(text)
+    admits_alike([text])
 
 
 # review h137 M1-M3: a birthday is a calendar date; a passive "called X by", "at Home", "married to the
@@ -134,13 +129,13 @@ KEYED_H137 = [
 @pytest.mark.parametrize("text", NO_VALUE_H137)
 def test_no_calendar_date_no_name_no_place_gets_no_key(text: str) -> None:
     assert admit(text).key is None
-    _same(text)
+    admits_alike([text])
 
 
 @pytest.mark.parametrize(("text", "key"), KEYED_H137)
 def test_a_calendar_date_a_name_a_place_are_still_keyed(text: str, key: str) -> None:
     assert admit(text).key == key
-    _same(text)
+    admits_alike([text])
 
 
 @pytest.mark.parametrize(
@@ -148,4 +143,4 @@ def test_a_calendar_date_a_name_a_place_are_still_keyed(text: str, key: str) -> 
     ["I'm called " + "Ab " * 5000 + "x", "我在" + "北" * 5000 + "住了三年", "My birthday is " + "1" * 5000],
 )
 def test_hostile_near_misses_of_the_h137_values_finish(text: str) -> None:
-    _same(text)
+    admits_alike([text])

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from admission_checks import admits_alike
 
 import memkit as mk
 from memkit.agent import EchoLLM, MemoryAgent
 from memkit.analyze import analyze
-from memkit.commands import Admission, admit, admit_many
+from memkit.commands import admit
 from memkit.commands.patterns import norm
 from memkit.commands.subjects import first_person, first_person_expr
 from memkit.portable.adapters import add_frame, chat_frame, import_file
@@ -100,9 +101,7 @@ NOT_NAMES = ["叫我马上", "你叫我马上", "我叫马上", "我叫高铁", 
 
 
 def _agree(texts: list[str]) -> None:
-    frame = admit_many(texts)
-    for text, row in zip(texts, frame.iter_rows(named=True), strict=True):
-        assert admit(text) == Admission(**{f: row[f] for f in Admission.__dataclass_fields__}), text
+    admits_alike(texts)
 
 
 @pytest.mark.parametrize(("text", "key"), THIRD)

@@ -6,8 +6,9 @@ sentences beyond tests/test_fact_slots.py, both languages, about half keyed and 
 from __future__ import annotations
 
 import pytest
+from admission_checks import admits_alike
 
-from memkit.commands import Admission, admit, admit_many
+from memkit.commands import admit
 
 R, E, H, S, REL = "fact.residence", "fact.employer", "fact.hometown", "fact.school", "fact.relationship"
 KEYED = [
@@ -206,8 +207,7 @@ def test_a_lead_without_a_value_of_its_slot_is_not_keyed(text: str) -> None:
 
 def test_admit_and_admit_many_agree_on_the_probes() -> None:
     texts = [t for t, _ in KEYED] + UNKEYED
-    for text, row in zip(texts, admit_many(texts).iter_rows(named=True), strict=True):
-        assert admit(text) == Admission(**{f: row[f] for f in Admission.__dataclass_fields__}), text
+    admits_alike(texts)
 
 
 @pytest.mark.parametrize(
@@ -217,6 +217,4 @@ def test_admit_and_admit_many_agree_on_the_probes() -> None:
      "我出生在" + "一" * 5000, "I'm from " + "x " * 5000 + "team", "I moved to the " + "new " * 5000],
 )  # fmt: skip
 def test_hostile_near_misses_of_the_values_finish(text: str) -> None:
-    assert admit(text) == Admission(
-        **{f: admit_many([text]).row(0, named=True)[f] for f in Admission.__dataclass_fields__}
-    )
+    admits_alike([text])

@@ -48,6 +48,7 @@ import re
 import polars as pl
 
 from .patterns import FLAGS, matches_expr
+from .slot_leads import LEAD_EN, NOW_EN, NOW_ZH, cased, en_leads, zh_leads
 from .slot_values import (
     DATE_EN,
     DATE_ZH,
@@ -88,8 +89,9 @@ __all__ = [
 ]
 
 # adverbs between the subject and the verb that keep the statement current: I now live in · 我现在住在
-_NOW_EN = r"(?:(?:now|currently|still|just|recently|finally|also|actually) )*"
-_NOW_ZH = r"(?:现在|目前|如今|已经|还|一直|也|刚|暂时|平时|最近|终于)*"
+# (slot_leads.NOW_EN, NOW_ZH), and a few that neither say so nor are a value (also, 也, 一直)
+_NOW_EN = "(?:(?:{}|also) )*".format("|".join(NOW_EN))
+_NOW_ZH = "(?:{}|还|一直|也|刚|暂时|平时|最近|终于)*".format("|".join(NOW_ZH))
 _I_AM = r"\bi(?:'m| am) "
 _I_HAVE = r"\bi(?:'ve| have)? "
 # common occupations: "I'm a …" is a job only before one of these ("I'm a bit tired" is not)
@@ -110,22 +112,26 @@ _JOBS_ZH = (
 # now [I] moved to Shanghai). Only after the user's own past clause, so 我妹妹以前住在北京，现在… is not one.
 _THEN_ZH = r"我(?:以前|之前|原来|本来|曾经|过去)(?:一直)?"
 _BUT_NOW_ZH = r"(?:但是?|不过|可是)?(?:我)?(?:现在|目前|如今)(?:已经|还|刚)*"
+
 # English leads of the slots with a place or an organization as value, each ending before the value
 # (memkit.commands.slot_values): the preposition is lowercase, so "I LIVE IN FEAR" is none
-_RES_EN = (
-    rf"(?:{_I_HAVE}{_NOW_EN}(?:moved|relocated) (?-i:to)|\bi {_NOW_EN}live (?-i:in|at)"
-    rf"|{_I_AM}{_NOW_EN}(?:living|based|settled) (?-i:in)|\bmy (?:home|address) (?-i:is))"
-)
-_EMP_EN = (
-    rf"(?:\bi {_NOW_EN}work (?-i:at|for)|{_I_AM}{_NOW_EN}(?:working|employed) (?-i:at|for|by)"
-    rf"|{_I_HAVE}{_NOW_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
-    r"(?:job|position|role) (?-i:at|with)|\bmy (?:employer|company) (?-i:is))"
-)
-_SCHOOL_EN = rf"(?:\bi {_NOW_EN}study (?-i:at)|{_I_AM}{_NOW_EN}studying (?-i:at))"
-_HOME_EN = rf"(?:{_I_AM}originally (?-i:from)|\bi (?:grew up|was born) (?-i:in)|\bmy hometown (?-i:is))"
+_HIRED = "(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"  # … a new job at
+_I, _AM, _HAVE = rf"\bi {_NOW_EN}", _I_AM + _NOW_EN, _I_HAVE + _NOW_EN  # the user, then NOW_EN
+_RES_EN = en_leads("residence", moved=_HAVE, live=_I, living=_AM, my="")
+_EMP_EN = en_leads("employer", work=_I, working=_AM, job=_HAVE + _HIRED, my="")
+_SCHOOL_EN = en_leads("school", study=_I, studying=_AM)
+_HOME = {"originally": _I_AM, "grew": r"\bi ", "born": r"\bi was ", "my": ""}  # not "I now grew up in"
+_HOME_EN = "(?:{})".format("|".join(_HOME[n] + cased(LEAD_EN["hometown"][n]) for n in _HOME))
 # "I'm from X" without "originally": a hometown only before a known place (slot_values.PLACE_NAMES), a
 # place noun ("a small town"), or a town and a known place ("Austin, Texas"): not "I'm from Google"
-_FROM_EN = rf"{_I_AM}(?-i:from)"
+_FROM_EN = _I_AM + cased(LEAD_EN["hometown"]["from"])
+_JOB_EN = en_leads("job", False, work=_I, working=_AM, my="")
+_BIRTH_EN = en_leads("birthday", False, my=r"\bmy ", born=r"\bi was ")
+# Chinese leads: a verb before the value (住在), or a closer after 在 and the value (在杭州住)
+_RES_ZH, _RES_AT = zh_leads("residence", "verbs"), zh_leads("residence", "closers")
+_EMP_ZH, _EMP_AT = zh_leads("employer", "verbs"), zh_leads("employer", "closers")
+_SCHOOL_AT, _HOME_ZH = zh_leads("school", "closers"), zh_leads("hometown", "verbs")
+_HOME_AT = zh_leads("hometown", "closers")
 _FROM_PLACE = (
     rf"(?:{PLACE_NAMES}|(?:a|an|the) (?:[a-z-]+ ){{0,2}}{PLACE_NOUNS}s?\b"
     rf"|(?-i:[A-Z])[A-Za-z.'-]*(?: (?-i:[A-Z])[A-Za-z.'-]*)?, {PLACE_NAMES})"
@@ -143,22 +149,20 @@ SLOTS: tuple[tuple[str, str], ...] = (
              rf"|(?:^|[,.;:!] ?)(?:(?:you can|you may|please|just) )*call me) {NAME_EN}"
              rf"|(?:我(?:的名字)?叫(?:做)?|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我){NAME_ZH}"),
     ("residence", rf"{_RES_EN} {value_en(PLACE_NOUNS, number=True)}"
-                  rf"|我(?:们)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)|我家{_NOW_ZH}住在"
-                  rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:住|定居)"
-                  rf"|{_THEN_ZH}(?:住在|在)[^,。;]{{1,12}}[,;] ?{_BUT_NOW_ZH}"
-                  r"(?:住在|定居在?|搬到|搬去|搬家到)"),
+                  rf"|我(?:们)?{_NOW_ZH}{_RES_ZH}|我家{_NOW_ZH}住在|我{_NOW_ZH}在[^,。;]{{1,12}}{_RES_AT}"
+                  rf"|{_THEN_ZH}(?:住在|在)[^,。;]{{1,12}}[,;] ?{_BUT_NOW_ZH}{_RES_ZH}"),
     ("employer", rf"{_EMP_EN} {value_en(EMPLOYER_NOUNS)}"
-                 rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)|我{_NOW_ZH}(?:入职|就职于)"
-                 rf"|我(?:的名字)?叫[^,。;]{{1,6}}[,;] ?{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
+                 rf"|我{_NOW_ZH}在[^,。;]{{1,12}}{_EMP_AT}|我{_NOW_ZH}{_EMP_ZH}"
+                 rf"|我(?:的名字)?叫[^,。;]{{1,6}}[,;] ?{_NOW_ZH}在[^,。;]{{1,12}}{_EMP_AT}"
                  rf"|{_THEN_ZH}在[^,。;]{{1,12}}(?:工作|上班)[^,。;]{{0,6}}[,;] ?{_BUT_NOW_ZH}"
-                 r"(?:在[^,。;]{1,12}(?:工作|上班|任职)|跳槽到|入职)"),
-    ("job", rf"(?:\bi {_NOW_EN}work as|{_I_AM}{_NOW_EN}working as|\bmy (?:job|profession|occupation) is)"
+                 rf"(?:在[^,。;]{{1,12}}{_EMP_AT}|{_EMP_ZH})"),
+    ("job", rf"{_JOB_EN}"
             rf" (?:(?:a|an) )?(?:[a-z-]+ ){{0,2}}{_JOBS_EN}\b"
             rf"|{_I_AM}{_NOW_EN}(?:a|an) (?:[a-z-]+ ){{0,2}}{_JOBS_EN}{_JOB_END}"
             rf"|(?:我{_NOW_ZH}是(?:一名|一个|一位|个|名)?|我{_NOW_ZH}(?:做|当)|我的(?:职业|工作)是)"
             rf"[^,。;]{{0,6}}{_JOBS_ZH}{_END_ZH}"),
     ("school", rf"{_SCHOOL_EN} {value_en(SCHOOL_NOUNS)}"
-               rf"|我{_NOW_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)"),
+               rf"|我{_NOW_ZH}在[^,。;]{{1,12}}{_SCHOOL_AT}"),
     ("relationship", rf"{_I_AM}{_NOW_EN}(?:married|single|divorced|engaged|widowed|separated)\b"
                      rf"|{MAIN_CLAUSE}{_I_HAVE}{_NOW_EN}(?:got|gotten) (?:married|engaged|divorced)\b"
                      rf"|{_I_AM}{_NOW_EN}(?:dating|seeing someone|in a relationship)\b"
@@ -170,29 +174,31 @@ SLOTS: tuple[tuple[str, str], ...] = (
             rf"|\bi {_NOW_EN}turned [0-9]{{1,3}}(?:$|[,.;!]| (?:today|yesterday|this|last|on|in)\b)"
             r"|\bmy age is\b"
             rf"|我{_NOW_ZH}(?:今年)?(?:[0-9]{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:周)?岁"),
-    ("birthday", rf"(?:\bmy birthday is|\bi was born on) {DATE_EN}|我的?生日(?:是|在){DATE_ZH}"),
+    ("birthday", rf"{_BIRTH_EN} {DATE_EN}"
+                 rf"|我的?{zh_leads('birthday', 'verbs')}{DATE_ZH}"),
     ("hometown", rf"{_HOME_EN} {value_en(PLACE_NOUNS)}|{_FROM_EN} {_FROM_PLACE}"
-                 r"|我来自|我老家(?:是|在)|我出生在|我在[^,。;]{1,12}长大"),
+                 rf"|我{_HOME_ZH}|我在[^,。;]{{1,12}}{_HOME_AT}"),
 )  # fmt: skip
 _OR_ZH = rf"(?:{GENERIC_ZH}|{PLACES_ZH}){SUFFIX_ZH}"
+_NONE = r"(?:[,。;:!?]|$)"  # a lead with no value after it: 我住在
 # slot -> what is no value of it: the slot's lead, then a value that is none (see slot_values). A
 # slot whose pattern matches but whose NOT_VALUE matches too is passed over (the next slot may fire).
 NOT_VALUE: dict[str, str] = {
     "name": rf"{_I_AM}called (?:[a-z'-]+ ){{1,3}}by\b"
             rf"|(?:我(?:的名字)?叫(?:做)?|我的名字是|(?:^|[,。;:!])(?:你)?(?:可以)?叫我){NOT_NAME_ZH}",
     "residence": rf"{_RES_EN} (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE}|{NUMBERED})"
-                 rf"|我(?:们|家)?{_NOW_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)了?(?:{GENERIC_ZH}|{NOT_HOME_ZH})"
-                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}(?:住|定居)|我{_NOW_ZH}在{NOT_HOME_ZH}"
+                 rf"|我(?:们|家)?{_NOW_ZH}{_RES_ZH}了?(?:{GENERIC_ZH}|{NOT_HOME_ZH}|{_NONE})"
+                 rf"|我{_NOW_ZH}在{GENERIC_ZH}{SUFFIX_ZH}{_RES_AT}|我{_NOW_ZH}在{NOT_HOME_ZH}"
                  rf"|我{_NOW_ZH}在[^,。;]{{1,12}}住了(?:[0-9一二三四五六七八九十两半几整]|很久|好久|多年)",
     "employer": rf"{_EMP_EN} (?:the )?(?:{TIMES}|home(?:$|[^a-z ]| (?-i:[a-z])))"
-                rf"|我{_NOW_ZH}在{_OR_ZH}(?:工作|上班|任职)"
+                rf"|我{_NOW_ZH}在{_OR_ZH}{_EMP_AT}"
                 rf"|我{_NOW_ZH}在(?:[^,。;]{{0,10}}(?:上|车里|途中|会议室|休息室|茶水间|书房|客厅|卧室)"
                 rf"|[^,。;]{{2,10}}(?:里|内|中|前|旁))"
-                rf"(?:工作|上班|任职)|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班)了[0-9一二三四五六七八九十两半几整]"
+                rf"{_EMP_AT}|我{_NOW_ZH}在[^,。;]{{1,12}}(?:工作|上班)了[0-9一二三四五六七八九十两半几整]"
                 r"|我(?:现在|目前|还|一直|也|正)*在(?:开会|考虑|准备|寻找|找|等|忙|学|想|做|申请|面试|换|赶)"
-                r"|我(?:入职|就职于)了?(?:[0-9一二三四五六七八九十两半几,。;!，]|$)",
+                rf"|我{_EMP_ZH}了?(?:[0-9一二三四五六七八九十两半几,。;!，]|$)",
     "school": rf"{_SCHOOL_EN} (?:the )?(?:{TIMES}|{TOOLS}|{NOT_SCHOOL}|{TOOL_SHAPE})"
-              rf"|我{_NOW_ZH}在{_OR_ZH}(?:上学|读研|读博|就读)",
+              rf"|我{_NOW_ZH}在{_OR_ZH}{_SCHOOL_AT}",
     "relationship": rf"{_I_AM}{_NOW_EN}(?:engaged (?:in|with|by|on)\b|separated (?:from|by)\b|single-"
                     r"|single (?:handed|file|out|use|point|page|line)|married to (?:my|the|this|our) "
                     r"(?:job|work|career|code|idea|plan)"
@@ -201,7 +207,7 @@ NOT_VALUE: dict[str, str] = {
                     r"(?:idea|concept|notion|thought|plan|job|work|career|code|project|cause|craft|mission|vision)\b"
                     rf"|我{_NOW_ZH}{_WED_ZH}(?:的|那|后|以后|之后|以来|前|时|纪念|典礼|照|戒指|请柬|酒|证)",
     "hometown": rf"(?:{_HOME_EN}|{_FROM_EN}) (?:the )?(?:{TIMES}|{TOOLS}|{TEAM}|{TOOL_SHAPE})"
-                rf"|我(?:来自|老家(?:是|在)|出生在)(?:{GENERIC_ZH}|{NOT_HOME_ZH})|我在{GENERIC_ZH}{SUFFIX_ZH}长大"
+                rf"|我{_HOME_ZH}(?:{GENERIC_ZH}|{NOT_HOME_ZH}|{_NONE})|我在{GENERIC_ZH}{SUFFIX_ZH}{_HOME_AT}"
                 r"|我出生在[^,。;]{0,6}(?:年|月|日|号|世纪)",
 }  # fmt: skip
 # slot -> its lead in a clause without a subject of its own, after a comma, 和 or "and" (我叫李明，住在北京;
@@ -210,13 +216,12 @@ _BREAK_EN = rf"(?:[,;] ?|\band ){_NOW_EN}"
 _BREAK_ZH = rf"(?:[,;] ?|和){_NOW_ZH}"
 SECOND: dict[str, str] = {
     "residence": rf"{_BREAK_EN}(?:moved (?-i:to)|relocated (?-i:to)|lives? (?-i:in|at)|living (?-i:in))"
-                 rf" {value_en(PLACE_NOUNS, number=True)}|{_BREAK_ZH}(?:住在|定居在?|搬到|搬去|搬家到|落户)",
+                 rf" {value_en(PLACE_NOUNS, number=True)}|{_BREAK_ZH}{_RES_ZH}",
     "employer": rf"{_BREAK_EN}(?:works? (?-i:at|for)|working (?-i:at|for)) {value_en(EMPLOYER_NOUNS)}"
-                rf"|{_BREAK_EN}(?:got|started|took|accepted|landed) (?:a |the |my )?(?:new )?"
-                rf"(?:job|position|role) (?-i:at|with)|{_BREAK_ZH}在[^,。;]{{1,12}}(?:工作|上班|任职)"
-                rf"|{_BREAK_ZH}(?:入职|就职于)",
+                rf"|{_BREAK_EN}{_HIRED}{cased(LEAD_EN['employer']['job'])}|{_BREAK_ZH}在[^,。;]{{1,12}}{_EMP_AT}"
+                rf"|{_BREAK_ZH}{_EMP_ZH}",
     "school": rf"{_BREAK_EN}(?:study|studies|studying) (?-i:at) {value_en(SCHOOL_NOUNS)}"
-              rf"|{_BREAK_ZH}在[^,。;]{{1,12}}(?:上学|读研|读博|就读)",
+              rf"|{_BREAK_ZH}在[^,。;]{{1,12}}{_SCHOOL_AT}",
     "relationship": rf"{_BREAK_EN}(?:got|gotten) (?:married|engaged|divorced)\b|{_BREAK_ZH}{_WED_ZH}了",
     "job": rf"{_BREAK_EN}works? as\b|{_BREAK_ZH}(?:是|当|做)(?:一名|一个|一位|个|名)?{_JOBS_ZH}{_END_ZH}",
 }  # fmt: skip
