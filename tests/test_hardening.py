@@ -97,6 +97,7 @@ def test_timestamps_are_utc_whatever_the_process_time_zone(tmp_path: Path) -> No
 _ALLOWED_IN_SQL = {
     "COLUMNS", "MASKED_COLUMNS", "_LESSON_COLUMNS", "cols", "int(dim)", "names", "where", "gate", "mine",
     "table", "column", "INDEX_COLUMNS", "order",
+    "self._lesson_order",  # one of two constant texts, chosen at open (test_lesson_order_is_constant_text)
 }  # fmt: skip
 
 
@@ -140,6 +141,11 @@ def test_sql_text_only_formats_constants(name: str) -> None:
             assert isinstance(getattr(module, const), str) and "?" not in getattr(module, const).replace(
                 "<= ?", ""
             ).replace("? <", "")
+
+
+def test_lesson_order_is_constant_text(store: mk.MemoryStore) -> None:
+    """The lessons' ORDER BY is formatted into SQL: it is one of two constants, never a caller's value."""
+    assert store._lesson_order in ("created_at, rowid", "created_at, id")
 
 
 def test_sql_scan_covers_the_store() -> None:
