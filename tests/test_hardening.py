@@ -301,7 +301,7 @@ def test_read_only_store_reads_but_never_writes(tmp_path: Path) -> None:
         assert ro.read("addr", namespace="u", requester="a", now=NOW).id == m.id
         assert ro.get(m.id, requester="a", now=NOW).content == "用户住在杭州"
         with pytest.raises(mk.AccessDenied):  # denied reads still raise; they are just not logged
-            ro.get(m.id, requester="b", now=NOW)
+            ro.get(m.id, namespace="u", requester="b", now=NOW)
         assert ro.search("杭州", namespace="u", requester="a", now=NOW + H).height == 3
         writes = [
             lambda: ro.add("x", namespace="u", now=NOW),

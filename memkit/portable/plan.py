@@ -36,13 +36,22 @@ from ..schema import check_choice, check_name
 from .jsonl import ON_CONFLICT, Parsed
 from .strictjson import fail
 
-__all__ = ["check_map_holds", "check_namespace_map", "plan_import"]
+__all__ = ["check_map_holds", "check_namespace_map", "plan_import", "seen_from"]
 
 
 def _holds_erased(cols: dict[str, list[Any]], i: int, erased: Mapping[str, datetime]) -> bool:
     """Row ``i`` is a merge one of whose members was erased after the row's last change."""
     changed = cols["updated_at"][i] if "updated_at" in cols else None
     return any(m in erased and (changed is None or changed < erased[m]) for m in cols["merged_from"][i])
+
+
+def _renamed(cols: dict[str, list[Any]], remap: Mapping[str, str]) -> dict[str, list[Any]]:
+    """``cols`` with the lines' ids renamed by ``remap``; lineage that points inside the file follows
+    the new ids, ids outside it stay as they are."""
+    cols = {**cols, "id": [remap.get(x, x) for x in cols["id"]]}
+    cols["supersedes"] = [remap.get(x, x) for x in cols["supersedes"]]
+    cols["merged_from"] = [[remap.get(x, x) for x in ms] for ms in cols["merged_from"]]
+    return cols
 
 
 def plan_import(
@@ -53,6 +62,7 @@ def plan_import(
     new_id: Callable[[], str],
     erased: Mapping[str, datetime] | None = None,
     rederived: Mapping[str, datetime] | None = None,
+    foreign: Iterable[str] = (),
 ) -> tuple[Parsed, pl.DataFrame]:
     """Decide what happens to each line (pure) -> (the rows to write, a report frame ``line,
     source_id, id, namespace, action``).
@@ -65,7 +75,10 @@ def plan_import(
     before its erasure (its text may hold the member's; a merge re-derived after it does not), is
     left out as ``erased`` whatever ``on_conflict`` says. ``rederived`` maps the merges an erasure
     re-derived to when: a line of one, or of a merge holding one, last changed before that is an
-    older version that held the erased text (a merge of merges), and is left out too.
+    older version that held the erased text (a merge of merges), and is left out too. ``foreign``:
+    ids of the file unknown to it (a requester's import: held or erased in another namespace than
+    the line's), each given a fresh id as ``new_ids`` would (lineage inside the file follows), so the
+    line is ``added`` whatever ``on_conflict`` says.
 
     >>> data = Parsed({}, {"id": ["a", "b"], "namespace": ["u", "u"]}, [2, 3])
     >>> rows, report = plan_import(data, {"a"}, "skip", {"u": "v"}, lambda: "new")
@@ -74,7 +87,10 @@ def plan_import(
     """
     check_choice("on_conflict", on_conflict, ON_CONFLICT)
     cols = data.columns
-    ids = cols["id"]
+    source = ids = cols["id"]  # the file's ids (the report's source_id); `ids`: as the plan knows them
+    if foreign := set(foreign) & set(ids):  # another namespace's id is not this line's: a fresh one
+        cols = _renamed(cols, {x: new_id() for x in ids if x in foreign})
+        ids, existing = cols["id"], existing - foreign
     gone: set[int] = set()
     if erased or rederived:  # (a store that never erased anything costs no pass over the lines)
         before = {**(rederived or {}), **(erased or {})}  # a member changed since: the line is older
@@ -88,11 +104,7 @@ def plan_import(
         row = next(i for i, x in enumerate(ids) if x in existing)
         raise fail(data.lines[row], "id", f"{ids[row]!r} is already in the store (on_conflict='error')")
     if on_conflict == "new_ids":
-        remap = {x: new_id() for x in ids}
-        cols = {**cols, "id": [remap[x] for x in ids]}
-        # lineage that points inside the file follows the new ids; ids outside it stay as they are
-        cols["supersedes"] = [remap.get(x, x) for x in cols["supersedes"]]
-        cols["merged_from"] = [[remap.get(x, x) for x in ms] for ms in cols["merged_from"]]
+        cols = _renamed(cols, {x: new_id() for x in ids})
         existing = set()
     keep = [i for i, x in enumerate(ids) if not (on_conflict == "skip" and x in existing) and i not in gone]
     # subtle: the lists are copied only when a line is dropped; otherwise the plan shares them with data
@@ -108,8 +120,8 @@ def plan_import(
     report = pl.DataFrame(
         {
             "line": data.lines,
-            "source_id": ids,
-            "id": [cols["id"][new_pos[i]] if i in new_pos else ids[i] for i in range(len(ids))],
+            "source_id": source,
+            "id": [cols["id"][new_pos[i]] if i in new_pos else source[i] for i in range(len(ids))],
             "namespace": [namespace_map.get(x, x) for x in data.columns["namespace"]],
             "action": action,
         },
@@ -123,6 +135,59 @@ def plan_import(
     )
     emb = data.embeddings[keep] if data.embeddings is not None else None  # (kept, dim)
     return Parsed(data.header, cols, [data.lines[i] for i in keep], emb, events, data.lessons), report
+
+
+Tombstones = list[tuple[str, str | None, datetime]]
+"""``(memory id, namespace as the audit log names it, when)``: the store's erasures of the file's ids."""
+
+
+def seen_from(
+    ids: list[str],
+    namespaces: list[str],
+    existing: Mapping[str, str],
+    erased: Tombstones,
+    rederived: Tombstones,
+    log_space: Callable[[str], str | None] | None,
+) -> tuple[dict[str, datetime], dict[str, datetime], set[str]]:
+    """What an import heeds of the store -> (``erased``, ``rederived``: id -> when, for
+    :func:`plan_import`; ``foreign``: the lines' ids it treats as unknown).
+
+    ``ids`` and ``namespaces`` are the file's lines (namespaces as mapped), ``existing`` the file's
+    stored ids -> their namespace. ``log_space`` None: the operator's import, which sees the whole
+    store (every tombstone counts; an id held in another namespace is a stored one: ``skip`` skips
+    it, ``overwrite`` is refused). Else a requester's, which sees its lines' namespaces only, as
+    ``get(id, namespace=)`` does (NotFound): a tombstone of another namespace is not heeded, and a line
+    whose id is held, or was erased, in another namespace than its own is ``foreign`` (a fresh id,
+    ``added``), so the import tells nothing of other namespaces. ``log_space``: a namespace as the log
+    names it (a pseudonym when it holds a secret).
+
+    >>> erased, rederived, foreign = seen_from(["a", "b"], ["eve", "eve"], {"a": "alice"},
+    ...                                        [("b", "alice", 1)], [], str)
+    >>> erased, rederived, sorted(foreign)
+    ({}, {}, ['a', 'b'])
+    """
+    logged = None if log_space is None else {n for ns in set(namespaces) for n in (ns, log_space(ns))}
+
+    def heeded(rows: Tombstones) -> dict[str, datetime]:
+        """The tombstones of the lines' namespaces as the log may name them (the operator's: all),
+        the latest when one id has several."""
+        out: dict[str, datetime] = {}
+        for x, ns, ts in rows:
+            if (logged is None or ns in logged) and (x not in out or out[x] < ts):
+                out[x] = ts
+        return out
+
+    if log_space is None:
+        return heeded(erased), heeded(rederived), set()
+
+    where: dict[str, set[str | None]] = {}  # an erased id -> the namespaces (as logged) it was erased in
+    for x, ns, _ts in erased:
+        where.setdefault(x, set()).add(ns)
+    foreign = {
+        x for x, ns in zip(ids, namespaces, strict=True)
+        if (existing[x] != ns if x in existing else x in where and not where[x] & {ns, log_space(ns)})
+    }  # fmt: skip
+    return heeded(erased), heeded(rederived), foreign
 
 
 def check_namespace_map(value: Any, guard: GuardParams | None = None) -> dict[str, str]:

@@ -1,9 +1,10 @@
-"""An adapter import run again writes nothing again: which rows of a frame the store holds already.
+"""An adapter import run again writes nothing again (but what was erased): the rows a store holds already.
 
 :func:`~memkit.portable.records.add_frame` (every adapter's writer: chat, mem0, COGX; ``memkit import
---from``) skips, by default, a row the namespace already holds: a memory, in any status (active, superseded,
-quarantined, merged, deleted), with the same text (as the write would store it: after the guard's redaction,
-so "My email is bob@example.com" matches the held "My email is [EMAIL]"), the same key (both none, or equal)
+--from``) skips, by default, a row the namespace already holds: a memory, in any status (active,
+superseded, conflict, quarantined; a merged member is superseded), with the same text (as the write would
+store it: after the guard's redaction, so "My email is bob@example.com" matches the held "My email is
+[EMAIL]"), the same key (both none, or equal)
 and the same owner (else creator) as the row would get (alice's import of "I like green tea" is hers even
 when bob holds a public one), and, when the row gives a ``created_at`` (a chat message's time, mem0's
 ``created_at``), the same one. Its report's action is then ``present``, with the id of the memory it
@@ -14,7 +15,12 @@ unkeyed (``add_frame`` does it). A changed record (its text edited) is a new mem
 is what the writer may read: with a ``requester``, its view (a memory it cannot read is not matched, so an
 import says nothing of what it cannot see). ``duplicates="add"`` writes every row again, as before.
 
-memkit's own format has its ids, so its import needs none of this (``on_conflict``).
+An erased memory (``delete``, ``forget``) is gone, so it is not matched: importing the file again
+writes it again. These records have no id for a tombstone to name, and one matching the text would
+keep a digest of erased text, which erasure never keeps (README, "Forgetting is final").
+
+memkit's own format has its ids, so its import needs none of this (``on_conflict``; an erased id
+stays out).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import MemkitError, ValidationError
 from .copy_target import before, discard
 from .core import StoreCore
-from .migrations import log_spaces
+from .migrations import log_patterns, log_spaces, patterns_mark
 
 __all__ = ["COPIED", "CopyMixin", "Recorded"]
 
@@ -118,8 +118,10 @@ class CopyMixin(StoreCore):
                     with suppress(Exception):
                         self._db.unregister("_copy")
             # a source an older memkit wrote, never opened writable since, logged secret namespaces
-            # by their raw names: the copy keeps them as the log now does (and marks it done)
-            log_spaces(self._run)
+            # by their raw names, and one without this store's extra secret patterns logged their
+            # matches raw: the copy keeps them as this store's log does (and marks both done)
+            log_spaces(self._run, self._secret)
+            log_patterns(self._run, self._secret, patterns_mark(self.guard.extra_secret_patterns))
             last = self._run("SELECT coalesce(max(seq), 0) FROM events")[0][0]
             if last:
                 self._run("SELECT setval('event_seq', ?)", [last])

@@ -31,7 +31,7 @@ from .compaction import TABLES, CompactionMixin
 from .connect import claim, connect, is_database, release
 from .hnsw import HNSW_INDEX
 from .identities import warn_older_identities
-from .migrations import MIGRATIONS, log_spaces, read_meta
+from .migrations import MIGRATIONS, log_patterns, log_spaces, patterns_mark, read_meta
 from .names import SecretNames
 from .pg_schema import NEVER_ANALYZED, lesson_order, prepare_server
 from .postgres import PgConnection, is_url, redact_url
@@ -165,7 +165,10 @@ class FilesMixin(CompactionMixin):
         finally:
             self._stale = stale
         if version and not (self.read_only or stale or meta.log_spaces):  # once per database
-            self._tx(lambda: log_spaces(self._run))  # (a new one, version 0, logged nothing)
+            self._tx(lambda: log_spaces(self._run, self._secret))  # (a new one, version 0, logged nothing)
+        mark = patterns_mark(self.guard.extra_secret_patterns)  # ("" without extra patterns: no query)
+        if mark != meta.log_patterns and not (self.read_only or stale):  # the log's names by these rules
+            self._tx(lambda: log_patterns(self._run, self._secret, mark))
         hashed = isinstance(self.embedder, HashEmbedder)  # (a model embedder has its own tokenizer)
         if version and hashed and not (self.read_only or stale or meta.tokens):
             self._tx(self._retokenize)  # once per database, as log_spaces

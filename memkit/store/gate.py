@@ -24,7 +24,8 @@ serves or scores its text; approved again, its history replays as it was.
 Reads by id (``get``, ``delete``, ``approve``, …) go through :meth:`GateMixin._locate`: an id in
 another namespace than the one named is :class:`~memkit.errors.NotFound`; without a namespace, a
 requester reaches only memories it owns or created (an id alone proves nothing): anything else is
-AccessDenied, audited, as any denial.
+AccessDenied, audited, as any denial — NotFound (audited the same) when it may not read the memory
+either, so an id alone tells it nothing of a memory it could not read.
 """
 
 from __future__ import annotations
@@ -321,8 +322,9 @@ class GateMixin(AsOfMixin):
         """The row of ``memory_id`` as ``requester`` may reach it by id, or NotFound / AccessDenied.
 
         With ``namespace``, an id of another namespace does not exist for this call. Without it, a
-        requester reaches only what it owns or created. Then the access rule: reading (or, with
-        ``modify``, changing: the operator, owner or creator).
+        requester reaches only what it owns or created (AccessDenied, audited; NotFound, audited
+        too, when it may not read the memory either: the id tells it nothing). Then the access
+        rule: reading (or, with ``modify``, changing: the operator, owner or creator).
         """
         row = self._row(memory_id, masked=masked)
         # subtle: an id of another namespace does not exist for this call (NotFound, not AccessDenied)
@@ -330,6 +332,11 @@ class GateMixin(AsOfMixin):
             where = f" in namespace {namespace!r}" if namespace is not None else ""
             raise NotFound(f"no memory with id {memory_id!r}{where}")
         if namespace is None and not acl.can_modify(row["owner"], row["created_by"], requester):
-            self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
+            try:  # audited; one the requester may not read is unknown to it, as in another namespace
+                self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
+            except AccessDenied:
+                if acl.can_read(row["access"], row["owner"], row["created_by"], requester):
+                    raise
+                raise NotFound(f"no memory with id {memory_id!r}") from None
         (self._check_modify if modify else self._check_read)(row, requester, now, op)
         return row

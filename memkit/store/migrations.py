@@ -14,7 +14,8 @@ refuses them). A migration takes the embedding dimension because vector columns 
 3. ``_m3_identities`` — owners, creators and requesters as identities (a data migration).
 
 Data steps that change no schema are not numbered (a numbered one makes every older file refuse a
-read-only open until a writable one): :func:`log_spaces` runs once on a writable open.
+read-only open until a writable one): :func:`log_spaces` runs once on a writable open, and
+:func:`log_patterns` when the opening store's extra secret patterns are not those last applied.
 
 Needing only the dimension, the migrations upgrade a file of any embedder, which keeps its embedder's
 name (it then opens *stale*, until ``reembed``). :func:`read_meta` reads ``meta`` in one checked
@@ -23,6 +24,8 @@ place: a damaged value is refused before anything is written.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,9 +33,10 @@ from typing import Any
 
 from ..errors import MemkitError, ValidationError
 from ..guard import identity, pseudonym, secret_names
+from ..guard.names import holds_secret
 from .core import log_space
 
-__all__ = ["MIGRATIONS", "Execute", "Meta", "read_meta"]
+__all__ = ["MIGRATIONS", "Execute", "Meta", "log_patterns", "log_spaces", "patterns_mark", "read_meta"]
 
 Execute = Callable[..., Any]
 """``execute(sql, params=())`` -> the fetched rows."""
@@ -148,25 +152,62 @@ def _secret_names(execute: Execute) -> None:
             execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [hidden, name])
 
 
-def log_spaces(execute: Execute) -> None:
-    """Namespaces that hold a secret as the log now keeps them (:func:`~memkit.store.core.log_space`),
-    in the events and lessons an older memkit wrote under the raw name, and names holding a secret
-    as pseudonyms (:func:`_secret_names`). Not a numbered migration: the schema is the same, so a
-    read-only or stale file still opens; a writable open runs it once (``meta.log_spaces`` = 2; 1:
-    the namespaces only, as memkit before the names step)."""
+def _log_tables(execute: Execute) -> bool:
+    """Whether the file has the log's tables (``events`` and ``lessons``)."""
     have = {
         t
         for (t,) in execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
         )
     }
-    for table in ("events", "lessons") if "events" in have and "lessons" in have else ():
+    return "events" in have and "lessons" in have
+
+
+def _rename_spaces(execute: Execute, secret: Callable[[str], bool]) -> None:
+    """The namespaces of the events and lessons that hold a secret by ``secret``'s rules as the log
+    keeps them (:func:`~memkit.store.core.log_space`, a pseudonym)."""
+    for table in ("events", "lessons"):
         for (name,) in execute(f"SELECT DISTINCT namespace FROM {table} WHERE namespace IS NOT NULL"):
-            if log_space(name) != name:
-                execute(f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [log_space(name), name])
-    if "events" in have and "lessons" in have:
+            if (hidden := log_space(name, secret)) != name:
+                execute(f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [hidden, name])
+
+
+def log_spaces(execute: Execute, secret: Callable[[str], bool] = holds_secret) -> None:
+    """Namespaces that hold a secret as the log now keeps them (:func:`~memkit.store.core.log_space`),
+    in the events and lessons an older memkit wrote under the raw name, and names holding a secret
+    as pseudonyms (:func:`_secret_names`). Not a numbered migration: the schema is the same, so a
+    read-only or stale file still opens; a writable open runs it once (``meta.log_spaces`` = 2; 1:
+    the namespaces only, as memkit before the names step). ``secret``: the opening store's rules for
+    namespaces (:func:`log_patterns` records which)."""
+    if _log_tables(execute):
+        _rename_spaces(execute, secret)
         _secret_names(execute)
     execute("INSERT OR REPLACE INTO meta VALUES ('log_spaces', '2')")
+
+
+def patterns_mark(patterns: tuple[str, ...]) -> str:
+    """What ``meta.log_patterns`` records of a store's ``extra_secret_patterns``: ``""`` for none,
+    else a digest of them (the patterns themselves are the operator's, not the file's to keep).
+
+    >>> patterns_mark(()), len(patterns_mark((r"ZQX\\d{4}",)))
+    ('', 16)
+    """
+    if not patterns:
+        return ""
+    return hashlib.sha256(json.dumps(list(patterns)).encode()).hexdigest()[:16]
+
+
+def log_patterns(execute: Execute, secret: Callable[[str], bool], mark: str) -> None:
+    """The log's namespaces judged by the opening store's rules (``secret``: the built-in secret
+    rules plus its ``extra_secret_patterns``) when they differ from those last applied
+    (``meta.log_patterns``: ``mark``, :func:`patterns_mark`): a store opened writable with a pattern
+    its file's log was never judged by keeps the matching namespaces of older events as pseudonyms,
+    as its own events name them, so the log never holds one raw beside its pseudonym. A store without
+    extra patterns only records that (what it logs is judged by the built-in rules, already applied):
+    the next store with patterns judges the names it logged."""
+    if mark and _log_tables(execute):
+        _rename_spaces(execute, secret)
+    execute("INSERT OR REPLACE INTO meta VALUES ('log_patterns', ?)", [mark])
 
 
 MIGRATIONS: tuple[Callable[[Execute, int], None], ...] = (_m1_initial, _m2_guard, _m3_identities)
@@ -188,6 +229,7 @@ class Meta:
     journal_seq: int = 0  # the last deferred read written (memkit.store.deferred)
     log_spaces: bool = False  # whether :func:`log_spaces` has run (its current steps)
     tokens: bool = False  # whether the hash embedder's rows are of today's tokenizer (files.py _retokenize)
+    log_patterns: str = ""  # the extra secret patterns the log's namespaces were last judged by (a mark)
 
 
 def read_meta(execute: Execute, path: str) -> Meta:
@@ -229,4 +271,5 @@ def read_meta(execute: Execute, path: str) -> Meta:
     if "pg_schema" in meta:  # a server's own steps (pg_schema.py), checked here, before any is run
         whole("pg_schema", 1)
     spaces, tokens = meta.get("log_spaces") == "2", meta.get("tokens") == "2"
-    return Meta(version, embedder, whole("dim", 1), journal, spaces, tokens)
+    mark = meta.get("log_patterns", "")
+    return Meta(version, embedder, whole("dim", 1), journal, spaces, tokens, mark)

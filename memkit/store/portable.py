@@ -29,7 +29,7 @@ from ..guard import identity, is_rule_message
 from ..outfile import STDOUT
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
-from ..portable.plan import check_map_holds, check_namespace_map, plan_import
+from ..portable.plan import check_map_holds, check_namespace_map, plan_import, seen_from
 from ..portable.rows import new_id
 from ..portable.strictjson import fail
 from ..schema import check_choice
@@ -246,9 +246,17 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
                        *(x["memory_id"] for x in data.lessons)}]  # fmt: skip
             # tombstones: erasure is final, a backup does not bring text back: what the store erased,
             # and the merges it re-derived then (an older version of one still holds the erased text)
-            erased, rederived = (dict(self._run(_TOMBSTONES.format(ops=ops), [named])) for ops in (
+            erased, rederived = (self._run(_TOMBSTONES.format(ops=ops), [named]) for ops in (
                 "op IN ('delete', 'forget')", "op = 'merge' AND detail->>'rederived' = 'true'"))  # fmt: skip
-            data, report = plan_import(data, set(existing), on_conflict, nsmap, new_id, erased, rederived)
+            # a requester's import sees its lines' namespaces only (memkit.portable.plan.seen_from)
+            lines_ns = [nsmap.get(ns, ns) for ns in data.columns["namespace"]]
+            erased, rederived, foreign = seen_from(
+                data.columns["id"], lines_ns, existing, erased, rederived,
+                None if requester is None else self._log_space,
+            )  # fmt: skip
+            data, report = plan_import(
+                data, set(existing), on_conflict, nsmap, new_id, erased, rederived, foreign
+            )
             remap = dict(zip(report["source_id"], report["id"], strict=True))  # new_ids: lessons follow
             kept, learned = self._taught(
                 data, nsmap, on_conflict, requester, remap, erased, rederived, reembed
@@ -327,9 +335,9 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
         return report
 
 
-_TOMBSTONES = (  # when the store last did `ops` to each of the ids
-    "SELECT memory_id, max(ts) FROM events WHERE {ops} AND memory_id IN (SELECT unnest(?::VARCHAR[]))"
-    " GROUP BY memory_id"
+_TOMBSTONES = (  # when the store last did `ops` to each of the ids, by the namespace the log names
+    "SELECT memory_id, namespace, max(ts) FROM events WHERE {ops}"
+    " AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id, namespace"
 )
 
 
