@@ -151,7 +151,18 @@ def bm25(tf: np.ndarray, doc_len: np.ndarray, df: np.ndarray, n_docs: int, avg_l
     All array arguments are aligned per posting (``df`` is the document frequency of the posting's
     term). idf is the non-negative ``log(1 + (N − df + 0.5) / (df + 0.5))``.
     """
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    return _bm25(_idf(df, n_docs), tf, doc_len, avg_len, params)
+
+
+def _idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """BM25's non-negative idf of document frequencies ``df`` among ``n_docs``."""
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+def _bm25(
+    idf: np.ndarray, tf: np.ndarray, doc_len: np.ndarray, avg_len: float, params: KeywordParams
+) -> np.ndarray:
+    """:func:`bm25` from each posting's ``idf`` (:func:`_idf`, computed once per term by a query)."""
     norm = params.k1 * (1.0 - params.b + params.b * doc_len / max(avg_len, 1e-9))
     return idf * tf * (params.k1 + 1.0) / (tf + norm)
 
@@ -198,6 +209,7 @@ class KeywordIndex:
             self._tfs.append(tf.astype(np.float32))
             self._sorted = None
         self.doc_len = np.concatenate([self.doc_len, lens])
+        self._total = None  # (_avg_len's sum of every length)
 
     def drop_rows(self, rows: np.ndarray) -> None:
         """Remove the postings of ``rows`` (erased memories), and every word no other row holds."""
@@ -209,6 +221,7 @@ class KeywordIndex:
         self._terms, self._rows, self._tfs = [terms[keep]], [r[keep]], [f[keep]]
         self._sorted = (terms[keep], r[keep], f[keep])
         self.doc_len[rows] = 0.0
+        self._total = None
 
     def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every posting sorted by term, as parallel arrays ``(term id, document row, term frequency)``;
@@ -244,46 +257,50 @@ class KeywordIndex:
         if asked is None:  # no candidate, no query term, or none occurs anywhere
             return np.zeros(n, dtype=np.float64)
         n_terms, p_rows, p_tf, p_term = asked
-        avg_len = float(self.doc_len[candidates].mean())
+        avg_len = self._avg_len(candidates, n_docs)
         keep = candidates[p_rows]
         p_rows, p_term = p_rows[keep], p_term[keep]  # the candidates' postings
         df = np.bincount(p_term, minlength=n_terms)  # (q,) doc freq within the candidates
-        contrib = bm25(p_tf[keep], self.doc_len[p_rows], df[p_term], n_docs, avg_len, params)
+        idf = _idf(df, n_docs)  # (q,): per term, the numbers bm25() computes per posting
+        contrib = _bm25(idf[p_term], p_tf[keep], self.doc_len[p_rows], avg_len, params)
         out = np.bincount(p_rows, weights=contrib, minlength=n)  # the sums add.at made, ~5x faster
         seen = df > 0  # terms no candidate contains (question words: 什么, where) cannot be matched
         if not seen.any():
             return out
-        ideal = float(np.log1p((n_docs - df[seen] + 0.5) / (df[seen] + 0.5)).sum())
+        ideal = float(idf[seen].sum())
         return np.minimum(np.divide(out, ideal, out=out), 1.0, out=out)  # in place; only 1 clips (>= 0)
+
+    def _avg_len(self, candidates: np.ndarray, n_docs: int) -> float:
+        """The candidates' mean length, ``float(doc_len[candidates].mean())``. The lengths are whole
+        numbers: while all of them sum below 2**24, float32 sums them exactly in any order, so one
+        dot product gives the very sum (and the same float32 division) without gathering them."""
+        total = self.__dict__.get("_total")
+        if total is None:  # (every length, as integers: after a change, once)
+            total = self._total = int(self.doc_len.astype(np.int64).sum())
+        if candidates.dtype != bool or total >= 2**24:
+            return float(self.doc_len[candidates].mean())
+        s = np.float32(np.dot(self.doc_len, candidates.view(np.uint8).astype(np.float32)))
+        return float(s.dtype.type(s / n_docs))  # np.mean's own final division
 
     def _query(self, query: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
         """The postings of ``query``'s terms -> ``(how many terms, rows, tfs, which term each is)``,
         or None when no term of it is indexed."""
         terms, rows, tfs = self._postings()
         q_tokens = sorted(set(tokenize(query, keep_stopwords=False)))
-        # the postings' own dtype: searchsorted would otherwise convert the whole term array per call
-        qt = np.asarray([self.vocab.get(t, -1) for t in q_tokens], dtype=terms.dtype)  # -1: unseen
-        if not (qt >= 0).any():  # no query term occurs anywhere
+        qt = [self.vocab.get(t, -1) for t in q_tokens]  # -1: unseen
+        known = [t for t in qt if t >= 0]
+        if not known:  # no query term occurs anywhere
             return None
-        lo = np.searchsorted(terms, qt, side="left")  # (q,) start of each query term's postings
-        hi = np.where(qt >= 0, np.searchsorted(terms, qt, side="right"), lo)
-        sel = _ranges(lo, hi)  # indices of all postings of the query terms
-        # (p,) which query term each posting is
-        return len(qt), rows[sel], tfs[sel], np.repeat(np.arange(len(qt)), hi - lo)
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(lo[i], hi[i])`` for all i, without a Python loop.
-
-    >>> _ranges(np.array([2, 7]), np.array([4, 8])).tolist()
-    [2, 3, 7]
-    """
-    lengths = hi - lo
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)  # offset per element
-    return starts + np.arange(total)
+        # where each known term's postings start and end (the start of the next id), in one call and in
+        # the postings' own dtype (searchsorted would otherwise convert the whole term array per call)
+        m = len(known)
+        at = np.searchsorted(terms, np.asarray(known + [t + 1 for t in known], terms.dtype)).tolist()
+        bounds = zip(at[:m], at[m:], strict=True)
+        spans = [next(bounds) if t >= 0 else (0, 0) for t in qt]
+        # each query term's postings are one slice: concatenated (a loop over the query's few terms)
+        p_rows = np.concatenate([rows[a:b] for a, b in spans])
+        p_tfs = np.concatenate([tfs[a:b] for a, b in spans])
+        return len(qt), p_rows, p_tfs, np.repeat(np.arange(len(qt)), [b - a for a, b in spans])  # (p,) term
 
 
 def similar_pairs(emb: np.ndarray, threshold: float, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:

@@ -32,6 +32,7 @@ __all__ = ["TIE_SNAP", "tie_order", "tie_step", "tie_steps", "top_k", "top_k_row
 # subtle: far above float32's rounding of the ratio (~1e-6 at tie 0.1, ~1e-4 at tie 0.005) and far
 # below any difference of score that means something: it only decides where an exact boundary goes
 TIE_SNAP = 1e-3
+_FEW = 2048  # top_k: up to this many scores, every step is computed (no superset by score first)
 
 
 def tie_step(best: np.ndarray | float, score: np.ndarray | float, width: np.ndarray | float) -> np.ndarray:
@@ -102,13 +103,18 @@ def top_k(
     k = min(k, n_ok)
     if k <= 0:
         return np.empty(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
     if age is None:
+        part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc
         return part[order][:k]
     # every row that could rank above the k-th under tie_order has a step at most the k-th's (steps
     # fall as scores rise; tie 0: a score at least the k-th's, so exact ties go to the newer row)
-    top = scores[part]
+    if n_ok == len(scores) <= _FEW:  # few, all finite (the exact stage's): every row's step at once,
+        steps = tie_steps(scores, tie)  # the k-th's the k-th smallest (steps never rise with the score)
+        part = np.flatnonzero(steps <= np.partition(steps, k - 1)[k - 1])  # no superset to narrow
+        return part[_ordered(scores[part], steps[part], age[part])][:k]
+    # only the k best scores' values count here (which of equal ones: alike), not their rows
+    top = -np.partition(-scores, k - 1)[:k] if k < len(scores) else scores
     last = float(tie_steps(top, tie).max())  # the k-th's step: part holds the best score
     best = float(top.max())
     width = tie * abs(best)

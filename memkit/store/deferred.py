@@ -67,6 +67,7 @@ class DeferredMixin(AuditMixin, VectorsMixin):
         requester: str | None,
         detail: dict[str, Any],
         touch: list[str] | None = None,
+        at: tuple[Any, Any] | None = None,
     ) -> None:
         """Record a read's event (and the reinforcement of ``touch``): journaled now, written to
         DuckDB at the next flush. Inside an open transaction it is written at once instead, so the
@@ -77,11 +78,14 @@ class DeferredMixin(AuditMixin, VectorsMixin):
             """The index's copy of the reinforcement: the next search sees it."""
             if not touch:  # (a search without reinforcement: no lookup)
                 return
-            rows = self._index.row.find(touch)  # the held ids' rows, in order: an erased id has none
+            # the held ids' rows, in order (an erased id has none); `at`: (index, the rows of touch in it),
+            # which a search found them at, under the lock held since: the same rows, without a lookup
+            rows = at[1] if at is not None and at[0] is self._index else self._index.row.find(touch)
             if (rows >= 0).any():
                 self._index.touch(rows[rows >= 0], epoch_us(ts), step)
 
         if self._depth:  # in a transaction: written with it, mirrored into the index at its commit
+            at = None  # (mirrored at the commit: the rows are looked up then)
             self._event(ts, op, namespace, memory_id, requester, **detail)
             if op == "deny":  # a refusal outlives the transaction that rolls back what it refused
                 self._denied.append((ts, op, namespace, memory_id, requester, detail))

@@ -187,8 +187,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             ix = self._synced()  # (sync.py: the other processes' writes)
             asked = ask(True)
             assert asked is not None
-            hits, ids = self._hits(ix, **asked)
-            self._log_search(asked["now"], namespace, requester, query, int(k), ids, reinforce)
+            hits, hit = self._hits(ix, **asked)
+            self._log_search(asked["now"], namespace, requester, query, int(k), hit, reinforce)
         return hits
 
     def _rank_shared(
@@ -207,7 +207,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 asked = ask(False)
                 if asked is None:
                     return None
-                hits, ids = self._hits(ix, **asked)
+                hits, hit = self._hits(ix, **asked)
             if self.read_only:
                 return hits
             with self._lock.turn(place):  # the event and reinforcement: alone, before later writers
@@ -216,8 +216,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
                 # all the same, the event would describe a ranking of an index that is gone: rank again
                 if self._index is not ix or ix.version != seen:
                     asked["gate"] = self._as_of(asked["gate"], asked["now"])  # (a write dated later)
-                    hits, ids = self._hits(self._index, **asked)
-                self._log_search(asked["now"], namespace, requester, query, k, ids, reinforce)
+                    hits, hit = self._hits(self._index, **asked)
+                self._log_search(asked["now"], namespace, requester, query, k, hit, reinforce)
             return hits
         finally:
             self._lock.cancel(place)  # nothing once taken; a raise or a read-only store gives it up
@@ -242,8 +242,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         kind: list[str] | None,
         tags: list[str] | None,
         guard: bool,
-    ) -> tuple[pl.DataFrame, list[str]]:
-        """Rank, then the result frame (one column per score component, ``pending``) and its ids.
+    ) -> tuple[pl.DataFrame, tuple[list[str], SearchIndex, np.ndarray]]:
+        """Rank, then the result frame (one column per score component, ``pending``) and its ids, ix, rows.
 
         Reads only the index (and, with ``guard``, the lessons): it runs under the store's lock,
         shared unless ``guard`` or a server."""
@@ -279,7 +279,7 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
             pending = [[t for t in p if t in ok] for p in pending]
         # one frame, built once: the columns side by side (a fifth of pl.DataFrame(list)'s checks)
-        return cols[0].to_frame().hstack([*cols[1:], _texts("pending", pending)]), ids
+        return cols[0].to_frame().hstack([*cols[1:], _texts("pending", pending)]), (ids, ix, rows)
 
     def _log_search(
         self,
@@ -288,15 +288,16 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         requester: str | None,
         query: str,
         k: int,
-        ids: list[str],
+        hit: tuple[list[str], SearchIndex, np.ndarray],
         reinforce: bool,
     ) -> None:
         """The search's event (the query as a digest: the log keeps no text) and the reinforcement
         of its hits, deferred together (memkit.store.deferred): the index is reinforced now, the
         file at the next flush, the journal before returning. A read-only store logs nothing."""
         if not self.read_only:
+            ids, touch = hit[0], (hit[0] if reinforce else None)  # hit[1:]: the index, the hits' rows in it
             detail = {"query": digest(query), "k": k, "ids": ids, "reinforce": reinforce}
-            self._defer(now, "search", namespace, None, requester, detail, ids if reinforce else None)
+            self._defer(now, "search", namespace, None, requester, detail, touch, hit[1:])  # (no id lookup)
 
     def neighbours(
         self, ids: Sequence[str], *, namespace: str, requester: str | None = None, now: datetime | None = None
