@@ -278,12 +278,12 @@ def _access(store: MemoryStore, now: datetime, out: TextIO) -> dict[str, object]
     """
     diet = store.frame("user_87").filter(pl.col("key") == "user.diet").row(0, named=True)
     try:
-        store.get(diet["id"], requester="assistant", now=now)
+        store.get(diet["id"], namespace="user_87", requester="assistant", now=now)
         denied = "not denied (bug)"
     except AccessDenied as e:
         denied = f"AccessDenied: {e}"
     # the same call as the memory's owner: access is decided per requester, within the namespace
-    owner_view = store.get(diet["id"], requester=diet["owner"], now=now)
+    owner_view = store.get(diet["id"], namespace="user_87", requester=diet["owner"], now=now)
     body = f"assistant -> {denied}\nhealth    -> {owner_view.content}"
     show_section(out, "6. Access: 'user.diet' is protected (owner 'health')", body)
     return {"denied": denied.startswith("AccessDenied")}
