@@ -222,3 +222,94 @@ def test_forget_erases_what_the_guard_holds_of_the_users_own_words(ask: str) -> 
     assert (
         "ZQXMARKER123" not in reply and not s.frame(NS).filter(pl.col("content").str.contains("ZQX")).height
     )
+
+
+# ------------------------------------------------------------------------------- erased by any path
+ADDRESS = "I live in Tromsø, on Storgata 12"
+
+
+def _mcp_delete(store: mk.MemoryStore, memory_id: str) -> None:
+    pytest.importorskip("mcp")
+    from test_mcp_hardening import ok
+
+    from memkit.integrations.mcp import build_server
+
+    ok(build_server(store, namespace=NS, requester=ME, now=lambda: NOW), "delete_memory", {"id": memory_id})
+
+
+def _langgraph_delete(store: mk.MemoryStore, memory_id: str) -> None:
+    pytest.importorskip("langgraph")
+    from memkit.integrations.langgraph import MemkitStore
+
+    MemkitStore(store, requester=ME, now=NOW).delete((NS,), "fact.residence")
+
+
+def _another_agent_forgets(store: mk.MemoryStore, memory_id: str) -> None:
+    MemoryAgent(store, EchoLLM(), NS, ME, now=NOW).chat("forget that " + ADDRESS)
+
+
+ERASURES = {
+    "store.delete": lambda s, i: s.delete(i, namespace=NS, now=NOW),
+    "store.forget": lambda s, i: s.forget(NS, now=NOW + timedelta(days=3650)),  # decayed below the floor
+    "mcp delete_memory": _mcp_delete,
+    "langgraph delete": _langgraph_delete,
+    "another agent's forget": _another_agent_forgets,
+}
+
+
+@pytest.mark.parametrize("erase", list(ERASURES.values()), ids=list(ERASURES))
+def test_a_memory_erased_by_any_path_leaves_the_turn_buffer(store: mk.MemoryStore, erase: object) -> None:
+    """Forgetting is final: the agent's buffer replayed a turn whose memory another path erased."""
+    llm = ScriptedLLM(default="Noted.")
+    agent = MemoryAgent(store, llm, NS, ME, now=NOW)
+    agent.chat("OK, thanks!")  # filler, nothing recalled: tied to no memory, it stays
+    said = agent.chat(ADDRESS)
+    assert said.written and "Storgata" in agent.turns[-1][0]
+    erase(store, said.written[0])  # type: ignore[operator]
+    assert said.written[0] not in store.frame(NS)["id"].to_list()
+    assert agent.why().is_empty() or "Storgata" not in agent.why().write_json()
+    agent.chat("What's the weather like?")
+    assert "Storgata" not in llm.prompts[-1]
+    assert all("Storgata" not in u + a for u, a in agent.turns)
+    assert [u for u, _ in agent.turns] == ["OK, thanks!", "What's the weather like?"]
+
+
+def test_a_turn_that_recalled_an_erased_memory_leaves_with_it_and_why_forgets_it(
+    store: mk.MemoryStore,
+) -> None:
+    m = store.add("User's locker code is 4711", namespace=NS, requester=ME, importance=0.8, now=NOW)
+    llm = EchoLLM()
+    agent = MemoryAgent(store, llm, NS, ME, now=NOW)
+    answer = agent.chat("what is my locker code?")  # the answer quotes the recalled memory
+    assert "4711" in answer.text and m.id in agent.why()["id"].to_list()
+    store.delete(m.id, namespace=NS, now=NOW)
+    assert agent.why().is_empty() and agent.last is None  # what the last answer was based on is gone
+    probe = ScriptedLLM(default="ok")
+    agent.llm = probe
+    agent.chat("anything else?")
+    assert "4711" not in probe.prompts[-1] and all("4711" not in u + a for u, a in agent.turns)
+
+
+def test_a_show_reply_leaves_the_buffer_with_a_memory_it_listed(store: mk.MemoryStore) -> None:
+    m = store.add("User's locker code is 4711", namespace=NS, requester=ME, importance=0.8, now=NOW)
+    llm = ScriptedLLM(default="ok")
+    agent = MemoryAgent(store, llm, NS, ME, now=NOW)
+    shown = agent.chat("what do you remember about me?")
+    assert shown.command is not None and "4711" in shown.text
+    store.delete(m.id, namespace=NS, now=NOW)
+    agent.chat("thanks")
+    assert "4711" not in llm.prompts[-1]
+
+
+def test_a_superseded_or_merged_memory_is_not_erased_its_turn_stays(store: mk.MemoryStore) -> None:
+    llm = ScriptedLLM(default="Noted.")
+    agent = MemoryAgent(store, llm, NS, ME, now=NOW)
+    first = agent.chat(ADDRESS)
+    agent.chat("I live in Bergen now")  # a new value of fact.residence: the first is superseded
+    assert store.frame(NS).filter(pl.col("id") == first.written[0])["status"].to_list() == ["superseded"]
+    store.add("User loves hiking in the mountains", namespace=NS, requester=ME, now=NOW)
+    store.add("User loves hiking in the mountains!", namespace=NS, requester=ME, now=NOW)
+    store.consolidate(NS, now=NOW)
+    agent.chat("What's the weather like?")
+    assert "Storgata" in llm.prompts[-1]  # the user said it in this conversation; nothing erased it
+    assert len(agent.turns) == 3

@@ -271,3 +271,120 @@ def test_an_owners_write_does_not_tell_the_value_it_may_not_read(policy: str, pe
     assert outcomes[0] == outcomes[1]
     if policy == "flag" and not pending:  # a blind write from another source waits, as a different value
         assert outcomes[0][0][0] == "conflict" and outcomes[0][2] == "active"
+
+
+# ------------------------------------------------------------------------------- a private fact's next value
+HOME, DAY = "fact.residence", timedelta(days=1)
+
+
+def alices_private_home(store: mk.MemoryStore) -> None:
+    store.add("I live in Boston", namespace=NS, requester="alice", key=HOME, access="private", protected=True,
+              now=NOW)  # fmt: skip
+
+
+def current(store: mk.MemoryStore) -> tuple[Any, ...]:
+    """The key's active version as the operator sees it, and what bob may read of the key."""
+    f = store.frame(NS).filter((pl.col("key") == HOME) & (pl.col("status") == "active"))
+    assert f.height == 1
+    try:
+        seen = store.read(HOME, namespace=NS, requester="bob", now=NOW + 3 * DAY)
+    except mk.AccessDenied:
+        seen = None
+    return f["content"][0], f["access"][0], f["protected"][0], None if seen is None else seen.content
+
+
+def test_a_requesters_next_value_of_its_private_fact_stays_private(make: Any) -> None:
+    """The read gate's promise: alice's private fact became public at its next value (access unset)."""
+    with make() as s:
+        alices_private_home(s)
+        s.add("I live in Denver", namespace=NS, requester="alice", key=HOME, conflict_policy="supersede",
+              now=NOW + DAY)  # fmt: skip
+        assert current(s) == ("I live in Denver", "private", True, None)
+        s.add("I live in Austin", namespace=NS, requester="alice", key=HOME, conflict_policy="supersede",
+              access="public", protected=False, now=NOW + 2 * DAY)  # fmt: skip
+        assert current(s) == ("I live in Austin", "public", False, "I live in Austin")  # said so: public
+
+
+def test_under_flag_a_pending_next_value_inherits_too(make: Any) -> None:
+    with make() as s:
+        alices_private_home(s)
+        m = s.add("I live in Denver", namespace=NS, requester="alice", key=HOME, source="tool", now=NOW + DAY)
+        assert (m.status, m.access, m.protected) == ("conflict", "private", True)  # another source: pending
+
+
+def test_add_many_rows_without_access_inherit_and_rows_with_it_keep_it(make: Any) -> None:
+    for frame, expected in (
+        (pl.DataFrame({"content": ["I live in Denver"], "key": [HOME]}), ("private", True, None)),
+        (
+            pl.DataFrame(
+                {"content": ["note", "I live in Denver"], "key": [None, HOME], "access": ["public", None]}
+            ),
+            ("private", True, None),
+        ),
+        (
+            pl.DataFrame(
+                {"content": ["I live in Denver"], "key": [HOME], "access": ["public"], "protected": [None]},
+                schema_overrides={"protected": pl.Boolean},
+            ),
+            ("public", True, "I live in Denver"),
+        ),
+    ):
+        with make() as s:
+            alices_private_home(s)
+            s.add_many(frame, namespace=NS, requester="alice", conflict_policy="supersede", now=NOW + DAY)
+            assert current(s) == ("I live in Denver", *expected)
+
+
+def test_the_agent_and_a_chat_import_keep_a_private_fact_private(make: Any, tmp_path: Path) -> None:
+    from memkit.portable import adapters
+
+    with make() as s:
+        alices_private_home(s)
+        mk.MemoryAgent(s, lambda p: "ok", namespace=NS, requester="alice", now=NOW + DAY).chat(
+            "I moved to Denver"
+        )
+        assert current(s)[1:] == ("private", True, None)
+    with make() as s:
+        alices_private_home(s)
+        chat = tmp_path / "chat.json"
+        chat.write_text(json.dumps([{"role": "user", "content": "I moved to Denver"}]), encoding="utf-8")
+        adapters.import_file(s, chat, "chat", namespace=NS, requester="alice", now=NOW + DAY)
+        # (the chat adapter gives each row the admission rule's `protected`: not inherited)
+        assert current(s) == ("I moved to Denver", "private", False, None)
+
+
+def test_a_langgraph_put_over_its_own_private_key_keeps_it_private_unless_configured(make: Any) -> None:
+    pytest.importorskip("langgraph")
+    from memkit.integrations.langgraph import MemkitStore
+
+    with make() as s:
+        alices_private_home(s)
+        MemkitStore(s, requester="alice", now=NOW + DAY).put((NS,), HOME, {"memory": "I live in Denver"})
+        assert current(s)[1:3] == ("private", True) and current(s)[3] is None
+        MemkitStore(s, requester="alice", access="public", now=NOW + 2 * DAY).put(
+            (NS,), HOME, {"memory": "Austin"}
+        )
+        assert current(s)[1] == "public"
+
+
+def test_mcp_update_memory_keeps_a_private_fact_private(make: Any) -> None:
+    pytest.importorskip("mcp")
+    from test_mcp_hardening import ok
+
+    from memkit.integrations.mcp import build_server
+
+    with make() as s:
+        alices_private_home(s)
+        server = build_server(s, namespace=NS, requester="alice", now=lambda: NOW + DAY)
+        ok(server, "update_memory", {"key": HOME, "content": "I live in Denver"})
+        assert current(s) == ("I live in Denver", "private", True, None)
+
+
+def test_another_writers_public_value_passes_nothing_on(make: Any) -> None:
+    with make() as s:
+        s.add("office is in berlin", namespace=NS, requester="carol", key="office", protected=True, now=NOW)
+        m = s.add("office is in oslo", namespace=NS, requester="bob", key="office", now=NOW + DAY)
+        assert (m.status, m.access, m.protected) == ("conflict", "public", False)  # defaults, not carol's
+        with pytest.raises(mk.AccessDenied):  # another writer's private current value: refused, as before
+            alices_private_home(s)
+            s.add("I live in Denver", namespace=NS, requester="bob", key=HOME, now=NOW + DAY)

@@ -603,10 +603,11 @@ class StoreMachine(RuleBasedStateMachine):
             if unsure & {r.id for r in kept}:
                 unsure |= {r.id for r in kept}  # capacity depends on the unsure ones: accept any choice
                 continue
-            eligible = sorted(  # cheapest first (as shown, to 3 decimals), then what says least, oldest
-                (r for r in kept if not r.protected),
+            written = {m: i for i, m in enumerate(self.rows)}  # the model's rows in write order
+            eligible = sorted(  # cheapest first (as shown, to 3 decimals), then what says least, oldest,
+                (r for r in kept if not r.protected),  # then first written (not the random id)
                 key=lambda r: (round(2 * r.importance + r.access_count / 1.1, 3), information_of(r.content),
-                               r.created_at, r.id),
+                               r.created_at, written[r.id]),
             )  # fmt: skip
             for r in eligible[: max(len(kept) - capacity, 0)]:
                 expect[r.id] = "capacity"

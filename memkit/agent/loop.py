@@ -13,9 +13,11 @@ One :meth:`MemoryAgent.chat` turn:
 4. the admission rule (:func:`memkit.commands.admit`) decides what is written: filler nothing, ordinary
    turns short-term, known preferences and facts keyed (``fact.residence``): a changed one supersedes.
 
-The recent-turn buffer keeps the last ``window`` exchanges. :meth:`end_session` consolidates the
-session's short-term memories into long-term ones (the admission rule run again in one batch, the
-articles' "after the conversation, decide what to keep"), then merges near-duplicates.
+The recent-turn buffer keeps the last ``window`` exchanges, screened by the store's guard; a turn
+leaves it once a memory it recalled or wrote is erased, by any path (:mod:`memkit.agent.recent`).
+:meth:`end_session` consolidates the session's short-term memories into long-term ones (the
+admission rule run again in one batch, the articles' "after the conversation, decide what to keep"),
+then merges near-duplicates.
 
 ``ScriptedLLM`` and ``EchoLLM`` are deterministic stand-ins for a model, so demos and tests run
 offline. Time is injectable: ``now=`` a datetime or a clock callable, per agent or per call.
@@ -50,6 +52,7 @@ from ..store import MemoryStore
 from ..store.settable import FromStore, an_instance
 from .actions import add_keyed, confirm, execute
 from .context import USED_SCHEMA, Context, build_context
+from .recent import RecentTurns
 
 __all__ = ["MemoryAgent", "Reply", "SessionEnd"]
 
@@ -104,7 +107,7 @@ class _Session:
     number: int = 1
 
 
-class MemoryAgent:
+class MemoryAgent(RecentTurns):
     """An agent loop with memory: ``chat(message) -> Reply`` (see the module docstring).
 
     ``store`` is a :class:`MemoryStore`; ``llm`` any callable ``str -> str``; every memory is read
@@ -153,7 +156,9 @@ class MemoryAgent:
         self._turn_ids: deque[frozenset[str]] = deque(maxlen=self.window)  # memories each turn touched
         self._session = _Session()
         self._lessons_seen: tuple[str, ...] = ()  # the lessons the buffered turns were screened with
+        self._erasures_seen: int | None = None  # store.erasures at the buffer's last check (recent.py)
         self.last: Reply | None = None
+        self._last_ids: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ the loop
     def _time(self, now: datetime | None) -> datetime:
@@ -165,7 +170,7 @@ class MemoryAgent:
         message = check_text("message", message)
         if not isinstance(context, Context):
             raise ValidationError("context", f"must be a memkit Context, got {type(context).__name__}")
-        self._rescreen_turns()
+        self._refresh_turns()  # erased memories' turns out, lessons applied (memkit.agent.recent)
         recent = "\n".join(f"User: {u}\nAssistant: {a}" for u, a in self.turns)
         parts = [PROMPT_HEADER, "## Memories\n" + (context.text or "(none)")]
         if recent:
@@ -243,49 +248,10 @@ class MemoryAgent:
         erased = set(affected.filter(pl.col("action") == "deleted")["id"])
         if command.op in ("forget", "delete_last"):  # what the user asked to forget leaves the buffer too
             self._forget_turns(erased)
-        else:
-            self._remember_turn(message, reply, set(written))
-        self.last = reply
+        else:  # (a `show` reply quotes what it listed: erasing one of those takes the turn out too)
+            self._remember_turn(message, reply, set(affected["id"]))
+        self.last, self._last_ids = reply, frozenset(affected["id"]) - erased
         return reply
-
-    # ------------------------------------------------------------------ the recent-turn buffer
-    def _remember_turn(self, message: str, reply: Reply, ids: set[str]) -> None:
-        """Buffer a turn with the ids it recalled or wrote (to forget it with them). Its texts go
-        through the store's guard (``store.screen``: the rules and the lessons), so the buffer
-        replays nothing the store would not: PII redacted, refused or quarantined text withheld."""
-        self._rescreen_turns()  # the lessons they are screened with are the ones in the store now
-        user, said = self._screened([message, reply.text])
-        self.turns.append((user, said))
-        self._turn_ids.append(frozenset(ids))
-        self.last = reply
-
-    def _screened(self, texts: list[str]) -> list[str]:
-        """``texts`` as the guard lets them into a prompt: redacted, or withheld."""
-        held = {"refuse": "[withheld: the guard refused this text]",
-                "quarantine": "[withheld: quarantined by the guard]"}  # fmt: skip
-        s = self.store.screen(texts, namespace=self.namespace)
-        return [held.get(a, t) for t, a in zip(s["text"], s["action"], strict=True)]
-
-    def _rescreen_turns(self) -> None:
-        """A lesson learned (or unlearned) since the buffered turns were screened may quarantine one
-        of them: screen them again, so a turn like a memory a reviewer just rejected is withheld."""
-        seen = tuple(self.store.lessons(self.namespace)["id"])
-        if seen == self._lessons_seen:
-            return
-        self._lessons_seen = seen
-        if self.turns:
-            texts = self._screened([text for turn in self.turns for text in turn])
-            for i in range(len(self.turns)):
-                self.turns[i] = (texts[2 * i], texts[2 * i + 1])
-
-    def _forget_turns(self, erased: set[str]) -> None:
-        """Drop the buffered turns that recalled or wrote an erased memory."""
-        keep = [(turn, ids) for turn, ids in zip(self.turns, self._turn_ids, strict=True) if not ids & erased]
-        self.turns.clear()
-        self._turn_ids.clear()
-        for turn, ids in keep:
-            self.turns.append(turn)
-            self._turn_ids.append(ids)
 
     def _write(self, text: str, a: Admission, source: str, t: datetime) -> tuple[tuple[str, ...], bool]:
         """A turn admitted for storage goes to short-term now (promoted by end_session); a preference (a
@@ -305,6 +271,7 @@ class MemoryAgent:
     def why(self) -> pl.DataFrame:
         """The memories the last answer was based on (``id, content, kind, key, score``); empty
         before the first turn or after a command."""
+        self._drop_erased()  # (an answer based on a memory erased since shows nothing)
         if self.last is None:
             return pl.DataFrame(schema=USED_SCHEMA).drop("included", "reason")
         return self.last.sources

@@ -110,9 +110,10 @@ class MemkitStore(SearchOps, BaseStore):
     ``store.weights`` as it is at each search, without neighbour expansion, which suits conversation
     turns rather than items; assign ``None`` to follow the store again) and
     ``min_strength`` are passed to every search; ``fields`` are the value paths whose text is
-    indexed when a put names none; ``access`` is the access level of what it writes (default
-    ``public``: anyone in the namespace may read it and write a new version; ``protected``: only
-    the owner, the requester);
+    indexed when a put names none; ``access`` is the access level of what it writes (default: a
+    new key ``public``, anyone in the namespace may read it and write a new version; a put over the
+    requester's own current value keeps that value's access, so a private item stays private;
+    ``protected``: only the owner, the requester);
     ``conflict_policy`` decides a put on a key that holds a value (default ``supersede``, LangGraph's
     overwrite; ``flag`` keeps the old value current and flags the new one as a conflict); ``now``
     fixes the clock (a datetime or a zero-argument callable; default: the wall clock).

@@ -90,6 +90,7 @@ class StoreCore:
     _lock: StoreLock  # `with _lock:` one call at a time; `_lock.shared()` rankings side by side (rwlock.py)
     _index: SearchIndex
     _revision_base: int  # the revision the current index's version counts from (MemoryStore.revision)
+    _erasures_base: int  # the same for MemoryStore.erasures (the index's erasures count from it)
     index: str  # "exact" (float32, the default) or "int8" (memkit.store.quantized), set by MemoryStore
     _stale: tuple[str, int] | None
     _secret_names: SecretNames  # which names hold a secret by the store's own rules, cached (names.py)

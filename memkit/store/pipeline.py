@@ -68,6 +68,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         keep_consistent: bool = False,
         where: Callable[[int], str] = lambda i: f"row {i}",
         released: Sequence[int] = (),
+        unset: dict[str, Any] | None = None,
     ) -> dict[str, list[Any]]:
         """Write complete rows ``cols`` -> ``cols`` as stored (redacted, with status and version).
 
@@ -79,7 +80,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         ``exclude`` (a merge's members), left out of the version plan; ``before`` and ``also`` run
         inside the transaction before the rows' events and after everything else; ``released`` rows
         (an operator's import of memories a reviewer approved) keep their status where the guard
-        would quarantine them.
+        would quarantine them; ``unset`` says which rows gave no ``access`` (``protected``): a new
+        version of its writer's own key takes them from the current one (the version plan).
         """
         self._check_writable()
         self._check_spaces(cols["namespace"])  # stored with every row and event: never a secret
@@ -107,7 +109,10 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
                 brought = np.setdiff1d(np.arange(n), redacted)
         self._near_lessons(cols, emb, brought)  # a given vector is checked with the text's own as well
-        given = {c: list(cols[c]) for c in ("status", "version", "supersedes")}  # what the plan decides
+        # what the plan decides (access and protected too, when a keyed row may inherit them)
+        inherits = unset is not None and any(v is not False for v in unset.values()) and keys.count(None) < n
+        decided = ("status", "version", "supersedes") + (("access", "protected") if inherits else ())
+        given = {c: list(cols[c]) for c in decided}
 
         def decide() -> tuple[VersionPlan, list[dict[str, Any]]]:
             """Stage 4, the version plan, and each row's event detail (from the rows as given)."""
@@ -121,6 +126,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 exclude=(replaced or []) + (exclude or []),
                 keep_consistent=keep_consistent,
                 given=keys,
+                unset=unset if inherits else None,
             )
             extra = details or [{}] * n
             status, key, version = cols["status"], cols["key"], cols["version"]

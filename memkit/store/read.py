@@ -150,6 +150,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         requester: str | None = None,
         withhold: bool | None = None,
         contents: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
     ) -> pl.DataFrame:
         """All memories (of one namespace, or all), oldest first, as a polars frame.
 
@@ -166,7 +167,8 @@ class ReadMixin(GateMixin, VectorsMixin):
         a user (the MCP server, an agent's reply); a requester's view always withholds them.
         ``contents=[...]`` reads only the rows whose text, as the frame shows it, is one of those
         (``frame(...).filter(pl.col("content").is_in(texts))``, without reading the rest: what an
-        adapter import matches its records against, :mod:`memkit.portable.seen`).
+        adapter import matches its records against, :mod:`memkit.portable.seen`). ``ids=[...]`` reads
+        only the rows with those ids (an agent asks which of its buffered turns' memories still exist).
         """
         namespace = self._space(namespace, optional=True)
         as_of = check_time("as_of", as_of, optional=True)
@@ -179,6 +181,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         if contents is not None:  # the text as selected below: a requester's quarantined rows' withheld
             where = f"{where} AND {MASKED_CONTENT if masked else 'content'} IN (SELECT unnest(?::VARCHAR[]))"
             params = [*params, _texts(contents)]
+        if ids is not None:  # (checked first: a bad list reads nothing)
+            params = [*params, check_ids("ids", ids)]
+            where = f"{where} AND id IN (SELECT unnest(?::VARCHAR[]))"
         cols = (MASKED_COLUMNS if masked else COLUMNS) + (
             f", {MASKED_EMBEDDING if masked else 'embedding'}" if include_embedding else ""
         )

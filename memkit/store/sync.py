@@ -42,7 +42,7 @@ from ..errors import MemkitError
 from .asof import AsOfMixin
 from .index import SearchIndex
 from .pg_schema import EMBEDDER, SNAPSHOT, STATE
-from .vectors import INDEX_COLUMNS, VectorsMixin, index_rows
+from .vectors import INDEX_COLUMNS, VectorsMixin, erasures_of, index_rows
 
 __all__ = ["SyncMixin"]
 
@@ -120,6 +120,31 @@ class SyncMixin(AsOfMixin, VectorsMixin):
         with self._lock:
             ix = self._synced() if self._con is not None else self._index  # (closed: the last one)
             return self._revision_base + ix.version
+
+    @property
+    def erasures(self) -> int:
+        """A number that grows with every committed erasure (``delete``, ``forget``, a merge re-derived
+        or emptied by one, an overwriting import), and with a reload of the index; on a server,
+        other processes' erasures too (read first, as :attr:`revision` reads them). Writes, status
+        changes, merges and reads leave it as it is (a rare false alarm is possible: a memory moved in
+        time counts). Compare it with one read earlier: what holds memory ids (an agent's recent
+        turns: :mod:`memkit.agent.recent`) asks which still exist only when it moved.
+
+        >>> import memkit as mk
+        >>> store = mk.MemoryStore()
+        >>> m = store.add("用户住在杭州", namespace="u")
+        >>> before = store.erasures
+        >>> _ = store.add("用户喜欢拿铁", namespace="u")
+        >>> store.erasures == before
+        True
+        >>> store.delete(m.id, namespace="u")
+        >>> store.erasures > before
+        True
+        >>> store.close()
+        """
+        with self._lock:
+            ix = self._synced() if self._con is not None else self._index
+            return self._erasures_base + erasures_of(ix)
 
     def _check_embedder(self, meta: dict[str, str] | None = None) -> None:
         """On a server: the vectors are still this embedder's (another process may have run

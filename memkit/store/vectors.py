@@ -30,7 +30,7 @@ from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
 
-__all__ = ["VectorsMixin", "epoch_us", "index_cols"]
+__all__ = ["VectorsMixin", "epoch_us", "erasures_of", "index_cols"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -55,6 +55,11 @@ _VALUES_ROWS = f"INSERT INTO memories ({COLUMNS}, content_hash, embedding) VALUE
 _VALUES_CACHE = "INSERT OR IGNORE INTO embed_cache (embedder, content_hash, embedding) VALUES "
 _CACHED_ONE = "SELECT content_hash, embedding FROM embed_cache WHERE embedder = ? AND content_hash = ?"
 _CACHED = _CACHED_ONE.replace("content_hash = ?", "content_hash IN (SELECT unnest(?::VARCHAR[]))")
+
+
+def erasures_of(index: Any) -> int:
+    """How many erasures ``index`` has applied (:meth:`~memkit.store.index_columns.IndexColumns.erase`)."""
+    return int(index.__dict__.get("_erasures", 0))
 
 
 def epoch_us(t: datetime) -> int:
@@ -234,6 +239,7 @@ class VectorsMixin(StoreCore):
         # a rebuilt index counts from 0 again: the store's revision goes on from the old one's, plus one
         old = self.__dict__.get("_index")
         self._revision_base = 0 if old is None else self._revision_base + old.version + 1
+        self._erasures_base = 0 if old is None else self._erasures_base + erasures_of(old) + 1
         self._index, self._seen_xid = index, seen
 
     def _mirror(self, fn: Any) -> None:

@@ -65,6 +65,36 @@ def after(now: datetime, last: datetime | None) -> datetime:
     return last if last.replace(tzinfo=None) == datetime.max else last + timedelta(microseconds=1)
 
 
+def _inherit(
+    cols: dict[str, list[Any]],
+    i: int,
+    unset: dict[str, Any],
+    versions: list[tuple[str, str, Any, int]],
+    authors: dict[str, tuple[Any, ...]],
+    held: dict[str, tuple[str, bool]],
+) -> None:
+    """Row ``i`` of a key, which did not give its ``access`` (``protected``), takes them from the key's
+    current version (the newest ``active`` one) when its writer (``created_by``) owns or created that
+    version: the next value of a private fact stays private, unless the write says otherwise. Another
+    writer's current version passes nothing on (its access rules are :meth:`_check_slots`'s)."""
+    wanted = [c for c in ("access", "protected") if _unset(unset, c, i)]
+    current = [v for v in versions if v[1] == "active"]
+    if not wanted or not current:
+        return
+    of = max(current, key=lambda v: v[3])[0]
+    writer = cols["created_by"][i]
+    if writer is None or writer not in authors[of][:2]:
+        return
+    for c in wanted:
+        cols[c][i] = held[of][c == "protected"]
+
+
+def _unset(unset: dict[str, Any], c: str, i: int) -> bool:
+    """Whether row ``i`` left column ``c`` unset (``unset[c]``: a bool for every row, or a bool Series)."""
+    flag = unset.get(c, False)
+    return bool(flag) if isinstance(flag, bool) else bool(flag[i])
+
+
 @dataclass
 class VersionPlan:
     """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)``,
@@ -105,8 +135,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
             slot += [cols["key"][i]] * len(others)
         return self._sql(
             "SELECT m.id, m.namespace, s.slot AS key, m.status,"
-            " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.owner,"
-            " m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
+            " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.protected,"
+            " m.owner, m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
             " FROM memories m JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace,"
             " unnest(?::VARCHAR[]) AS stored, unnest(?::VARCHAR[]) AS slot) s"
             " ON m.namespace = s.namespace AND m.key = s.stored"
@@ -125,6 +155,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         keep_consistent: bool = False,
         given: list[Any] | None = None,
         writer: str | None = None,
+        unset: dict[str, Any] | None = None,
     ) -> VersionPlan:
         """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
         place) -> the changes to stored versions. Raises ConflictError (``strict``) or
@@ -135,6 +166,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         most one active version holding at ``now``. Otherwise the file's versions are decided in
         version order, like writes. ``given``: the keys before the guard (:meth:`_stored_versions`).
         ``writer``: whose versions the write may change, when not ``requester``'s (an approval).
+        ``unset``: ``access`` and ``protected`` -> True (no row gave it), False, or a per-row bool
+        Series: a row that did not give one takes its writer's own current version's (:func:`_inherit`).
         """
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
@@ -171,7 +204,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                         for i in rows:
                             cols["version"][i] += base
                         continue
-            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden)
+            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden, unset)
         return plan
 
     def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
@@ -192,6 +225,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         now: datetime,
         fixed: set[str],
         hidden: set[str],
+        unset: dict[str, Any] | None = None,
     ) -> None:
         """Decide the rows of one key in order, each against everything before it.
 
@@ -211,7 +245,11 @@ class VersionsMixin(GateMixin, VectorsMixin):
         authors.update(
             {cols["id"][i]: (cols["owner"][i], cols["created_by"][i], cols["source"][i]) for i in rows}
         )
+        held = {r["id"]: (r["access"], r["protected"]) for r in stored}  # what a new version may inherit
         for i in rows:
+            if unset:
+                _inherit(cols, i, unset, versions, authors, held)
+            held[cols["id"][i]] = (cols["access"][i], cols["protected"][i])
             value = cols["value"][i] or cols["content"][i]
             if cols["status"][i] not in _LIVE:  # quarantined (or imported history): a number, no change
                 # (approve() plans it again, against the slot as it is then)

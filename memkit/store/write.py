@@ -112,7 +112,9 @@ class WriteMixin(PipelineMixin):
         Unset fields get defaults: kind ``fact``, importance 0.5, layer by the admission rule
         (importance < 0.3 → ``short_term``; kind ``event`` → ``episodic``; else ``long_term``),
         half-life by layer, owner and creator = requester, access ``public``, created_at = now.
-        A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions.
+        A keyed write applies ``conflict_policy`` (default: the store's) to the key's versions; a new
+        version of the requester's own current one that gives no ``access`` (``protected``) keeps
+        that version's: the next value of a private fact stays private.
         """
         namespace = self._space(namespace)
         requester = self._who(requester)  # an identity: PII in a name becomes its pseudonym
@@ -124,8 +126,9 @@ class WriteMixin(PipelineMixin):
                      valid_from=valid_from, valid_until=valid_until, protected=protected,
                      created_at=created_at)  # fmt: skip
         cols = build_rows([{k: v for k, v in given.items() if v is not None}], namespace, requester, now)
+        unset = {"access": access is None, "protected": protected is None}  # a new version may inherit them
         with self._lock:
-            cols = self._write(cols, requester=requester, now=now, policy=policy)
+            cols = self._write(cols, requester=requester, now=now, policy=policy, unset=unset)
             row = self._lineage_row({c: v[0] for c, v in cols.items()}, requester)  # as get() shows it
         return Memory.from_row(row)  # the row as stored (redacted)
 
@@ -144,7 +147,8 @@ class WriteMixin(PipelineMixin):
         ``created_at``, ``tags``, ...), plus an optional ``embedding`` column (``dim`` floats per
         row; normalized here) that skips the embedder. ``created_by`` is the requester; only the
         operator may set it. Keyed rows meet the key's stored versions, and each other in frame
-        order, under ``conflict_policy`` as :meth:`add` does.
+        order, under ``conflict_policy`` as :meth:`add` does; a keyed row whose ``access``
+        (``protected``) is null or has no column keeps its writer's own current version's, as in :meth:`add`.
 
         The guard screens every row: PII is redacted and suspected injections are ``quarantined``
         row by row, but one row holding a secret refuses the whole batch
@@ -179,8 +183,19 @@ class WriteMixin(PipelineMixin):
                 policy=policy,
                 emb=emb,
                 details=[{"bulk": True}] * len(frame),  # the add events of add_many say so
+                unset={c: _unset(frame, c) for c in ("access", "protected")},
             )
         return pl.DataFrame([_series("id", cols["id"]), _series("status", cols["status"])])  # as `frame`
+
+
+def _unset(frame: pl.DataFrame, column: str) -> bool | pl.Series:
+    """Which rows of ``frame`` left ``column`` unset (no such column, or null): True for all, False
+    for none, else a bool Series. A keyed row that gave no access (protected) takes its writer's own
+    current version's (:func:`memkit.store.versions._inherit`)."""
+    if column not in frame.columns:
+        return True
+    nulls = frame[column].null_count()
+    return nulls == len(frame) if nulls in (0, len(frame)) else frame[column].is_null()
 
 
 def _series(name: str, values: list[str]) -> pl.Series:

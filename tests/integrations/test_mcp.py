@@ -201,8 +201,9 @@ def test_update_memory_continues_the_current_version_not_a_rejected_one(
     assert (new["importance"], new["kind"], new["protected"]) == (0.9, "fact", True)
     doc = store.add("User's doctor is Dr. Li", namespace="u", requester="assistant", key="user.doctor",
                     access="private", now=NOW)  # fmt: skip
+    # said public (a write that gives no access would keep the writer's own current version's: private)
     pending = store.add("User's doctor is Dr. Zhang", namespace="u", requester="assistant", key="user.doctor",
-                        source="import", now=NOW)  # fmt: skip
+                        source="import", access="public", now=NOW)  # fmt: skip
     assert pending.status == "conflict" and pending.access == "public"
     store.resolve("user.doctor", namespace="u", keep=doc.id, now=NOW)
     assert ok(server, "update_memory", {"key": "user.doctor", "content": "Dr. Wang"})["access"] == "private"

@@ -93,6 +93,22 @@ def test_the_revision_follows_the_other_processes_writes(url: str) -> None:
         b.close()
 
 
+def test_an_agents_turn_buffer_forgets_what_another_process_erased(url: str) -> None:
+    """Forgetting is final across processes: the agent's recent turns drop a memory another store
+    on the server erased (its revision moves; one query finds the id gone)."""
+    a, b = mk.MemoryStore(url), mk.MemoryStore(url)
+    try:
+        prompts: list[str] = []
+        agent = mk.MemoryAgent(a, lambda p: prompts.append(p) or "Noted.", "u", "assistant", now=NOW)
+        said = agent.chat("I live in Tromsø, on Storgata 12")
+        b.delete(said.written[0], namespace="u", now=NOW)
+        agent.chat("What's the weather like?")
+        assert "Storgata" not in prompts[-1] and all("Storgata" not in u for u, _ in agent.turns)
+    finally:
+        a.close()
+        b.close()
+
+
 _WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta

@@ -207,3 +207,20 @@ def test_frame_of_some_texts_is_the_frame_filtered_by_them(reader: str | None, w
             with pytest.raises(mk.ValidationError) as e:
                 s.frame("u", contents=bad, **view)
             assert e.value.field == "contents"
+
+
+@pytest.mark.parametrize("reader", [None, "alice", "carol"])
+def test_frame_of_some_ids_is_the_frame_filtered_by_them(reader: str | None) -> None:
+    """``ids=``: which of an agent's buffered memories still exist, in the requester's view."""
+    with mk.MemoryStore() as s:
+        mine = s.add("I like green tea", namespace="u", requester="alice", access="private", now=NOW)
+        ours = s.add_many(pl.DataFrame({"content": [f"note {i}" for i in range(5)]}), namespace="u", now=NOW)
+        other = s.add("I like green tea", namespace="v", now=NOW)  # another namespace: never
+        ids = [mine.id, ours["id"][2], other.id, "gone"]
+        whole = s.frame("u", requester=reader)
+        assert s.frame("u", ids=ids, requester=reader).equals(whole.filter(pl.col("id").is_in(ids)))
+        assert s.frame("u", ids=[], requester=reader).is_empty()
+        for bad in (mine.id, [mine.id, 3], 3):
+            with pytest.raises(mk.ValidationError) as e:
+                s.frame("u", ids=bad, requester=reader)
+            assert e.value.field == "ids"
