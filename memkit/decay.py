@@ -38,8 +38,10 @@ __all__ = [
     "hours_until",
     "recency",
     "recency_expr",
+    "recency_of",
     "strength",
     "strength_expr",
+    "strength_of",
 ]
 
 ArrayLike = float | np.ndarray
@@ -87,7 +89,17 @@ def strength(importance: ArrayLike, age_hours: ArrayLike, half_life_hours: Array
     except ValueError:
         shapes = f"{imp.shape} {age.shape} {hl.shape}"
         raise ValidationError("age_hours", f"shapes {shapes} do not broadcast") from None
-    return imp * np.exp2(-age / hl)
+    return strength_of(imp, age, hl)
+
+
+def strength_of(importance: np.ndarray, age_hours: np.ndarray, half_life_hours: np.ndarray) -> np.ndarray:
+    """:func:`strength`'s formula alone, on float64 arrays already valid (the search index's own
+    columns: a search's fixed cost); :func:`strength` checks its arguments, then calls this.
+
+    >>> strength_of(np.array([1.0, 1.0]), np.array([-1.0, 2.0]), np.array([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
+    return importance * np.exp2(-np.maximum(age_hours, 0.0) / half_life_hours)
 
 
 def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) -> np.ndarray:
@@ -100,8 +112,18 @@ def recency(hours_since_access: ArrayLike, time_scale_hours: ArrayLike = 168.0) 
     h = np.asarray(hours_since_access)
     if h.dtype != np.float32:
         h = _numbers("hours_since_access", h)  # (float32 is the search's own, from integer times)
-    scale = _positive("time_scale_hours", time_scale_hours).astype(h.dtype)
-    return np.exp(-np.maximum(h, h.dtype.type(0.0)) / scale)
+    return recency_of(h, _positive("time_scale_hours", time_scale_hours))
+
+
+def recency_of(hours_since_access: np.ndarray, time_scale_hours: ArrayLike) -> np.ndarray:
+    """:func:`recency`'s formula alone, on a float32 or float64 array and a time scale already
+    valid (the search index's: a search's fixed cost); :func:`recency` checks, then calls this.
+
+    >>> recency_of(np.array([-1.0, 0.0]), 168.0).tolist()
+    [1.0, 1.0]
+    """
+    h = hours_since_access
+    return np.exp(-np.maximum(h, h.dtype.type(0.0)) / h.dtype.type(time_scale_hours))
 
 
 def hours_until(floor: ArrayLike, importance: ArrayLike, half_life_hours: ArrayLike) -> np.ndarray:

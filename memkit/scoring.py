@@ -121,7 +121,8 @@ def neighbour_score(base: np.ndarray, prev: np.ndarray, nxt: np.ndarray, second:
     >>> neighbour_score(np.array([0.9, 0.1, 0.0]), np.array([-1, 0, 1]), np.array([1, 2, -1]), 0.5).tolist()
     [0.1, 0.9, 0.55]
     """
-    s0 = np.zeros((*base.shape[:-1], base.shape[-1] + 1), base.dtype)  # the last column: "no neighbour"
+    s0 = np.empty((*base.shape[:-1], base.shape[-1] + 1), base.dtype)  # the last column: "no neighbour"
+    s0[..., -1] = 0  # (the rest is written next: no pass of zeros first)
     np.fmax(base, 0, out=s0[..., :-1])  # -inf (no candidate), NaN, negatives: 0 (a masked copy: 3x slower)
     if s0.max(initial=0) == np.inf:  # rarely: +inf is no score either
         s0[np.isposinf(s0)] = 0
@@ -241,7 +242,12 @@ class KeywordIndex:
         return self._sorted
 
     def scores(
-        self, query: str, candidates: np.ndarray, params: KeywordParams = KeywordParams()
+        self,
+        query: str,
+        candidates: np.ndarray,
+        params: KeywordParams = KeywordParams(),
+        *,
+        n_docs: int | None = None,
     ) -> np.ndarray:
         """BM25 of every row against ``query``, over the corpus of rows where ``candidates`` is True.
 
@@ -249,10 +255,12 @@ class KeywordIndex:
         query's own: 1.0 is what a memory of average length containing once every query term that
         occurs among the candidates would score (the sum of their idf). A memory sharing only a
         common word with the query stays low instead of being stretched to 1 as dividing by the best
-        hit would; short or repeated matches are clipped at 1.
+        hit would; short or repeated matches are clipped at 1. ``n_docs``: how many candidates are
+        True, when the caller knows it (it is not checked).
         """
         n = len(self.doc_len)
-        n_docs = int(np.count_nonzero(candidates) if candidates.dtype == bool else candidates.sum())
+        if n_docs is None:  # (a search passes the count it has)
+            n_docs = int(np.count_nonzero(candidates) if candidates.dtype == bool else candidates.sum())
         asked = self._query(query) if n_docs else None
         if asked is None:  # no candidate, no query term, or none occurs anywhere
             return np.zeros(n, dtype=np.float64)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_SNAP", "tie_order", "tie_step", "tie_steps", "top_k", "top_k_rows"]
+__all__ = ["TIE_SNAP", "tie_order", "tie_step", "tie_steps", "top_k", "top_k_best", "top_k_rows"]
 
 # subtle: far above float32's rounding of the ratio (~1e-6 at tie 0.1, ~1e-4 at tie 0.005) and far
 # below any difference of score that means something: it only decides where an exact boundary goes
@@ -55,9 +55,7 @@ def tie_steps(scores: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
     """
     finite = np.isfinite(scores)
     if scores.ndim == 1 and np.ndim(tie) == 0 and scores.size and finite.all():  # a search's (fewer calls)
-        top = scores.max()  # the same numbers as below: best - scores in the scores' dtype, / a float64
-        width = np.float64(float(tie) * abs(float(top)))
-        return np.floor((top - scores) / width + TIE_SNAP) if width > 0 else (-scores).astype(np.float64)
+        return _finite_steps(scores, float(tie))
     best = np.max(np.where(finite, scores, -np.inf), axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):  # (a row with no finite score: 0 · inf)
         width = np.asarray(tie, dtype=np.float64) * np.abs(best)  # relative: the same at any weight scale
@@ -65,12 +63,21 @@ def tie_steps(scores: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
     return np.where(finite, step, np.inf)
 
 
-def _ordered(scores: np.ndarray, steps: np.ndarray, age: np.ndarray) -> np.ndarray:
-    """The order by (step, age, −score, index) along the last axis; ``steps`` from :func:`tie_steps`."""
-    index = np.arange(scores.shape[-1])
-    if scores.ndim > 1 or np.shape(age) != scores.shape:  # (a search's: one row, its ages; no views)
-        index, age = np.broadcast_to(index, scores.shape), np.broadcast_to(age, scores.shape)
-    return np.lexsort((index, -np.where(np.isfinite(scores), scores, -np.inf), age, steps), axis=-1)
+def _finite_steps(scores: np.ndarray, tie: float) -> np.ndarray:
+    """:func:`tie_steps` of one row of scores, every one finite (no check: top_k's, a fixed cost)."""
+    top = scores.max()  # the same numbers as tie_steps' grid: best - scores in the scores' dtype, / a float64
+    width = np.float64(tie * abs(float(top)))
+    return np.floor((top - scores) / width + TIE_SNAP) if width > 0 else (-scores).astype(np.float64)
+
+
+def _ordered(scores: np.ndarray, steps: np.ndarray, age: np.ndarray, finite: bool = False) -> np.ndarray:
+    """The order by (step, age, −score, index) along the last axis; ``steps`` from :func:`tie_steps`
+    (``finite``: every score is, as top_k's: no NaN to turn into -inf first). The index needs no
+    key of its own: lexsort is stable, so rows alike in every key keep their order."""
+    if np.shape(age) != scores.shape:  # (a search's: one row, its ages; no view)
+        age = np.broadcast_to(age, scores.shape)
+    neg = -scores if finite else -np.where(np.isfinite(scores), scores, -np.inf)
+    return np.lexsort((neg, age, steps), axis=-1)
 
 
 def tie_order(scores: np.ndarray, age: np.ndarray, tie: float | np.ndarray) -> np.ndarray:
@@ -99,23 +106,47 @@ def top_k(
     >>> top_k(np.array([0.1, 0.9, 0.895, 0.5]), 2, age=np.array([0.0, 5.0, 1.0, 0.0]), tie=0.01).tolist()
     [2, 1]
     """
+    return _top_k(scores, k, n_valid, age, tie)[0]
+
+
+def top_k_best(
+    scores: np.ndarray, k: int, n_valid: int | None = None, *, age: np.ndarray | None = None, tie: float = 0.0
+) -> tuple[np.ndarray, int]:
+    """:func:`top_k`, and ``int(np.argmax(scores))`` (the best score's first row, which a cut by
+    newest first may leave out): over many scores its superset already holds it, so the best row
+    comes without a second pass over all of them (the search's first pass: a fixed cost).
+
+    >>> age = np.array([0.0, 5.0, 1.0, 0.0])
+    >>> rows, best = top_k_best(np.array([0.1, 0.9, 0.895, 0.5]), 1, age=age, tie=0.01)
+    >>> rows.tolist(), best
+    ([2], 1)
+    """
+    rows, best = _top_k(scores, k, n_valid, age, tie)
+    return rows, int(np.argmax(scores)) if best is None else best
+
+
+def _top_k(
+    scores: np.ndarray, k: int, n_valid: int | None, age: np.ndarray | None, tie: float
+) -> tuple[np.ndarray, int | None]:
+    """:func:`top_k` -> its rows, and the best score's first row when the superset gave it (else None)."""
     n_ok = int(np.count_nonzero(np.isfinite(scores))) if n_valid is None else n_valid
     k = min(k, n_ok)
     if k <= 0:
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), None
     if age is None:
         part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc
-        return part[order][:k]
+        return part[order][:k], None
     # every row that could rank above the k-th under tie_order has a step at most the k-th's (steps
     # fall as scores rise; tie 0: a score at least the k-th's, so exact ties go to the newer row)
     if n_ok == len(scores) <= _FEW:  # few, all finite (the exact stage's): every row's step at once,
-        steps = tie_steps(scores, tie)  # the k-th's the k-th smallest (steps never rise with the score)
+        steps = _finite_steps(scores, tie)  # the k-th's the k-th smallest (steps never rise with the score)
         part = np.flatnonzero(steps <= np.partition(steps, k - 1)[k - 1])  # no superset to narrow
-        return part[_ordered(scores[part], steps[part], age[part])][:k]
-    # only the k best scores' values count here (which of equal ones: alike), not their rows
-    top = -np.partition(-scores, k - 1)[:k] if k < len(scores) else scores
-    last = float(tie_steps(top, tie).max())  # the k-th's step: part holds the best score
+        return part[_ordered(scores[part], steps[part], age[part], finite=True)][:k], None
+    # only the k best scores' values count here (which of equal ones: alike), not their rows: the
+    # last k of a partition (no negated copy of every score)
+    top = np.partition(scores, len(scores) - k)[len(scores) - k :] if k < len(scores) else scores
+    last = float(_finite_steps(top, tie).max())  # the k-th's step (k <= n_ok: finite): part holds the best
     best = float(top.max())
     width = tie * abs(best)
     if width > 0:  # one comparison over all rows, with a margin wider than float32 rounding (a
@@ -125,10 +156,11 @@ def top_k(
     else:
         part = np.flatnonzero(np.isfinite(scores) & (scores >= -last))
     top = scores[part]
+    first = int(part[np.argmax(top)])  # rows ascending, every best score among them: np.argmax's row
     steps = tie_steps(top, tie)  # the superset holds the best score: the same steps
     keep = steps <= last
     part, steps = part[keep], steps[keep]
-    return part[_ordered(top[keep], steps, age[part])][:k]
+    return part[_ordered(top[keep], steps, age[part], finite=True)][:k], first
 
 
 def top_k_rows(scores: np.ndarray, k: int, age: np.ndarray, tie: float) -> np.ndarray:

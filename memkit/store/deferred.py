@@ -80,7 +80,10 @@ class DeferredMixin(AuditMixin, VectorsMixin):
                 return
             # the held ids' rows, in order (an erased id has none); `at`: (index, the rows of touch in it),
             # which a search found them at, under the lock held since: the same rows, without a lookup
-            rows = at[1] if at is not None and at[0] is self._index else self._index.row.find(touch)
+            if at is not None and at[0] is self._index:  # (every row a ranking found is there: >= 0)
+                self._index.touch(at[1], epoch_us(ts), step)
+                return
+            rows = self._index.row.find(touch)
             if (rows >= 0).any():
                 self._index.touch(rows[rows >= 0], epoch_us(ts), step)
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..decay import below_floor, recency, strength
+from ..decay import below_floor, recency, recency_of, strength, strength_of
 from ..params import DecayParams, KeywordParams, Weights
 from ..scoring import hybrid, neighbour_score
-from ..ties import tie_step, top_k
+from ..ties import tie_step, top_k, top_k_best
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
 
 __all__ = ["DELETED", "SearchIndex"]
@@ -111,7 +111,7 @@ class SearchIndex(IndexColumns):
             mask[cand[weak]] = False
             cand = cand[~weak]
         c = int(np.count_nonzero(mask)) if cand is None else len(cand)  # how many candidates
-        kw_all = ix.keyword_index().scores(query, mask, keyword) if weights.keyword else None  # (n,)
+        kw_all = ix.keyword_index().scores(query, mask, keyword, n_docs=c) if weights.keyword else None
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
         adj = ix.adjacency(gate) if lam > 0 else (None,) * 4  # prev, next, and two places away
         lam2 = float(weights.neighbour2)
@@ -147,9 +147,9 @@ class SearchIndex(IndexColumns):
                 score += boost if dense else boost[cand]  # (score is hybrid's own new array)
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
             tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
-            short = top_k(score, size, n_valid=c, age=aged, tie=tie)  # type: ignore[arg-type]
-            top = int(np.argmax(score))  # the best first-pass row: near ties count their steps from
-            top = top if dense else int(cand[top])  # it, and a cut by newest first may leave it out
+            # top: the best first-pass row (np.argmax's): near ties count their steps from it, and a
+            short, top = top_k_best(score, size, n_valid=c, age=aged, tie=tie)  # type: ignore[arg-type]
+            top = top if dense else int(cand[top])  # cut by newest first may leave it out
             cand = short if dense else cand[short]
             if self.bounded_first_pass and not (cand == top).any():  # (_rescore sorts cand)
                 cand = np.append(cand, top)
@@ -213,7 +213,8 @@ class SearchIndex(IndexColumns):
         # it (BLAS's matrix-vector product rounds a row differently as the matrix grows)
         sim = np.einsum("ij,j->i", vec, q.astype(np.float64))
         imp = ix.importance[rows_u]
-        rec = recency((now_us - ix.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
+        # the index's own columns and DecayParams are valid already: the formulas alone (fixed cost)
+        rec = recency_of((now_us - ix.last_access_us[rows_u]) / US_PER_HOUR, decay.time_scale_hours)
         kw = kw_all[rows_u] if kw_all is not None else None
         base = hybrid(sim, imp, rec, weights, kw)
         near = None
@@ -225,14 +226,14 @@ class SearchIndex(IndexColumns):
         sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
         score = base[:s_] if near is None else base[:s_] + near
         written_h = (now_us - ix.created_us[cand]) / US_PER_HOUR  # newest first on near ties
-        best = top_k(score, k, age=written_h, tie=float(weights.tie))
+        best = top_k(score, k, len(score), age=written_h, tie=float(weights.tie))  # (exact: all finite)
         rows = cand[best]
         age_h = written_h[best]
         comp = {  # one column per score component, as search() returns them
             "score": score[best],
             "similarity": sim[best],
             "importance": imp[best],
-            "strength": strength(imp[best], age_h, ix.half_life_h[rows]),
+            "strength": strength_of(imp[best], age_h, ix.half_life_h[rows]),
             "recency": rec[best],
         }
         if kw_all is not None:

@@ -304,11 +304,12 @@ class IndexColumns:
         if gate.requester is not None:  # memkit.access's rule, over codes instead of names
             req = self.names.lookup(gate.requester)
             m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
-        if gate.valid_at is not None:
-            m &= (self.valid_from_us[:n] <= now_us) & (now_us < self.valid_until_us[:n])  # [from, until)
-            m &= self.created_us[:n] <= now_us  # nothing written after `now` (time travel stays honest)
-        if floor:  # strength >= the default floor, as one integer compare
-            m &= now_us <= self.expire_us[:n]
+        if gate.valid_at is not None:  # [from, until), nothing written after `now` (time travel stays honest)
+            m &= np.less_equal(self.valid_from_us[:n], now_us, out=(t := np.empty(n, bool)))  # one buffer
+            m &= np.greater(self.valid_until_us[:n], now_us, out=t)
+            m &= np.less_equal(self.created_us[:n], now_us, out=t)
+        if floor and self.floor > 0:  # strength >= the default floor, one integer compare (a floor of 0:
+            m &= now_us <= self.expire_us[:n]  # every expire_us is _NEVER, _expire: no row to drop)
         if layer is not None:
             m &= among(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:
