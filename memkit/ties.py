@@ -130,6 +130,8 @@ def _top_k(
 ) -> tuple[np.ndarray, int | None]:
     """:func:`top_k` -> its rows, and the best score's first row when the superset gave it (else None)."""
     n_ok = int(np.count_nonzero(np.isfinite(scores))) if n_valid is None else n_valid
+    if n_valid is None and n_ok < len(scores):  # NaN or +inf: never ranked (the k largest *finite*
+        scores = np.where(np.isfinite(scores), scores, -np.inf)  # scores); a partition sorts NaN last
     k = min(k, n_ok)
     if k <= 0:
         return np.empty(0, dtype=np.int64), None

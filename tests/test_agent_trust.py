@@ -313,3 +313,23 @@ def test_a_superseded_or_merged_memory_is_not_erased_its_turn_stays(store: mk.Me
     agent.chat("What's the weather like?")
     assert "Storgata" in llm.prompts[-1]  # the user said it in this conversation; nothing erased it
     assert len(agent.turns) == 3
+
+
+def test_a_turn_that_quoted_a_merge_leaves_when_one_member_is_erased(store: mk.MemoryStore) -> None:
+    """Erasing one member re-derives the merge under its own id without that member's text: the merge
+    still exists, so a check of ids alone kept the turn that quoted the erased text (helper 158)."""
+    gone = store.add("User is allergic to peanuts, diagnosed at Mercy Hospital", namespace=NS, requester=ME,
+                     importance=0.8, now=NOW)  # fmt: skip
+    store.add("User is allergic to peanuts", namespace=NS, requester=ME, importance=0.8, now=NOW)
+    merged = store.consolidate(NS, now=NOW, threshold=0.5, params=mk.MergeParams(distinct_facts=False))
+    assert merged.height == 1
+    agent = MemoryAgent(store, EchoLLM(), NS, ME, now=NOW)
+    answer = agent.chat("what am I allergic to? peanuts?")  # the answer quotes the merged memory
+    assert "Mercy" in answer.text
+    store.delete(gone.id, namespace=NS, now=NOW)  # the merge is re-derived from the other member
+    assert "Mercy" not in store.frame(NS).filter(pl.col("status") == "active")["content"].str.join("")[0]
+    probe = ScriptedLLM(default="ok")
+    agent.llm = probe
+    agent.chat("hello again")
+    assert "Mercy" not in probe.prompts[-1] and all("Mercy" not in u + a for u, a in agent.turns)
+    assert agent.last is None or "Mercy" not in agent.last.text

@@ -171,3 +171,22 @@ def test_a_key_another_writer_holds_privately_is_dropped_and_audited(store, tmp_
     mine = store.frame("p", requester="dave").select("content", "key").rows()
     assert mine == [("Lives in Denver", None)]
     assert store.audit().filter(pl.col("op") == "deny").height == 1
+
+
+def test_a_memory_mem0_rewrote_later_is_left_unkeyed(store, tmp_path: Path) -> None:
+    """mem0 rewrites an updated memory's text and keeps its created_at: keyed by created_at, the
+    user's latest statement (Seattle, rewritten in 2025) was superseded by an older one (helper 158)."""
+    records = [
+        {"id": "a", "memory": "Lives in Seattle", "user_id": "alice",
+         "created_at": "2023-01-01T00:00:00Z", "updated_at": "2025-06-01T00:00:00Z"},
+        {"id": "b", "memory": "Lives in Denver", "user_id": "alice",
+         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z"},
+        {"id": "c", "memory": "Works at Google", "user_id": "alice",
+         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00.300000Z"},
+        {"id": "d", "memory": "Likes tea", "user_id": "alice",
+         "created_at": "2024-01-01T00:00:00Z", "updated_at": "not a time"},
+    ]  # fmt: skip
+    assert mem0_frame(records)["key"].to_list() == [None, "fact.residence", "fact.employer", None]
+    import_file(store, _file(tmp_path, records), "mem0", requester="alice")
+    f = store.frame("alice")
+    assert f.filter(pl.col("status") != "active").is_empty()  # the rewritten statement is not superseded

@@ -153,3 +153,18 @@ def test_the_floor_compare_is_left_out_only_when_no_row_can_fade(floor: float) -
     store.search("tea", namespace="u", now=NOW)  # reinforced rows keep "never" at floor 0
     if floor == 0.0:
         assert (ix.expire_us[: ix.n] == np.iinfo(np.int64).max).all()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("n", [3, 3001])
+def test_top_k_ranks_only_finite_scores(bad: float, n: int) -> None:
+    """The k largest *finite* scores: a partition sorts NaN last, into "the k best", and the superset
+    of the tie rule came out empty (np.argmax of nothing); +inf failed the same way before."""
+    scores = np.random.default_rng(n).random(n)
+    scores[n // 2] = bad
+    age = np.zeros(n)
+    clean = np.where(np.isfinite(scores), scores, -np.inf)
+    want = ties.top_k(clean, 3, age=age, tie=0.1)
+    assert ties.top_k(scores, 3, age=age, tie=0.1).tolist() == want.tolist()
+    rows, best = ties.top_k_best(scores, 3, age=age, tie=0.1)
+    assert rows.tolist() == want.tolist() and best == int(np.argmax(clean))

@@ -5,15 +5,15 @@ wrote or listed. It replays nothing the store would not:
 
 - **screened**: its texts went through the store's guard (``store.screen``), and go again when the
   namespace's lessons change (a turn like a memory a reviewer just rejected is withheld);
-- **forgetting is final**: a turn leaves the buffer once one of its memories is erased, by any path:
-  the agent's own forget or undo, ``store.delete``, ``store.forget`` (a policy, ``maintain``), a merge
-  whose members were erased, the MCP server's ``delete_memory``, a LangGraph ``delete``, another
-  process on a server. Before each prompt (and before a turn is added, or :meth:`why` answers) the
-  agent compares ``store.erasures`` (a counter of committed erasures, other processes' too) with the
-  one it last checked at; only when it moved does one query ask which of the buffered ids still
-  exist (``store.frame(ids=...)``, as the agent's requester: a memory it may no longer read counts
-  as gone). ``agent.last`` (what :meth:`why` shows) is dropped the same way. A superseded or merged
-  memory still exists: its turn stays.
+- **forgetting is final**: a turn leaves the buffer once one of its memories is erased, by any path: the
+  agent's own forget or undo, ``store.delete``, ``store.forget`` (a policy, ``maintain``), a merge one of
+  whose members was erased (re-derived under its own id without that text), the MCP server's
+  ``delete_memory``, a LangGraph ``delete``, another process on a server. Before each prompt (and before a
+  turn is added, or :meth:`why` answers) the agent compares ``store.erasures`` (a counter of committed
+  erasures, other processes' too) with the one it last checked at; only when it moved does one query ask
+  which of the buffered ids still exist (``store.frame(ids=...)``, as the agent's requester: a memory it may
+  no longer read counts as gone). ``agent.last`` (what :meth:`why` shows) is dropped the same way. A
+  superseded or merged memory still exists: its turn stays.
 
 A turn that recalled and wrote nothing (filler such as "OK, thanks!", a message the admission rule did
 not keep) is tied to no memory, so no erasure takes it: it leaves with the window (``window``
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections import deque
 from typing import Any
+
+import polars as pl
 
 __all__ = ["RecentTurns"]
 
@@ -74,8 +76,17 @@ class RecentTurns:
             return
         held = frozenset().union(self._last_ids, *self._turn_ids)
         if held:  # (read as the agent's requester: what it may no longer read is gone for it too)
-            there = self.store.frame(self.namespace, requester=self.requester, ids=sorted(held))["id"]
-            self._forget_turns(set(held - set(there.to_list())))
+            there = self.store.frame(self.namespace, requester=self.requester, ids=sorted(held))
+            gone = set(held - set(there["id"].to_list()))
+            # a merge whose member was erased is re-derived under its own id, without the member's text:
+            # the turn that quoted it goes too (merged_from still names the members it was made of)
+            merges = there.filter(pl.col("merged_from").list.len() > 0).select("id", "merged_from")
+            members = set(merges["merged_from"].explode().to_list())
+            if members:
+                alive = self.store.frame(self.namespace, requester=self.requester, ids=sorted(members))["id"]
+                lost = members - set(alive.to_list())
+                gone |= {m for m, of in merges.iter_rows() if lost.intersection(of)}
+            self._forget_turns(gone)
         self._erasures_seen = erasures  # (read before the lookup: an erasure during it is seen next time)
 
     def _rescreen_turns(self) -> None:

@@ -180,6 +180,8 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     to a user (``user_id``) is the user's own statement, keyed as the agent keys it, and a keyed preference
     is a ``preference`` (:func:`~memkit.portable.mem0_keys.mem0_keys`: "Lives in Boston" ->
     ``fact.residence``); :func:`import_file` writes it under ``"supersede"``, oldest ``created_at`` first.
+    A record mem0 rewrote later (``updated_at`` after ``created_at``) is left unkeyed: its text was stated
+    at ``updated_at``, which has no place among the key's versions (dated by ``created_at``).
 
     >>> mem0_frame({"results": [{"id": "m1", "memory": "Likes tea", "user_id": "alice",
     ...     "created_at": "2024-07-20T01:25:51-07:00"}]}).select("namespace", "content", "created_at").rows()
@@ -225,7 +227,9 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
         }
         # the user's own statement: scoped to a user and to no agent (with an agent_id and assistant turns,
         # mem0 extracts the *assistant's* traits with its agent prompt, subjectless alike)
-        mine.append(r.get("user_id") is not None and r.get("agent_id") is None)
+        # mem0 rewrites an updated memory's text and keeps its created_at: that text was stated at
+        # updated_at, which memkit has no field for, so it is not ordered among the key's versions (unkeyed)
+        mine.append(r.get("user_id") is not None and r.get("agent_id") is None and not _updated(r))
         rows.append(
             {
                 "namespace": ns,
@@ -245,6 +249,19 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     key = mem0_keys(frame["content"], pl.Series(mine, dtype=pl.Boolean))  # the agent's key (mem0_keys)
     kind = pl.when(key.str.starts_with("preference.")).then(pl.lit("preference")).otherwise("kind")
     return frame.with_columns(key=key, kind=kind)
+
+
+def _updated(record: Mapping[str, Any]) -> bool:
+    """Whether mem0 rewrote ``record`` after it made it: an ``updated_at`` more than a second after its
+    ``created_at`` (an unreadable one counts as rewritten: the record is then left unkeyed)."""
+    if record.get("updated_at") is None:
+        return False
+    try:
+        made = utc_time("created_at", record.get("created_at"))
+        changed = utc_time("updated_at", record["updated_at"])
+    except (FormatError, ValidationError):
+        return True
+    return made is None or changed is None or (changed - made).total_seconds() > 1.0
 
 
 def import_file(
