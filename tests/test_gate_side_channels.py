@@ -106,7 +106,8 @@ def test_lineage_names_no_version_the_requester_may_not_read(store: mk.MemorySto
     """``supersedes`` of a version bob may read named alice's private one before it, and the audit
     log's details (a supersede's ``by``) the private one after it: ids of memories kept from him."""
     v1 = store.add("alice's draft", namespace="u", key="plan", requester="alice", access="private", now=T)
-    v2 = store.add("the plan, shared", namespace="u", key="plan", requester="alice", now=T + M)
+    v2 = store.add("the plan, shared", namespace="u", key="plan", requester="alice", access="public",
+                   now=T + M)  # fmt: skip
     v3 = store.add("alice's final", namespace="u", key="plan", requester="alice", access="private",
                    now=T + 2 * M)  # fmt: skip
     hidden = (v1.id, v3.id)
@@ -139,7 +140,7 @@ def test_write_replies_and_the_writers_own_events_name_no_version_kept_from_it(s
     old = store.add("user lives in Oslo", key="user.city", namespace="u", requester="x", owner="bob",
                     access="private", now=T)  # fmt: skip
     new = store.add("user lives in Paris", key="user.city", namespace="u", requester="bob", owner="bob",
-                    now=T + M)  # fmt: skip
+                    access="public", now=T + M)  # fmt: skip
     assert store.get(new.id, namespace="u").supersedes == old.id  # the test can fail: the lineage is there
     rival = store.add("user lives in Rome", key="user.city", namespace="u", requester="x", owner="bob",
                       access="private", conflict_policy="flag", now=T + 2 * M)  # fmt: skip
