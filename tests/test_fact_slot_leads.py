@@ -13,7 +13,7 @@ import pytest
 from memkit.analyze import _same_value
 from memkit.commands import admit, admit_many
 from memkit.commands.patterns import norm
-from memkit.commands.slot_leads import LEAD_EN, LEAD_ZH, LEADS, slot_value_expr
+from memkit.commands.slot_leads import LEAD_EN, LEAD_ZH, LEADS, NOW_EN, slot_value_expr
 from memkit.commands.slots import SLOTS, slot_key
 from memkit.commands.subjects import first_person_expr
 
@@ -139,3 +139,11 @@ def test_a_chinese_word_that_holds_now_leaves_no_space() -> None:
     texts = ["我现在住在北京", "我住在北京", "I now live in Boston", "I live in Boston"]
     got = pl.select(v=_same_value(pl.Series(texts)))["v"].to_list()
     assert got[0] == got[1] and got[2] == got[3]
+
+
+def test_the_third_person_reads_every_holds_now_word_the_first_person_takes() -> None:
+    """subjects.py kept its own list of adverbs: "User these days lives in Boston" stayed unkeyed
+    while "I these days live in Boston" was keyed. Both lists now come from NOW_EN."""
+    for word in NOW_EN:
+        assert admit(f"User {word} lives in Boston").key == admit(f"I {word} live in Boston").key, word
+        assert admit(f"User {word} lives in Boston").key == "fact.residence", word

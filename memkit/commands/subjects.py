@@ -32,6 +32,7 @@ import re
 import polars as pl
 
 from .patterns import FLAGS
+from .slot_leads import NOW_EN
 
 __all__ = ["FIRST_PERSON", "SPEAKER", "THIRD_PERSON", "first_person", "first_person_expr"]
 
@@ -46,8 +47,9 @@ SPEAKER = (
 # or a clause's punctuation and a space
 _AT = r"(^(?:[-*•] )?|[,.;:!?。] ?)"
 _THE_USER = rf"{_AT}(?:the )?(?:user|\[user\])"
-# adverbs between the subject and its verb, kept (group 2): "User currently lives in Denver"
-_ADV = r"((?:(?:now|currently|still|just|recently|finally|also|actually) )*)"
+# adverbs between the subject and its verb, kept (group 2): "User currently lives in Denver" — the
+# holds-now words the slots accept there (slot_leads.NOW_EN), and "also"
+_ADV = "((?:(?:{}|also) )*)".format("|".join(NOW_EN))
 # (pattern, replacement) in order; the replacement in polars' syntax (${1}), Python's is derived
 FIRST_PERSON: tuple[tuple[str, str], ...] = (
     (rf"{_THE_USER}'s ", "${1}my "),
