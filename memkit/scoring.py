@@ -185,6 +185,7 @@ class KeywordIndex:
         self._tfs: list[np.ndarray] = []
         self.doc_len = np.zeros(0, dtype=np.float32)  # (n_rows,) tokens per memory
         self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._total: int | None = None  # every length's sum (_avg_len), after a change: None
 
     def __len__(self) -> int:
         """How many documents are indexed."""
@@ -282,7 +283,7 @@ class KeywordIndex:
         """The candidates' mean length, ``float(doc_len[candidates].mean())``. The lengths are whole
         numbers: while all of them sum below 2**24, float32 sums them exactly in any order, so one
         dot product gives the very sum (and the same float32 division) without gathering them."""
-        total = self.__dict__.get("_total")
+        total = self._total
         if total is None:  # (every length, as integers: after a change, once)
             total = self._total = int(self.doc_len.astype(np.int64).sum())
         if candidates.dtype != bool or total >= 2**24:
