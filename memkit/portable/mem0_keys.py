@@ -35,6 +35,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..commands import admit_many
+from ..commands.slot_leads import NOW_EN
 
 __all__ = ["first_person_mem0", "mem0_keys"]
 
@@ -56,10 +57,10 @@ _PAST = (  # one form for every person
     " adopted switched changed stopped began finished married divorced can cannot can't"
 ).split()
 _VERBS = {**_AGREE, **{v: v[:-1] for v in _S_VERBS}, **{v: v for v in _PAST}}
-# adverbs between the missing subject and its verb, kept: "Currently lives in Denver"
-_ADV_EN = (
-    "now|currently|still|just|recently|finally|also|actually|usually|often|really|mostly|generally|never"
-    "|always|sometimes|rarely"
+# adverbs between the missing subject and its verb, kept: "Currently lives in Denver" — the holds-now
+# words the slots accept (NOW_EN), "also", and adverbs of frequency
+_ADV_EN = "|".join(
+    [*NOW_EN, *"also usually often really mostly generally never always sometimes rarely".split()]
 )
 # the user's own attributes a memory may open with: "Name is Alex" -> "my name is Alex"
 _OWN_EN = (
