@@ -110,12 +110,14 @@ def l2_normalize(x: np.ndarray, *, inplace: bool = False) -> np.ndarray:
 
 
 def check_embeddings(
-    x: Any, n: int, dim: int, field: str = "embedding", *, fresh: bool = False
+    x: Any, n: int, dim: int, field: str = "embedding", *, fresh: bool = False, borrow: bool = False
 ) -> np.ndarray:
     """An embedder's (or a caller's) vectors -> validated, L2-normalized ``(n, dim)`` float32, or
     ValidationError naming ``field``: a wrong shape or a NaN would poison every later search.
     ``fresh=True``: nothing else holds ``x`` (an embedder's new output), so a float32 array is
-    normalized in place instead of copied.
+    normalized in place instead of copied. ``borrow=True``: a C-contiguous float32 array of someone
+    else's whose rows are all of unit length already is returned as it is, not copied: the caller
+    must copy it before keeping it (a bulk write copies it while DuckDB inserts the rows).
 
     >>> check_embeddings([[3, 4]], 1, 2).tolist()
     [[0.6000000238418579, 0.800000011920929]]
@@ -138,14 +140,22 @@ def check_embeddings(
     if not ((own or (fresh and arr is x)) and arr.flags.writeable):
         # someone else's array (an embedder may reuse it) is copied, and the copy may become the index's
         # matrix: copied and normalized block by block, each block while it is in the cache
-        out = np.empty(arr.shape, np.float32)
+        # (borrowing, nothing is copied until a block needs dividing: then the blocks before it)
+        out = None if borrow and arr.flags.c_contiguous else np.empty(arr.shape, np.float32)
         for i in range(0, n, _BLOCK):
-            block, given = out[i : i + _BLOCK], arr[i : i + _BLOCK]
-            block[...] = given
+            given = arr[i : i + _BLOCK]
             norms = _norms(given, arr, field)  # (measured as given: the same sums as in one piece)
-            if not (norms == 1.0).all():
+            unit = bool((norms == 1.0).all())
+            if out is None:
+                if unit:
+                    continue
+                out = np.empty(arr.shape, np.float32)
+                out[:i] = arr[:i]
+            block = out[i : i + _BLOCK]
+            block[...] = given
+            if not unit:
                 block /= norms
-        return out
+        return arr if out is None else out
     norms = _norms(arr, arr, field)
     if not (norms == 1.0).all():
         arr /= norms

@@ -27,7 +27,7 @@ import json
 import operator
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from itertools import repeat
 from typing import Any
@@ -59,6 +59,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         policy: str,
         op: str = "add",
         emb: np.ndarray | None = None,
+        copied: Future[np.ndarray] | None = None,
         details: list[dict[str, Any]] | None = None,
         before: Callable[[], None] | None = None,
         also: Callable[[], None] | None = None,
@@ -73,7 +74,9 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         """Write complete rows ``cols`` -> ``cols`` as stored (redacted, with status and version).
 
         ``op`` names the per-row event (``add``, ``import``, ``merge``), ``details`` adds to each;
-        ``emb`` (``(n, dim)``, normalized) skips the embedder for rows the guard left unchanged;
+        ``emb`` (``(n, dim)``, normalized) skips the embedder for rows the guard left unchanged
+        (``copied``: ``emb`` is the caller's own array, and this its copy under way on another thread,
+        which the index keeps: the rows are inserted from ``emb``);
         ``columns`` (the table's :class:`~memkit.portable.columns.Column` list) inserts every table column
         ``cols`` carries (an import), not only the Memory fields;
         ``replaced`` ids are deleted in the same transaction (an import's overwrite) and, with
@@ -105,7 +108,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
             hashes, new_cache = _hashes(cols["content"], later and later(), redacted), {}
             brought = range(n)
             if redacted:  # a given vector was of the text before redaction: it would still encode it
-                emb = emb.copy()
+                emb, copied = emb.copy() if copied is None else copied.result(), None
                 emb[redacted], _, new_cache = self._embed([cols["content"][i] for i in redacted])
                 brought = np.setdiff1d(np.arange(n), redacted)
         self._near_lessons(cols, emb, brought)  # a given vector is checked with the text's own as well
@@ -160,13 +163,15 @@ class PipelineMixin(GuardMixin, VersionsMixin):
 
         def write() -> None:
             """Stage 5: everything the write changes in DuckDB, in one transaction."""
-            nonlocal plan, row_details, staged
+            nonlocal plan, row_details, staged, emb
             if self._pg is not None:  # other processes may have written since: the vectors must still
                 self._check_embedder()  # be the embedder's, and the plan is decided again, inside
                 plan, row_details = decide()  # the (serializable) transaction
             if replaced:
                 self._run("DELETE FROM memories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [replaced])
             inserted = self._insert(cols, emb, hashes, new_cache, columns)  # their ids as Arrow, or None
+            if copied is not None:
+                emb = copied.result()  # the index keeps the copy, never the caller's array
             if plain and staged is None:
                 staged = stage(self._index, cols, emb, vectors.index_cols)
             if before is not None:
@@ -226,10 +231,15 @@ def digests_later(texts: Sequence[str]) -> Callable[[], bytes]:
             time.sleep(0)
         return b"".join(out)
 
-    pool = ThreadPoolExecutor(1, thread_name_prefix="memkit-hashes")
-    done = pool.submit(digests)
-    pool.shutdown(wait=False)  # the thread ends with its one task
-    return done.result
+    return on_thread(digests, name="memkit-hashes").result
+
+
+def on_thread(fn: Callable[..., Any], *args: Any, name: str) -> Future[Any]:
+    """``fn(*args)`` on a thread of its own, which ends with it -> its future."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix=name)
+    done = pool.submit(fn, *args)
+    pool.shutdown(wait=False)
+    return done
 
 
 def _hashes(texts: Sequence[str], digests: bytes | None, redacted: Sequence[int]) -> Sequence[str]:

@@ -103,10 +103,10 @@ class VectorsMixin(StoreCore):
 
     # ------------------------------------------------------------------------------ embeddings
     def _check_embeddings(
-        self, x: Any, n: int, field: str = "embedding", *, fresh: bool = False
+        self, x: Any, n: int, field: str = "embedding", *, fresh: bool = False, borrow: bool = False
     ) -> np.ndarray:
         """:func:`memkit.embed.check_embeddings` with the store's dim: it never trusts an embedder."""
-        return check_embeddings(x, n, self.embedder.dim, field, fresh=fresh)
+        return check_embeddings(x, n, self.embedder.dim, field, fresh=fresh, borrow=borrow)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.

@@ -18,9 +18,11 @@ refused, audited as that refusal).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, wait
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..conflicts import POLICIES
@@ -28,7 +30,7 @@ from ..errors import ValidationError
 from ..portable.columns import repeated
 from ..portable.rows import build_frame, build_rows
 from ..schema import Memory, check_choice
-from .pipeline import PipelineMixin
+from .pipeline import OVERLAP_ROWS, PipelineMixin, on_thread
 
 __all__ = ["WriteMixin"]
 
@@ -161,31 +163,49 @@ class WriteMixin(PipelineMixin):
         requester = self._who(requester)
         now = self._now(now)
         policy = self._policy(conflict_policy)
-        given = frame["embedding"] if "embedding" in frame.columns else None
-        cols = build_frame(frame.drop("embedding", strict=False), namespace, requester, now)
-        if cols is None:  # not plainly valid column by column: every row through the validators
-            try:
-                records = frame.drop("embedding", strict=False).to_dicts()
-            except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
-                raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
-            cols = build_rows(records, namespace, requester, now)
-        emb = None
-        if given is not None:
-            if given.null_count():
-                raise ValidationError("embedding", "has missing rows")
-            arr = given.to_numpy()  # pl.Array -> (n, dim) without Python lists
-            emb = self._check_embeddings(given.to_list() if arr.dtype == object else arr, len(frame))
-        with self._lock:
-            cols = self._write(
-                cols,
-                requester=requester,
-                now=now,
-                policy=policy,
-                emb=emb,
-                details=[{"bulk": True}] * len(frame),  # the add events of add_many say so
-                unset={c: _unset(frame, c) for c in ("access", "protected")},
-            )
+        # the vectors first: a large batch's, already of unit length, are borrowed (not copied), and the
+        # copy the index keeps is made on a second thread meanwhile (README, "Ingestion")
+        emb, copied = (
+            self._given_vectors(frame["embedding"]) if "embedding" in frame.columns else (None, None)
+        )
+        try:
+            cols = build_frame(frame.drop("embedding", strict=False), namespace, requester, now)
+            if cols is None:  # not plainly valid column by column: every row through the validators
+                try:
+                    records = frame.drop("embedding", strict=False).to_dicts()
+                except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
+                    raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
+                cols = build_rows(records, namespace, requester, now)
+            with self._lock:
+                cols = self._write(
+                    cols,
+                    requester=requester,
+                    now=now,
+                    policy=policy,
+                    emb=emb,
+                    copied=copied,
+                    details=[{"bulk": True}] * len(frame),  # the add events of add_many say so
+                    unset={c: _unset(frame, c) for c in ("access", "protected")},
+                )
+        except BaseException:
+            if copied is not None:  # nothing runs on after a failed call
+                wait([copied])
+            raise
         return pl.DataFrame([_series("id", cols["id"]), _series("status", cols["status"])])  # as `frame`
+
+    def _given_vectors(self, given: pl.Series) -> tuple[np.ndarray, Future[np.ndarray] | None]:
+        """A frame's ``embedding`` column -> ``(vectors checked and normalized, None)``, or for a large
+        batch already of unit length ``(the column's own array, its copy under way)``: the write
+        inserts the column's array and the index keeps the copy (fresh memory of a million rows takes
+        the kernel 1-3 s to map here, which the thread overlaps with the checks, guard and insert)."""
+        if given.null_count():
+            raise ValidationError("embedding", "has missing rows")
+        arr = given.to_numpy()  # pl.Array -> (n, dim) without Python lists
+        if arr.dtype == object:
+            return self._check_embeddings(given.to_list(), len(given)), None
+        borrow = len(given) >= OVERLAP_ROWS
+        emb = self._check_embeddings(arr, len(given), borrow=borrow)
+        return emb, on_thread(np.copy, emb, name="memkit-vectors") if borrow and emb is arr else None
 
 
 def _unset(frame: pl.DataFrame, column: str) -> bool | pl.Series:
