@@ -34,7 +34,7 @@ pg: setup
 bench: setup
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/overhead.py
-	$(PY) benchmarks/ingest.py
+	$(PY) benchmarks/ingest.py --sizes 10000,100000,1000000
 	$(PY) benchmarks/consolidate.py
 
 lint: setup

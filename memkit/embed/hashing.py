@@ -116,8 +116,9 @@ def check_embeddings(
     ValidationError naming ``field``: a wrong shape or a NaN would poison every later search.
     ``fresh=True``: nothing else holds ``x`` (an embedder's new output), so a float32 array is
     normalized in place instead of copied. ``borrow=True``: a C-contiguous float32 array of someone
-    else's whose rows are all of unit length already is returned as it is, not copied: the caller
-    must copy it before keeping it (a bulk write copies it while DuckDB inserts the rows).
+    else's whose rows are all of unit length already (within :data:`UNIT_TOLERANCE`, or zero) is
+    returned as it is, not copied: the caller must copy it before keeping it (a bulk write copies it
+    while DuckDB inserts the rows).
 
     >>> check_embeddings([[3, 4]], 1, 2).tolist()
     [[0.6000000238418579, 0.800000011920929]]

@@ -210,7 +210,8 @@ class PipelineMixin(GuardMixin, VersionsMixin):
 
 
 OVERLAP_ROWS = 8192
-"""A batch of given vectors this long or longer hashes its texts on a second thread during the guard."""
+"""A batch of given vectors this long or longer hashes its texts on a second thread during the guard, and
+(``add_many``) has vectors already of unit length borrowed, their copy made on another thread."""
 
 
 _CHUNK = 2048  # texts hashed between two moments the hashing thread lets go of the GIL (~1 ms)

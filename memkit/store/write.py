@@ -163,6 +163,7 @@ class WriteMixin(PipelineMixin):
         requester = self._who(requester)
         now = self._now(now)
         policy = self._policy(conflict_policy)
+        self._check_writable()  # (again in the pipeline) before a million vectors are checked and copied
         # the vectors first: a large batch's, already of unit length, are borrowed (not copied), and the
         # copy the index keeps is made on a second thread meanwhile (README, "Ingestion")
         emb, copied = (

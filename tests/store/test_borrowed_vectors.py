@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -143,3 +144,15 @@ def test_a_redacted_rows_vector_is_replaced_in_the_copy_not_in_the_callers_array
         own = store.embedder.embed([index.content[7]])[0]  # the redacted text's own vector
         assert np.allclose(index.emb[7], own / np.linalg.norm(own), atol=1e-6)
         assert np.array_equal(np.delete(index.emb[:n], 7, axis=0), np.delete(emb, 7, axis=0))
+
+
+def test_a_read_only_store_refuses_before_the_vectors_are_checked_or_copied(
+    copies: list[Future[np.ndarray]], tmp_path: Path
+) -> None:
+    path = tmp_path / "s.duckdb"
+    with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=DIM), create=True):
+        pass
+    with mk.MemoryStore(path, embedder=mk.HashEmbedder(dim=DIM), read_only=True) as store:
+        with pytest.raises(mk.MemkitError, match="read-only"):
+            store.add_many(_frame(_unit(N)), namespace="u", now=NOW)
+    assert copies == []
