@@ -14,7 +14,10 @@ The dot product. Codes are int8 and the query is quantized to int16 (:func:`quan
 ``codes[i] · q`` is a sum of int16 x int16 products in int32: LLVM turns that loop into ``pmaddwd``
 (``vpdpwssd`` with AVX-VNNI), 16 products per instruction. Measured at 1M x 384 on this machine, in
 the same run: the float32-query loop 0.71x the float32 matvec's time, the int16-query loop 0.49x;
-an int8 query (``q8``) was no faster and coarser. The query's rounding error (``max|q| / 65534``
+an int8 query (``q8``) was no faster and coarser. :func:`scan` takes the rows four at a time (one
+pass over ``q`` serves four dot products; a block none of whose rows passes the gate is skipped): on
+the Intel machine of 2026-12-07, 1M rows, two threads, its scoring pass took 31 ms against 39 ms one
+row at a time, its gated pass 35 against 37 ms. The query's rounding error (``max|q| / 65534``
 per component) is 1/256 of the rows' own. int32 cannot overflow: ``|sum| <= dim · 127 · qmax``, and
 :func:`quantize_query` picks ``qmax <= 32767`` so that this stays below 2**31.
 
@@ -86,45 +89,79 @@ def scan(mode, gate_cols, status_ok, p, codes, scale, q, qscale, importance, las
     recency is ``exp(-max(hours since last access, 0) / time scale)`` (:func:`memkit.decay.recency`).
     """
     ns, status, access, owner, creator, valid_from, valid_until, created, expire = gate_cols
-    ws, wi, wr, wk, hours = w[0], w[1], w[2], w[3], w[4]
     now, dim, count = p[P_NOW], q.shape[0], 0
-    for i in prange(n):
-        if mode == SCORE:
-            ok = mask[i]
-        else:
-            ok = status_ok[status[i] + 1]
-            if ok and p[P_NS] != -1:
-                ok = ns[i] == p[P_NS]
-            if ok and p[P_ACCESS] != 0:  # memkit.access.readable_mask, over codes
-                a = access[i]
-                ok = (
-                    a == p[P_PUBLIC]
-                    or (a == p[P_PROTECTED] and owner[i] == p[P_REQ])
-                    or (a == p[P_PRIVATE] and creator[i] == p[P_REQ])
-                )
-            if ok and p[P_VALID] != 0:  # valid in [from, until), and written by then
-                ok = valid_from[i] <= now and now < valid_until[i] and created[i] <= now
-            if ok and p[P_FLOOR] != 0:  # strength >= the default floor until `expire`
-                ok = now <= expire[i]
-            mask[i] = ok
-        count += 1 if ok else 0
+    for b in prange((n + 3) // 4):  # blocks of 4 rows: one pass over q serves four dot products
+        i0 = 4 * b
+        i1 = min(i0 + 4, n)
+        for i in range(i0, i1):
+            if mode == SCORE:
+                ok = mask[i]
+            else:
+                ok = status_ok[status[i] + 1]
+                if ok and p[P_NS] != -1:
+                    ok = ns[i] == p[P_NS]
+                if ok and p[P_ACCESS] != 0:  # memkit.access.readable_mask, over codes
+                    a = access[i]
+                    ok = (
+                        a == p[P_PUBLIC]
+                        or (a == p[P_PROTECTED] and owner[i] == p[P_REQ])
+                        or (a == p[P_PRIVATE] and creator[i] == p[P_REQ])
+                    )
+                if ok and p[P_VALID] != 0:  # valid in [from, until), and written by then
+                    ok = valid_from[i] <= now and now < valid_until[i] and created[i] <= now
+                if ok and p[P_FLOOR] != 0:  # strength >= the default floor until `expire`
+                    ok = now <= expire[i]
+                mask[i] = ok
+            count += 1 if ok else 0
+            if not ok and mode != GATE:
+                out[i] = -np.inf
         if mode == GATE:
             continue
-        if not ok:
-            out[i] = -np.inf
+        if i1 - i0 == 4 and (mask[i0] or mask[i0 + 1] or mask[i0 + 2] or mask[i0 + 3]):
+            a0 = np.int32(0)  # (a row the gate refused is multiplied too: cheaper than a branch)
+            a1 = np.int32(0)
+            a2 = np.int32(0)
+            a3 = np.int32(0)
+            for j in range(dim):  # subtle: the casts keep int32 lanes (numba widens ints to int64)
+                qj = np.int32(q[j])
+                a0 = np.int32(a0 + np.int32(codes[i0, j]) * qj)
+                a1 = np.int32(a1 + np.int32(codes[i0 + 1, j]) * qj)
+                a2 = np.int32(a2 + np.int32(codes[i0 + 2, j]) * qj)
+                a3 = np.int32(a3 + np.int32(codes[i0 + 3, j]) * qj)
+            if mask[i0]:
+                out[i0] = _score(i0, a0, scale, qscale, importance, last_access, keyword, w, now)
+            if mask[i0 + 1]:
+                out[i0 + 1] = _score(i0 + 1, a1, scale, qscale, importance, last_access, keyword, w, now)
+            if mask[i0 + 2]:
+                out[i0 + 2] = _score(i0 + 2, a2, scale, qscale, importance, last_access, keyword, w, now)
+            if mask[i0 + 3]:
+                out[i0 + 3] = _score(i0 + 3, a3, scale, qscale, importance, last_access, keyword, w, now)
             continue
-        acc = np.int32(0)
-        for j in range(dim):  # subtle: the casts keep int32 lanes (numba widens ints to int64), so
-            acc = np.int32(acc + np.int32(codes[i, j]) * np.int32(q[j]))  # LLVM emits pmaddwd
-        s = ws * (np.float64(acc) * scale[i] * qscale)
-        if wi != 0.0:
-            s += wi * importance[i]
-        if wr != 0.0:
-            s += wr * math.exp(-max((now - last_access[i]) / US_PER_HOUR, 0.0) / hours)
-        if wk != 0.0:
-            s += wk * keyword[i]
-        out[i] = s
+        if i1 - i0 == 4:  # no row of the block passed
+            continue
+        for r in range(i0, i1):  # the last rows, fewer than 4
+            if mask[r]:
+                acc = np.int32(0)
+                for j in range(dim):
+                    acc = np.int32(acc + np.int32(codes[r, j]) * np.int32(q[j]))
+                out[r] = _score(r, acc, scale, qscale, importance, last_access, keyword, w, now)
     return count
+
+
+def _row_score(i, acc, scale, qscale, importance, last_access, keyword, w, now):
+    """Row ``i``'s hybrid score from its int8 dot product ``acc`` (:func:`scan`'s terms and weights)."""
+    ws, wi, wr, wk, hours = w[0], w[1], w[2], w[3], w[4]
+    s = ws * (np.float64(acc) * scale[i] * qscale)
+    if wi != 0.0:
+        s += wi * importance[i]
+    if wr != 0.0:
+        s += wr * math.exp(-max((now - last_access[i]) / US_PER_HOUR, 0.0) / hours)
+    if wk != 0.0:
+        s += wk * keyword[i]
+    return s
+
+
+_score = _row_score  # what scan calls: compiled by compile_kernels()
 
 
 def neighbours(base, prev, nxt, prev2, nxt2, lam, lam2, n, out):
@@ -204,6 +241,8 @@ def compile_kernels() -> dict[str, Any]:
             except RuntimeError:  # "cannot cache ... no locator available": nowhere writable
                 return numba.njit(parallel=parallel, fastmath=True)(fn)
 
+        global _score
+        _score = jit(_row_score, False)  # scan calls it (resolved when scan compiles)
         k = {"scan": jit(scan), "neighbours": jit(neighbours), "top_values": jit(top_values, False)}
         # compile now, on one row of the real types, so that the first search pays nothing more
         i8, i32, i64 = (np.zeros(1, t) for t in (np.int8, np.int32, np.int64))

@@ -174,3 +174,30 @@ def test_the_query_never_overflows_int32() -> None:
         codes, scale = kern.quantize_query(np.ones(dim, np.float32), dim)
         assert int(np.abs(codes.astype(np.int64)).sum()) * 127 < 2**31
         assert scale > 0
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 1003])
+def test_the_scan_by_blocks_of_four_rows_scores_each_row_and_skips_none(n: int) -> None:
+    """The scan takes rows four at a time (the last block may be shorter; a block with no row the
+    mask lets through is skipped): every row's dot product is its own, exactly (int32)."""
+    kr = kern.compile_kernels()
+    rng = np.random.default_rng(n)
+    dim = 37  # not a multiple of any vector width
+    codes = rng.integers(-127, 128, (n, dim), dtype=np.int8)
+    scale = rng.uniform(0.001, 0.01, n).astype(np.float32)
+    q, qscale = kern.quantize_query(rng.standard_normal(dim).astype(np.float32), dim)
+    mask = rng.random(n) < 0.5
+    mask[: min(n, 8)] = [True, False, False, True, False, False, False, False][: min(n, 8)]  # mixed; none
+    cols = tuple(np.zeros(n, t) for t in (np.int32, np.int8, np.int8, np.int32, np.int32)) + tuple(
+        np.zeros(n, np.int64) for _ in range(4)
+    )
+    w = np.array([1.0, 0.0, 0.0, 0.0, 1.0])
+    out = np.full(n, np.nan, np.float32)
+    z = np.zeros(n)
+    count = kr["scan"](kern.SCORE, cols, np.ones(8, bool), np.zeros(9, np.int64), codes, scale, q, qscale,
+                       z, np.zeros(n, np.int64), z, w, n, mask.copy(), out)  # fmt: skip
+    acc = codes.astype(np.int64) @ q.astype(np.int64)  # exact
+    want = (acc * scale.astype(np.float64) * qscale).astype(np.float32)
+    assert count == mask.sum()
+    assert np.array_equal(np.isneginf(out), ~mask)
+    assert np.allclose(out[mask], want[mask], rtol=1e-6, atol=0)
