@@ -154,3 +154,19 @@ def test_a_control_move_clears_what_the_message_line_said_about_the_last_view() 
     assert "must be &gt;= 0" in panel.message.value
     panel.controls["x"].value = 0.5
     assert panel.message.value == ""
+
+
+def test_the_merge_charts_counts_add_up_to_the_memories_the_panel_says_it_holds() -> None:
+    """The title counts memories with a candidate partner; the subtitle's last line counts the rest
+    (alone in their namespace, layer and key), so a reader can add them up to the panel's message."""
+    store = mk.MemoryStore(embedder=SemanticEmbedder())
+    semantic_into(store, now=SEMANTIC_NOW)
+    panel = mk.widgets.merge_explorer(store, None, now=SEMANTIC_NOW, threshold=0.85)
+    panel.buttons["apply"].click()
+    title = panel.charts["merge"].to_dict()["title"]
+    counted = int(title["text"].split(" of ")[1].split()[0])
+    lone = [s for s in title["subtitle"] if "no candidate partner" in s]
+    alone = int(lone[0].split()[0]) if lone else 0
+    active = int(panel.message.value.split("the store now has ")[1].split()[0])
+    assert alone > 0 and counted + alone == active
+    store.close()

@@ -70,7 +70,8 @@ def merge_chart(
     by its weakest link, wrong clusters listed first: where wrong merges start, in the data.
     Memories whose best partner is below cosine 0.5 are counted in the subtitle but not drawn (no
     allowed threshold can merge them); memories with no candidate partner at all (null
-    ``similarity``: alone in their namespace, layer and key) are left out. The similarities should be
+    ``similarity``: alone in their namespace, layer and key) are left out of the chart and counted in
+    the subtitle's last line. The similarities should be
     the plan's candidates' (``store.merge_candidates``, as the panel takes them): a memory whose only
     close partner was no candidate (written after the plan's ``now``, expired) is drawn as held apart.
     A plan whose members are not all in ``similarities`` (another namespace, another store) raises a
@@ -110,6 +111,10 @@ def merge_chart(
     # the same states as the red and blue bars, so the title's count equals their total
     n_merge, n_held = (int((known["state"] == s).sum()) for s in _STATES[:2])
     said = "would join a cluster" if clusters is not None else "have a partner at or above it"
+    lone = similarities.height - known.height  # so the counts add up to what the panel says it holds
+    alone = (
+        [f"{lone} more have no candidate partner (alone in their namespace, layer and key)."] if lone else []
+    )
     held = (
         [f"{n_held} memories at or above it are held apart by the plan (blue)."]
         if clusters is not None
@@ -122,6 +127,7 @@ def merge_chart(
             "Lower merges more (0.7 merges different intents); higher merges less (0.95 hardly merges).",
             *held,
             f"{known.height - sims.height} memories have no partner above {_LOWEST} (not drawn).",
+            *alone,
         ],
     )
 
