@@ -162,7 +162,29 @@ def _top_k(
     steps = tie_steps(top, tie)  # the superset holds the best score: the same steps
     keep = steps <= last
     part, steps = part[keep], steps[keep]
-    return part[_ordered(top[keep], steps, age[part], finite=True)][:k], first
+    return part[_first_ordered(top[keep], steps, age[part], k)], first
+
+
+def _first_ordered(scores: np.ndarray, steps: np.ndarray, age: np.ndarray, k: int) -> np.ndarray:
+    """``_ordered(scores, steps, age, finite=True)[:k]`` without ordering every row: key by key (step,
+    age, −score), the rows below the k-th value are in, the rows equal to it are narrowed by the next
+    key, and rows alike in every key go in index order; only the k chosen are then ordered. (Many rows
+    share the k-th's step when one term dominates the score: a bulk load of one importance and one
+    write time under default weights put 100k rows there, and ordering them all took ~2.6 ms.)"""
+    if len(scores) <= 4 * k:
+        return _ordered(scores, steps, age, finite=True)[:k]
+    age = np.asarray(age)
+    rows, chosen, need = np.arange(len(scores)), [], k
+    for key in (steps, age, -scores):
+        vals = key[rows]
+        kth = np.partition(vals, need - 1)[need - 1]
+        chosen.append(rows[vals < kth])
+        need -= len(chosen[-1])
+        rows = rows[vals == kth]  # ascending, as `rows` was
+        if len(rows) <= need:
+            break
+    keep = np.sort(np.concatenate([*chosen, rows[:need]]))  # index order: lexsort's last tie-break
+    return keep[_ordered(scores[keep], steps[keep], age[keep], finite=True)]
 
 
 def top_k_rows(scores: np.ndarray, k: int, age: np.ndarray, tie: float) -> np.ndarray:

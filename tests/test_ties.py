@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +99,20 @@ def test_more_same_time_memories_in_the_first_step_than_any_shortlist() -> None:
     # (the shortlist of 64 by newness that evaluate used cut them by row number instead)
     scores = np.linspace(0.90, 0.999, 100)[None, :]
     assert top_k_rows(scores, 5, np.zeros(100), 0.1).tolist() == [[99, 98, 97, 96, 95]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_k_over_many_near_ties_orders_only_what_it_returns_and_returns_the_full_orders_first(
+    seed: int,
+) -> None:
+    """Many rows in the k-th's step (a bulk load: one importance, one write time, default weights):
+    top_k narrows them key by key (step, age, -score, index) instead of ordering them all, and returns
+    exactly the first k of the full order."""
+    rng = np.random.default_rng(seed)
+    n, k = 5000, int(rng.integers(1, 50))
+    scores = rng.choice(np.round(rng.uniform(0.5, 0.52, 9), 4), n)  # few values: exact ties
+    if seed % 2:
+        scores = rng.uniform(0.5, 0.52, n)
+    age = rng.choice([0.0, 2.0, 7.0], n) if seed % 3 else np.zeros(n)
+    full = tie_order(scores, age, 0.05)
+    assert top_k(scores, k, age=age, tie=0.05).tolist() == full[:k].tolist()
