@@ -178,9 +178,10 @@ def _first_ordered(scores: np.ndarray, steps: np.ndarray, age: np.ndarray, k: in
     for key in (steps, age, -scores):
         vals = key[rows]
         kth = np.partition(vals, need - 1)[need - 1]
-        chosen.append(rows[vals < kth])
+        same = vals == kth if kth == kth else np.isnan(vals)  # a NaN age: last and alike, as in lexsort
+        chosen.append(rows[vals < kth if kth == kth else ~same])
         need -= len(chosen[-1])
-        rows = rows[vals == kth]  # ascending, as `rows` was
+        rows = rows[same]  # ascending, as `rows` was
         if len(rows) <= need:
             break
     keep = np.sort(np.concatenate([*chosen, rows[:need]]))  # index order: lexsort's last tie-break

@@ -116,3 +116,16 @@ def test_top_k_over_many_near_ties_orders_only_what_it_returns_and_returns_the_f
     age = rng.choice([0.0, 2.0, 7.0], n) if seed % 3 else np.zeros(n)
     full = tie_order(scores, age, 0.05)
     assert top_k(scores, k, age=age, tie=0.05).tolist() == full[:k].tolist()
+
+
+def test_top_k_over_many_near_ties_with_unknown_ages_still_returns_k_rows() -> None:
+    """Regression: a NaN age (the Reranker's, when a candidate's created_at is null) made the narrowing
+    key by key compare nothing equal to a NaN k-th value and return fewer than k rows, even none;
+    the full order puts NaN ages last, alike, as lexsort does."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    scores = rng.choice([0.5, 0.51, 0.52], n)
+    for age in (np.full(n, np.nan), np.where(rng.random(n) < 0.5, np.nan, rng.choice([0.0, 2.0], n))):
+        full = tie_order(scores, age, 0.05)
+        for k in (1, 7, 40):
+            assert top_k(scores, k, age=age, tie=0.05).tolist() == full[:k].tolist()
