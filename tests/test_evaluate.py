@@ -450,3 +450,21 @@ def test_the_evaluation_helpers_take_edge_inputs_and_name_bad_ones() -> None:
     ranked = pl.DataFrame({"query_id": ["q"], "rank": [0], "id": ["m1"]})
     with pytest.raises(mk.ValidationError, match="rank"):
         ev.score_rankings(ranked, qs)
+
+
+def test_a_reranker_refuses_candidates_with_a_missing_write_time() -> None:
+    """A null ``created_at`` made every candidate's age NaN (the newest was NaN), which silently turned
+    off newest-first for near ties of that query: it is bad input, named."""
+    f = pl.DataFrame(
+        {
+            "id": ["a", "b"],
+            "content": ["tea", "coffee"],
+            "similarity": [0.9, 0.8],
+            "importance": [0.5, 0.5],
+            "recency": [1.0, 1.0],
+            "created_at": [datetime(2026, 1, 1, tzinfo=UTC), None],
+        }
+    )
+    with pytest.raises(mk.ValidationError, match=r"candidates\['q'\]\.created_at"):
+        ev.Reranker({"q": f})
+    assert ev.Reranker({"q": f.drop_nulls()}).rank("q", mk.Weights(), k=5).height == 1

@@ -79,6 +79,8 @@ class Reranker:
             self.frames[q] = f
             self.matrix[q] = f.select(COMPONENTS).to_numpy().astype(np.float64)  # (c, 4)
             # hours before the newest candidate it was written (0 without created_at): near ties
+            if "created_at" in f.columns and f["created_at"].null_count():  # an unknown time has no age
+                raise ValidationError(f"candidates[{q!r}].created_at", "has missing values")
             written = (
                 f["created_at"].dt.epoch("us").to_numpy() if "created_at" in f.columns else np.zeros(f.height)
             )
