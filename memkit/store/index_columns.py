@@ -70,10 +70,10 @@ class IndexColumns:
         self.row = RowMap()  # memory id -> row
         self.keyword: KeywordIndex | None = None  # built on first keyword query
         self.version = 0  # + 1 on every change but reinforcement: a ranking knows if a write came between
+        self._erasures = 0  # + 1 on every erasure (store.erasures; adjacency() and the view are made again)
         self._serial = threading.Lock()  # readers rank side by side: one builds a cache (or reads SQL)
-        # tags as (row, tag code) pairs, appended in chunks and concatenated on the next tag filter
-        self._tag_rows: list[np.ndarray] = []
-        self._tag_vals: list[np.ndarray] = []
+        self._tag_rows: list[np.ndarray] = []  # tags as (row, tag code) pairs, appended in chunks and
+        self._tag_vals: list[np.ndarray] = []  # concatenated on the next tag filter
         self._alloc(1024)
 
     def _alloc(self, cap: int) -> None:
@@ -181,7 +181,7 @@ class IndexColumns:
         self.version += 1
         self.row.drop(ids, rows)
         self.status[rows] = DELETED
-        self._erasures = self.__dict__.get("_erasures", 0) + 1  # invalidates adjacency()
+        self._erasures += 1  # invalidates adjacency()
         self.content[rows] = ""  # the text is gone from memory too, not only unreachable
         self.key[rows] = None  # and so are its names (a key, a tag may say what it was)
         for r in np.atleast_1d(rows).tolist():
@@ -202,7 +202,7 @@ class IndexColumns:
             getattr(self, c)[rows] = cols[c]
         self._expire(rows)
         if moved:  # neighbours are by write time: adjacency() is recomputed
-            self._erasures = self.__dict__.get("_erasures", 0) + 1
+            self._erasures += 1
 
     def touch(self, rows: np.ndarray, now_us: int, step: float) -> None:
         """Reinforcement after a hit: last access = now, count + 1, importance + step (max 1)."""
@@ -239,7 +239,7 @@ class IndexColumns:
         hidden = gate.hidden if gate is not None else ()
         view = self._view(gate) if gate is not None else None
         if view is None and not hidden:  # erased rows are no one's neighbours (as on reload)
-            stamp = (self.n, self.__dict__.get("_erasures", 0))
+            stamp = (self.n, self._erasures)
             adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): published whole
             if adj is None or adj[0] != stamp:
                 adj = self._adj = (stamp, *self._adjacent(self.status[: self.n] != DELETED))
@@ -265,7 +265,7 @@ class IndexColumns:
         if gate.requester is None or gate.namespace is None:
             return None
         n = self.n
-        key = (self.version, n, self.__dict__.get("_erasures", 0), gate.requester, gate.namespace)
+        key = (self.version, n, self._erasures, gate.requester, gate.namespace)
         known = self.__dict__.get("_view_of")  # the last requester's, as the index stood
         if known is None or known[0] != key:
             mine = (self.ns[:n] == self.names.lookup(gate.namespace)) & (self.status[:n] != DELETED)

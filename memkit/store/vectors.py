@@ -59,7 +59,7 @@ _CACHED = _CACHED_ONE.replace("content_hash = ?", "content_hash IN (SELECT unnes
 
 def erasures_of(index: Any) -> int:
     """How many erasures ``index`` has applied (:meth:`~memkit.store.index_columns.IndexColumns.erase`)."""
-    return int(index.__dict__.get("_erasures", 0))
+    return int(index._erasures)
 
 
 def epoch_us(t: datetime) -> int:
