@@ -259,12 +259,21 @@ class KeywordIndex:
         hit would; short or repeated matches are clipped at 1. ``n_docs``: how many candidates are
         True, when the caller knows it (it is not checked).
         """
+        out = self.matches(query, candidates, params, n_docs=n_docs)
+        return np.zeros(len(self.doc_len), dtype=np.float64) if out is None else out
+
+    def matches(
+        self, query: str, candidates: np.ndarray, params: KeywordParams = KeywordParams(), *,
+        n_docs: int | None = None,
+    ) -> np.ndarray | None:  # fmt: skip
+        """:meth:`scores`, or None when every score is 0 (no candidate contains a term of ``query``):
+        a search then adds nothing instead of a pass over zeros."""
         n = len(self.doc_len)
         if n_docs is None:  # (a search passes the count it has)
             n_docs = int(np.count_nonzero(candidates) if candidates.dtype == bool else candidates.sum())
         asked = self._query(query) if n_docs else None
         if asked is None:  # no candidate, no query term, or none occurs anywhere
-            return np.zeros(n, dtype=np.float64)
+            return None
         n_terms, p_rows, p_tf, p_term = asked
         avg_len = self._avg_len(candidates, n_docs)
         keep = candidates[p_rows]
@@ -275,7 +284,7 @@ class KeywordIndex:
         out = np.bincount(p_rows, weights=contrib, minlength=n)  # the sums add.at made, ~5x faster
         seen = df > 0  # terms no candidate contains (question words: 什么, where) cannot be matched
         if not seen.any():
-            return out
+            return None
         ideal = float(idf[seen].sum())
         return np.minimum(np.divide(out, ideal, out=out), 1.0, out=out)  # in place; only 1 clips (>= 0)
 

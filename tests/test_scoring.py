@@ -101,6 +101,13 @@ def test_keyword_no_tokens_or_no_candidates_gives_zeros() -> None:
     assert ix.scores("!!!", np.ones(4, dtype=bool)).tolist() == [0.0] * 4
     assert ix.scores("tea", np.zeros(4, dtype=bool)).tolist() == [0.0] * 4
     assert ix.scores("unseenword", np.ones(4, dtype=bool)).tolist() == [0.0] * 4
+    only_first = np.array([True, False, False, False])  # "oolong" occurs, in no other row than this
+    # matches(): None exactly when every score is 0 (a search then adds no keyword term), else scores()
+    for query, cand in (("!!!", True), ("tea", False), ("unseenword", True), ("oolong", ~only_first)):
+        mask = np.full(4, cand) if isinstance(cand, bool) else cand
+        assert ix.matches(query, mask) is None, query
+    every = np.ones(4, bool)
+    np.testing.assert_array_equal(ix.matches("tea party", every), ix.scores("tea party", every))
 
 
 def test_dropping_rows_forgets_words_no_other_row_holds() -> None:

@@ -1,5 +1,6 @@
 """Values -> small integer codes, as the search index keeps its names and enum columns
-(:mod:`memkit.store.index_columns`): vectorized, so that a bulk write's million rows are coded in C.
+(:mod:`memkit.store.index_columns`): vectorized, so that a bulk write's million rows are coded in C;
+its time unit (µs since the epoch) and the code of an erased row.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Codes", "among", "coded", "enum_codes"]
+__all__ = ["DELETED", "US_PER_HOUR", "Codes", "among", "coded", "enum_codes"]
+
+DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
+US_PER_HOUR = 3.6e9  # microseconds per hour: the columns' time unit (epoch µs) -> the decay formulas' unit
 
 
 class Codes:

@@ -111,7 +111,10 @@ class SearchIndex(IndexColumns):
             mask[cand[weak]] = False
             cand = cand[~weak]
         c = int(np.count_nonzero(mask)) if cand is None else len(cand)  # how many candidates
-        kw_all = ix.keyword_index().scores(query, mask, keyword, n_docs=c) if weights.keyword else None
+        kw_all = kw_first = None  # BM25 of every row (weight 0: None); for the first pass, None when all 0
+        if weights.keyword:  # (the exact pass reads zeros then: _zeros, no array)
+            kw_first = ix.keyword_index().matches(query, mask, keyword, n_docs=c)
+            kw_all = _zeros(n) if kw_first is None else kw_first
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
         adj = ix.adjacency(gate) if lam > 0 else (None,) * 4  # prev, next, and two places away
         lam2 = float(weights.neighbour2)
@@ -133,7 +136,7 @@ class SearchIndex(IndexColumns):
                 imp,
                 rec,
                 weights,
-                None if kw_all is None else kw_all[sel],
+                None if kw_first is None else kw_first[sel],
                 dtype=np.float32,
             )
             if dense:
@@ -251,6 +254,15 @@ class SearchIndex(IndexColumns):
         or of ``rows`` -> float32 ``(n,)`` or ``(len(rows),)``."""
         emb = self.emb[: self.n] if rows is None else self.emb[rows]
         return emb @ q  # (r, dim) @ (dim,) -> (r,) float32
+
+
+def _zeros(n: int) -> np.ndarray:
+    """``n`` read-only zeros that take no memory (one value, stride 0): any rows of it read as 0.
+
+    >>> _zeros(4)[[0, 3]].tolist(), _zeros(4).flags.writeable
+    ([0.0, 0.0], False)
+    """
+    return np.ndarray((n,), np.float64, buffer=bytes(8), strides=(0,))
 
 
 class _Hours:

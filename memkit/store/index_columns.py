@@ -19,6 +19,7 @@ column                    dtype      holds
 ``half_life_h``           float64    hours
 ``access_count *_us``    int64      counts; instants in µs since the Unix epoch (exact)
 ``expire_us``             int64      when strength falls below the default floor
+``open_us shut_us``       int64      the mask's window: visible at ``open_us <= now < shut_us``
 ========================  =========  =====================================================
 
 Every change mirrors a committed DuckDB change (applied after the commit), under the store's lock held
@@ -38,19 +39,19 @@ from ..access import readable_mask
 from ..decay import hours_until
 from ..portable.columns import repeated
 from ..schema import ACCESS, COUNT_MAX, KINDS, LAYERS, STATUSES
-from ..scoring import NEIGHBOUR_WINDOW_HOURS, KeywordIndex, adjacent, second_neighbours
-from .codes import Codes, among, enum_codes
+from ..scoring import KeywordIndex
+from .adjacency import ACCESS_CODES, AdjacencyMixin
+from .codes import DELETED, US_PER_HOUR, Codes, among, enum_codes
 from .rowmap import BLOCK_ROWS, RowMap
 
 __all__ = ["DELETED", "US_PER_HOUR", "IndexColumns"]
 
 _NEVER = np.iinfo(np.int64).max  # expire_us of a memory that never fades below the floor
-US_PER_HOUR = 3.6e9  # microseconds per hour: the columns' time unit -> the decay formulas' unit
-DELETED = -1  # status code of an erased row (the row stays so that row numbers never shift)
 _ENUMS = (("status", STATUSES), ("access", ACCESS), ("layer", LAYERS), ("kind", KINDS))  # coded columns
+_DERIVED = ("expire_us", "open_us", "shut_us")  # computed from the others by IndexColumns._expire
 
 
-class IndexColumns:
+class IndexColumns(AdjacencyMixin):
     """Columns of every stored memory, row-aligned with ``emb`` (see the module table): appends,
     status changes, erasure and reinforcement, and :meth:`mask`, the read gate over the columns."""
 
@@ -71,6 +72,7 @@ class IndexColumns:
         self.keyword: KeywordIndex | None = None  # built on first keyword query
         self.version = 0  # + 1 on every change but reinforcement: a ranking knows if a write came between
         self._erasures = 0  # + 1 on every erasure (store.erasures; adjacency() and the view are made again)
+        self._masks: dict[tuple[Any, ...], tuple[int, int, int, np.ndarray]] = {}  # mask(): the last gates'
         self._serial = threading.Lock()  # readers rank side by side: one builds a cache (or reads SQL)
         self._tag_rows: list[np.ndarray] = []  # tags as (row, tag code) pairs, appended in chunks and
         self._tag_vals: list[np.ndarray] = []  # concatenated on the next tag filter
@@ -88,7 +90,7 @@ class IndexColumns:
 
         get = self.__dict__.get  # None on the first allocation
         self._alloc_vectors(grow, get)
-        for c in (*self.NUMERIC, *self.TIMES, "expire_us"):  # counts and instants int64, the rest float64
+        for c in (*self.NUMERIC, *self.TIMES, *_DERIVED):  # counts and instants int64, the rest float64
             setattr(self, c, grow(get(c), np.float64 if c in ("importance", "half_life_h") else np.int64))
         for c in self.CODED:
             setattr(self, c, grow(get(c), np.int32 if c in ("ns", "owner", "creator") else np.int8))
@@ -210,70 +212,34 @@ class IndexColumns:
         self.access_count[rows] = np.minimum(self.access_count[rows] + 1, COUNT_MAX)  # as the column
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
         self._expire(rows)  # a higher importance fades below the floor later
+        for key, (version, _, until, m) in list(self._masks.items()):  # (mask(): no version moves here)
+            # a remembered mask holds if each row touched was in it and still shuts after its window
+            if version == self.version and not (m[rows].all() and (self.shut_us[rows] >= until).all()):
+                del self._masks[key]
 
     def _expire(self, rows: slice | np.ndarray) -> None:
         """``expire_us``: the instant strength falls below the floor, so the floor is one compare:
         ``created + hours_until(floor, importance, half_life)`` (:func:`memkit.decay.hours_until`).
-        A memory that starts below the floor gets the int64 minimum (never recalled)."""
+        A memory that starts below the floor gets the int64 minimum (never recalled). Then the
+        mask's window of ``rows``: from ``open_us`` (written and valid) until ``shut_us`` (no
+        longer valid, or below the floor): two compares over all rows instead of four."""
         if self.floor <= 0:
             self.expire_us[rows] = _NEVER
-            return
-        imp = self.importance[rows]
-        life_us = np.clip(hours_until(self.floor, imp, self.half_life_h[rows]) * 3.6e9, 0, 8e18)  # huge lives
-        expire = np.minimum(self.created_us[rows] + life_us.astype(np.int64), _NEVER)
-        self.expire_us[rows] = np.where(imp < self.floor, np.iinfo(np.int64).min, expire)
+        else:
+            imp = self.importance[rows]
+            life_us = np.clip(hours_until(self.floor, imp, self.half_life_h[rows]) * 3.6e9, 0, 8e18)  # (huge)
+            expire = np.minimum(self.created_us[rows] + life_us.astype(np.int64), _NEVER)
+            self.expire_us[rows] = np.where(imp < self.floor, np.iinfo(np.int64).min, expire)
+        self.open_us[rows] = np.maximum(self.valid_from_us[rows], self.created_us[rows])
+        expire = self.expire_us[rows]  # now <= expire is now < expire + 1 (_NEVER stays: never reached)
+        expire = np.where(expire < _NEVER, expire + 1, expire)
+        self.shut_us[rows] = np.minimum(self.valid_until_us[rows], expire)
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
         """Memory ids -> their rows ``(len(ids),)`` int64 (KeyError for an id not in the index)."""
         return self.row.rows(ids)
 
     # ----------------------------------------------------------------------------------------- reads
-    def adjacency(self, gate: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Each row's neighbours ``(prev, next)`` in its namespace (:func:`memkit.scoring.adjacent`),
-        in (created_at, row) order, and those two places away (``prev[prev], next[next]``),
-        recomputed after rows were appended or erased (one sort of the namespace and time columns).
-        Under a ``gate`` (:class:`~memkit.store.gate.Gate`), the rows of its namespace its requester
-        may not read and its ``hidden`` ids (erased by an open transaction) are skipped as erased
-        rows are: what a requester may not read is not there for it, so it does not keep two of its
-        own memories apart (which would tell it that something stands between them)."""
-        hidden = gate.hidden if gate is not None else ()
-        view = self._view(gate) if gate is not None else None
-        if view is None and not hidden:  # erased rows are no one's neighbours (as on reload)
-            stamp = (self.n, self._erasures)
-            adj = self.__dict__.get("_adj")  # (stamp, prev, nxt, prev2, nxt2): published whole
-            if adj is None or adj[0] != stamp:
-                adj = self._adj = (stamp, *self._adjacent(self.status[: self.n] != DELETED))
-            return adj[1:]
-        if not hidden:  # the requester's own view, kept until the index changes
-            adj = self.__dict__.get("_adj_for")
-            if adj is None or adj[0] != view[0]:
-                adj = self._adj_for = (view[0], *self._adjacent(view[1]))
-            return adj[1:]
-        keep = (self.status[: self.n] != DELETED) if view is None else view[1].copy()
-        keep[[self.row[i] for i in hidden if i in self.row]] = False
-        return self._adjacent(keep)  # a view of this call's own
-
-    def _adjacent(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`adjacency` over the rows ``keep`` marks -> ``(prev, next, prev2, next2)``."""
-        window = int(NEIGHBOUR_WINDOW_HOURS * US_PER_HOUR)  # in µs, as the times: compared exactly
-        prev, nxt = adjacent(self.ns[: self.n], self.created_us[: self.n], window, keep)
-        return prev, nxt, *second_neighbours(prev, nxt)
-
-    def _view(self, gate: Any) -> tuple[tuple[Any, ...], np.ndarray] | None:
-        """``(key, rows)``: the rows of ``gate``'s namespace its requester may read (a mask), when
-        there are rows there it may not read; None when it may read them all (or is the operator)."""
-        if gate.requester is None or gate.namespace is None:
-            return None
-        n = self.n
-        key = (self.version, n, self._erasures, gate.requester, gate.namespace)
-        known = self.__dict__.get("_view_of")  # the last requester's, as the index stood
-        if known is None or known[0] != key:
-            mine = (self.ns[:n] == self.names.lookup(gate.namespace)) & (self.status[:n] != DELETED)
-            req = self.names.lookup(gate.requester)
-            seen = readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
-            known = self._view_of = (key, mine & seen if (mine & ~seen).any() else None)
-        return None if known[1] is None else (known[0], known[1])
-
     def keyword_index(self) -> KeywordIndex:
         """The BM25 postings, built from the stored contents on first use, then appended to."""
         with self._serial:
@@ -291,7 +257,18 @@ class IndexColumns:
         """The read gate (:class:`~memkit.store.gate.Gate`: namespace, access, statuses (as at
         ``now_us`` with ``gate.then``); validity and write time at ``now_us``) over the index's
         codes, the filters, and (``floor=True``) strength at least :attr:`floor` -> a boolean mask
-        ``(n,)``."""
+        ``(n,)``.
+
+        Remembered: a gate's mask is valid until the index changes (``version``) and for every
+        instant at which no row's window opens or shuts (:meth:`_still`); reinforcement, which
+        changes no version, only pushes a visible row's expiry later (:meth:`touch` checks it)."""
+        key = None  # what the mask depends on, besides the index and the instant (no filters, ids
+        plain = gate.valid_at is not None and gate.then is None and not gate.hidden  # hidden, statuses
+        if plain and layer is None and kind is None and tags is None:  # of a past `now`)
+            key = (gate.namespace, gate.requester, gate.statuses, floor)
+        known = self._masks.get(key) if key is not None else None  # (version, from, until, mask)
+        if known is not None and known[0] == self.version and known[1] <= now_us < known[2]:
+            return known[3].copy()  # a copy: callers change theirs
         n = self.n
         space = gate.namespace  # its compare is the first array (not ones, then &=: a pass fewer)
         m = np.ones(n, dtype=bool) if space is None else self.ns[:n] == self.names.lookup(space)
@@ -303,13 +280,14 @@ class IndexColumns:
             m &= status >= 0  # not erased (nor, at a past `now`, unwritten)
         if gate.requester is not None:  # memkit.access's rule, over codes instead of names
             req = self.names.lookup(gate.requester)
-            m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, _ACCESS_CODES)
+            m &= readable_mask(self.access[:n], self.owner[:n], self.creator[:n], req, ACCESS_CODES)
+        t = np.empty(n, bool)  # one buffer for the compares
         if gate.valid_at is not None:  # [from, until), nothing written after `now` (time travel stays honest)
-            m &= np.less_equal(self.valid_from_us[:n], now_us, out=(t := np.empty(n, bool)))  # one buffer
-            m &= np.greater(self.valid_until_us[:n], now_us, out=t)
-            m &= np.less_equal(self.created_us[:n], now_us, out=t)
-        if floor and self.floor > 0:  # strength >= the default floor, one integer compare (a floor of 0:
-            m &= now_us <= self.expire_us[:n]  # every expire_us is _NEVER, _expire: no row to drop)
+            m &= np.less_equal(self.open_us[:n], now_us, out=t)  # valid and written (_expire's window)
+            end = self.shut_us if floor else self.valid_until_us  # shut_us: the default floor's expiry too
+            m &= np.greater(end[:n], now_us, out=t)
+        elif floor and self.floor > 0:  # strength >= the default floor, one compare (a floor of 0: every
+            m &= np.less_equal(now_us, self.expire_us[:n], out=t)  # expire_us is _NEVER: no row to drop)
         if layer is not None:
             m &= among(self.layer[:n], [LAYERS.index(x) for x in layer])
         if kind is not None:
@@ -318,7 +296,22 @@ class IndexColumns:
             m &= self._has_any_tag(tags)
         if gate.hidden:  # erased inside the open transaction: gone from every read within it
             m[[self.row[i] for i in gate.hidden if i in self.row]] = False
+        if key is not None:  # asked again of the same index at another
+            same = known is not None and known[0] == self.version  # instant: how long it holds (else
+            start, until = self._still(now_us, floor) if same else (now_us, now_us + 1)  # this one)
+            if len(self._masks) >= 8:
+                self._masks.clear()
+            self._masks[key] = (self.version, start, until, m.copy())
         return m
+
+    def _still(self, now_us: int, floor: bool) -> tuple[int, int]:
+        """The instants ``[start, until)`` around ``now_us`` at which no row's window (``open_us``,
+        and ``shut_us`` or with ``floor=False`` ``valid_until_us``) opens or shuts: the mask of any
+        gate at ``now_us`` holds throughout (while the index does not change)."""
+        n, low, high = self.n, np.iinfo(np.int64).min, np.iinfo(np.int64).max
+        ends = (self.open_us[:n], (self.shut_us if floor else self.valid_until_us)[:n])
+        start = max(int(a.max(where=a <= now_us, initial=low)) for a in ends)
+        return start, min(int(a.min(where=a > now_us, initial=high)) for a in ends)
 
     def pending(self, gate: Any, now_us: int, keys: Sequence[str | None]) -> list[list[str]]:
         """For each of ``keys``, the text of its pending ``conflict`` versions that ``gate`` (with
@@ -345,6 +338,3 @@ class IndexColumns:
             wanted = [self.tag_codes.lookup(t) for t in tags]
             hit[pairs[0][np.isin(pairs[1], wanted)]] = True
         return hit
-
-
-_ACCESS_CODES = {a: ACCESS.index(a) for a in ACCESS}  # the access levels as the columns code them

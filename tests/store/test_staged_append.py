@@ -48,7 +48,7 @@ def _rows(n: int, seed: int = 0) -> tuple[dict[str, object], np.ndarray]:
 
 _ARRAYS = ("emb", "ids", "content", "key", "tags", "ns", "owner", "creator", "status", "access", "layer",
            "kind", "importance", "half_life_h", "access_count", "created_us", "last_access_us",
-           "valid_from_us", "valid_until_us", "expire_us")  # fmt: skip
+           "valid_from_us", "valid_until_us", "expire_us", "open_us", "shut_us")  # fmt: skip
 
 
 def _same(a: SearchIndex, b: SearchIndex) -> None:
