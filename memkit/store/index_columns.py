@@ -213,9 +213,10 @@ class IndexColumns(AdjacencyMixin):
         self.importance[rows] = np.minimum(self.importance[rows] + step, 1.0)
         self._expire(rows)  # a higher importance fades below the floor later
         for key, (version, _, until, m) in list(self._masks.items()):  # (mask(): no version moves here)
-            # a remembered mask holds if each row touched was in it and still shuts after its window
-            if version == self.version and not (m[rows].all() and (self.shut_us[rows] >= until).all()):
-                del self._masks[key]
+            if version != self.version or not key[3]:  # stale; without the floor: nothing it reads moved
+                continue
+            if not (m[rows].all() and (self.shut_us[rows] >= until).all()):  # each row touched was in it
+                del self._masks[key]  # and still shuts after its window: it holds; else it is made again
 
     def _expire(self, rows: slice | np.ndarray) -> None:
         """``expire_us``: the instant strength falls below the floor, so the floor is one compare:
@@ -259,9 +260,9 @@ class IndexColumns(AdjacencyMixin):
         codes, the filters, and (``floor=True``) strength at least :attr:`floor` -> a boolean mask
         ``(n,)``.
 
-        Remembered: a gate's mask is valid until the index changes (``version``) and for every
-        instant at which no row's window opens or shuts (:meth:`_still`); reinforcement, which
-        changes no version, only pushes a visible row's expiry later (:meth:`touch` checks it)."""
+        Remembered: a gate's mask is valid until the index changes (``version``), at its instant and,
+        once asked again later, until a row's window opens or shuts (:meth:`_until`); reinforcement,
+        which changes no version, only pushes a visible row's expiry later (:meth:`touch` checks it)."""
         key = None  # what the mask depends on, besides the index and the instant (no filters, ids
         plain = gate.valid_at is not None and gate.then is None and not gate.hidden  # hidden, statuses
         if plain and layer is None and kind is None and tags is None:  # of a past `now`)
@@ -296,22 +297,25 @@ class IndexColumns(AdjacencyMixin):
             m &= self._has_any_tag(tags)
         if gate.hidden:  # erased inside the open transaction: gone from every read within it
             m[[self.row[i] for i in gate.hidden if i in self.row]] = False
-        if key is not None:  # asked again of the same index at another
-            same = known is not None and known[0] == self.version  # instant: how long it holds (else
-            start, until = self._still(now_us, floor) if same else (now_us, now_us + 1)  # this one)
+        if key is not None:  # asked again of the same index later: until a row's window opens or shuts
+            later = known is not None and known[0] == self.version and now_us > known[1]  # (else this
+            until = self._until(now_us, floor) if later else now_us + 1  # instant only: a write came)
             if len(self._masks) >= 8:
                 self._masks.clear()
-            self._masks[key] = (self.version, start, until, m.copy())
+            self._masks[key] = (self.version, now_us, until, m.copy())
         return m
 
-    def _still(self, now_us: int, floor: bool) -> tuple[int, int]:
-        """The instants ``[start, until)`` around ``now_us`` at which no row's window (``open_us``,
-        and ``shut_us`` or with ``floor=False`` ``valid_until_us``) opens or shuts: the mask of any
-        gate at ``now_us`` holds throughout (while the index does not change)."""
-        n, low, high = self.n, np.iinfo(np.int64).min, np.iinfo(np.int64).max
-        ends = (self.open_us[:n], (self.shut_us if floor else self.valid_until_us)[:n])
-        start = max(int(a.max(where=a <= now_us, initial=low)) for a in ends)
-        return start, min(int(a.min(where=a > now_us, initial=high)) for a in ends)
+    def _until(self, now_us: int, floor: bool) -> int:
+        """The first instant after ``now_us`` at which a row's window (``open_us``, and ``shut_us`` or
+        with ``floor=False`` ``valid_until_us``) opens or shuts (the int64 maximum: none): the mask of
+        any gate at ``now_us`` holds until then, while the index does not change. Two passes per
+        column: ``now + 1 + (x - (now + 1))`` read as unsigned is ``x`` for an instant after ``now``,
+        and beyond int64 for one not after it and for the int64 minimum (they wrap): ``min`` keeps none."""
+        n, until = self.n, int(np.iinfo(np.int64).max)
+        for x in (self.open_us[:n], (self.shut_us if floor else self.valid_until_us)[:n]):
+            ahead = int((x - (now_us + 1)).view(np.uint64).min(initial=np.uint64(2**64 - 1)))
+            until = min(until, now_us + 1 + ahead)
+        return until
 
     def pending(self, gate: Any, now_us: int, keys: Sequence[str | None]) -> list[list[str]]:
         """For each of ``keys``, the text of its pending ``conflict`` versions that ``gate`` (with
