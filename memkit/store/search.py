@@ -45,6 +45,7 @@ from .audit import digest
 from .deferred import DeferredMixin
 from .gate import Gate
 from .guard import GuardMixin
+from .hits import hit_frame, texts_column
 from .index import SearchIndex
 from .read import ReadMixin, check_ids
 from .sync import SyncMixin
@@ -53,31 +54,6 @@ from .vectors import epoch_us
 __all__ = ["SearchMixin"]
 
 _MAX_K = 10_000  # a search returns a few memories for a prompt, not the store
-_UTC_US = pl.Datetime("us", "UTC")
-_NO_TEXTS = pl.Series([[]], dtype=pl.List(pl.String))  # one empty list of texts
-_RANKS = pl.Series("rank", np.arange(1, _MAX_K + 1, dtype=np.int32))  # a search's ranks: a slice of these
-
-
-def _texts(name: str, values: list[list[str]]) -> pl.Series:
-    """A ``List(String)`` column; when every list is empty (most hits' tags and pending notes) it
-    repeats one empty list, a third of the time of building it from Python lists.
-
-    >>> _texts("tags", [[], []]).to_list(), _texts("tags", [["a"], []]).to_list()
-    ([[], []], [['a'], []])
-    """
-    if any(values):
-        return pl.Series(name, values, pl.List(pl.String))
-    return _NO_TEXTS.new_from_index(0, len(values)).alias(name)
-
-
-def _cut(series: pl.Series, names: tuple[str, ...], n: int) -> list[pl.Series]:
-    """``series`` of ``len(names) · n`` values -> its consecutive runs of ``n`` as columns ``names``
-    (slices share its buffer: one series built instead of several).
-
-    >>> [c.to_list() for c in _cut(pl.Series([1, 2, 3, 4]), ("a", "b"), 2)]
-    [[1, 2], [3, 4]]
-    """
-    return [series.slice(i * n, n).alias(c) for i, c in enumerate(names)]
 
 
 def _names(
@@ -251,23 +227,10 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             q, query, gate, epoch_us(now), floor=floor, weights=weights, k=k, decay=self.decay,
             keyword=self.keyword, layer=layer, kind=kind, tags=tags,
         )  # fmt: skip
-        ids, keys, n = ix.ids[rows].tolist(), ix.key[rows].tolist(), len(rows)
-        S = pl.Series  # columns of a type built as one series, cut in zero-copy slices: a search's fixed cost
-        texts = S("", [*ids, *ix.content[rows].tolist(), *keys, *[LAYERS[i] for i in ix.layer[rows].tolist()],
-                       *[KINDS[i] for i in ix.kind[rows].tolist()]], pl.String)  # fmt: skip
-        id_, content, key, layer_, kind_ = _cut(texts, ("id", "content", "key", "layer", "kind"), n)
-        ints = S("", np.concatenate([ix.created_us[rows], ix.last_access_us[rows], ix.access_count[rows]]))
-        created, last, count = _cut(ints, ("created_at", "last_access_at", "access_count"), n)  # int64
-        cols = [
-            _RANKS.slice(0, n), id_, content,
-            *_cut(S("", np.concatenate([*comp.values()], dtype=np.float64)), tuple(comp), n),
-            key, layer_, kind_, _texts("tags", [list(t) for t in ix.tags[rows]]),
-            # microseconds -> UTC datetimes, as frame() returns them (a cast, not a query plan)
-            created.cast(_UTC_US), last.cast(_UTC_US), count,
-        ]  # fmt: skip
+        keys, hits = ix.key[rows].tolist(), None
         if guard:  # drops hits near a lesson, adds the consistency columns
-            hits, rows = self._guard_hits(pl.DataFrame(cols), rows, gate.namespace, query)
-            ids, keys, cols = hits["id"].to_list(), hits["key"].to_list(), hits.get_columns()
+            hits, rows = self._guard_hits(hit_frame(ix, rows, comp), rows, gate.namespace, query)
+            keys = hits["key"].to_list()
         pending: list[list[str]] = [[] for _ in keys]  # (hits without a key have none: no gate to build)
         if any(k is not None for k in keys):  # the same gate for the disputed versions of the hits' keys
             disputed = self._gate(gate.namespace, gate.requester, statuses=("conflict",), valid_at=now)
@@ -278,8 +241,9 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
             s = self.screen(texts, namespace=gate.namespace)
             ok = {t for t, a in zip(texts, s["action"], strict=True) if a == "store"}
             pending = [[t for t in p if t in ok] for p in pending]
-        # one frame, built once: the columns side by side (a fifth of pl.DataFrame(list)'s checks)
-        return cols[0].to_frame().hstack([*cols[1:], _texts("pending", pending)]), (ids, ix, rows)
+        if hits is None:  # (built once, with the pending notes)
+            return hit_frame(ix, rows, comp, pending), (ix.ids[rows].tolist(), ix, rows)
+        return hits.hstack([texts_column("pending", pending)]), (ix.ids[rows].tolist(), ix, rows)
 
     def _log_search(
         self,
