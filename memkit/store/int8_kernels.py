@@ -11,15 +11,22 @@
   without sorting a million floats.
 
 The dot product. Codes are int8 and the query is quantized to int16 (:func:`quantize_query`), so
-``codes[i] · q`` is a sum of int16 x int16 products in int32: LLVM turns that loop into ``pmaddwd``
-(``vpdpwssd`` with AVX-VNNI), 16 products per instruction. Measured at 1M x 384 on this machine, in
-the same run: the float32-query loop 0.71x the float32 matvec's time, the int16-query loop 0.49x;
-an int8 query (``q8``) was no faster and coarser. :func:`scan` takes the rows four at a time (one
-pass over ``q`` serves four dot products; a block none of whose rows passes the gate is skipped): on
-the Intel machine of 2026-12-07, 1M rows, two threads, its scoring pass took 31 ms against 39 ms one
-row at a time, its gated pass 35 against 37 ms. The query's rounding error (``max|q| / 65534``
-per component) is 1/256 of the rows' own. int32 cannot overflow: ``|sum| <= dim · 127 · qmax``, and
-:func:`quantize_query` picks ``qmax <= 32767`` so that this stays below 2**31.
+``codes[i] · q`` is a sum of int16 x int16 products in int32: LLVM turns the one-row loop into
+``pmaddwd``, 16 products per instruction. Measured at 1M x 384 on this machine, in the same run: the
+float32-query loop 0.71x the float32 matvec's time, the int16-query loop 0.49x; an int8 query
+(``q8``) was no faster and coarser. :func:`scan` takes the rows four at a time (one pass over ``q``
+serves four dot products; a block none of whose rows passes the gate is skipped): that loop
+compiles to ``vpmulld`` on int32 lanes, yet on one thread it runs as fast as a loop that only sums
+the same bytes (40 against 38 ms, 1M rows, Intel Xeon of 2026-12-07) and faster than the one-row
+``pmaddwd`` loop (57 ms): the pass waits on memory, and four rows at a time keep more of it in
+flight. The rows go by chunks (:data:`CHUNK`) to plain loops (:func:`_gate_rows`, vectorized
+without branches; :func:`_dot_rows`; one loop per score term): at 1M rows, two threads, the same
+store ranked by both forms in turn in one process (the machine busy: other processes used 0.8 of
+its 2 CPUs), the scan took 75 ms against 90 ms for one parallel loop over blocks of four (similarity
+only) and 79 against 89 ms (default weights), the float32 floor 140 ms in that run.
+The query's rounding error (``max|q| / 65534`` per component) is 1/256 of
+the rows' own. int32 cannot overflow: ``|sum| <= dim · 127 · qmax``, and :func:`quantize_query`
+picks ``qmax <= 32767`` so that this stays below 2**31.
 
 numba is optional (``memkit[int8]``): this module imports without it, and :func:`compile_kernels`
 compiles the functions below on first use (cached on disk where numba can write). Until then
@@ -51,6 +58,7 @@ US_PER_HOUR = 3.6e9  # the index's time unit (epoch microseconds) -> hours
 # the int64 parameter vector `p` of scan's gate: what the gate asks, as codes (-1: no such condition)
 P_NS, P_REQ, P_PUBLIC, P_PROTECTED, P_PRIVATE, P_ACCESS, P_VALID, P_FLOOR, P_NOW = range(9)
 GATE, GATE_SCORE, SCORE = 0, 1, 2  # scan's modes: the mask only; the mask and the scores; the scores
+CHUNK = 1024  # rows per task of scan's parallel loop
 
 
 def quantize_query(q: np.ndarray, dim: int) -> tuple[np.ndarray, float]:
@@ -87,81 +95,121 @@ def scan(mode, gate_cols, status_ok, p, codes, scale, q, qscale, importance, las
     hours); a zero weight skips its term (``keyword`` may then be empty). The cosine is
     ``scale[i] · qscale · (codes[i] · q)`` with ``q`` the int16 query (:func:`quantize_query`);
     recency is ``exp(-max(hours since last access, 0) / time scale)`` (:func:`memkit.decay.recency`).
+
+    The rows go by chunks of :data:`CHUNK`, one task of the parallel loop each, in plain loops
+    (:func:`_gate_rows`, :func:`_score_rows`) that LLVM compiles as it would alone.
     """
-    ns, status, access, owner, creator, valid_from, valid_until, created, expire = gate_cols
-    now, dim, count = p[P_NOW], q.shape[0], 0
-    for b in prange((n + 3) // 4):  # blocks of 4 rows: one pass over q serves four dot products
-        i0 = 4 * b
-        i1 = min(i0 + 4, n)
-        for i in range(i0, i1):
-            if mode == SCORE:
-                ok = mask[i]
-            else:
-                ok = status_ok[status[i] + 1]
-                if ok and p[P_NS] != -1:
-                    ok = ns[i] == p[P_NS]
-                if ok and p[P_ACCESS] != 0:  # memkit.access.readable_mask, over codes
-                    a = access[i]
-                    ok = (
-                        a == p[P_PUBLIC]
-                        or (a == p[P_PROTECTED] and owner[i] == p[P_REQ])
-                        or (a == p[P_PRIVATE] and creator[i] == p[P_REQ])
-                    )
-                if ok and p[P_VALID] != 0:  # valid in [from, until), and written by then
-                    ok = valid_from[i] <= now and now < valid_until[i] and created[i] <= now
-                if ok and p[P_FLOOR] != 0:  # strength >= the default floor until `expire`
-                    ok = now <= expire[i]
-                mask[i] = ok
-            count += 1 if ok else 0
-            if not ok and mode != GATE:
-                out[i] = -np.inf
-        if mode == GATE:
-            continue
-        if i1 - i0 == 4 and (mask[i0] or mask[i0 + 1] or mask[i0 + 2] or mask[i0 + 3]):
-            a0 = np.int32(0)  # (a row the gate refused is multiplied too: cheaper than a branch)
-            a1 = np.int32(0)
-            a2 = np.int32(0)
-            a3 = np.int32(0)
-            for j in range(dim):  # subtle: the casts keep int32 lanes (numba widens ints to int64)
-                qj = np.int32(q[j])
-                a0 = np.int32(a0 + np.int32(codes[i0, j]) * qj)
-                a1 = np.int32(a1 + np.int32(codes[i0 + 1, j]) * qj)
-                a2 = np.int32(a2 + np.int32(codes[i0 + 2, j]) * qj)
-                a3 = np.int32(a3 + np.int32(codes[i0 + 3, j]) * qj)
-            if mask[i0]:
-                out[i0] = _score(i0, a0, scale, qscale, importance, last_access, keyword, w, now)
-            if mask[i0 + 1]:
-                out[i0 + 1] = _score(i0 + 1, a1, scale, qscale, importance, last_access, keyword, w, now)
-            if mask[i0 + 2]:
-                out[i0 + 2] = _score(i0 + 2, a2, scale, qscale, importance, last_access, keyword, w, now)
-            if mask[i0 + 3]:
-                out[i0 + 3] = _score(i0 + 3, a3, scale, qscale, importance, last_access, keyword, w, now)
-            continue
-        if i1 - i0 == 4:  # no row of the block passed
-            continue
-        for r in range(i0, i1):  # the last rows, fewer than 4
-            if mask[r]:
-                acc = np.int32(0)
-                for j in range(dim):
-                    acc = np.int32(acc + np.int32(codes[r, j]) * np.int32(q[j]))
-                out[r] = _score(r, acc, scale, qscale, importance, last_access, keyword, w, now)
+    # rows let through, as a reduction: an array of counts and its sum were parallel regions of their
+    # own (numba's parfors), each waiting for both threads: 20 ms on a busy machine
+    count = 0
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0 = c * CHUNK
+        i1 = min(i0 + CHUNK, n)
+        if mode == SCORE:
+            k = _score(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, p[P_NOW], mask,
+                       out)  # fmt: skip
+        else:
+            k = _gate(i0, i1, gate_cols, status_ok, p, mask)
+            if mode == GATE_SCORE:
+                _score(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, p[P_NOW],
+                       mask, out)  # fmt: skip
+        count += k
     return count
 
 
-def _row_score(i, acc, scale, qscale, importance, last_access, keyword, w, now):
-    """Row ``i``'s hybrid score from its int8 dot product ``acc`` (:func:`scan`'s terms and weights)."""
+def _gate_rows(i0, i1, gate_cols, status_ok, p, mask):
+    """:func:`scan`'s read gate over rows ``[i0, i1)`` into ``mask`` -> how many pass. One loop
+    without branches (LLVM vectorizes it; every column streams at once): a condition the gate does
+    not ask is or-ed with True."""
+    ns, status, access, owner, creator, valid_from, valid_until, created, expire = gate_cols
+    now, want_ns, req = p[P_NOW], p[P_NS], p[P_REQ]
+    public, protected, private = p[P_PUBLIC], p[P_PROTECTED], p[P_PRIVATE]
+    any_ns, anyone, any_time, no_floor = want_ns == -1, p[P_ACCESS] == 0, p[P_VALID] == 0, p[P_FLOOR] == 0
+    count = 0
+    for i in range(i0, i1):
+        a = access[i]
+        ok = (
+            status_ok[status[i] + 1]
+            & (any_ns | (ns[i] == want_ns))
+            # memkit.access.readable_mask, over codes
+            & (
+                anyone
+                | (a == public)
+                | ((a == protected) & (owner[i] == req))
+                | ((a == private) & (creator[i] == req))
+            )
+            # valid in [from, until), and written by then
+            & (any_time | ((valid_from[i] <= now) & (now < valid_until[i]) & (created[i] <= now)))
+            & (no_floor | (now <= expire[i]))  # strength >= the default floor until `expire`
+        )
+        mask[i] = ok
+        count += np.int64(ok)
+    return count
+
+
+def _dot_rows(i0, i1, codes, q, mask, out):
+    """``out[i] = codes[i] · q`` (int32) for the rows ``i`` of ``[i0, i1)`` in ``mask`` (others: 0)
+    -> how many are in ``mask``. Four rows at a time (one pass over ``q`` serves four dot products);
+    a block of four none of whose rows is in ``mask`` is skipped."""
+    dim, count = q.shape[0], 0
+    for i in range(i0, i1, 4):
+        m0 = mask[i]
+        if i + 4 > i1:  # the last rows, fewer than 4
+            for r in range(i, i1):
+                acc = np.int32(0)
+                if mask[r]:
+                    count += 1
+                    for j in range(dim):
+                        acc = np.int32(acc + np.int32(codes[r, j]) * np.int32(q[j]))
+                out[r - i0] = acc
+            break
+        m1, m2, m3 = mask[i + 1], mask[i + 2], mask[i + 3]
+        count += (1 if m0 else 0) + (1 if m1 else 0) + (1 if m2 else 0) + (1 if m3 else 0)
+        a0 = np.int32(0)  # (a row not in the mask is multiplied too: cheaper than a branch)
+        a1 = np.int32(0)
+        a2 = np.int32(0)
+        a3 = np.int32(0)
+        if m0 or m1 or m2 or m3:
+            for j in range(dim):  # subtle: the casts keep int32 lanes (numba widens ints to int64)
+                qj = np.int32(q[j])
+                a0 = np.int32(a0 + np.int32(codes[i, j]) * qj)
+                a1 = np.int32(a1 + np.int32(codes[i + 1, j]) * qj)
+                a2 = np.int32(a2 + np.int32(codes[i + 2, j]) * qj)
+                a3 = np.int32(a3 + np.int32(codes[i + 3, j]) * qj)
+        out[i - i0] = a0
+        out[i - i0 + 1] = a1
+        out[i - i0 + 2] = a2
+        out[i - i0 + 3] = a3
+    return count
+
+
+def _score_rows(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, now, mask, out):
+    """:func:`scan`'s scores of rows ``[i0, i1)`` into ``out`` (``-inf`` off ``mask``) -> how many
+    rows ``mask`` lets through. One loop per term, in the formula's order, over float64 sums (each
+    loop vectorizes; the sums round as the formula's one expression does)."""
+    acc = np.empty(i1 - i0, dtype=np.int32)
+    count = _dot(i0, i1, codes, q, mask, acc)
     ws, wi, wr, wk, hours = w[0], w[1], w[2], w[3], w[4]
-    s = ws * (np.float64(acc) * scale[i] * qscale)
+    s = np.empty(i1 - i0)  # the chunk's sums, float64
+    for i in range(i1 - i0):
+        s[i] = ws * (np.float64(acc[i]) * scale[i0 + i] * qscale)
     if wi != 0.0:
-        s += wi * importance[i]
+        for i in range(i1 - i0):
+            s[i] += wi * importance[i0 + i]
     if wr != 0.0:
-        s += wr * math.exp(-max((now - last_access[i]) / US_PER_HOUR, 0.0) / hours)
+        for i in range(i1 - i0):
+            if mask[i0 + i]:
+                s[i] += wr * math.exp(-max((now - last_access[i0 + i]) / US_PER_HOUR, 0.0) / hours)
     if wk != 0.0:
-        s += wk * keyword[i]
-    return s
+        for i in range(i1 - i0):
+            s[i] += wk * keyword[i0 + i]
+    for i in range(i1 - i0):
+        out[i0 + i] = s[i] if mask[i0 + i] else -np.inf
+    return count
 
 
-_score = _row_score  # what scan calls: compiled by compile_kernels()
+# what scan calls: compiled by compile_kernels()
+_gate, _dot, _score = _gate_rows, _dot_rows, _score_rows
 
 
 def neighbours(base, prev, nxt, prev2, nxt2, lam, lam2, n, out):
@@ -241,8 +289,10 @@ def compile_kernels() -> dict[str, Any]:
             except RuntimeError:  # "cannot cache ... no locator available": nowhere writable
                 return numba.njit(parallel=parallel, fastmath=True)(fn)
 
-        global _score
-        _score = jit(_row_score, False)  # scan calls it (resolved when scan compiles)
+        global _gate, _dot, _score
+        _gate = jit(_gate_rows, False)  # scan calls these (resolved when scan compiles)
+        _dot = jit(_dot_rows, False)
+        _score = jit(_score_rows, False)
         k = {"scan": jit(scan), "neighbours": jit(neighbours), "top_values": jit(top_values, False)}
         # compile now, on one row of the real types, so that the first search pays nothing more
         i8, i32, i64 = (np.zeros(1, t) for t in (np.int8, np.int32, np.int64))

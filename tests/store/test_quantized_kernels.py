@@ -176,7 +176,7 @@ def test_the_query_never_overflows_int32() -> None:
         assert scale > 0
 
 
-@pytest.mark.parametrize("n", [1, 3, 4, 5, 1003])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 1003, kern.CHUNK + 6, 2 * kern.CHUNK + 1])
 def test_the_scan_by_blocks_of_four_rows_scores_each_row_and_skips_none(n: int) -> None:
     """The scan takes rows four at a time (the last block may be shorter; a block with no row the
     mask lets through is skipped): every row's dot product is its own, exactly (int32)."""
