@@ -16,14 +16,17 @@ import polars as pl
 
 from ..schema import KINDS, LAYERS
 
-__all__ = ["ROWS_AT_MOST", "hit_frame", "texts_column"]
+__all__ = ["MAX_HITS", "ROWS_AT_MOST", "hit_frame", "texts_column"]
 
-ROWS_AT_MOST = 256  # hits built row by row (one call); more as columns (a few calls per column)
+MAX_HITS = 10_000  # a search returns a few memories for a prompt, not the store (its k at most)
+# hits built row by row (one call, whose cost grows with the rows); more as columns (a few calls per
+# column, nearly flat): measured cold, rows won by ~0.1 ms at 5 hits and broke even near 64
+ROWS_AT_MOST = 32
 _UTC_US = pl.Datetime("us", "UTC")
 _NO_TEXTS = pl.Series([[]], dtype=pl.List(pl.String))  # one empty list of texts
-_RANKS = pl.Series("rank", np.arange(1, 10_001, dtype=np.int32))  # a search's ranks: a slice of these
+_RANKS = pl.Series("rank", np.arange(1, MAX_HITS + 1, dtype=np.int32))  # a search's ranks: a slice of these
 _TAIL = {"key": pl.String, "layer": pl.String, "kind": pl.String, "tags": pl.List(pl.String),
-         "created_at": _UTC_US, "last_access_at": _UTC_US, "access_count": pl.Int64}  # fmt: skip
+         "created_at": pl.Int64, "last_access_at": pl.Int64, "access_count": pl.Int64}  # fmt: skip
 
 
 def texts_column(name: str, values: list[list[str]]) -> pl.Series:
@@ -58,13 +61,17 @@ def hit_frame(
     keys, tags = ix.key[rows].tolist(), [list(t) for t in ix.tags[rows]]
     layers, kinds = [LAYERS[i] for i in ix.layer[rows].tolist()], [KINDS[i] for i in ix.kind[rows].tolist()]
     times = (ix.created_us[rows], ix.last_access_us[rows], ix.access_count[rows])  # int64 each
-    if n <= ROWS_AT_MOST:  # one call; int64 microseconds read as the UTC datetimes they are
+    if n <= ROWS_AT_MOST:  # one call; then the microseconds cast to the UTC datetimes they are
         schema = {"rank": pl.Int32, "id": pl.String, "content": pl.String, **dict.fromkeys(comp, pl.Float64),
                   **_TAIL, **({} if pending is None else {"pending": pl.List(pl.String)})}  # fmt: skip
         cols = [range(1, n + 1), ix.ids[rows].tolist(), ix.content[rows].tolist(),
                 *[v.tolist() for v in comp.values()], keys, layers, kinds, tags, *[t.tolist() for t in times],
                 *([] if pending is None else [pending])]  # fmt: skip
-        return pl.DataFrame(list(zip(*cols, strict=True)), schema=schema, orient="row")
+        frame = pl.DataFrame(list(zip(*cols, strict=True)), schema=schema, orient="row")
+        at = len(comp) + 7  # created_at, last_access_at (Int64 -> Datetime: documented, exact)
+        return frame.replace_column(at, frame[:, at].cast(_UTC_US)).replace_column(
+            at + 1, frame[:, at + 1].cast(_UTC_US)
+        )
     S = pl.Series  # columns of a type built as one series, cut in zero-copy slices
     texts = S("", [*ix.ids[rows].tolist(), *ix.content[rows].tolist(), *keys, *layers, *kinds], pl.String)
     id_, content, key, layer_, kind_ = _cut(texts, ("id", "content", "key", "layer", "kind"), n)
@@ -78,6 +85,4 @@ def hit_frame(
         created.cast(_UTC_US), last.cast(_UTC_US), count,  # (a cast, not a query plan)
         *([] if pending is None else [texts_column("pending", pending)]),
     ]  # fmt: skip
-    return (
-        cols[0].to_frame().hstack(cols[1:])
-    )  # the columns side by side (a fifth of pl.DataFrame(list)'s checks)
+    return cols[0].to_frame().hstack(cols[1:])  # side by side: a fifth of pl.DataFrame(list)'s checks

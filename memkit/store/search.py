@@ -45,7 +45,7 @@ from .audit import digest
 from .deferred import DeferredMixin
 from .gate import Gate
 from .guard import GuardMixin
-from .hits import hit_frame, texts_column
+from .hits import MAX_HITS, hit_frame, texts_column
 from .index import SearchIndex
 from .read import ReadMixin, check_ids
 from .sync import SyncMixin
@@ -53,7 +53,7 @@ from .vectors import epoch_us
 
 __all__ = ["SearchMixin"]
 
-_MAX_K = 10_000  # a search returns a few memories for a prompt, not the store
+_MAX_K = MAX_HITS  # a search returns a few memories for a prompt, not the store
 
 
 def _names(
