@@ -8,11 +8,11 @@ one float32 scale (:func:`quantize`)::
 
 so the index holds ``dim + 4`` bytes per row instead of ``4 · dim`` (0.26x at dim 384). A search runs
 the exact index's two stages (:meth:`~memkit.store.index.SearchIndex.rank`) with a compiled first
-pass (:mod:`memkit.store.int8_kernels`): the read gate as one loop, then one loop that scores every
-row the gate lets through — int8 codes times an int16 query, plus the other terms of the hybrid
-score — into a float32 array, neighbour expansion over it, and per-thread heaps that give the
-threshold of the *pool*, the best ``max(pool_per_k · k, min_pool)`` candidates under the final tie
-rule. The error of an approximate cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
+pass (:mod:`memkit.store.int8_kernels`): over the read gate's mask (as the exact index renders it,
+remembered between searches), one loop scores every row the gate lets through — int8 codes times an
+int16 query, plus the other terms of the hybrid score — into a float32 array, neighbour expansion
+over it, and per-thread heaps that give the threshold of the *pool*, the best
+``max(pool_per_k · k, min_pool)`` candidates under the final tie rule. The error of an approximate cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
 The pool's exact float32 rows (and its neighbours') are then read from DuckDB, the source of truth,
 and scored exactly in float64 as the exact index scores its shortlist: the returned scores are the
 exact ones, and so are the hits, since the pool's cut is checked as the shortlist's is (a row within
@@ -183,30 +183,23 @@ class QuantizedIndex(SearchIndex):
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """:meth:`SearchIndex.rank <memkit.store.index.SearchIndex.rank>` (same arguments, result,
         masks, formula and tie rule) with the compiled first pass of the module doc."""
-        n, default_floor = self.n, floor == self.floor
-        mask = np.empty(n, dtype=bool)  # (n,): the rows the gate and the filters let through
+        default_floor = floor == self.floor
         kw_all, adj = None, (None,) * 4
         lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
-        # the gate in the scan; not with filters, another floor, ids hidden in a transaction or the
-        # statuses of a past `now` (memkit.store.asof)
-        fused = layer is None and kind is None and tags is None and default_floor and not gate.hidden
-        fused = fused and gate.then is None
-        if not fused:  # rarer, often few rows: the exact index's numpy mask
-            mask[:] = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
-            if not default_floor:  # strength computed for the candidates only, as the exact index does
-                cand = np.flatnonzero(mask)
-                age_h = (now_us - self.created_us[cand]) / US_PER_HOUR
-                weak = below_floor(strength(self.importance[cand], age_h, self.half_life_h[cand]), floor)
-                mask[cand[weak]] = False
-        if weights.keyword:  # BM25's corpus is the candidates: the mask first, then the scores
-            if fused:
-                self._scan(kern.GATE, gate, q, mask, None, weights, decay, now_us)
-                fused = False
+        # the read gate as the exact index renders it, remembered between searches (IndexColumns.mask):
+        # the scan then reads a byte a row, not the gate's nine columns (its fused gate, mode GATE_SCORE,
+        # took 74 ms at 1M after the float32 floor where the mask and mode SCORE took 56)
+        mask = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
+        if not default_floor:  # strength computed for the candidates only, as the exact index does
+            cand = np.flatnonzero(mask)
+            age_h = (now_us - self.created_us[cand]) / US_PER_HOUR
+            weak = below_floor(strength(self.importance[cand], age_h, self.half_life_h[cand]), floor)
+            mask[cand[weak]] = False
+        if weights.keyword:  # BM25's corpus is the candidates
             kw_all = self.keyword_index().scores(query, mask, keyword)  # (n,)
         if lam > 0:
             adj = self.adjacency(gate)  # prev, next, and two places away
-        mode = kern.GATE_SCORE if fused else kern.SCORE
-        score, count = self._scan(mode, gate, q, mask, kw_all, weights, decay, now_us)
+        score, count = self._scan(kern.SCORE, gate, q, mask, kw_all, weights, decay, now_us)
         lams = (lam, float(weights.neighbour2))
         if count <= size:  # every candidate is scored exactly
             return self._rescore(q, np.flatnonzero(mask), mask, kw_all, adj, now_us, weights, decay, k)
