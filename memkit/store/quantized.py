@@ -12,7 +12,8 @@ pass (:mod:`memkit.store.int8_kernels`): over the read gate's mask (as the exact
 remembered between searches), one loop scores every row the gate lets through — int8 codes times an
 int16 query, plus the other terms of the hybrid score — into a float32 array, neighbour expansion
 over it, and per-thread heaps that give the threshold of the *pool*, the best
-``max(pool_per_k · k, min_pool)`` candidates under the final tie rule. The error of an approximate cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
+``max(pool_per_k · k, min_pool)`` candidates under the final tie rule. The error of an approximate
+cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
 The pool's exact float32 rows (and its neighbours') are then read from DuckDB, the source of truth,
 and scored exactly in float64 as the exact index scores its shortlist: the returned scores are the
 exact ones, and so are the hits, since the pool's cut is checked as the shortlist's is (a row within
