@@ -53,8 +53,6 @@ import duckdb  # noqa: E402
 import memkit  # noqa: E402
 from memkit.params import DecayParams, Weights  # noqa: E402
 from memkit.store import quantized  # noqa: E402
-from memkit.store.gate import Gate  # noqa: E402
-from memkit.store.int8_kernels import SCORE  # noqa: E402
 
 DIM = 384
 K = 10
@@ -231,17 +229,29 @@ def median_ms(fn: Callable[[int], object], repeats: int, warmup: int = 2) -> flo
     return statistics.median(times) * 1e3
 
 
-def interleaved(fns: dict[str, Callable[[int], object]], repeats: int) -> dict[str, list[float]]:
+def interleaved(
+    fns: dict[str, Callable[[int], object]], repeats: int, settle: dict[str, float] | None = None
+) -> dict[str, list[float]]:
     """Wall times (ms) of each of ``fns`` called in turn, ``repeats`` rounds after one warm-up round,
-    so a change of the machine's load hits them alike."""
+    so a change of the machine's load hits them alike. ``settle[name]``: seconds to wait, untimed,
+    before each call of ``name`` (:data:`BLAS_SPIN_S`)."""
     times: dict[str, list[float]] = {name: [] for name in fns}
     for i in range(-1, repeats):
         for name, fn in fns.items():
+            if settle and name in settle:
+                time.sleep(settle[name])
             t0 = time.perf_counter()
             fn(i)
             if i >= 0:
                 times[name].append((time.perf_counter() - t0) * 1e3)
     return times
+
+
+# OpenBLAS's worker threads spin for ~0.1 s after each call (its THREAD_TIMEOUT, 2**28 cycles), holding
+# the second core: a pass over 384 MB with two numba threads took 30 ms within 50 ms of a 1M matvec
+# and 14 ms after 100 ms. The int8 index calls no BLAS, so its calls are timed once those threads
+# went idle, as they would run in a process that does not interleave them with float32 matvecs
+BLAS_SPIN_S = 0.2
 
 
 def machine_info() -> str:
@@ -303,7 +313,7 @@ def int8_scan(ix: quantized.QuantizedIndex, q: np.ndarray) -> np.ndarray:
     (no gate, similarity only), the best 64 by approximate cosine (the kernels' heap), their float32
     rows from DuckDB, the exact top 10 of those."""
     every = _EVERY.setdefault(ix.n, np.ones(ix.n, bool))  # no gate: every row
-    score, _ = ix._scan(SCORE, Gate(None, None), q, every, None, SIM_ONLY, DecayParams(), 0)  # (n,)
+    score, _ = ix._scan(q, every, None, SIM_ONLY, DecayParams(), 0)  # (n,)
     pool, _ = ix._pool(score, (None,) * 4, (0.0, 0.0), 0, 0.0, 64)  # (64,) rows, every score
     exact = ix.vectors(pool) @ q  # (64, dim) @ (dim,) -> (64,)
     return pool[np.argsort(-exact)[:K]]
@@ -336,7 +346,7 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
                    "exact": lambda i: ex(*query(i)), "int8": lambda i: q8(*query(i))}  # noqa: B023  # fmt: skip
             if w is SIM_ONLY:  # the int8 scan alone, no masks or hybrid score: the floor's own terms
                 fns["int8 scan"] = lambda i: int8_scan(s8._index, qs[i % nq])
-            times = interleaved(fns, r)
+            times = interleaved(fns, r, settle={k: BLAS_SPIN_S for k in fns if k.startswith("int8")})
             floor_ms += times["floor"]
             for kind in [k for k in times if k != "floor"]:
                 ms = statistics.median(times[kind])

@@ -29,7 +29,8 @@ import numpy as np
 from ..decay import below_floor, recency, recency_of, strength, strength_of
 from ..params import DecayParams, KeywordParams, Weights
 from ..scoring import hybrid, neighbour_score
-from ..ties import tie_step, top_k, top_k_best
+from ..ties import top_k, top_k_best
+from .cut import Hours, Read, missed, vectors_of
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
 
 __all__ = ["DELETED", "SearchIndex"]
@@ -41,9 +42,9 @@ class SearchIndex(IndexColumns):
 
     # the first pass scores every candidate within a small error of its exact score (float32 here,
     # int8 codes in the quantized index): its best row joins the shortlist, and its cut can be
-    # checked (:func:`_missed`)
+    # checked (:func:`~memkit.store.cut.missed`)
     bounded_first_pass = True
-    # how many rows the check of the cut (_missed) may add at most, once; 0: no check. Not here: a
+    # how many rows the check of the cut (cut.missed) may add at most, once; 0: no check. Not here: a
     # float32 first pass errs by ~1e-7 and changed no list in any test, while every exact tie (a
     # query no memory resembles) would be rescored (10k memories: 1.6 -> 3.1 ms a search). The int8
     # index checks (its codes err by ~1e-3), up to 256 rows, read from DuckDB
@@ -149,7 +150,7 @@ class SearchIndex(IndexColumns):
                 boost *= lam  # in place: at 1M rows each float32 temporary is a pass over 4 MB
                 score += boost if dense else boost[cand]  # (score is hybrid's own new array)
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
-            tie, aged = float(weights.tie), _Hours(now_us, ix.created_us, None if dense else cand)
+            tie, aged = float(weights.tie), Hours(now_us, ix.created_us, None if dense else cand)
             # top: the best first-pass row (np.argmax's): near ties count their steps from it, and a
             short, top = top_k_best(score, size, n_valid=c, age=aged, tie=tie)  # type: ignore[arg-type]
             top = top if dense else int(cand[top])  # cut by newest first may leave it out
@@ -171,18 +172,22 @@ class SearchIndex(IndexColumns):
 
         ``first`` (every row's first-pass score, ``-inf`` off the mask), when ``cand`` is a cut of
         it: a row left out whose first-pass score is within the first pass's error of ranking
-        above the ``k``-th hit (:func:`_missed`) joins ``cand`` and the stage runs again, so a
-        near tie the approximate scores put on the wrong side of the cut still ranks as the exact
-        scores say. More such rows than :attr:`widen_at_most` (a store of thousands of identical
-        memories) join once, the best of them by the final rule: the cost stays bounded."""
+        above the ``k``-th hit (:func:`~memkit.store.cut.missed`) joins ``cand`` and the stage runs
+        again (reading only the rows it adds), so a near tie the approximate scores put on the
+        wrong side of the cut still ranks as the exact scores say. More such rows than
+        :attr:`widen_at_most` (a store of thousands of identical memories) join once, the best
+        of them by the final rule: the cost stays bounded."""
         cand = np.sort(cand)  # in row order: equal scores and ages keep the earlier row (tie_order),
         # not the order float32 noise gave the first pass
         if first is not None:  # the best first-pass score: near ties count their steps from it, and a
             cand = np.union1d(cand, [int(np.argmax(first))])  # cut by newest first may leave it out
-        cap, tie, hours = self.widen_at_most, float(weights.tie), _Hours(now_us, self.created_us, None)
+        cap, tie, hours = self.widen_at_most, float(weights.tie), Hours(now_us, self.created_us, None)
+        known = None  # (rows, their float32 vectors) read by the last pass: a widened pass reads the rest
         while True:
-            rows, comp, score, best = self._exact(q, cand, mask, kw_all, adj, now_us, weights, decay, k)
-            more = np.empty(0, np.int64) if first is None or cap == 0 else _missed(
+            rows, comp, score, best, known = self._exact(
+                q, cand, mask, kw_all, adj, now_us, weights, decay, k, known
+            )  # fmt: skip
+            more = np.empty(0, np.int64) if first is None or cap == 0 else missed(
                 first, cand, score, best, hours, tie
             )  # fmt: skip
             if not len(more):
@@ -194,9 +199,11 @@ class SearchIndex(IndexColumns):
     def _exact(
         self, q: np.ndarray, cand: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None,
         adj: tuple[Any, ...], now_us: int, weights: Weights, decay: DecayParams, k: int,
-    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray]:  # fmt: skip
+        known: Read | None = None,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, Read]:  # fmt: skip
         """One pass of :meth:`_rescore` over ``cand`` (ascending) -> ``(rows, components, exact
-        score of each of cand, the top k's positions in cand)``."""
+        score of each of cand, the top k's positions in cand, (the rows read, their float32
+        vectors))``; ``known``: that pair from the pass before, whose rows are not read again."""
         ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
         lam2 = float(weights.neighbour2)
         if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
@@ -211,7 +218,8 @@ class SearchIndex(IndexColumns):
         # subtle: an int8 index reads these rows from DuckDB, whose connection two threads must not
         # use at once; rankings run side by side (the store's lock, shared), so one reads at a time
         with self._serial:
-            vec = self.vectors(rows_u).astype(np.float64)  # (s, dim): exact float32 rows, any index
+            vec32 = vectors_of(self, rows_u, known)  # (s, dim): exact float32 rows, any index
+        vec = vec32.astype(np.float64)
         # (s, dim) . (dim,) -> (s,), row by row: each row's sum the same whichever rows are scored with
         # it (BLAS's matrix-vector product rounds a row differently as the matrix grows)
         sim = np.einsum("ij,j->i", vec, q.astype(np.float64))
@@ -243,7 +251,7 @@ class SearchIndex(IndexColumns):
             comp["keyword"] = kw_all[rows]
         if near is not None:
             comp["neighbour"] = near[best]
-        return rows, comp, score, best
+        return rows, comp, score, best, (rows_u, vec32)
 
     def _first_pass_size(self, k: int, shortlist: int) -> int:
         """How many candidates the float32 first pass keeps for exact rescoring: the shortlist."""
@@ -263,66 +271,6 @@ def _zeros(n: int) -> np.ndarray:
     ([0.0, 0.0], False)
     """
     return np.ndarray((n,), np.float64, buffer=bytes(8), strides=(0,))
-
-
-class _Hours:
-    """Hours since each scored row was written, computed for the rows :func:`memkit.scoring.top_k`
-    looks up (the few near the cut: its tie rule), not for every row of the first pass (two passes
-    over a million int64s). ``rows``: the scored rows' row numbers, or None when all are scored."""
-
-    def __init__(self, now_us: int, created_us: np.ndarray, rows: np.ndarray | None) -> None:
-        self.now_us, self.created_us, self.rows = now_us, created_us, rows
-
-    def __getitem__(self, at: np.ndarray) -> np.ndarray:
-        rows = at if self.rows is None else self.rows[at]
-        return (self.now_us - self.created_us[rows]) / US_PER_HOUR
-
-
-def _missed(
-    first: np.ndarray, cand: np.ndarray, exact: np.ndarray, best: np.ndarray, hours: Any, tie: float
-) -> np.ndarray:
-    """The rows outside ``cand`` that could rank above the ``k``-th hit once scored exactly -> their
-    row numbers (ascending; empty when the cut is sound).
-
-    ``first``: every row's first-pass score (``-inf`` off the mask); ``exact``: the exact scores of
-    ``cand``, whose top ``k`` are ``best`` (positions in cand, best first); ``hours[rows]``: hours
-    since those rows were written. A row's exact score is at most its first-pass one plus ``err``:
-    three times the largest first-pass error among ``cand`` (whose scores are known both ways;
-    the int8 codes' rounding, or float32's), plus float32's rounding of the best score. Such a row
-    could rank above the ``k``-th hit (:func:`memkit.scoring.tie_order`) if its earliest possible
-    tie step (counted from the best score known, and never before the first) comes before the
-    latest the ``k``-th's could be (counted from the highest best score any row could reach), or is
-    the same and the row is newer, or as new and could score at least as much (tie 0: score at
-    least the ``k``-th's). Rows of exactly the ``k``-th's first-pass score, where the scored ones of
-    that score tie exactly too (identical memories), are left in the first pass's order."""
-    if not len(best):
-        return np.empty(0, np.int64)
-    b, kth = float(exact.max()), float(exact[best[-1]])
-    err = 3.0 * float(np.max(np.abs(first[cand] - exact))) + 1e-6 * abs(b)
-    width = tie * abs(b)
-    if width > 0:  # the k-th's latest step: counted from the highest best score a row could reach
-        scored, first[cand] = first[cand], -np.inf  # (the rows outside cand, without a copy of first)
-        top = max(b, float(first.max()) + err)
-        first[cand] = scored
-        last = tie_step(top, kth, tie * abs(top))  # the rule's step (memkit.ties)
-        low = b - (last + 1.0) * width  # below it, a row's earliest step (from b) is after the k-th's
-    else:
-        low = kth  # tie 0: a row below the k-th's score ranks after it
-    rows = np.flatnonzero(first >= low - err)  # (r,): the cut's neighbourhood, a few rows
-    rows = rows[cand[np.minimum(np.searchsorted(cand, rows), len(cand) - 1)] != rows]  # not yet scored
-    if not len(rows):
-        return rows
-    up = first[rows].astype(np.float64) + err  # the most each could score exactly
-    k_h, k_f = hours[cand[best[-1]]], first[cand[best[-1]]]
-    keep = np.ones(len(rows), dtype=bool)  # tie 0: every row that could score at least the k-th's
-    if width > 0:
-        step = np.maximum(tie_step(b, up, width), 0.0)  # its earliest step (a new best: step 0)
-        h = hours[rows]  # within the k-th's step the newer ranks first, then (as new) the higher score
-        keep = (step < last) | ((step == last) & ((h < k_h) | ((h == k_h) & (up >= kth))))
-    same = first[cand] == k_f  # an exact tie: scored rows of the k-th's very first-pass score all
-    if same.sum() > 1 and np.ptp(exact[same]) == 0:  # score alike exactly (identical memories)
-        keep &= ~((first[rows] == k_f) & (hours[rows] >= k_h))  # the first pass ordered them, as exactly
-    return rows[keep]
 
 
 def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:

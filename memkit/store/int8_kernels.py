@@ -1,10 +1,9 @@
 """The compiled loops of the int8 index (:mod:`memkit.store.quantized`), one pass over the rows each:
 
-- :func:`scan` — the read gate of :meth:`~memkit.store.index_columns.IndexColumns.mask` (namespace,
-  statuses, access, validity and write time, the default floor as the expiry instant) fused with
-  the int8 dot product and the hybrid score: for every row the gate lets through,
-  ``ws · cos + wi · importance + wr · recency + wk · keyword`` in float32, ``-inf`` elsewhere — one
-  loop instead of a dozen numpy passes over a million rows and their temporaries;
+- :func:`scan` — over the read gate's mask, the int8 dot product and the hybrid score: for every
+  row the gate lets through, ``ws · cos + wi · importance + wr · recency + wk · keyword`` in
+  float32, ``-inf`` elsewhere — one loop instead of a dozen numpy passes over a million rows and
+  their temporaries;
 - :func:`neighbours` — neighbour expansion over those scores (``+ λ · max(prev, next, 0)``, and
   two places away);
 - :func:`top_values` — the ``m`` best scores in a min-heap, which give the pool's threshold
@@ -12,18 +11,15 @@
 
 The dot product. Codes are int8 and the query is quantized to int16 (:func:`quantize_query`), so
 ``codes[i] · q`` is a sum of int16 x int16 products in int32: LLVM turns the one-row loop into
-``pmaddwd``, 16 products per instruction. Measured at 1M x 384 on this machine, in the same run: the
-float32-query loop 0.71x the float32 matvec's time, the int16-query loop 0.49x; an int8 query
-(``q8``) was no faster and coarser. :func:`scan` takes the rows four at a time (one pass over ``q``
-serves four dot products; a block none of whose rows passes the gate is skipped): that loop
-compiles to ``vpmulld`` on int32 lanes, yet on one thread it runs as fast as a loop that only sums
-the same bytes (40 against 38 ms, 1M rows, Intel Xeon of 2026-12-07) and faster than the one-row
-``pmaddwd`` loop (57 ms): the pass waits on memory, and four rows at a time keep more of it in
-flight. The rows go by chunks (:data:`CHUNK`) to plain loops (:func:`_gate_rows`, vectorized
-without branches; :func:`_dot_rows`; one loop per score term): at 1M rows, two threads, the same
-store ranked by both forms in turn in one process (the machine busy: other processes used 0.8 of
-its 2 CPUs), the scan took 75 ms against 90 ms for one parallel loop over blocks of four (similarity
-only) and 79 against 89 ms (default weights), the float32 floor 140 ms in that run.
+``pmaddwd``. An int8 query (``q8``) was no faster and coarser; a float32 one slower. What bounds the
+loop is memory, not arithmetic: on 4,096 rows held in the L2 cache the one-row loop takes 18 ns a
+row, but over a million rows it waited on each row's bytes in turn (68 ns a row, one thread). So
+:func:`_dot_rows` asks for the row :data:`AHEAD` places on before it multiplies (``llvm.prefetch``,
+a hint; :func:`_prefetch_hints`): 30 ms for 1M x 384 on one thread and 14.5 ms on two, where a
+pass that only reads the same 384 MB takes 25 and 14 ms (Intel Xeon of 2026-12-07). The loop that
+took the rows four at a time (one pass over ``q`` for four dot products, ``vpmulld``), fastest
+without the hint, took 45 and 24 ms. The rows go by chunks (:data:`CHUNK`, one task of the parallel
+loop each) to plain loops (:func:`_dot_rows`; one loop per score term).
 The query's rounding error (``max|q| / 65534`` per component) is 1/256 of
 the rows' own. int32 cannot overflow: ``|sum| <= dim · 127 · qmax``, and :func:`quantize_query`
 picks ``qmax <= 32767`` so that this stays below 2**31.
@@ -46,19 +42,15 @@ import numpy as np
 from ..errors import MissingDependency
 
 __all__ = [
-    "GATE", "GATE_SCORE", "P_ACCESS", "P_FLOOR", "P_NOW", "P_NS", "P_PRIVATE", "P_PROTECTED", "P_PUBLIC",
-    "P_REQ", "P_VALID", "SCORE", "compile_kernels", "jit_seconds", "neighbours", "quantize_query", "scan",
-    "top_values",
+    "AHEAD", "CHUNK", "compile_kernels", "jit_seconds", "neighbours", "quantize_query", "scan", "top_values",
 ]  # fmt: skip
 
 prange = range  # numba.prange once compile_kernels() ran (the parallel loop of the kernels)
 _KERNELS: dict[str, Any] = {}  # name -> compiled kernel; "numba" -> the module; "seconds" -> compile time
 US_PER_HOUR = 3.6e9  # the index's time unit (epoch microseconds) -> hours
 
-# the int64 parameter vector `p` of scan's gate: what the gate asks, as codes (-1: no such condition)
-P_NS, P_REQ, P_PUBLIC, P_PROTECTED, P_PRIVATE, P_ACCESS, P_VALID, P_FLOOR, P_NOW = range(9)
-GATE, GATE_SCORE, SCORE = 0, 1, 2  # scan's modes: the mask only; the mask and the scores; the scores
 CHUNK = 1024  # rows per task of scan's parallel loop
+AHEAD = 8  # rows between the one the dot product reads and the one it asks of memory (_dot_rows)
 
 
 def quantize_query(q: np.ndarray, dim: int) -> tuple[np.ndarray, float]:
@@ -75,112 +67,56 @@ def quantize_query(q: np.ndarray, dim: int) -> tuple[np.ndarray, float]:
     return np.clip(np.rint(q / scale), -qmax, qmax).astype(np.int16), scale
 
 
-def scan(mode, gate_cols, status_ok, p, codes, scale, q, qscale, importance, last_access, keyword,
-         w, n, mask, out):  # fmt: skip
-    """One pass over rows ``[0, n)``: the read gate, the int8 cosine and the hybrid score.
+def scan(codes, scale, q, qscale, importance, last_access, keyword, w, now, n, mask, out):
+    """``out[i]``, the float32 hybrid score of each row ``i`` of ``[0, n)`` the read gate lets through
+    (``mask[i]``), ``-inf`` elsewhere -> how many rows ``mask`` lets through.
 
-    ``mode`` :data:`GATE` writes ``mask[i]`` (row ``i`` passes the gate) and returns how many pass;
-    :data:`GATE_SCORE` also writes ``out[i]``, the float32 hybrid score of a passing row and ``-inf``
-    elsewhere; :data:`SCORE` reads ``mask`` instead of applying the gate (numpy built it, or the
-    keyword score needed it first).
-
-    The gate: ``gate_cols`` = (namespace, status, access, owner, creator codes; valid from, valid
-    until, created, expiry instants); ``status_ok[status + 1]`` says which statuses pass (index 0:
-    erased rows); ``p`` holds the rest (``P_*``): namespace code (-1: any), requester code and the
-    access levels' codes (``p[P_ACCESS]`` 0: no requester), ``p[P_VALID]`` (valid and written at
-    ``p[P_NOW]``), ``p[P_FLOOR]`` (not expired at ``p[P_NOW]``). These are the rules of
-    :meth:`~memkit.store.index_columns.IndexColumns.mask`; a test compares the two on random stores.
+    ``mask`` is the gate as :meth:`~memkit.store.index_columns.IndexColumns.mask` renders it (numpy,
+    remembered between searches): one byte a row, where evaluating the gate's nine columns in this
+    loop took 74 ms at 1M after a float32 matvec, and reading the mask 56 ms.
 
     The score: ``w`` = (similarity, importance, recency, keyword weights, recency time scale in
     hours); a zero weight skips its term (``keyword`` may then be empty). The cosine is
     ``scale[i] · qscale · (codes[i] · q)`` with ``q`` the int16 query (:func:`quantize_query`);
-    recency is ``exp(-max(hours since last access, 0) / time scale)`` (:func:`memkit.decay.recency`).
+    recency is ``exp(-max(hours since last access at ``now``, 0) / time scale)``
+    (:func:`memkit.decay.recency`).
 
     The rows go by chunks of :data:`CHUNK`, one task of the parallel loop each, in plain loops
-    (:func:`_gate_rows`, :func:`_score_rows`) that LLVM compiles as it would alone.
+    (:func:`_score_rows`) that LLVM compiles as it would alone.
     """
     # rows let through, as a reduction: an array of counts and its sum were parallel regions of their
     # own (numba's parfors), each waiting for both threads: 20 ms on a busy machine
     count = 0
     for c in prange((n + CHUNK - 1) // CHUNK):
         i0 = c * CHUNK
-        i1 = min(i0 + CHUNK, n)
-        if mode == SCORE:
-            k = _score(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, p[P_NOW], mask,
-                       out)  # fmt: skip
-        else:
-            k = _gate(i0, i1, gate_cols, status_ok, p, mask)
-            if mode == GATE_SCORE:
-                _score(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, p[P_NOW],
-                       mask, out)  # fmt: skip
-        count += k
-    return count
-
-
-def _gate_rows(i0, i1, gate_cols, status_ok, p, mask):
-    """:func:`scan`'s read gate over rows ``[i0, i1)`` into ``mask`` -> how many pass. One loop
-    without branches (LLVM vectorizes it; every column streams at once): a condition the gate does
-    not ask is or-ed with True."""
-    ns, status, access, owner, creator, valid_from, valid_until, created, expire = gate_cols
-    now, want_ns, req = p[P_NOW], p[P_NS], p[P_REQ]
-    public, protected, private = p[P_PUBLIC], p[P_PROTECTED], p[P_PRIVATE]
-    any_ns, anyone, any_time, no_floor = want_ns == -1, p[P_ACCESS] == 0, p[P_VALID] == 0, p[P_FLOOR] == 0
-    count = 0
-    for i in range(i0, i1):
-        a = access[i]
-        ok = (
-            status_ok[status[i] + 1]
-            & (any_ns | (ns[i] == want_ns))
-            # memkit.access.readable_mask, over codes
-            & (
-                anyone
-                | (a == public)
-                | ((a == protected) & (owner[i] == req))
-                | ((a == private) & (creator[i] == req))
-            )
-            # valid in [from, until), and written by then
-            & (any_time | ((valid_from[i] <= now) & (now < valid_until[i]) & (created[i] <= now)))
-            & (no_floor | (now <= expire[i]))  # strength >= the default floor until `expire`
-        )
-        mask[i] = ok
-        count += np.int64(ok)
+        count += _score(i0, min(i0 + CHUNK, n), codes, scale, q, qscale, importance, last_access, keyword,
+                        w, now, mask, out)  # fmt: skip
     return count
 
 
 def _dot_rows(i0, i1, codes, q, mask, out):
-    """``out[i] = codes[i] · q`` (int32) for the rows ``i`` of ``[i0, i1)`` in ``mask`` (others: 0)
-    -> how many are in ``mask``. Four rows at a time (one pass over ``q`` serves four dot products);
-    a block of four none of whose rows is in ``mask`` is skipped."""
-    dim, count = q.shape[0], 0
-    for i in range(i0, i1, 4):
-        m0 = mask[i]
-        if i + 4 > i1:  # the last rows, fewer than 4
-            for r in range(i, i1):
-                acc = np.int32(0)
-                if mask[r]:
-                    count += 1
-                    for j in range(dim):
-                        acc = np.int32(acc + np.int32(codes[r, j]) * np.int32(q[j]))
-                out[r - i0] = acc
-            break
-        m1, m2, m3 = mask[i + 1], mask[i + 2], mask[i + 3]
-        count += (1 if m0 else 0) + (1 if m1 else 0) + (1 if m2 else 0) + (1 if m3 else 0)
-        a0 = np.int32(0)  # (a row not in the mask is multiplied too: cheaper than a branch)
-        a1 = np.int32(0)
-        a2 = np.int32(0)
-        a3 = np.int32(0)
-        if m0 or m1 or m2 or m3:
+    """``out[i - i0] = codes[i] · q`` (int32) for the rows ``i`` of ``[i0, i1)`` in ``mask`` (others:
+    0) -> how many are in ``mask``. One row at a time (LLVM turns the loop into ``pmaddwd``), and
+    the row :data:`AHEAD` places on, if in ``mask``, is asked of memory first (:func:`_prefetch`):
+    without it the loop waits on each row's bytes in turn (1M rows, one thread: 68 ms, and 30 ms
+    with it; a pass that only reads the same bytes took 25 ms)."""
+    dim, n, count = q.shape[0], mask.shape[0], 0
+    for i in range(i0, i1):
+        ahead = i + AHEAD
+        if ahead < n and mask[ahead]:
+            for b in range(0, dim, 64):  # one cache line at a time
+                _prefetch(codes, ahead * dim + b)
+        acc = np.int32(0)
+        if mask[i]:
+            count += 1
             for j in range(dim):  # subtle: the casts keep int32 lanes (numba widens ints to int64)
-                qj = np.int32(q[j])
-                a0 = np.int32(a0 + np.int32(codes[i, j]) * qj)
-                a1 = np.int32(a1 + np.int32(codes[i + 1, j]) * qj)
-                a2 = np.int32(a2 + np.int32(codes[i + 2, j]) * qj)
-                a3 = np.int32(a3 + np.int32(codes[i + 3, j]) * qj)
-        out[i - i0] = a0
-        out[i - i0 + 1] = a1
-        out[i - i0 + 2] = a2
-        out[i - i0 + 3] = a3
+                acc = np.int32(acc + np.int32(codes[i, j]) * np.int32(q[j]))
+        out[i - i0] = acc
     return count
+
+
+def _no_prefetch(a, at):
+    """Plain Python (and numba without the prefetch hint): nothing to do."""
 
 
 def _score_rows(i0, i1, codes, scale, q, qscale, importance, last_access, keyword, w, now, mask, out):
@@ -209,7 +145,7 @@ def _score_rows(i0, i1, codes, scale, q, qscale, importance, last_access, keywor
 
 
 # what scan calls: compiled by compile_kernels()
-_gate, _dot, _score = _gate_rows, _dot_rows, _score_rows
+_dot, _score, _prefetch = _dot_rows, _score_rows, _no_prefetch
 
 
 def neighbours(base, prev, nxt, prev2, nxt2, lam, lam2, n, out):
@@ -289,22 +225,59 @@ def compile_kernels() -> dict[str, Any]:
             except RuntimeError:  # "cannot cache ... no locator available": nowhere writable
                 return numba.njit(parallel=parallel, fastmath=True)(fn)
 
-        global _gate, _dot, _score
-        _gate = jit(_gate_rows, False)  # scan calls these (resolved when scan compiles)
-        _dot = jit(_dot_rows, False)
-        _score = jit(_score_rows, False)
-        k = {"scan": jit(scan), "neighbours": jit(neighbours), "top_values": jit(top_values, False)}
-        # compile now, on one row of the real types, so that the first search pays nothing more
-        i8, i32, i64 = (np.zeros(1, t) for t in (np.int8, np.int32, np.int64))
-        f32, f64, ok = np.zeros(1, np.float32), np.zeros(1), np.ones(1, bool)
-        cols = (i32, i8, i8, i32, i32, i64, i64, i64, i64)
-        k["scan"](GATE, cols, ok, np.zeros(9, np.int64), np.zeros((1, 1), np.int8), f32,
-                  np.zeros(1, np.int16), 1.0, f64, i64, f64, np.zeros(5), 1, ok, f32)  # fmt: skip
-        k["neighbours"](f32, i64, i64, i64, i64, 1.0, 1.0, 1, f32.copy())
-        k["top_values"](f32, 1, np.full(1, -np.inf, np.float32))
+        global _dot, _score, _prefetch
+        hints = [*_prefetch_hints(numba), numba.njit(_no_prefetch)]
+        for at, hint in enumerate(hints):
+            _prefetch = hint  # _dot_rows calls it (resolved when _dot compiles)
+            _dot = jit(_dot_rows, False)  # scan calls these (resolved when scan compiles)
+            _score = jit(_score_rows, False)
+            k = {"scan": jit(scan), "neighbours": jit(neighbours), "top_values": jit(top_values, False)}
+            try:  # compile now, on one row of the real types: the first search pays nothing more
+                _warm_up(k)
+                break
+            except Exception:  # noqa: BLE001 (a numba/LLVM without this hint's spelling: the next one)
+                if at == len(hints) - 1:
+                    raise
     k["seconds"], k["numba"] = time.perf_counter() - t0, numba
     _KERNELS.update(k)
     return _KERNELS
+
+
+def _warm_up(k: dict[str, Any]) -> None:
+    """Run the kernels ``k`` once on one row of the real types (which compiles them)."""
+    i64, f32, f64, ok = np.zeros(1, np.int64), np.zeros(1, np.float32), np.zeros(1), np.ones(1, bool)
+    codes, q = np.zeros((1, 1), np.int8), np.zeros(1, np.int16)
+    k["scan"](codes, f32, q, 1.0, f64, i64, f64, np.zeros(5), 0, 1, ok, f32)
+    k["neighbours"](f32, i64, i64, i64, i64, 1.0, 1.0, 1, f32.copy())
+    k["top_values"](f32, 1, np.full(1, -np.inf, np.float32))
+
+
+def _prefetch_hints(numba: Any) -> list[Any]:
+    """numba intrinsics ``prefetch(array, at)``: LLVM's ``llvm.prefetch`` (read, kept in every cache
+    level) of byte ``at`` of ``array``'s data, a hint that never faults. One per spelling of its name
+    (``p0`` with opaque pointers, LLVM 15 and later; ``p0i8`` before): the first that compiles is used,
+    else no hint (the same results, slower)."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    def hint(name: str) -> Any:
+        @intrinsic
+        def prefetch(typingctx: Any, array: Any, at: Any) -> Any:
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                data = context.make_array(signature.args[0])(context, builder, args[0]).data
+                i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+                fn = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), name
+                )
+                builder.call(fn, [builder.bitcast(builder.gep(data, [args[1]]), i8p), i32(0), i32(3), i32(1)])
+                return context.get_dummy_value()
+
+            return types.void(array, at), codegen
+
+        return prefetch
+
+    return [hint("llvm.prefetch.p0"), hint("llvm.prefetch.p0i8")]
 
 
 def jit_seconds() -> float | None:

@@ -42,7 +42,6 @@ import numpy as np
 from ..decay import below_floor, strength
 from ..errors import MemkitError, ValidationError
 from ..params import DecayParams, KeywordParams, Weights
-from ..schema import ACCESS, STATUSES
 from ..ties import tie_step, top_k
 from . import int8_kernels as kern
 from .index import SearchIndex
@@ -122,9 +121,13 @@ class QuantizedIndex(SearchIndex):
         ``ids -> (len(ids), dim)`` float32: the stored embeddings (the store passes
         :func:`fetch_vectors` over its connection).
     pool_per_k, min_pool
-        The first pass keeps ``max(pool_per_k · k, min_pool)`` candidates (at least the exact index's
-        shortlist, ``max(4k, 64)``) for exact rescoring: 4 and 64 measured recall@10 1.0 on 1M
-        random vectors and on LoCoMo (``benchmarks/search.py``).
+        The first pass keeps ``max(pool_per_k · k, min_pool)`` candidates for exact rescoring, and the
+        check of the cut adds any row the approximation could have misplaced (``_missed``), so the
+        pool's size changes the time, not the hits. Each row is read from DuckDB, a quarter of a
+        millisecond a row at 1M after a float32 matvec: the ranking (similarity only, 1M rows, the
+        float32 floor ~60 ms) took 42 ms with a pool of 64, 35 with 32 and 31 with 20 (2 and 16),
+        the same hits as the exact index for all 30 queries each; with default weights, whose
+        neighbours are read too, 44, 42 and 41 ms.
     """
 
     widen_at_most = 256  # the cut is checked (index.py _missed); each row added is read from DuckDB
@@ -135,8 +138,8 @@ class QuantizedIndex(SearchIndex):
         floor: float = 0.1,
         *,
         source: Callable[[Sequence[str]], np.ndarray],
-        pool_per_k: int = 4,
-        min_pool: int = 64,
+        pool_per_k: int = 2,
+        min_pool: int = 16,
     ) -> None:
         """An empty int8 index; compiles the kernels (MissingDependency without numba)."""
         for name, value in (("pool_per_k", pool_per_k), ("min_pool", min_pool)):
@@ -186,10 +189,9 @@ class QuantizedIndex(SearchIndex):
         masks, formula and tie rule) with the compiled first pass of the module doc."""
         default_floor = floor == self.floor
         kw_all, adj = None, (None,) * 4
-        lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool, 4 * k, 64)
+        lam, size = float(weights.neighbour), max(self.pool_per_k * k, self.min_pool)
         # the read gate as the exact index renders it, remembered between searches (IndexColumns.mask):
-        # the scan then reads a byte a row, not the gate's nine columns (its fused gate, mode GATE_SCORE,
-        # took 74 ms at 1M after the float32 floor where the mask and mode SCORE took 56)
+        # the scan reads a byte a row, not the gate's nine columns (int8_kernels.scan)
         mask = self.mask(gate, now_us, floor=default_floor, layer=layer, kind=kind, tags=tags)
         if not default_floor:  # strength computed for the candidates only, as the exact index does
             cand = np.flatnonzero(mask)
@@ -200,27 +202,12 @@ class QuantizedIndex(SearchIndex):
             kw_all = self.keyword_index().scores(query, mask, keyword)  # (n,)
         if lam > 0:
             adj = self.adjacency(gate)  # prev, next, and two places away
-        score, count = self._scan(kern.SCORE, gate, q, mask, kw_all, weights, decay, now_us)
+        score, count = self._scan(q, mask, kw_all, weights, decay, now_us)
         lams = (lam, float(weights.neighbour2))
         if count <= size:  # every candidate is scored exactly
             return self._rescore(q, np.flatnonzero(mask), mask, kw_all, adj, now_us, weights, decay, k)
         cand, first = self._pool(score, adj, lams, now_us, float(weights.tie), size)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k, first=first)
-
-    def _gate_args(self, gate: Any, now_us: int) -> tuple[Any, ...]:
-        """The gate's arguments of :func:`~memkit.store.int8_kernels.scan` -> ``(columns, status_ok,
-        p)``: the rules of :meth:`~memkit.store.index_columns.IndexColumns.mask` with ``floor=True``."""
-        ok = np.zeros(len(STATUSES) + 1, dtype=bool)  # ok[status + 1]; ok[0]: erased rows, never
-        ok[[STATUSES.index(s) + 1 for s in (STATUSES if gate.statuses is None else gate.statuses)]] = True
-        p = np.zeros(9, dtype=np.int64)
-        p[kern.P_NS] = -1 if gate.namespace is None else self.names.lookup(gate.namespace)
-        if gate.requester is not None:
-            p[kern.P_ACCESS], p[kern.P_REQ] = 1, self.names.lookup(gate.requester)
-            p[[kern.P_PUBLIC, kern.P_PROTECTED, kern.P_PRIVATE]] = [ACCESS.index(a) for a in ACCESS]
-        p[kern.P_VALID], p[kern.P_FLOOR], p[kern.P_NOW] = gate.valid_at is not None, 1, now_us
-        cols = (self.ns, self.status, self.access, self.owner, self.creator, self.valid_from_us,
-                self.valid_until_us, self.created_us, self.expire_us)  # fmt: skip
-        return cols, ok, p
 
     @contextlib.contextmanager
     def _threads(self, n: int) -> Iterator[int]:
@@ -232,22 +219,21 @@ class QuantizedIndex(SearchIndex):
             yield threads
 
     def _scan(
-        self, mode: int, gate: Any, q: np.ndarray, mask: np.ndarray,
-        kw_all: np.ndarray | None, weights: Weights, decay: DecayParams, now_us: int,
+        self, q: np.ndarray, mask: np.ndarray, kw_all: np.ndarray | None, weights: Weights,
+        decay: DecayParams, now_us: int,
     ) -> tuple[np.ndarray, int]:  # fmt: skip
-        """:func:`~memkit.store.int8_kernels.scan` in ``mode`` over the live rows -> ``(score (n,)
-        float32, -inf off the mask; how many rows the mask lets through)``."""
+        """:func:`~memkit.store.int8_kernels.scan` over the live rows ``mask`` lets through ->
+        ``(score (n,) float32, -inf off the mask; how many rows the mask lets through)``."""
         n = self.n
         qc, qscale = kern.quantize_query(np.asarray(q, dtype=np.float32), self.dim)
         wk = float(weights.keyword) if kw_all is not None else 0.0
         w = np.array([weights.similarity, weights.importance, weights.recency, wk, decay.time_scale_hours])
-        cols, ok, p = self._gate_args(gate, now_us)  # mode SCORE reads `mask` instead
-        score = np.empty(n if mode != kern.GATE else 0, dtype=np.float32)
+        score = np.empty(n, dtype=np.float32)
         kw = np.zeros(0) if kw_all is None else kw_all
         with self._threads(n):
             count = self._kernels["scan"](
-                mode, cols, ok, p, self.codes, self.scale, qc, qscale, self.importance, self.last_access_us,
-                kw, w, n, mask, score,
+                self.codes, self.scale, qc, qscale, self.importance, self.last_access_us, kw, w, now_us, n,
+                mask, score,
             )  # fmt: skip
         return score, count
 

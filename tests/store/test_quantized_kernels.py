@@ -1,7 +1,8 @@
-"""memkit/store/int8_kernels.py through the int8 index: the compiled gate is the exact index's mask,
-the fused scan computes every term of the hybrid score with its weight, neighbour expansion and the
-pool follow the exact index's rules, and the whole ranking equals the exact index's on random
-indexes with namespaces, statuses, erasures, validity, expiry and access levels. No timing."""
+"""memkit/store/int8_kernels.py through the int8 index: the scan computes every term of the hybrid
+score with its weight over the read gate's mask, neighbour expansion and the pool follow the exact
+index's rules, the prefetch hint changes no result, and the whole ranking equals the exact index's
+on random indexes with namespaces, statuses, erasures, validity, expiry and access levels. No
+timing."""
 
 from __future__ import annotations
 
@@ -80,21 +81,6 @@ GATES = [
 ]
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_compiled_gate_is_the_exact_index_mask(seed: int) -> None:
-    exact, int8 = _indexes(seed)
-    w = Weights(similarity=1.0, keyword=0.0, neighbour=0.0)
-    for gate in GATES:
-        want = exact.mask(gate, NOW_US)
-        for mode in (kern.GATE, kern.GATE_SCORE):
-            got = np.zeros(int8.n, bool)
-            score, count = int8._scan(mode, gate, np.ones(32, np.float32), got, None, w, DECAY, NOW_US)
-            assert np.array_equal(got, want), (gate, mode)
-            assert count == want.sum()
-            if mode == kern.GATE_SCORE:  # -inf exactly off the mask
-                assert np.array_equal(np.isfinite(score), want)
-
-
 WEIGHTS = [
     Weights(similarity=1.0, importance=0.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=0.0),
     Weights(similarity=0.0, importance=1.0, recency=0.0, keyword=0.0, neighbour=0.0, tie=0.0),
@@ -114,7 +100,7 @@ def test_the_fused_scan_scores_every_term_with_its_weight(w: Weights) -> None:
     mask = exact.mask(gate, NOW_US)
     kw = int8.keyword_index().scores("tea river", mask, KEYWORD) if w.keyword else None
     got = mask.copy()
-    score, _ = int8._scan(kern.SCORE, gate, q, got, kw, w, DECAY, NOW_US)
+    score, _ = int8._scan(q, got, kw, w, DECAY, NOW_US)
     n = int8.n
     cos = (int8.codes[:n] @ q.astype(np.float64)) * int8.scale[:n]  # the dequantized cosine
     rec = recency((NOW_US - int8.last_access_us[:n]) / HOUR, DECAY.time_scale_hours)
@@ -176,10 +162,11 @@ def test_the_query_never_overflows_int32() -> None:
         assert scale > 0
 
 
-@pytest.mark.parametrize("n", [1, 3, 4, 5, 1003, kern.CHUNK + 6, 2 * kern.CHUNK + 1])
-def test_the_scan_by_blocks_of_four_rows_scores_each_row_and_skips_none(n: int) -> None:
-    """The scan takes rows four at a time (the last block may be shorter; a block with no row the
-    mask lets through is skipped): every row's dot product is its own, exactly (int32)."""
+@pytest.mark.parametrize("n", [1, 3, 4, 5, kern.AHEAD + 1, 1003, kern.CHUNK + 6, 2 * kern.CHUNK + 1])
+def test_the_scan_scores_each_row_it_is_asked_and_no_other(n: int) -> None:
+    """Each row of the mask gets its own dot product, exactly (int32), whatever the rows around it
+    (the scan asks memory for a row ahead only when the mask lets it through; chunks of CHUNK rows);
+    every other row -inf."""
     kr = kern.compile_kernels()
     rng = np.random.default_rng(n)
     dim = 37  # not a multiple of any vector width
@@ -188,16 +175,41 @@ def test_the_scan_by_blocks_of_four_rows_scores_each_row_and_skips_none(n: int) 
     q, qscale = kern.quantize_query(rng.standard_normal(dim).astype(np.float32), dim)
     mask = rng.random(n) < 0.5
     mask[: min(n, 8)] = [True, False, False, True, False, False, False, False][: min(n, 8)]  # mixed; none
-    cols = tuple(np.zeros(n, t) for t in (np.int32, np.int8, np.int8, np.int32, np.int32)) + tuple(
-        np.zeros(n, np.int64) for _ in range(4)
-    )
     w = np.array([1.0, 0.0, 0.0, 0.0, 1.0])
     out = np.full(n, np.nan, np.float32)
     z = np.zeros(n)
-    count = kr["scan"](kern.SCORE, cols, np.ones(8, bool), np.zeros(9, np.int64), codes, scale, q, qscale,
-                       z, np.zeros(n, np.int64), z, w, n, mask.copy(), out)  # fmt: skip
+    count = kr["scan"](codes, scale, q, qscale, z, np.zeros(n, np.int64), z, w, 0, n, mask.copy(), out)
     acc = codes.astype(np.int64) @ q.astype(np.int64)  # exact
     want = (acc * scale.astype(np.float64) * qscale).astype(np.float32)
     assert count == mask.sum()
     assert np.array_equal(np.isneginf(out), ~mask)
     assert np.allclose(out[mask], want[mask], rtol=1e-6, atol=0)
+
+
+def test_the_prefetch_hint_compiles_and_changes_no_result() -> None:
+    """The dot product asks memory for rows ahead (llvm.prefetch, a numba intrinsic): a hint that
+    compiles on this numba gives the same dot products, bit for bit, as the loop without it."""
+    numba = kern._numba()
+    kern.compile_kernels()
+    rng = np.random.default_rng(9)
+    n, dim = 50, 70
+    codes = rng.integers(-127, 128, (n, dim), dtype=np.int8)
+    q, _ = kern.quantize_query(rng.standard_normal(dim).astype(np.float32), dim)
+    mask = rng.random(n) < 0.6
+    kept, outs = kern._prefetch, []
+    try:
+        for hint in [*kern._prefetch_hints(numba), numba.njit(kern._no_prefetch)]:
+            kern._prefetch = hint  # resolved when the loop below compiles
+            out = np.full(n, -1, np.int32)
+            try:
+                count = numba.njit(kern._dot_rows)(0, n, codes, q, mask, out)
+            except Exception:  # noqa: BLE001 (this spelling of the hint is not this LLVM's)
+                continue
+            assert count == mask.sum()
+            outs.append(out)
+    finally:
+        kern._prefetch = kept
+    assert len(outs) >= 2  # a hint and the plain loop
+    want = np.where(mask, codes.astype(np.int64) @ q.astype(np.int64), 0)
+    for out in outs:
+        assert np.array_equal(out, want)

@@ -1,4 +1,4 @@
-"""The first pass's cut (memkit/store/index.py ``_missed``): the exact and int8 indexes score every
+"""The first pass's cut (memkit/store/cut.py ``missed``): the exact and int8 indexes score every
 candidate approximately, rescore a shortlist exactly, and must still return what ranking every
 candidate exactly returns, also where near-duplicate memories sit closer together than the first
 pass's error (float32 rounding; int8 codes) and near ties rank newest first."""
@@ -89,6 +89,34 @@ def test_int8_near_ties_across_a_step_boundary_rank_as_exact_ones() -> None:
     finally:
         for s in stores.values():
             s.close()
+
+
+def test_a_widened_pass_reads_only_the_rows_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int8 index reads the pool's float32 rows from DuckDB (~0.25 ms a row at 1M); when the
+    check of the cut adds rows, the pass again reads those alone, not the pool a second time."""
+    pytest.importorskip("numba")
+    import memkit.store.quantized as quantized
+
+    store = _stores(0.02, ("int8",), n=1000)["int8"]
+    reads: list[list[str]] = []
+    fetch = quantized.fetch_vectors
+
+    def counting(con, ids, dim):
+        reads[-1].append(list(ids))
+        return fetch(con, ids, dim)
+
+    monkeypatch.setattr(quantized, "fetch_vectors", counting)
+    try:
+        for w in WEIGHTS:
+            for i in range(12):
+                reads.append([])
+                _hits(store, i, w)
+    finally:
+        store.close()
+    assert any(len(r) > 1 for r in reads)  # some searches widened their pool
+    for r in reads:
+        ids = [i for ids in r for i in ids]
+        assert len(ids) == len(set(ids)), r  # no row read twice in one search
 
 
 @pytest.mark.parametrize("noise", [0.002, 0.3])
