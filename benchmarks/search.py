@@ -251,7 +251,7 @@ def interleaved(
 # the second core: a pass over 384 MB with two numba threads took 30 ms within 50 ms of a 1M matvec
 # and 14 ms after 100 ms. The int8 index calls no BLAS, so its calls are timed once those threads
 # went idle, as they would run in a process that does not interleave them with float32 matvecs
-BLAS_SPIN_S = 0.2
+BLAS_SPIN_S = 0.2  # (printed with the int8 rows when it applies)
 
 
 def machine_info() -> str:
@@ -337,8 +337,9 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
         qs = rng.standard_normal((args.recall_queries, DIM), dtype=np.float32)
         qs /= np.linalg.norm(qs, axis=1, keepdims=True)
         nq, r = len(qs), args.repeats
-        # a scan on both cores waits for OpenBLAS's threads to go idle (BLAS_SPIN_S); one on the calling
-        # thread alone does not wait (the pause would leave the index cold: 10k rows, 17 against 2 ms)
+        # a scan on both cores waits for OpenBLAS's threads to go idle (BLAS_SPIN_S), and so, for the
+        # same conditions, does every call it is compared with; one on the calling thread alone does
+        # not wait (a pause leaves what a search reads cold: an int8 rank at 10k, 17 against 3 ms)
         settle = BLAS_SPIN_S if n * DIM >= quantized._PARALLEL_BYTES else 0.0
         floor_ms = []  # the floor again, interleaved with the ranks: on a shared machine the load
         texts = [(store._embed_query(t), t) for t in QUERIES]  # default weights: the keyword score too
@@ -349,7 +350,7 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
                    "exact": lambda i: ex(*query(i)), "int8": lambda i: q8(*query(i))}  # noqa: B023  # fmt: skip
             if w is SIM_ONLY:  # the int8 scan alone, no masks or hybrid score: the floor's own terms
                 fns["int8 scan"] = lambda i: int8_scan(s8._index, qs[i % nq])
-            times = interleaved(fns, r, settle={k: settle for k in fns if k.startswith("int8")})
+            times = interleaved(fns, r, settle=dict.fromkeys(fns, settle))
             floor_ms += times["floor"]
             for kind in [k for k in times if k != "floor"]:
                 ms = statistics.median(times[kind])
@@ -368,7 +369,7 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
             "floor": lambda i: bare_matvec(store._index.emb[:n], qs[i % nq]),
             "int8 search": lambda i: s8.search(QUERIES[i % len(QUERIES)], namespace=NAMESPACE, k=K, now=NOW,
                                                reinforce=False),
-        }, r, settle={"int8 search": settle})  # fmt: skip
+        }, r, settle={"floor": settle, "int8 search": settle})  # fmt: skip
         floor_ms += times["floor"]
         search_ms = statistics.median(times["int8 search"])
         rows.append((n, "memkit search, int8 index (reinforce=False)", search_ms))
@@ -380,6 +381,9 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
         s8.close()
     for _, name, ms in rows:
         print(f"  {name:<60} {ms:10.2f} ms", flush=True)
+    if settle:
+        print(f"  every call below (and the floor's) timed after a {settle:.1f} s pause: OpenBLAS's"
+              " threads spin ~0.1 s after each call, holding the int8 scan's second core")  # fmt: skip
     print(f"  interleaved with the ranks, the floor took {statistics.median(floor_ms):.1f} ms (median);"
           " per-call ratios to it (median):")  # fmt: skip
     for name, ratio in ratios.items():

@@ -21,7 +21,7 @@ def vectors_of(ix: Any, rows: np.ndarray, known: Read | None) -> np.ndarray:
     """``ix.vectors(rows)`` (``ix`` a :class:`~memkit.store.index.SearchIndex`), where the rows of
     ``known`` (rows, their vectors) are taken from it: an int8 index reads each row from DuckDB, a
     quarter of a millisecond a row at 1M -> ``(len(rows), dim)`` float32."""
-    if known is None:
+    if known is None or not len(known[0]):
         return ix.vectors(rows)
     krows, kvec = known
     order = np.argsort(krows, kind="stable")

@@ -15,7 +15,7 @@ The dot product. Codes are int8 and the query is quantized to int16 (:func:`quan
 loop is memory, not arithmetic: on 4,096 rows held in the L2 cache the one-row loop takes 18 ns a
 row, but over a million rows it waited on each row's bytes in turn (68 ns a row, one thread). So
 :func:`_dot_rows` asks for the row :data:`AHEAD` places on before it multiplies (``llvm.prefetch``,
-a hint; :func:`_prefetch_hints`): 30 ms for 1M x 384 on one thread and 14.5 ms on two, where a
+a hint; :func:`_prefetch_hint`): 30 ms for 1M x 384 on one thread and 14.5 ms on two, where a
 pass that only reads the same 384 MB takes 25 and 14 ms (Intel Xeon of 2026-12-07). The loop that
 took the rows four at a time (one pass over ``q`` for four dot products, ``vpmulld``), fastest
 without the hint, took 45 and 24 ms. The rows go by chunks (:data:`CHUNK`, one task of the parallel
@@ -218,26 +218,34 @@ def compile_kernels() -> dict[str, Any]:
         # then the kernels are simply compiled in each process, which is no reason to fail a caller
         warnings.simplefilter("ignore", numba.NumbaWarning)
 
-        def jit(fn: Callable[..., Any], parallel: bool = True) -> Any:
-            """``fn`` compiled, cached on disk where numba can write, else not cached."""
+        def jit(fn: Callable[..., Any], parallel: bool = True, cache: bool = True) -> Any:
+            """``fn`` compiled, cached on disk where numba can write (and ``cache``), else not cached."""
             try:
-                return numba.njit(parallel=parallel, fastmath=True, cache=True)(fn)
+                return numba.njit(parallel=parallel, fastmath=True, cache=cache)(fn)
             except RuntimeError:  # "cannot cache ... no locator available": nowhere writable
                 return numba.njit(parallel=parallel, fastmath=True)(fn)
 
-        global _dot, _score, _prefetch
-        hints = [*_prefetch_hints(numba), numba.njit(_no_prefetch)]
-        for at, hint in enumerate(hints):
+        def build(hint: Any, cache: bool) -> dict[str, Any]:
+            """The kernels, ``_dot_rows`` calling ``hint``, compiled and run once."""
+            global _dot, _score, _prefetch
             _prefetch = hint  # _dot_rows calls it (resolved when _dot compiles)
-            _dot = jit(_dot_rows, False)  # scan calls these (resolved when scan compiles)
-            _score = jit(_score_rows, False)
-            k = {"scan": jit(scan), "neighbours": jit(neighbours), "top_values": jit(top_values, False)}
-            try:  # compile now, on one row of the real types: the first search pays nothing more
-                _warm_up(k)
-                break
-            except Exception:  # noqa: BLE001 (a numba/LLVM without this hint's spelling: the next one)
-                if at == len(hints) - 1:
-                    raise
+            _dot = jit(_dot_rows, False, cache)  # scan calls these (resolved when scan compiles)
+            _score = jit(_score_rows, False, cache)
+            k = {"scan": jit(scan, True, cache), "neighbours": jit(neighbours, True, cache),
+                 "top_values": jit(top_values, False, cache)}  # fmt: skip
+            _warm_up(k)  # compile now, on one row of the real types: the first search pays nothing more
+            return k
+
+        try:
+            k = build(_prefetch_hint(numba), True)
+            k["prefetch"] = True
+        except numba.core.errors.NumbaError as e:  # the hint's code generation (numba's internals moved)
+            # subtle: numba's disk cache is keyed by the function, not by the _prefetch it resolved, so
+            # the kernels without the hint are not cached: a later process with a working hint would
+            # load them (two times slower at 1M) instead of compiling its own
+            warnings.warn(f"int8 kernels without the prefetch hint ({type(e).__name__})", stacklevel=2)
+            k = build(numba.njit(_no_prefetch), False)
+            k["prefetch"] = False
     k["seconds"], k["numba"] = time.perf_counter() - t0, numba
     _KERNELS.update(k)
     return _KERNELS
@@ -252,32 +260,34 @@ def _warm_up(k: dict[str, Any]) -> None:
     k["top_values"](f32, 1, np.full(1, -np.inf, np.float32))
 
 
-def _prefetch_hints(numba: Any) -> list[Any]:
-    """numba intrinsics ``prefetch(array, at)``: LLVM's ``llvm.prefetch`` (read, kept in every cache
-    level) of byte ``at`` of ``array``'s data, a hint that never faults. One per spelling of its name
-    (``p0`` with opaque pointers, LLVM 15 and later; ``p0i8`` before): the first that compiles is used,
-    else no hint (the same results, slower)."""
+def _prefetch_hint(numba: Any) -> Any:
+    """A numba intrinsic ``prefetch(codes, at)``: LLVM's ``llvm.prefetch`` (read, kept in every cache
+    level) of byte ``at`` of an int8 array's data, a hint that never faults (x86 ``prefetcht0``,
+    aarch64 ``prfm``). One spelling serves every LLVM numba uses: LLVM 14 (numba 0.60) renames
+    ``llvm.prefetch.p0`` to its typed-pointer ``p0i8`` itself."""
     from llvmlite import ir
     from numba.core import cgutils, types
     from numba.extending import intrinsic
 
-    def hint(name: str) -> Any:
-        @intrinsic
-        def prefetch(typingctx: Any, array: Any, at: Any) -> Any:
-            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                data = context.make_array(signature.args[0])(context, builder, args[0]).data
-                i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-                fn = cgutils.get_or_insert_function(
-                    builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), name
-                )
-                builder.call(fn, [builder.bitcast(builder.gep(data, [args[1]]), i8p), i32(0), i32(3), i32(1)])
-                return context.get_dummy_value()
+    @intrinsic
+    def prefetch(typingctx: Any, array: Any, at: Any) -> Any:
+        if not (
+            isinstance(array, types.Array) and array.dtype == types.int8 and isinstance(at, types.Integer)
+        ):
+            return None  # (an element offset is a byte offset for int8 only)
 
-            return types.void(array, at), codegen
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
+            )
+            builder.call(fn, [builder.bitcast(builder.gep(data, [args[1]]), i8p), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
 
-        return prefetch
+        return types.void(array, at), codegen
 
-    return [hint("llvm.prefetch.p0"), hint("llvm.prefetch.p0i8")]
+    return prefetch
 
 
 def jit_seconds() -> float | None:

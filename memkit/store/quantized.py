@@ -11,14 +11,14 @@ the exact index's two stages (:meth:`~memkit.store.index.SearchIndex.rank`) with
 pass (:mod:`memkit.store.int8_kernels`): over the read gate's mask (as the exact index renders it,
 remembered between searches), one loop scores every row the gate lets through — int8 codes times an
 int16 query, plus the other terms of the hybrid score — into a float32 array, neighbour expansion
-over it, and per-thread heaps that give the threshold of the *pool*, the best
+over it, and a heap that gives the threshold of the *pool*, the best
 ``max(pool_per_k · k, min_pool)`` candidates under the final tie rule. The error of an approximate
 cosine is at most ``scale / 2 · ‖q‖₁`` (about 4e-4 in practice).
 The pool's exact float32 rows (and its neighbours') are then read from DuckDB, the source of truth,
 and scored exactly in float64 as the exact index scores its shortlist: the returned scores are the
 exact ones, and so are the hits, since the pool's cut is checked as the shortlist's is (a row within
-the approximation error of ranking above the k-th hit joins the pool: ``_missed`` in
-:mod:`memkit.store.index`).
+the approximation error of ranking above the k-th hit joins the pool, and only its rows are read:
+:func:`memkit.store.cut.missed`).
 
 Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts and runs 5x slower than the
 float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
@@ -122,15 +122,17 @@ class QuantizedIndex(SearchIndex):
         :func:`fetch_vectors` over its connection).
     pool_per_k, min_pool
         The first pass keeps ``max(pool_per_k · k, min_pool)`` candidates for exact rescoring, and the
-        check of the cut adds any row the approximation could have misplaced (``_missed``), so the
-        pool's size changes the time, not the hits. Each row is read from DuckDB, a quarter of a
-        millisecond a row at 1M after a float32 matvec: the ranking (similarity only, 1M rows, the
-        float32 floor ~60 ms) took 42 ms with a pool of 64, 35 with 32 and 31 with 20 (2 and 16),
-        the same hits as the exact index for all 30 queries each; with default weights, whose
-        neighbours are read too, 44, 42 and 41 ms.
+        check of the cut adds any row the approximation could have misplaced (``cut.missed``; up
+        to :attr:`widen_at_most` rows), so the pool's size changes the time, not the hits (past
+        that many, the first pass's order picks the rows added). The rows are read from DuckDB: at
+        1M after a float32 matvec, ~5 ms a query (even ``SELECT 1`` after a pause) and a quarter of
+        a millisecond a row. The ranking (similarity only, 1M rows, the float32 floor ~60 ms) took
+        42 ms with a pool of 64, 35 with 32 and 31 with 20 (2 and 16), the same hits as the exact
+        index for all 30 queries each; with default weights, whose neighbours are read too and
+        whose cut is widened in most searches (a second query), 44, 42 and 41 ms.
     """
 
-    widen_at_most = 256  # the cut is checked (index.py _missed); each row added is read from DuckDB
+    widen_at_most = 256  # the cut is checked (cut.missed); each row added is read from DuckDB
 
     def __init__(
         self,
