@@ -382,8 +382,8 @@ def int8_size(store: memkit.MemoryStore, n: int, matvec: float, args: argparse.N
     for _, name, ms in rows:
         print(f"  {name:<60} {ms:10.2f} ms", flush=True)
     if settle:
-        print(f"  every call below (and the floor's) timed after a {settle:.1f} s pause: OpenBLAS's"
-              " threads spin ~0.1 s after each call, holding the int8 scan's second core")  # fmt: skip
+        print(f"  each call above and the floor's timed after a {settle:.1f} s pause (OpenBLAS's"
+              " threads spin ~0.1 s after each call, holding the int8 scan's second core)")  # fmt: skip
     print(f"  interleaved with the ranks, the floor took {statistics.median(floor_ms):.1f} ms (median);"
           " per-call ratios to it (median):")  # fmt: skip
     for name, ratio in ratios.items():
