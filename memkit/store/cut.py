@@ -49,8 +49,9 @@ class Hours:
 
 
 def missed(
-    first: np.ndarray, cand: np.ndarray, exact: np.ndarray, best: np.ndarray, hours: Any, tie: float
-) -> np.ndarray:
+    first: np.ndarray, cand: np.ndarray, exact: np.ndarray, best: np.ndarray, hours: Any, tie: float,
+    err: float | None = None,
+) -> np.ndarray:  # fmt: skip
     """The rows outside ``cand`` that could rank above the ``k``-th hit once scored exactly -> their
     row numbers (ascending; empty when the cut is sound).
 
@@ -68,7 +69,9 @@ def missed(
     if not len(best):
         return np.empty(0, np.int64)
     b, kth = float(exact.max()), float(exact[best[-1]])
-    err = 3.0 * float(np.max(np.abs(first[cand] - exact))) + 1e-6 * abs(b)
+    if err is None:  # (given: a guess of the error before any row is scored exactly)
+        err = 3.0 * float(np.max(np.abs(first[cand] - exact)))
+    err += 1e-6 * abs(b)
     width = tie * abs(b)
     if width > 0:  # the k-th's latest step: counted from the highest best score a row could reach
         scored, first[cand] = first[cand], -np.inf  # (the rows outside cand, without a copy of first)

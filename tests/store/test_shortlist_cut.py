@@ -97,6 +97,7 @@ def test_a_widened_pass_reads_only_the_rows_it_adds(monkeypatch: pytest.MonkeyPa
     pytest.importorskip("numba")
     import memkit.store.quantized as quantized
 
+    monkeypatch.setattr(quantized.QuantizedIndex, "likely_sigmas", 0.0)  # no guess: the pass widens
     store = _stores(0.02, ("int8",), n=1000)["int8"]
     reads: list[list[str]] = []
     fetch = quantized.fetch_vectors
@@ -117,6 +118,34 @@ def test_a_widened_pass_reads_only_the_rows_it_adds(monkeypatch: pytest.MonkeyPa
     for r in reads:
         ids = [i for ids in r for i in ids]
         assert len(ids) == len(set(ids)), r  # no row read twice in one search
+
+
+def test_the_likely_misses_are_read_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows the check of the cut would likely add are guessed before the exact scores and read
+    in the pool's DuckDB query: fewer queries (each ~5 ms cold at 1M), the same hits."""
+    pytest.importorskip("numba")
+    import memkit.store.quantized as quantized
+
+    stores = _stores(1.0, ("exact", "int8"), n=5000, dim=384, clusters=40, queries=60, seed=0)
+    queries = []
+    fetch = quantized.fetch_vectors
+
+    def counting(con, ids, dim):
+        queries[-1] += 1
+        return fetch(con, ids, dim)
+
+    monkeypatch.setattr(quantized, "fetch_vectors", counting)
+    w = mk.Weights(keyword=0.0)  # near ties newest first, neighbour expansion
+    try:
+        for sigmas in (0.0, quantized.QuantizedIndex.likely_sigmas):
+            monkeypatch.setattr(stores["int8"]._index, "likely_sigmas", sigmas)
+            queries.append(0)
+            for i in range(60):
+                assert _hits(stores["int8"], i, w) == _hits(stores["exact"], i, w), (sigmas, i)
+    finally:
+        for s in stores.values():
+            s.close()
+    assert queries[1] < queries[0], queries
 
 
 @pytest.mark.parametrize("noise", [0.002, 0.3])
