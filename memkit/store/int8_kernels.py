@@ -78,7 +78,7 @@ def scan(codes, scale, q, qscale, importance, last_access, keyword, w, now, n, m
     The score: ``w`` = (similarity, importance, recency, keyword weights, recency time scale in
     hours); a zero weight skips its term (``keyword`` may then be empty). The cosine is
     ``scale[i] · qscale · (codes[i] · q)`` with ``q`` the int16 query (:func:`quantize_query`);
-    recency is ``exp(-max(hours since last access at ``now``, 0) / time scale)``
+    recency, at ``now``, is ``exp(-max(hours since last access, 0) / time scale)``
     (:func:`memkit.decay.recency`).
 
     The rows go by chunks of :data:`CHUNK`, one task of the parallel loop each, in plain loops
