@@ -125,8 +125,9 @@ class QuantizedIndex(SearchIndex):
     pool_per_k, min_pool
         The first pass keeps ``max(pool_per_k · k, min_pool)`` candidates for exact rescoring, and the
         check of the cut adds any row the approximation could have misplaced (``cut.missed``; up
-        to :attr:`widen_at_most` rows), so the pool's size changes the time, not the hits (past
-        that many, the first pass's order picks the rows added). The rows are read from DuckDB: at
+        to :attr:`widen_at_most` rows, and as many guessed before by :meth:`_likely_missed`), so
+        the pool's size changes the time, not the hits (past that many, the first pass's order
+        picks the rows added). The rows are read from DuckDB: at
         1M after a float32 matvec, ~5 ms a query (even ``SELECT 1`` after a pause) and a quarter of
         a millisecond a row. The ranking (similarity only, 1M rows, the float32 floor ~60 ms) took
         42 ms with a pool of 64, 35 with 32 and 31 with 20 (2 and 16), the same hits as the exact
