@@ -228,7 +228,7 @@ class IndexColumns(AdjacencyMixin):
             self.expire_us[rows] = _NEVER
         else:
             imp = self.importance[rows]
-            life_us = np.clip(hours_until(self.floor, imp, self.half_life_h[rows]) * 3.6e9, 0, 8e18)  # (huge)
+            life_us = np.clip(hours_until(self.floor, imp, self.half_life_h[rows]) * US_PER_HOUR, 0, 8e18)
             expire = np.minimum(self.created_us[rows] + life_us.astype(np.int64), _NEVER)
             self.expire_us[rows] = np.where(imp < self.floor, np.iinfo(np.int64).min, expire)
         self.open_us[rows] = np.maximum(self.valid_from_us[rows], self.created_us[rows])

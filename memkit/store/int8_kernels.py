@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MissingDependency
+from .codes import US_PER_HOUR  # the index's time unit (epoch microseconds) -> hours
 
 __all__ = [
     "AHEAD", "CHUNK", "compile_kernels", "jit_seconds", "neighbours", "quantize_query", "scan", "top_values",
@@ -47,7 +48,6 @@ __all__ = [
 
 prange = range  # numba.prange once compile_kernels() ran (the parallel loop of the kernels)
 _KERNELS: dict[str, Any] = {}  # name -> compiled kernel; "numba" -> the module; "seconds" -> compile time
-US_PER_HOUR = 3.6e9  # the index's time unit (epoch microseconds) -> hours
 
 CHUNK = 1024  # rows per task of scan's parallel loop
 AHEAD = 8  # rows between the one the dot product reads and the one it asks of memory (_dot_rows)

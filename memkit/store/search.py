@@ -53,8 +53,6 @@ from .vectors import epoch_us
 
 __all__ = ["SearchMixin"]
 
-_MAX_K = MAX_HITS  # a search returns a few memories for a prompt, not the store
-
 
 def _names(
     field: str, value: str | Sequence[str] | None, choices: tuple[str, ...] | None
@@ -114,8 +112,8 @@ class SearchMixin(DeferredMixin, GuardMixin, ReadMixin, SyncMixin):
         requester = self._who(requester)
         clock = self._clock(now)  # read under the lock (ask)
         weights = self.weights if weights is None else weights  # the store's (settings=), by default
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= _MAX_K:
-            raise ValidationError("k", f"must be an int in [1, {_MAX_K}], got {k!r}")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= MAX_HITS:
+            raise ValidationError("k", f"must be an int in [1, {MAX_HITS}], got {k!r}")
         for name, flag in (("reinforce", reinforce), ("guard", guard)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValidationError(name, f"must be a bool, got {type(flag).__name__}")
