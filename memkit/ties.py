@@ -136,7 +136,10 @@ def _top_k(
     if k <= 0:
         return np.empty(0, dtype=np.int64), None
     if age is None:
-        part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))  # unordered
+        if k < len(scores):  # every row at least the k-th score (rows tied with it too: the lower win)
+            part = np.flatnonzero(scores >= np.partition(scores, len(scores) - k)[len(scores) - k])
+        else:
+            part = np.arange(len(scores))
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc
         return part[order][:k], None
     # every row that could rank above the k-th under tie_order has a step at most the k-th's (steps

@@ -129,3 +129,14 @@ def test_top_k_over_many_near_ties_with_unknown_ages_still_returns_k_rows() -> N
         full = tie_order(scores, age, 0.05)
         for k in (1, 7, 40):
             assert top_k(scores, k, age=age, tie=0.05).tolist() == full[:k].tolist()
+
+
+@pytest.mark.parametrize("n_valid", [None, 6])
+def test_top_k_without_ages_breaks_a_tie_at_the_cut_by_the_lower_row(n_valid: int | None) -> None:
+    """Equal scores straddling the k-th place: the lower rows go in, as the docstring says (a
+    partition alone keeps any of them)."""
+    scores = np.array([0.5, 0.9, 0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+    assert top_k(scores, 3, n_valid).tolist() == [1, 0, 2]
+    many = np.full(1000, 0.25)
+    many[[700, 900]] = 0.75
+    assert top_k(many, 6).tolist() == [700, 900, 0, 1, 2, 3]

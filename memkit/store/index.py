@@ -32,6 +32,7 @@ from ..scoring import hybrid, neighbour_score
 from ..ties import top_k, top_k_best
 from .cut import Hours, Read, missed, vectors_of
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
+from .reach import neighbour_reach
 
 __all__ = ["DELETED", "SearchIndex"]
 
@@ -98,6 +99,9 @@ class SearchIndex(IndexColumns):
         the exact rows come from: the int8 index (:mod:`memkit.store.quantized`) scans int8 codes,
         keeps a larger pool and reads the pool's rows from DuckDB.
 
+        Neighbour expansion in a dense first pass is computed for the rows that can reach the
+        shortlist only (:func:`~memkit.store.reach.neighbour_reach`: a bound, the same shortlist).
+
         Ties: :func:`memkit.scoring.top_k` ranks scores within ``Weights.tie`` of each other newest
         first, in both passes, so the shortlist never cuts a memory the final order would keep.
         ``floor`` other than the index's default is applied here by computing strength exactly.
@@ -142,7 +146,13 @@ class SearchIndex(IndexColumns):
             )
             if dense:
                 score[~mask[:n]] = -np.inf
-            if lam > 0:  # neighbour expansion: every candidate against its neighbours' scores
+            tie = float(weights.tie)
+            # neighbour expansion of a dense pass: only the rows that can reach the shortlist (reach.py)
+            near = neighbour_reach(score, adj, lam, lam2, size, tie) if lam > 0 and dense else None
+            if near is not None:
+                cand, score = near  # (the rows scored are now a part: as a sparse pass's)
+                dense, c = False, len(cand)
+            elif lam > 0:  # neighbour expansion: every candidate against its neighbours' scores
                 full = score if dense else np.full(n, -np.inf, np.float32)
                 if not dense:
                     full[cand] = score
@@ -150,7 +160,7 @@ class SearchIndex(IndexColumns):
                 boost *= lam  # in place: at 1M rows each float32 temporary is a pass over 4 MB
                 score += boost if dense else boost[cand]  # (score is hybrid's own new array)
             # chosen by the final rule (newest first within a tie step), so a near tie is not cut here
-            tie, aged = float(weights.tie), Hours(now_us, ix.created_us, None if dense else cand)
+            aged = Hours(now_us, ix.created_us, None if dense else cand)
             # top: the best first-pass row (np.argmax's): near ties count their steps from it, and a
             short, top = top_k_best(score, size, n_valid=c, age=aged, tie=tie)  # type: ignore[arg-type]
             top = top if dense else int(cand[top])  # cut by newest first may leave it out

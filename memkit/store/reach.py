@@ -1,0 +1,100 @@
+"""Which rows can reach a first pass's shortlist once neighbour expansion is added, so that the
+expansion is computed for those rows only (:meth:`memkit.store.index.SearchIndex.rank`).
+
+Neighbour expansion adds to each candidate ``λ ·`` its neighbours' best score
+(:func:`memkit.scoring.neighbour_score`): over every row, that is two (four, with ``neighbour2``)
+gathers through the adjacency, and then the shortlist's selection over every row. At 100k rows that
+is ~1.5 ms after the matrix product, a third of the product itself. But a row's boost is at most
+``λ(1 + λ₂)`` times the best score among its neighbours, so a row whose own score and whose
+neighbours' scores are all below ``h`` ends below ``h · (1 + λ(1 + λ₂))``. Given a lower bound ``T``
+of the shortlist's last final score (the ``size``-th best final score of *some* rows), every row that
+can be shortlisted is one of the rows scoring at least ``h = (T − one tie step) / (1 + λ(1 + λ₂))``,
+or a neighbour of one (the adjacency is symmetric: :func:`memkit.scoring.adjacent`). Those rows get
+their boost, exactly as the full pass computes it (the same float32 operations on the same values),
+and the shortlist is chosen among them: the same rows, in the same order.
+
+:func:`neighbour_reach` finds ``T`` in one or two rounds: a guess of ``h`` from a sample of the
+scores gives rows whose final scores bound ``T``; if the ``h`` that bound implies is lower than the
+guess, a second round takes the rows at the lower ``h``. It gives up (None: the full pass runs) when
+the bound is useless: no positive score, or most rows within reach.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..scoring import neighbour_score
+
+__all__ = ["neighbour_reach"]
+
+AT_LEAST = 16_384  # fewer rows: the full pass is cheap and the sample too small to guess from
+_SAMPLE = 4_096  # scores sampled (evenly spaced) for the first guess of h
+_GUESS = 0.03  # the first guess takes about this share of the rows (or 4 · size, if more)
+_MOST = 8  # more than one row in this many within reach: the full pass (as cheap, and no rounds)
+
+
+def neighbour_reach(
+    score: np.ndarray, adj: tuple[Any, ...], lam: float, lam2: float, size: int, tie: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows of ``score`` (every row's float32 first-pass score, ``-inf`` off the mask) that can be
+    among the ``size`` best once ``lam ·`` :func:`~memkit.scoring.neighbour_score` (``adj``: prev,
+    next, prev2, next2; ``lam2``: the second neighbours' share) is added and ranked with near-tie
+    step ``tie`` -> ``(rows ascending, their final float32 scores)``, or None when the bound does
+    not narrow them (then every row is expanded).
+
+    The final scores are those the full pass gives the same rows, bit for bit, and every row the
+    full pass could shortlist is among ``rows`` with a margin wider than float32 rounding."""
+    n = len(score)
+    if n < AT_LEAST or size >= n // _MOST:
+        return None
+    top = float(score.max())
+    if not 0.0 < top < np.inf:  # (NaN fails too) no positive score: the bound says nothing
+        return None
+    grow = 1.0 + lam * (1.0 + lam2)  # a final score is at most this times the best of its own and neighbours'
+    sample = score[:: max(1, n // _SAMPLE)]
+    take = min(len(sample), max(4 * size * len(sample) // n + 1, int(len(sample) * _GUESS)))
+    guess = float(np.partition(sample, len(sample) - take)[len(sample) - take])
+    if not guess > 0.0:
+        return None
+    # the best final score is at most top · grow, so a tie step is at most `step`; margins cover the
+    # float32 rounding of the sums (relative 1e-7 a step) and of the comparison with h
+    step = tie * top * grow * 1.001
+    slack = 1e-5 * top * grow
+    h = guess
+    for _ in range(2):
+        near = _around(score, adj, h, lam, lam2)
+        if near is None or len(near[0]) < size:
+            return None
+        rows, final = near
+        bound = float(np.partition(final, len(final) - size)[len(final) - size])  # <= the size-th best
+        need = (bound - step - slack) / (grow * (1.0 + 1e-5))
+        if need >= h:  # every row that can be shortlisted is within reach of h: among rows
+            return rows, final
+        if not need > 0.0:
+            return None
+        h = need
+    return None
+
+
+def _around(
+    score: np.ndarray, adj: tuple[Any, ...], h: float, lam: float, lam2: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The candidate rows scoring at least ``h`` and their neighbours (those ``lam2`` reaches too) ->
+    ``(rows ascending, final scores)``; None when more than one row in :data:`_MOST` would be."""
+    n = len(score)
+    lo = np.float32(h)  # h as a float32 no larger than h (every row scoring at least h is high)
+    high = np.flatnonzero(score >= (lo if lo <= h else np.nextafter(lo, np.float32(-np.inf))))
+    if len(high) > n // _MOST:
+        return None
+    reach = adj[:4] if lam2 else adj[:2]
+    # a neighbour of a high row has it as its own other-side neighbour (the adjacency is symmetric)
+    rows = np.sort(np.concatenate([high, *(a[high] for a in reach)]))  # (a few thousand: a sort
+    rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]  # beats marking n flags and finding them)
+    rows = rows[np.searchsorted(rows, 0) :]  # -1: no neighbour
+    rows = rows[score[rows] > -np.inf]  # candidates only
+    far = (adj[2][rows], adj[3][rows]) if lam2 else None
+    boost = neighbour_score(score, adj[0][rows], adj[1][rows], lam2, far)
+    boost *= lam  # as the full pass: in place, float32
+    return rows, score[rows] + boost
