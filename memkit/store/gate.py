@@ -24,8 +24,8 @@ serves or scores its text; approved again, its history replays as it was.
 Reads by id (``get``, ``delete``, ``approve``, …) go through :meth:`GateMixin._locate`: an id in
 another namespace than the one named is :class:`~memkit.errors.NotFound`; without a namespace, a
 requester reaches only memories it owns or created (an id alone proves nothing): anything else is
-AccessDenied, audited, as any denial — NotFound (audited the same) when it may not read the memory
-either, so an id alone tells it nothing of a memory it could not read.
+AccessDenied, audited, as any denial — NotFound when it may not read it either (:meth:`GateMixin._unseen`,
+out of its audit), so an id alone tells it nothing of a memory it could not read.
 """
 
 from __future__ import annotations
@@ -286,16 +286,27 @@ class GateMixin(AsOfMixin):
                  for d, t in zip(details, events["detail"], strict=True)]  # fmt: skip
         return events.with_columns(detail=pl.Series(texts, dtype=pl.String))
 
-    def _deny(
-        self, row: dict[str, Any], requester: str | None, now: datetime, op: str, why: str = ""
-    ) -> None:
+    def _deny(self, row: dict[str, Any], who: str | None, now: datetime, op: str, why: str = "") -> None:
         """Audit a refused operation on ``row`` and raise AccessDenied, naming the memory only to a
         requester who may read it (a write to another's private key must not tell its id)."""
-        self._log("deny", now, row["namespace"], requester, memory_id=row["id"], attempted=op,
+        self._log("deny", now, row["namespace"], who, memory_id=row["id"], attempted=op,
                   access=row["access"])  # fmt: skip
-        seen = acl.can_read(row["access"], row["owner"], row["created_by"], requester)
+        seen = acl.can_read(row["access"], row["owner"], row["created_by"], who)
         which = f"memory {row['id']}" if seen else "another writer's memory"
-        raise AccessDenied(f"{requester!r} may not {op} {which} (access {row['access']!r}){why}")
+        raise AccessDenied(f"{who!r} may not {op} {which} (access {row['access']!r}){why}")
+
+    def _unknown(self, memory_id: str, namespace: str | None) -> NotFound:
+        """What an id of nothing this call may reach gets, from every entry point."""
+        where = "" if namespace is None else f" in namespace {namespace!r}"
+        return NotFound(f"no memory with id {memory_id!r}{where}")
+
+    def _unseen(self, row: dict[str, Any], who: str | None, now: datetime, op: str, ns: str | None) -> None:
+        """:meth:`_unknown`'s NotFound if ``who`` may not read ``row``: logged (``answered: NotFound``) for
+        the operator and its readers, not in ``who``'s audit (read.py), which a made-up id leaves alone."""
+        if not acl.can_read(row["access"], row["owner"], row["created_by"], who):
+            self._log("deny", now, row["namespace"], who, memory_id=row["id"], attempted=op,
+                      access=row["access"], answered="NotFound")  # fmt: skip
+            raise self._unknown(row["id"], ns)
 
     def _check_read(self, row: dict[str, Any], requester: str | None, now: datetime, op: str) -> None:
         """AccessDenied (audited) unless ``requester`` may read ``row`` (:func:`memkit.access.can_read`)."""
@@ -318,25 +329,22 @@ class GateMixin(AsOfMixin):
         op: str,
         modify: bool = False,
         masked: bool = False,
+        hide: bool = False,
     ) -> dict[str, Any]:
         """The row of ``memory_id`` as ``requester`` may reach it by id, or NotFound / AccessDenied.
 
-        With ``namespace``, an id of another namespace does not exist for this call. Without it, a
-        requester reaches only what it owns or created (AccessDenied, audited; NotFound, audited
-        too, when it may not read the memory either: the id tells it nothing). Then the access
-        rule: reading (or, with ``modify``, changing: the operator, owner or creator).
+        With ``namespace``, an id of another namespace does not exist for this call; without it (or with
+        ``hide``) nor one the requester may not read (:meth:`_unseen`), and it reaches only what it owns
+        or created (AccessDenied, audited). Then the access rule: reading (or, with ``modify``,
+        changing: the operator, owner or creator).
         """
         row = self._row(memory_id, masked=masked)
         # subtle: an id of another namespace does not exist for this call (NotFound, not AccessDenied)
         if row is None or (namespace is not None and row["namespace"] != namespace):
-            where = f" in namespace {namespace!r}" if namespace is not None else ""
-            raise NotFound(f"no memory with id {memory_id!r}{where}")
+            raise self._unknown(memory_id, namespace)
+        if namespace is None or hide:
+            self._unseen(row, requester, now, op, namespace)
         if namespace is None and not acl.can_modify(row["owner"], row["created_by"], requester):
-            try:  # audited; one the requester may not read is unknown to it, as in another namespace
-                self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
-            except AccessDenied:
-                if acl.can_read(row["access"], row["owner"], row["created_by"], requester):
-                    raise
-                raise NotFound(f"no memory with id {memory_id!r}") from None
+            self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
         (self._check_modify if modify else self._check_read)(row, requester, now, op)
         return row

@@ -236,7 +236,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         (:func:`~memkit.store.names.log_names`: whatever rules made the log name it so). The operator
         sees every event. A ``requester`` (with its namespace) sees its own events and
         those about memories it may read; its refusals name no memory it may not read (the refusal
-        told it none). Events never hold memory text (:mod:`memkit.store.audit`).
+        told it none), and one answered NotFound (an id alone: ``answered`` in its detail) is the
+        operator's only, as a made-up id's leaves none. Events never hold memory text
+        (:mod:`memkit.store.audit`).
         """
         namespace = self._space(namespace, optional=True)
         op = None if op is None else check_choice("op", op, OPS)
@@ -248,7 +250,9 @@ class ReadMixin(GateMixin, VectorsMixin):
         mine, cols, head, tail = "TRUE", "memory_id", [], []
         if requester is not None:
             readable = f"e.memory_id IN (SELECT id FROM memories WHERE {where})"
-            mine = f"(e.requester = ? OR {readable})"
+            # its refusals answered as unknown ids (gate._unseen) are the operator's: a made-up id has none
+            unseen = "e.op = 'deny' AND e.detail->>'answered' IS NOT NULL"
+            mine = f"((e.requester = ? AND NOT ({unseen})) OR {readable})"
             # no id of a memory it may not read: its refusals' (that memory may be erased since), and
             # its own events' about one kept from it (the old version its write superseded)
             hidden = f"e.memory_id IN (SELECT id FROM memories WHERE NOT COALESCE(({where}), FALSE))"

@@ -77,16 +77,21 @@ class ReviewMixin(PipelineMixin):
         if not self._reviews(requester):
             self._deny(row, requester, now, op)
 
-    def _reviewable(self, memory_id: str, namespace: str | None) -> dict[str, Any]:
+    def _reviewable(
+        self, memory_id: str, namespace: str | None, requester: str | None, now: datetime, op: str
+    ) -> dict[str, Any]:
         """The row a reviewer acts on (reviewers work across namespaces; naming one scopes the id).
 
         Unlike :meth:`~memkit.store.gate.GateMixin._locate`, no access rule applies here: the
         caller checks :meth:`_check_reviewer`, and the row is unmasked (a reviewer sees the text).
+        But as there, a memory a non-reviewer may not read is unknown to it by id alone (NotFound,
+        :meth:`~memkit.store.gate.GateMixin._unseen`): its refusal does not tell a real id.
         """
         row = self._row(memory_id)
         if row is None or (namespace is not None and row["namespace"] != namespace):
-            where = f" in namespace {namespace!r}" if namespace is not None else ""
-            raise NotFound(f"no memory with id {memory_id!r}{where}")
+            raise self._unknown(memory_id, namespace)
+        if namespace is None and not self._reviews(requester):
+            self._unseen(row, requester, now, op, namespace)
         return row
 
     def quarantine(self, namespace: str | None = None) -> pl.DataFrame:
@@ -120,7 +125,8 @@ class ReviewMixin(PipelineMixin):
         """Release a quarantined memory -> the :class:`~memkit.schema.Memory` with its new status.
 
         Only the operator or a ``GuardParams.reviewers`` member may approve (anyone else gets
-        AccessDenied, audited as ``deny``). A keyed memory then meets the key's versions under the
+        AccessDenied, audited as ``deny``; NotFound, as for a made-up id, by an id alone of a memory
+        it may not read). A keyed memory then meets the key's versions under the
         store's conflict policy, as a fresh write would (``active``, or ``conflict`` under ``flag``;
         ``strict`` raises ConflictError and changes nothing); an ``approve`` event records it. The
         reply is the memory as the reviewer may read it: another writer's private (or protected)
@@ -131,7 +137,7 @@ class ReviewMixin(PipelineMixin):
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
-            row = self._reviewable(memory_id, namespace)
+            row = self._reviewable(memory_id, namespace, requester, now, "approve")
             self._check_reviewer(row, requester, now, "approve")  # first: no one else may learn the status
             if row["status"] != "quarantined":  # approving twice, or an active memory, is a mistake
                 raise ValidationError("memory_id", f"{memory_id!r} is {row['status']!r}, not quarantined")
@@ -186,9 +192,10 @@ class ReviewMixin(PipelineMixin):
         A live memory (``active``, or a pending ``conflict`` version) is quarantined at once: a value
         confirmed bad is neither served as a key's pending value nor resolved into its current one.
         Operator or reviewers only, and a reviewer only from a memory the review holds (quarantined)
-        or one it may read (AccessDenied, audited). If the memory is erased later, the lesson keeps
-        its embedding but loses the text and the reason (the reviewer's words about it); the
-        embedding can confirm a guess of the text, so unlearn the lesson first if nothing may remain.
+        or one it may read (AccessDenied, audited; anyone else gets :meth:`approve`'s refusals). If the
+        memory is erased later, the lesson keeps its embedding but loses the text and the reason (the
+        reviewer's words about it); the embedding can confirm a guess of the text, so unlearn the
+        lesson first if nothing may remain.
         """
         memory_id = check_name("memory_id", memory_id)
         reason = check_text("reason", reason, max_chars=1000)
@@ -203,7 +210,7 @@ class ReviewMixin(PipelineMixin):
         requester = self._who(requester)
         now = self._now(now)
         with self._lock:
-            row = self._reviewable(memory_id, namespace)
+            row = self._reviewable(memory_id, namespace, requester, now, "learn a lesson from")
             self._check_reviewer(row, requester, now, "learn a lesson from")
             if row["status"] != "quarantined":  # what the review holds, or what the reviewer may read
                 self._check_read(row, requester, now, "learn a lesson from")
