@@ -20,6 +20,7 @@ import polars as pl
 
 from .errors import ValidationError
 from .params import check_number
+from .text import is_blank
 
 __all__ = [
     "ACCESS", "FINDING_KINDS", "Finding", "KINDS", "LAYERS", "LAYER_HALF_LIFE_HOURS", "Memory", "SOURCES",
@@ -195,8 +196,7 @@ class Memory:
         back equals the one that was written."""
         names = cls.__dataclass_fields__
         kw = {k: v for k, v in row.items() if k in names}
-        kw["tags"] = tuple(kw.get("tags") or ())
-        kw["merged_from"] = tuple(kw.get("merged_from") or ())
+        kw["tags"], kw["merged_from"] = tuple(kw.get("tags") or ()), tuple(kw.get("merged_from") or ())
         kw["findings"] = _findings(kw.get("findings"))
         if isinstance(kw.get("value"), str):
             kw["value"] = json.loads(kw["value"])
@@ -230,10 +230,10 @@ WRITABLE_FIELDS = tuple(f for f in MEMORY_FIELDS if f not in SYSTEM_FIELDS)
 
 
 def check_text(name: str, value: Any, *, max_chars: int = MAX_CONTENT_CHARS) -> str:
-    """Memory text: a non-empty ``str`` of valid Unicode (no lone surrogates, no NUL)."""
+    """Memory text: a ``str`` of valid Unicode (no lone surrogates, no NUL) with something visible."""
     if not isinstance(value, str):
         raise ValidationError(name, f"must be a str, got {type(value).__name__}")
-    if not value.strip():
+    if is_blank(value):  # only spaces and invisible characters
         raise ValidationError(name, "must not be empty")
     if len(value) > max_chars:
         raise ValidationError(name, f"is {len(value)} characters; the limit is {max_chars}")

@@ -40,6 +40,7 @@ __all__ = [
     "IRREGULAR",
     "STOPWORDS",
     "fold",
+    "is_blank",
     "light_stem",
     "normalize",
     "normalize_expr",
@@ -184,6 +185,16 @@ def fold(text: str) -> str:
     '电话:138'
     """
     return text.translate(FOLD)
+
+
+def is_blank(text: str) -> bool:
+    """Nothing but whitespace and invisible characters (:data:`INVISIBLE`): what a reader sees as empty,
+    and what no memory may be (:func:`memkit.schema.check_text`).
+
+    >>> is_blank(" \u200b\ufeff"), is_blank("杭\u200b州")
+    (True, False)
+    """
+    return not _INVISIBLE_RE.sub("", text).strip()
 
 
 def strip_invisible(text: str) -> tuple[str, list[int] | None]:

@@ -19,7 +19,8 @@ POSITIVE = {
         ("对了，记住我下周去上海", "我下周去上海"),
         ("記住我喜歡爵士樂", None),  # traditional characters are not folded: not a command (see below)
         ("remember that I'm allergic to peanuts", "I'm allergic to peanuts"),
-        ("Remember that I’m allergic to peanuts", "I'm allergic to peanuts"),  # curly apostrophe
+        # a curly apostrophe matches as a straight one; the payload keeps it as written
+        ("Remember that I’m allergic to peanuts", "I’m allergic to peanuts"),
         ("Please remember my wife's name is Anna", "my wife's name is Anna"),
         ("please remember: the standup moved to 10am", "the standup moved to 10am"),
         ("Remember I prefer aisle seats", "I prefer aisle seats"),

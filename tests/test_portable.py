@@ -481,7 +481,8 @@ def test_a_round_trip_keeps_findings_as_they_are(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     guard = mk.GuardParams(detectors=(judge,))
     with mk.MemoryStore(guard=guard) as src, mk.MemoryStore(guard=guard) as dst:
-        src.add_many(pl.DataFrame({"content": ["\u2066", "User likes tea"]}), namespace="n", now=NOW)
+        # (hidden text beside a visible word: invisible characters alone are empty, not a memory)
+        src.add_many(pl.DataFrame({"content": ["note\u2066", "User likes tea"]}), namespace="n", now=NOW)
         src.export(path, now=NOW)
         dst.import_(path, now=NOW)
         assert dst.frame().equals(src.frame())

@@ -20,7 +20,10 @@ recall (:func:`is_question` decides). ``show`` is only the question about the us
 ("what do you know about me"); a question about one topic ("what do you remember about my diet?")
 is ordinary recall too. Thanks or "please" closing the message are not part of the payload
 ("forget that I like tea, thanks"), unless the word is what was said ("she never says please").
-The patterns themselves are data, in :mod:`memkit.commands.patterns`.
+The patterns themselves are data, in :mod:`memkit.commands.patterns`. They are matched on the
+normalized text (:func:`~memkit.commands.patterns.norm`), but the payload is the user's own words: the
+same span of the message as written (full-width letters, 中文标点, ², ① kept), without the spaces
+around it and the punctuation ending the message.
 
 >>> parse("记住我喜欢美式咖啡")
 Command(op='remember', text='我喜欢美式咖啡', raw='记住我喜欢美式咖啡')
@@ -31,10 +34,11 @@ True
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ..errors import ValidationError
-from ..text import normalize
+from ..text import INVISIBLE, normalize
 from . import patterns as _in
 
 __all__ = ["COMMAND_OPS", "Command", "is_question", "parse"]
@@ -47,7 +51,7 @@ class Command:
     """A memory command found in a user message.
 
     ``op`` is one of :data:`COMMAND_OPS`; ``text`` is the payload (what to remember, what to forget;
-    empty for ``delete_last`` and ``show``); ``raw`` is the message as written.
+    empty for ``delete_last`` and ``show``), as written in ``raw``, the message.
     """
 
     op: str
@@ -86,8 +90,76 @@ def parse(text: str) -> Command | None:
             payload = _polite_tail_off(m.groupdict().get("text") or "")
             if op == "forget":  # "我喜欢美式这件事吧" -> "我喜欢美式", unless nothing would be left
                 payload = _in.PAYLOAD_TAIL.sub("", payload).strip() or payload
+            if payload:  # cut on the normalized text, a prefix of the group: the user's words say it
+                payload = _as_written(text, norm, m.start("text"), len(payload)) or payload
             return Command(op=op, text=payload, raw=text)
     return None
+
+
+_GONE, _SPACE = re.compile(f"[{INVISIBLE}]"), re.compile(r"\s")
+# characters that never attach to what precedes them under NFKC (neither marks nor the second of a
+# composition, nor do they map to one): ASCII, CJK punctuation, kana, ideographs, Hangul syllables,
+# full-width ASCII (a test checks every code point)
+_ALONE = re.compile(
+    r"[\x00-\x7f\u3000-\u3029\u3040-\u3098\u309d-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
+    r"\uf900-\ufaff\uff01-\uff5e]"
+)
+# what belongs to the character before it though norm drops it: variation selectors, emoji tags (❤️, 🏴)
+_EXTEND = re.compile(r"[\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef]")
+
+
+def _as_written(text: str, norm: str, start: int, size: int) -> str | None:
+    """The span of ``text`` that ``norm[start:start + size]`` normalizes from (``norm`` is
+    :func:`~memkit.commands.patterns.norm` of ``text``); None if the offsets cannot be mapped back.
+
+    NFKC is applied piece by piece (a character with the marks after it, and with the next character
+    when the two compose: Hangul jamo), so each normalized character knows the piece it came from,
+    even when NFKC changes lengths (``ﬁ`` -> ``fi``); then the steps of ``norm`` that drop or merge
+    characters (invisible ones, whitespace runs, the trimmed ends) carry those spans along.
+
+    >>> _as_written("记住：Ｂ栋３０２室！", "记住:B栋302室", 3, 6)
+    'Ｂ栋３０２室'
+    """
+    if unicodedata.is_normalized("NFKC", text):  # every character is its own NFKC form
+        chars = [(c, i, i + 1) for i, c in enumerate(text)]
+    else:
+        pieces: list[list[int]] = []  # [start, end) offsets in text
+        for i, c in enumerate(text):
+            if pieces and not _ALONE.match(c) and (_mark(c) or _composes(text[pieces[-1][0] : i], c)):
+                pieces[-1][1] = i + 1
+            else:
+                pieces.append([i, i + 1])
+        chars = [(ch, lo, hi) for lo, hi in pieces for ch in unicodedata.normalize("NFKC", text[lo:hi])]
+    out: list[tuple[str, int, int]] = []  # norm's steps: invisible characters out, whitespace runs as one
+    for ch, lo, hi in chars:
+        if _GONE.match(ch):
+            continue
+        if _SPACE.match(ch) and out and out[-1][0] == " ":
+            out[-1] = (" ", out[-1][1], hi)
+            continue
+        out.append((" " if _SPACE.match(ch) else "'" if ch == "\u2019" else ch, lo, hi))
+    s = "".join(ch for ch, _, _ in out)
+    lead = len(s) - len(s.lstrip())  # the trimmed ends (norm: strip, the trailing TRAIL, strip)
+    cut = s.strip().rstrip(_in.TRAIL)
+    lead += len(cut) - len(cut.lstrip())
+    if s[lead : lead + len(norm)] != norm or not 0 <= start < start + size <= len(norm):
+        return None  # the pieces do not add up to norm (never seen)
+    lo, hi = out[lead + start][1], out[lead + start + size - 1][2]
+    while hi < len(text) and _EXTEND.match(text[hi]):
+        hi += 1
+    return text[lo:hi]
+
+
+def _mark(c: str) -> bool:
+    """Does ``c`` (or its NFKC form: half-width ﾞ is a combining mark) attach to what precedes it?"""
+    return bool(unicodedata.combining(c) or unicodedata.combining(unicodedata.normalize("NFKC", c)[:1] or c))
+
+
+def _composes(piece: str, c: str) -> bool:
+    """Does NFKC join ``c`` with the ``piece`` before it (a Hangul jamo sequence, 가 + ᆨ)?"""
+    return unicodedata.normalize("NFKC", piece + c) != unicodedata.normalize("NFKC", piece) + (
+        unicodedata.normalize("NFKC", c)
+    )
 
 
 def _polite_tail_off(payload: str) -> str:

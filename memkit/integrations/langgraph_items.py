@@ -29,6 +29,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from ..errors import ValidationError
 from ..guard.labels import decode_label, decode_namespace, encode_label, encode_namespace
+from ..text import is_blank
 
 NOINDEX = "langgraph:noindex"
 """The tag memkit gives an item put with ``index=False``: stored and listed, never ranked by a query."""
@@ -99,8 +100,9 @@ def _leaves(value: Any) -> list[str]:
 def value_text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
     """The memory text of a value: the strings at ``paths``, one per line (the JSON when none).
 
-    Paths use LangGraph's syntax (``"text"``, ``"meta.lang"``, ``"tags[*]"``); blank strings are
-    skipped. A value with no text at all is stored as its JSON, so a memory's text is never empty.
+    Paths use LangGraph's syntax (``"text"``, ``"meta.lang"``, ``"tags[*]"``); blank strings (spaces
+    and invisible characters only) are skipped. A value with no text at all is stored as its JSON, so
+    a memory's text is never empty.
 
     >>> value_text({"text": "I like tea", "meta": {"lang": "en"}, "ok": True}, ["$"]).splitlines()
     ['I like tea', 'en']
@@ -108,7 +110,7 @@ def value_text(value: Mapping[str, Any], paths: Sequence[str]) -> str:
     texts: list[str] = []
     for path in paths:
         texts += _leaves(value) if path == "$" else get_text_at_path(value, tokenize_path(path))
-    text = "\n".join(t for t in texts if t.strip())
+    text = "\n".join(t for t in texts if not is_blank(t))  # (spaces, invisible characters)
     return text or json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 

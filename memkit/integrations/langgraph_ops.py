@@ -41,6 +41,7 @@ from langgraph.store.base import (
 
 from ..errors import ValidationError
 from ..schema import MAX_CONTENT_CHARS, check_text
+from ..text import is_blank
 from .langgraph_items import check_filter, value_text
 
 __all__ = ["TTL_MAX", "check_op", "check_path", "put_text", "until"]
@@ -182,7 +183,7 @@ def check_op(op: Any, fields: Sequence[str]) -> None:
         check_filter(op.filter)
         # a blank query lists, unranked, as LangGraph's stores list for query="" (never an error);
         # any other is checked as the store's search checks it (a str, no NUL or lone surrogate, length)
-        if op.query is not None and not (isinstance(op.query, str) and not op.query.strip()):
+        if op.query is not None and not (isinstance(op.query, str) and is_blank(op.query)):
             check_text("query", op.query)
     if isinstance(op, ListNamespacesOp):
         d = op.max_depth

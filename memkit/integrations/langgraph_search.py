@@ -22,6 +22,7 @@ import polars as pl
 from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 
 from ..errors import ValidationError
+from ..text import is_blank
 from ..ties import tie_order
 from .langgraph_items import (
     NOINDEX,
@@ -125,7 +126,7 @@ class SearchOps:
         """
         offset, limit, flt = int(op.offset), int(op.limit), op.filter or {}
         weights = self.weights  # read once: every namespace ranked, and the merge ordered, with the same
-        query = op.query if op.query and op.query.strip() else None  # a blank query lists, unranked
+        query = None if is_blank(op.query or "") else op.query  # a blank query lists, unranked
         ranked: list[pl.DataFrame] = []  # the query's hits, with their scores ...
         rest: list[pl.DataFrame] = []  # ... and rows without a score (no query, or put with index=False)
         for ns in self._names(now, tuple(op.namespace_prefix)):

@@ -54,6 +54,7 @@ from ..schema import (
     default_layer,
     layer_expr,
 )
+from ..text import INVISIBLE
 from .columns import ArrowList, hex_array
 
 __all__ = ["WRITABLE", "build_frame", "build_rows", "new_id", "new_ids"]
@@ -201,7 +202,9 @@ _TIMES = ("created_at", "last_access_at", "valid_from", "valid_until")
 _FRAME_COLUMNS = {"content", "importance", "key", "kind", "layer", "source", "access", "protected", "tags",
                   "half_life_hours", "access_count", *_TIMES}  # fmt: skip
 _CHOICES = {"kind": KINDS, "layer": LAYERS, "source": SOURCES, "access": ACCESS}
-_SOLID = r"[\p{L}\p{N}\p{P}\p{S}]"  # never whitespace, control or invisible (Python and Unicode agree)
+# never whitespace, control or invisible (Python and Unicode agree; the Hangul fillers are letters, but
+# invisible: memkit.text.INVISIBLE)
+_SOLID = rf"[[\p{{L}}\p{{N}}\p{{P}}\p{{S}}]--[{INVISIBLE}]]"
 _PLAIN_NAME = rf"^{_SOLID}(?:[\p{{L}}\p{{N}}\p{{P}}\p{{S}}\p{{M}} ]*{_SOLID})?$"
 _EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compared in UTC)
 _BOUNDS = {

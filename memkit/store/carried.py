@@ -40,6 +40,7 @@ from ..portable.strictjson import fail
 from .forgotten import ERASED, erased_lessons
 from .guard import GuardMixin
 from .names import log_names
+from .vectors import points
 
 __all__ = ["CarriedMixin"]
 
@@ -63,13 +64,6 @@ _UNLEARNED = (  # the lessons of ? a reviewer dropped here (unlearn): a backup d
     "SELECT DISTINCT detail->>'lesson' FROM events WHERE op = 'lesson' AND detail->>'action' = 'unlearn'"
     " AND detail->>'lesson' IN (SELECT unnest(?::VARCHAR[]))"
 )
-
-
-def _points(vectors: np.ndarray) -> np.ndarray:
-    """Which rows of ``vectors`` ``(n, dim)`` have a direction: a squared length above 0 in float32
-    (``(n,)`` bool; all zeros, or values so small their squares vanish, point nowhere)."""
-    with np.errstate(under="ignore"):
-        return np.einsum("ij,ij->i", vectors, vectors) > 0
 
 
 def _as_stored(vectors: np.ndarray) -> np.ndarray:
@@ -108,13 +102,8 @@ class CarriedMixin(GuardMixin):
         pipeline embeds the texts); an all-zero one only where this store's embedder agrees."""
         if data.embeddings is None or reembed or not self._same_embedder(data):
             return None
-        zero = np.flatnonzero(~_points(data.embeddings))  # (z,) rows whose vector points nowhere
-        if len(zero):
-            own = self._check_embeddings(
-                self.embedder.embed([data.columns["content"][i] for i in zero]), len(zero)
-            )
-            if (bad := np.flatnonzero(_points(own))).size:  # the text has a direction: the line lies
-                raise fail(data.lines[zero[bad[0]]], "embedding", _ZERO)
+        if (bad := self._lying_zeros(data.embeddings, data.columns["content"])).size:
+            raise fail(data.lines[bad[0]], "embedding", _ZERO)  # the text has a direction: the line lies
         return _as_stored(data.embeddings)
 
     def _same_embedder(self, data: Parsed) -> bool:
@@ -158,7 +147,7 @@ class CarriedMixin(GuardMixin):
             x.update(said)
             empty = erased_lessons([x["content"]], [x["reason"]])[0] or x["line"] in gone  # no text to embed
             vec = x["embedding"] if reuse and (unchanged or empty) else None
-            if vec is not None and (_points(vec[None, :])[0] or empty):
+            if vec is not None and (points(vec[None, :])[0] or empty):
                 x["vector"] = _as_stored(vec[None, :])[0]  # (an inert one stays zero)
             elif empty:
                 x["vector"], x["action"] = np.zeros(self.embedder.dim, np.float32), "inert"
@@ -169,7 +158,7 @@ class CarriedMixin(GuardMixin):
         if todo:
             made = self._check_embeddings(self.embedder.embed([kept[j]["content"] for j in todo]), len(todo))
             for j, v in zip(todo, made, strict=True):
-                if j in zeros and _points(v[None, :])[0]:
+                if j in zeros and points(v[None, :])[0]:
                     raise fail(kept[j]["line"], "lesson.embedding", _ZERO)
                 kept[j]["vector"] = v
         if inert := sum(x["action"] == "inert" for x in kept):

@@ -30,7 +30,7 @@ from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
 
-__all__ = ["VectorsMixin", "epoch_us", "erasures_of", "index_cols"]
+__all__ = ["VectorsMixin", "epoch_us", "erasures_of", "index_cols", "points"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -98,6 +98,13 @@ def index_rows(table: Any, dim: int) -> tuple[dict[str, Any], np.ndarray]:
     return cols, emb.reshape(table.num_rows, dim)
 
 
+def points(vectors: np.ndarray) -> np.ndarray:
+    """Which rows of ``vectors`` ``(n, dim)`` have a direction: a squared length above 0 in float32
+    (``(n,)`` bool; all zeros, or values so small their squares vanish, point nowhere)."""
+    with np.errstate(under="ignore"):
+        return np.einsum("ij,ij->i", vectors, vectors) > 0
+
+
 class VectorsMixin(StoreCore):
     """Embeddings, row inserts and the derived search index."""
 
@@ -107,6 +114,18 @@ class VectorsMixin(StoreCore):
     ) -> np.ndarray:
         """:func:`memkit.embed.check_embeddings` with the store's dim: it never trusts an embedder."""
         return check_embeddings(x, n, self.embedder.dim, field, fresh=fresh, borrow=borrow)
+
+    def _lying_zeros(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        """The rows of given ``vectors`` ``(n, dim)`` that point nowhere (:func:`points`) while this
+        store's embedder gives their text (``texts``, row-aligned) a direction -> their positions
+        ``(z,)``, ascending. Such a vector would make its memory match nothing, so a write refuses it
+        (``import_``: a file's line; ``add_many``: an ``embedding`` column); a zero vector for a text
+        the embedder maps to zero too (no words: ``"!!!"``) is kept. Only the zero rows are embedded."""
+        zero = np.flatnonzero(~points(vectors))  # (z,)
+        if not zero.size:
+            return zero
+        own = self._check_embeddings(self.embedder.embed([texts[i] for i in zero]), len(zero))
+        return zero[points(own)]
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
         """Embeddings of ``texts`` -> ``(matrix (n, dim), content hashes, new cache entries)``.

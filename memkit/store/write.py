@@ -34,6 +34,9 @@ from .pipeline import OVERLAP_ROWS, PipelineMixin, on_thread
 
 __all__ = ["WriteMixin"]
 
+# a given vector with no direction where the row's text has one (VectorsMixin._lying_zeros): import's rule
+_ZERO = "is all zeros (or too small to normalize), but the text's own vector is not (it would match nothing)"
+
 
 class WriteMixin(PipelineMixin):
     """``add`` and ``add_many``; ``check_names`` and ``check_key_write``."""
@@ -147,7 +150,8 @@ class WriteMixin(PipelineMixin):
 
         Columns: ``content`` and any writable :class:`Memory` field (``key``, ``importance``,
         ``created_at``, ``tags``, ...), plus an optional ``embedding`` column (``dim`` floats per
-        row; normalized here) that skips the embedder. ``created_by`` is the requester; only the
+        row; normalized here) that skips the embedder (an all-zero one only where the embedder gives
+        the text no direction either, as ``import_`` accepts it). ``created_by`` is the requester; only the
         operator may set it. Keyed rows meet the key's stored versions, and each other in frame
         order, under ``conflict_policy`` as :meth:`add` does; a keyed row whose ``access``
         (``protected``) is null or has no column keeps its writer's own current version's, as in :meth:`add`.
@@ -177,6 +181,8 @@ class WriteMixin(PipelineMixin):
                 except (OverflowError, ValueError) as e:  # e.g. a time with no UTC date in a datetime column
                     raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
                 cols = build_rows(records, namespace, requester, now)
+            if emb is not None and (bad := self._lying_zeros(emb, cols["content"])).size:
+                raise ValidationError(f"embedding[row {bad[0]}]", _ZERO)
             with self._lock:
                 cols = self._write(
                     cols,
