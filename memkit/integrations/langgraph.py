@@ -247,9 +247,12 @@ class MemkitStore(SearchOps, BaseStore):
         """A memory written without a key, addressed by its id (memkit's own writes): an active one,
         and (``valid``) valid at ``now`` and written by then, in its status then, as search lists it. A
         delete erases an active one whatever its validity, as it erases every version of a key."""
-        try:  # another's it may not read: no item, as for a missing one, and logged as such (the
-            # operator's record only, as the lookup of a missing one leaves the requester's audit alone)
-            self.store._locate(key, namespace=ns, requester=self.requester, now=now, op="read", hide=True)
+        # another's it may not read: no item, as for a missing one, and nothing in the audit (get() would
+        # log its refusal in the requester's own audit, which a made-up id leaves alone)
+        who = self.requester
+        if who is not None and not self.store.frame(ns, ids=[key], requester=who).height:
+            return None
+        try:
             m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
         except (NotFound, ValidationError, AccessDenied):  # (the batch holds the store's lock)
             return None

@@ -329,20 +329,19 @@ class GateMixin(AsOfMixin):
         op: str,
         modify: bool = False,
         masked: bool = False,
-        hide: bool = False,
     ) -> dict[str, Any]:
         """The row of ``memory_id`` as ``requester`` may reach it by id, or NotFound / AccessDenied.
 
-        With ``namespace``, an id of another namespace does not exist for this call; without it (or with
-        ``hide``) nor one the requester may not read (:meth:`_unseen`), and it reaches only what it owns
-        or created (AccessDenied, audited). Then the access rule: reading (or, with ``modify``,
+        With ``namespace``, an id of another namespace does not exist for this call; without it, nor
+        one the requester may not read (:meth:`_unseen`), and it reaches only what it owns or created
+        (AccessDenied, audited). Then the access rule: reading (or, with ``modify``,
         changing: the operator, owner or creator).
         """
         row = self._row(memory_id, masked=masked)
         # subtle: an id of another namespace does not exist for this call (NotFound, not AccessDenied)
         if row is None or (namespace is not None and row["namespace"] != namespace):
             raise self._unknown(memory_id, namespace)
-        if namespace is None or hide:
+        if namespace is None:
             self._unseen(row, requester, now, op, namespace)
         if namespace is None and not acl.can_modify(row["owner"], row["created_by"], requester):
             self._deny(row, requester, now, op, "; name its namespace (namespace=...) to reach it by id")
