@@ -72,6 +72,7 @@ from .settable import (
     an_instance,
     opening_embedder,
     warn_other_embedder,
+    warn_unscreened,
 )
 from .stale import warn_stale_settings
 from .write import WriteMixin
@@ -237,6 +238,7 @@ class MemoryStore(
         self._retried, self._retry_lock = 0, threading.Lock()  # store.retries (memkit.store.retry)
         if settings is not None:
             self._set_parameters(settings)
+            warn_unscreened(settings, source)  # a guard turned off out of sight of this code
         self._open(create=create)
         if self._stale is not None and given is None and settings is not None and settings.embedder:
             try:  # (a warning turned into an error, as tests do, must not leave the file held)
@@ -269,6 +271,7 @@ class MemoryStore(
         if settings.embedder is not None:
             warn_other_embedder(settings.embedder, self.embedder, "fixed at the open; reembed() changes it")
         self._set_parameters(settings)
+        warn_unscreened(settings, None)
 
     def _set_parameters(self, settings: Settings) -> None:
         """Set the parameters of ``settings`` (checked): :attr:`settings`' setter, and the open."""

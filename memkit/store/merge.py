@@ -6,7 +6,7 @@ written and valid at ``now``, changeable by the requester) with the same pure fu
 (:func:`memkit.consolidate.plan_grouped`: clusters within one namespace, layer, key and access group,
 so a merge never widens who may read a text). Applying a plan writes each merged memory through the
 write pipeline — the guard screens the merged text, and a cluster it would not store as active is
-left unmerged — and retires the members as ``superseded`` in the same transaction.
+left unmerged, with a ``deny`` event — and retires the members as ``superseded`` in the same transaction.
 """
 
 from __future__ import annotations
@@ -199,8 +199,10 @@ class MergeMixin(PipelineMixin, ReadMixin):
         key-or-no-key and access group (same access, owner and creator), so a merge never widens who
         may read a text. ``dry_run=True`` returns the plan only. Applying it writes one merged memory
         per cluster through the write pipeline (the guard screens the merged text; a cluster it would
-        not store as active is left unmerged, ``merged_id`` null) and retires the members as
-        ``superseded``, in one transaction. The plan gains a ``merged_id`` column. A second run
+        not store as active is left unmerged, ``merged_id`` null, with one ``deny`` event) and retires
+        the members as ``superseded``, in one transaction. The plan gains a ``merged_id`` column and
+        ``refused``: why a cluster is not merged (``guard``, ``namespace``: :meth:`_merge_rows`; null
+        when it is), which a dry run, screening the merged texts too, tells beforehand. A second run
         merges nothing.
 
         ``params`` (a :class:`~memkit.consolidate.MergeParams`) sets ``max_cluster``, ``block_size``
@@ -226,25 +228,33 @@ class MergeMixin(PipelineMixin, ReadMixin):
         with self._lock:
             frame, emb = self.merge_candidates(namespace, now=now, requester=requester)
             plan = plan_grouped(frame, emb, params)
-            if dry_run or plan.is_empty():
-                return plan.with_columns(merged_id=pl.lit(None, pl.String))
+            if plan.is_empty():
+                return plan.with_columns(merged_id=pl.lit(None, pl.String), refused=pl.lit(None, pl.String))
+            if dry_run:  # what applying would refuse, screened as it would be (nothing written)
+                ordered, _, order, refused, _ = self._merge_rows(plan, frame, emb, now, requester)
+                plan = ordered.with_columns(merged_id=pl.lit(None, pl.String),
+                                            refused=pl.Series(refused, dtype=pl.String))  # fmt: skip
+                return plan[np.argsort(order, kind="stable")]
             return self._apply_merges(plan, frame, emb, now, requester)
 
-    def _apply_merges(
+    def _merge_rows(
         self, plan: pl.DataFrame, frame: pl.DataFrame, emb: np.ndarray, now: datetime, requester: str | None
-    ) -> pl.DataFrame:
-        """Write a merge plan -> the plan with ``merged_id`` (null for a cluster left unmerged).
-
-        Each cluster becomes one record (:func:`merged_record`), validated per namespace by
-        ``build_rows`` with the members' authorship, screened by the guard first (a merged text the
-        guard would not store as active is dropped, not refused: its members stay as they are),
-        then written through the pipeline with the survivor's embedding, while ``retire`` marks the
-        members ``superseded`` in the same transaction.
-        """
-        by_id = {r["id"]: (i, r) for i, r in enumerate(frame.to_dicts())}  # id -> (row in emb, row)
+    ) -> tuple[pl.DataFrame, dict[str, list[Any]], list[int], list[str | None], list[dict[str, Any]]]:
+        """A merge plan as the rows it would write -> ``(plan, cols, order, refused, denials)``: the plan's
+        rows in the order of ``cols`` (grouped by namespace; ``order``: their places in the plan), each
+        cluster's record (:func:`merged_record`) validated per namespace by ``build_rows`` with the
+        members' authorship, and why each would not be written (None: it would): ``guard``, the guard
+        would not store it as active (a secret, an injection, a lesson's repeat: screened here on a
+        copy, as ``_write`` screens the rows again, same result), or ``namespace``, one holding a
+        secret by the store's rules (an old store's: no new rows). ``denials``: the ``deny`` event
+        details of those the guard refused (codes and spans of its findings, never text). ``cols``
+        also holds ``_at`` (each survivor's row in ``emb``) and ``_spaces`` (its members' namespaces)."""
+        # the members' rows only (a few per cluster, not every candidate), `_at` their row in `emb`
+        held = frame.with_row_index("_at").filter(pl.col("id").is_in(plan["members"].explode().implode()))
+        rows = {r["id"]: r for r in held.to_dicts()}
         records, order = [], []
         for c in plan.to_dicts():  # one record per cluster (a handful), not per memory
-            ms, s = [by_id[m][1] for m in c["members"]], by_id[c["survivor"]][1]
+            ms, s = [rows[m] for m in c["members"]], rows[c["survivor"]]
             version = max(m["version"] for m in ms) + (s["key"] is not None)  # a keyed merge: next version
             records.append(
                 {**merged_record(ms, s, c["content"], now), "namespace": s["namespace"], "version": version}
@@ -261,18 +271,48 @@ class MergeMixin(PipelineMixin, ReadMixin):
         plan = plan[order]  # the plan's rows in the order of `cols` (grouped by namespace)
         cols["version"] = [records[i]["version"] for i in order]
         cols["merged_from"], cols["supersedes"] = plan["members"].to_list(), plan["survivor"].to_list()
-        # subtle: a dry run of the guard on a copy; _write screens the real rows again (same result)
-        screened = {k: list(v) for k, v in cols.items()}
+        cols["_at"] = [rows[s]["_at"] for s in cols["supersedes"]]  # the survivor's vector (popped by _apply)
+        cols["_spaces"] = [[rows[m]["namespace"] for m in ms] for ms in cols["merged_from"]]  # (the same)
+        screened = {k: list(v) for k, v in cols.items()}  # subtle: the guard's dry run, on a copy
         self._screen(screened, requester, now, op="merge", refuse=False)
-        ok = [  # the guard passes it as is, in a namespace that may take new rows (not an old secret one)
-            i for i, (st, ns) in enumerate(zip(screened["status"], cols["namespace"], strict=True))
-            if st == "active" and not self._secret(ns)
+        if self._stale is None:  # (a stale file's vectors are another embedder's, and it takes no writes)
+            # a lesson's repeat, by the survivor's vector and the text's own, as _write checks a given one
+            self._near_lessons(screened, emb[cols["_at"]], range(len(order)))
+        refused: list[str | None] = [
+            None if st == "active" and not self._secret(ns) else "guard" if st != "active" else "namespace"
+            for st, ns in zip(screened["status"], cols["namespace"], strict=True)
+        ]
+        denials = [
+            {"attempted": "merge", "reason": "guard", "members": ms,
+             "findings": [{k: f.get(k) for k in ("code", "kind", "start", "end")}
+                          for f in json.loads(found or "[]")]}
+            for ms, found, why in zip(cols["merged_from"], screened["findings"], refused, strict=True)
+            if why == "guard"
         ]  # fmt: skip
+        return plan, cols, order, refused, denials
+
+    def _apply_merges(
+        self, plan: pl.DataFrame, frame: pl.DataFrame, emb: np.ndarray, now: datetime, requester: str | None
+    ) -> pl.DataFrame:
+        """Write a merge plan -> the plan with ``merged_id`` (null for a cluster left unmerged).
+
+        The clusters :meth:`_merge_rows` would write are written through the pipeline with the
+        survivor's embedding, while ``retire`` marks the members ``superseded`` in the same
+        transaction; each one the guard refused leaves its members as they are and one ``deny`` event
+        (``attempted: merge``, ``reason: guard``, the members' ids, the findings' codes and spans).
+        """
+        plan, cols, order, refused, denials = self._merge_rows(plan, frame, emb, now, requester)
+        ok = [i for i, why in enumerate(refused) if why is None]
+        denied = [cols["namespace"][i] for i, why in enumerate(refused) if why == "guard"]
         cols = {k: [v[i] for i in ok] for k, v in cols.items()}
         members = [m for ms in cols["merged_from"] for m in ms]
-        survivor_emb = (  # (merged, dim): the survivor's vector, though the text may add others' sentences
-            emb[[by_id[s][0] for s in cols["supersedes"]]] if ok else np.zeros((0, emb.shape[1]), np.float32)
-        )
+        spaces = [ns for nss in cols.pop("_spaces") for ns in nss]  # each member's namespace
+        # (merged, dim): the survivor's vector, though the text may add others' sentences
+        survivor_emb = emb[cols.pop("_at")] if ok else np.zeros((0, emb.shape[1]), np.float32)
+
+        def deny() -> None:
+            """The refused merges' ``deny`` events (inside the merges' transaction, or one of their own)."""
+            self._events(now, "deny", denied, [None] * len(denied), requester, denials)
 
         def retire() -> None:
             """Inside the merge's transaction: the members become ``superseded``, one event each.
@@ -286,9 +326,9 @@ class MergeMixin(PipelineMixin, ReadMixin):
                         " run consolidate again"
                     )
             dated = self._set_status(members, "superseded", now)  # (a member changed after `now`: then)
-            self._events_at([dated[m] for m in members], "supersede",
-                            [by_id[m][1]["namespace"] for m in members], members, requester,
+            self._events_at([dated[m] for m in members], "supersede", spaces, members, requester,
                             [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip
+            deny()
 
         merged_ids: list[str | None] = [None] * plan.height
         if ok:
@@ -299,5 +339,9 @@ class MergeMixin(PipelineMixin, ReadMixin):
             self._mirror(lambda: self._index.set_status(members, "superseded"))
             for j, i in enumerate(ok):
                 merged_ids[i] = cols["id"][j]
-        merged = plan.with_columns(merged_id=pl.Series(merged_ids, dtype=pl.String))
+        elif denied and not self.read_only and self._stale is None:  # (as _log: a read-only store logs none)
+            self._tx(deny)
+        merged = plan.with_columns(
+            merged_id=pl.Series(merged_ids, dtype=pl.String), refused=pl.Series(refused, dtype=pl.String)
+        )
         return merged[np.argsort(order, kind="stable")]  # back in the plan's order, as a dry run gives it

@@ -41,6 +41,7 @@ from ..portable.columns import hex_array
 from . import vectors
 from .guard import GuardMixin
 from .pg_schema import ANALYZE_ROWS
+from .settable import unscreened
 from .staging import stage
 from .versions import VersionPlan, VersionsMixin
 
@@ -116,6 +117,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
         inherits = unset is not None and any(v is not False for v in unset.values()) and keys.count(None) < n
         decided = ("status", "version", "supersedes") + (("access", "protected") if inherits else ())
         given = {c: list(cols[c]) for c in decided}
+        off = unscreened(self.guard)  # a guard off, or partly: every event of the batch says so ({}: on)
 
         def decide() -> tuple[VersionPlan, list[dict[str, Any]]]:
             """Stage 4, the version plan, and each row's event detail (from the rows as given)."""
@@ -136,7 +138,7 @@ class PipelineMixin(GuardMixin, VersionsMixin):
 
             def detail(s: str, k: str | None, v: int, d: dict[str, Any]) -> dict[str, Any]:
                 # (a quarantined row's key may be the injection: the log does not repeat it)
-                return {"status": s, "key": None if s == "quarantined" else k, "version": v, **d}
+                return {"status": s, "key": None if s == "quarantined" else k, "version": v, **d, **off}
 
             # rows alike share one detail object, so their events hold one JSON text; alike by identity
             # (or by value and type), not merely by ==: 1 == True == 1.0, whose JSON differs

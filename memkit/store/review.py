@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from .. import access as acl
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..guard import identity, screen, secret_names
 from ..params import GuardParams
@@ -76,6 +77,11 @@ class ReviewMixin(PipelineMixin):
         """AccessDenied (audited as ``deny``) unless ``requester`` is the operator or a reviewer."""
         if not self._reviews(requester):
             self._deny(row, requester, now, op)
+
+    def _may_read(self, memory_id: str, requester: str | None) -> bool:
+        """Whether ``requester`` may read the memory ``memory_id`` (False once it is erased)."""
+        row = self._row(memory_id)
+        return row is not None and acl.can_read(row["access"], row["owner"], row["created_by"], requester)
 
     def _reviewable(
         self, memory_id: str, namespace: str | None, requester: str | None, now: datetime, op: str
@@ -264,7 +270,10 @@ class ReviewMixin(PipelineMixin):
         """Drop a lesson (a wrong call); the memory it came from keeps its status.
 
         Operator or reviewers only: anyone else gets AccessDenied naming the lesson, never its memory,
-        audited as a ``deny`` event (``attempted: unlearn``, the lesson's id).
+        audited as a ``deny`` event (``attempted: unlearn``, the lesson's id) — when it may read the
+        lesson's memory; otherwise (another writer's private memory, an erased one) exactly a made-up
+        id's NotFound, its ``deny`` (``answered: NotFound``) the operator's only: a lesson id alone
+        tells it nothing (:meth:`approve`'s rule).
 
         A memory the lesson quarantined stays quarantined: :meth:`approve` releases it, so undoing
         a lesson never makes a text live without a reviewer saying so.
@@ -274,11 +283,16 @@ class ReviewMixin(PipelineMixin):
         now = self._now(now)
         with self._lock:
             rows = self._sql(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id = ?", [lesson_id]).to_dicts()
+            unknown = NotFound(f"no lesson with id {lesson_id!r}")
             if not rows:
-                raise NotFound(f"no lesson with id {lesson_id!r}")
+                raise unknown
             les = rows[0]
             if not self._reviews(requester):  # audited under the lesson's namespace, by the lesson's
                 # id only: its memory is not named (the learn event links the two for the operator)
+                if not self._may_read(les["memory_id"], requester):  # as a made-up id (gate._unseen)
+                    self._log("deny", now, les["namespace"], requester, attempted="unlearn", lesson=lesson_id,
+                              answered="NotFound")  # fmt: skip
+                    raise unknown
                 self._log("deny", now, les["namespace"], requester, attempted="unlearn", lesson=lesson_id)
                 raise AccessDenied(
                     f"{requester!r} may not unlearn lesson {lesson_id!r}: only the operator or a"

@@ -32,6 +32,7 @@ memkit.errors.ValidationError: read_only: is fixed when the store opens: close i
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from ..conflicts import POLICIES
 from ..consolidate import MergeParams
 from ..embed import Embedder, check_embedder, embedder_from_spec, spec_of
 from ..errors import MissingDependency, ValidationError
+from ..params import GuardParams
 from ..schema import check_choice
 from ..settings import Settings, load_settings
 
@@ -58,7 +60,9 @@ __all__ = [
     "opening_embedder",
     "read_settings",
     "refix",
+    "unscreened",
     "warn_other_embedder",
+    "warn_unscreened",
 ]
 
 T = TypeVar("T")
@@ -263,6 +267,41 @@ def warn_other_embedder(spec: str, embedder: Embedder, kept: str, stacklevel: in
         warnings.warn(
             f"embedder: the settings name {spec!r}, the store's embedder is {own or embedder.name!r}"
             f" ({kept})",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def unscreened(guard: GuardParams) -> dict[str, Any]:
+    """What the events of a write under ``guard`` record of a guard turned off, or partly -> ``{}`` for
+    the default guard (every switch on: the events unchanged), ``{"guard": "off"}`` (``enabled`` false),
+    or ``{"unscreened": [...]}``: the switches off (``redact_pii``, ``block_secrets``,
+    ``screen_injection``, the last taking lessons along) and ``pii`` when it lists no type.
+
+    >>> unscreened(GuardParams()), unscreened(GuardParams(enabled=False))
+    ({}, {'guard': 'off'})
+    >>> unscreened(GuardParams(redact_pii=False, screen_injection=False))
+    {'unscreened': ['redact_pii', 'screen_injection']}
+    """
+    if not guard.enabled:
+        return {"guard": "off"}
+    off = [f for f in ("redact_pii", "block_secrets", "screen_injection") if not getattr(guard, f)]
+    if guard.redact_pii and not guard.pii:
+        off.append("pii")
+    return {"unscreened": off} if off else {}
+
+
+def warn_unscreened(settings: Settings, source: str | None, stacklevel: int = 3) -> None:
+    """A UserWarning naming the parts of the guard ``settings`` turn off (:func:`unscreened`), if any:
+    a settings file (``source``) is read out of sight of the code that opens the store. A
+    ``GuardParams`` given in code (``guard=``, ``store.guard = ...``) says it where it is written."""
+    off = unscreened(settings.guard)
+    if off:
+        parts = ", ".join(off.get("unscreened", ["enabled (the whole guard)"]))
+        where = f"the settings file {source!r}" if source else "the settings"
+        warnings.warn(
+            f"guard: {parts} turned off by {where}: writes are not screened for it"
+            f" (each write's audit event records {json.dumps(off)})",
             UserWarning,
             stacklevel=stacklevel,
         )

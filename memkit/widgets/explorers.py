@@ -307,9 +307,12 @@ class MergeExplorer(Panel):
         )
         self._load()
         self.refresh()
+        merged = self.applied.filter(pl.col("merged_id").is_not_null()).height
+        refused = self.applied.height - merged  # the guard's (an audited deny each), or the namespace's
+        active = self._frame.filter(pl.col("status") == "active").height
         self.say(
-            f"merged {self.applied.height} clusters at {t:.2f}; the store now has "
-            f"{self._frame.filter(pl.col('status') == 'active').height} active memories here"
+            f"merged {merged} clusters at {t:.2f}{f' ({refused} refused by the guard)' if refused else ''}; "
+            f"the store now has {active} active memories here"
         )
 
 

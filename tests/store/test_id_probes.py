@@ -119,3 +119,39 @@ def test_a_langgraph_lookup_of_an_unreadable_id_leaves_no_trace() -> None:
     # a LangGraph lookup is "no item" for both, without a refusal in anyone's audit (only public calls)
     assert s.audit("d", op="deny").filter(pl.col("memory_id") == mid).height == 0
     s.close()
+
+
+# ------------------------------------------------------------------------------------ unlearn
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(("where", "erased"), [("v", False), ("d", False), ("d", True)])
+def test_unlearning_a_lesson_of_an_unreadable_memory_answers_as_a_made_up_id(where: str, erased: bool,
+                                                                             lang: str) -> None:  # fmt: skip
+    """README (lessons): a non-reviewer naming a lesson of a memory it may not read (another writer's
+    private one, or one erased since) learns nothing: the made-up id's NotFound, no trace in its audit."""
+    s, mid = _store(lang, where)
+    lid = s.learn_lesson(mid, reason="坏 bad", namespace=where, now=NOW)  # the operator's lesson
+    if erased:
+        s.delete(mid, namespace=where, now=NOW)
+    before = _view(s, where)
+    real = _answer(lambda: s.unlearn(lid, requester="dave", now=NOW), lid)
+    after_real = _view(s, where)
+    fake = _answer(lambda: s.unlearn(FAKE, requester="dave", now=NOW), FAKE)
+    assert real == fake == ("NotFound", "no lesson with id <id>")
+    assert before == after_real == _view(s, where)  # the probe of a real lesson leaves dave no trace
+    assert s.lessons()["id"].to_list() == [lid]  # nothing changed
+    probes = s.audit(op="deny").filter(pl.col("requester") == "dave").to_dicts()  # the operator sees it
+    assert [(p["namespace"], p["memory_id"]) for p in probes] == [(where, None)]
+    assert json.loads(probes[0]["detail"]) == {"attempted": "unlearn", "lesson": lid, "answered": "NotFound"}
+    s.close()
+
+
+def test_unlearning_a_lesson_of_a_readable_memory_is_still_refused_by_name() -> None:
+    """README: only the operator or a reviewer unlearns; a lesson of a memory dave may read is no secret."""
+    s, _ = _store("zh", "v")
+    public = s.frame("v").filter(pl.col("access") == "public")["id"][0]
+    lid = s.learn_lesson(public, reason="坏 bad", namespace="v", now=NOW)
+    with pytest.raises(mk.AccessDenied, match=lid):
+        s.unlearn(lid, requester="dave", now=NOW)
+    mine = s.audit("v", requester="dave", op="deny").to_dicts()  # its own refusal, in its audit
+    assert [json.loads(d["detail"]) for d in mine] == [{"attempted": "unlearn", "lesson": lid}]
+    s.close()

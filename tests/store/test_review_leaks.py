@@ -155,8 +155,8 @@ def test_a_reviewer_still_reviews_what_the_guard_held_and_what_it_may_read(backe
 
 # ------------------------------------------------------------------------------ C: unlearn, refused
 def test_unlearn_by_a_non_reviewer_is_an_honest_access_denied(backend: str) -> None:
-    with mk.MemoryStore(guard=REVIEWED) as s:
-        m = s.add("bad text to learn", namespace="u", requester="alice", access="private", now=T)
+    with mk.MemoryStore(guard=REVIEWED) as s:  # (a memory mallory may read: else NotFound, test_id_probes)
+        m = s.add("bad text to learn", namespace="u", requester="alice", now=T)
         lid = s.learn_lesson(m.id, namespace="u", reason="bad", now=T + M)
         before, lessons = snapshot(s), s.lessons()
         with pytest.raises(mk.AccessDenied) as ei:
