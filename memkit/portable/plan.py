@@ -17,6 +17,9 @@ on_conflict     a line whose id is already in the store
 Whatever ``on_conflict`` says, a line whose id the store erased, or a merge of such a member as it
 was before the erasure, is left out as ``erased``: erasure is final.
 
+A requester's lines keep only the lineage it can vouch for (:func:`unvouched`); :func:`approved` says
+which rows a reviewer released in the file's history.
+
 The plan returns the rows to write and a report, one row per line of the file, that the store
 returns to the caller as it is.
 """
@@ -36,7 +39,7 @@ from ..schema import check_choice, check_name
 from .jsonl import ON_CONFLICT, Parsed
 from .strictjson import fail
 
-__all__ = ["check_map_holds", "check_namespace_map", "plan_import", "seen_from"]
+__all__ = ["approved", "check_map_holds", "check_namespace_map", "plan_import", "seen_from", "unvouched"]
 
 
 def _holds_erased(cols: dict[str, list[Any]], i: int, erased: Mapping[str, datetime]) -> bool:
@@ -190,6 +193,42 @@ def seen_from(
     return heeded(erased), heeded(rederived), foreign
 
 
+def unvouched(
+    cols: dict[str, list[Any]], namespaces: list[str], readable: Callable[[list[str]], Mapping[str, str]]
+) -> int:
+    """Drop, in place, the lineage a requester's lines name that it cannot vouch for -> how many ids.
+
+    A line's ``supersedes`` or ``merged_from`` may name a line of the file, or a memory of the line's
+    own (mapped) namespace the requester may read (``readable(ids)``: those of ``ids`` it may read ->
+    their namespace; asked once, of the ids outside the file only); any other id —
+    another namespace's, one kept from it, an erased one, a made-up one, all alike — is dropped, so no
+    link to what it may not read is stored and the import's answer tells nothing of such an id.
+
+    >>> cols = {"id": ["a"], "supersedes": ["x"], "merged_from": [["b", "y"]]}
+    >>> unvouched(cols, ["u"], lambda ids: {"b": "u", "x": "v"}), cols["supersedes"], cols["merged_from"]
+    (2, [None], [['b']])
+    """
+    own = set(cols["id"])
+    named = {x for x in cols["supersedes"] if x is not None} | {m for ms in cols["merged_from"] for m in ms}
+    if not (asked := sorted(named - own)):
+        return 0
+    found = readable(asked)
+
+    def ok(x: str, ns: str) -> bool:
+        return x in own or found.get(x) == ns
+
+    sup, merged = list(cols["supersedes"]), list(cols["merged_from"])
+    dropped = 0
+    for i, ns in enumerate(namespaces):  # a requester's file: its own few lines
+        if sup[i] is not None and not ok(sup[i], ns):
+            sup[i], dropped = None, dropped + 1
+        if merged[i] and not all(ok(m, ns) for m in merged[i]):
+            kept = [m for m in merged[i] if ok(m, ns)]
+            merged[i], dropped = kept, dropped + len(merged[i]) - len(kept)
+    cols["supersedes"], cols["merged_from"] = sup, merged
+    return dropped
+
+
 def check_namespace_map(value: Any, guard: GuardParams | None = None) -> dict[str, str]:
     """``{"old": "new"}`` with valid namespace names on both sides (None -> {}); a new name must hold
     no secret by the default rules plus ``guard``'s extra secret patterns (the importing store's).
@@ -223,3 +262,11 @@ def check_map_holds(namespace_map: Mapping[str, str], namespaces: Iterable[str])
         raise ValidationError(
             "namespace_map", f"{missing[0]!r}: the file holds no such namespace (nothing was imported)"
         )
+
+
+def approved(events: list[tuple[Any, ...]]) -> list[int]:
+    """Rows whose history (oldest first) ends its review with ``approve``: a reviewer released them
+    after the guard held them, so the guard's quarantine verdict on import does not hold them again
+    (its findings are still recorded; a secret is still refused)."""
+    last = {r: op for r, _ts, op, _who, _detail in events if op in ("approve", "quarantine")}
+    return sorted(r for r, op in last.items() if op == "approve")

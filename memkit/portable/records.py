@@ -110,10 +110,12 @@ def add_frame(
 
     All or nothing: every row is validated first, and every namespace commits in one transaction
     (``store.transaction()``), so a record refused or rejected in the last namespace leaves no
-    earlier one written. Columns that are not writable Memory fields (``turn``, ``role``,
-    ``reason``, ...) are not written, and neither is a column that is null in every row of a
-    namespace, so that the field gets its default there. An error names the record by the frame's
-    ``record`` column (``messages[3].content: ...``), else by its ``row``.
+    earlier one written. The rows are an import's: screened as ``source="import"`` whatever ``source``
+    they claim (kept as stored), a refusal audited as ``attempted: "import"``. Columns that are not
+    writable Memory fields (``turn``, ``role``, ``reason``, ...) are not written, and neither is a
+    column that is null in every row of a namespace, so that the field gets its default there. An
+    error names the record by the frame's ``record`` column (``messages[3].content: ...``), else by
+    its ``row``.
 
     Keyed rows meet the key's stored versions, and each other in frame order, under ``conflict_policy``
     (None: the store's). With ``"supersede"`` (a chat import: :func:`~memkit.portable.adapters.import_file`)
@@ -178,7 +180,8 @@ def add_frame(
             parts.append(known.filter(pl.col("id").is_not_null()))
             part = part.filter(found.is_null())
         groups.append((ns, part, cols))
-    with store.transaction():  # every namespace, or none
+    # every namespace, or none; the rows are an import's (screened as source "import" whatever they claim)
+    with store.transaction(), store._as_import():
         for ns, part, cols in groups:
             if part.is_empty():
                 continue

@@ -21,7 +21,8 @@ Each row ends with one action, the strictest any of its texts earned
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +59,20 @@ class GuardMixin(AuditMixin, VectorsMixin):
     """Screens batches before they are written; quarantines repeats of lessons. Needs the audit
     writer (a refusal is logged) and the vectors (lessons are compared by embedding)."""
 
+    _importing = False  # True inside _as_import(): the writes bring another tool's rows in
+
+    @contextmanager
+    def _as_import(self) -> Iterator[None]:
+        """The writes inside are an import (an adapter's ``add_many``: chat, mem0, COGX): screened and
+        refused as :meth:`import_`'s rows are (see :meth:`_screen`). Holds the store's lock, so no other
+        thread's write is taken for one."""
+        with self._lock:
+            was, self._importing = self._importing, True
+            try:
+                yield
+            finally:
+                self._importing = was
+
     def _screen(
         self,
         cols: dict[str, list[Any]],
@@ -75,12 +90,22 @@ class GuardMixin(AuditMixin, VectorsMixin):
         row ``i`` in its message (``row 3``, ``line 7``). ``refuse=False`` marks such rows with status
         ``refused`` instead (a caller that drops them: consolidation). ``released`` rows keep their status
         where the guard would quarantine them (a reviewer's approval an operator's import carries).
+
+        An import's rows (``op="import"``, or inside :meth:`_as_import`) are screened as ``source="import"``
+        whatever source the file claims (a claim is only text: ``"user"`` would pick the lenient
+        threshold), or as their claim where that one is the stricter; they keep it as stored (the
+        provenance a round trip carries). Their refusal is audited as ``attempted: "import"``.
         """
         n = len(cols["content"])
         cols.setdefault("findings", [None] * n)  # an imported row may already carry findings
         if not self.guard.enabled:
             return []
-        text = screen_many(cols["content"], self.guard, sources=cols.get("source"))
+        sources = cols.get("source")
+        if op == "import" or self._importing:
+            op = "import"
+            if "import" in self.guard.strict_sources:  # else a claim in strict_sources keeps its threshold
+                sources = ["import"] * n
+        text = screen_many(cols["content"], self.guard, sources=sources)
         fields = screen_fields({f: cols[f] for f in _FIELDS if f in cols}, self.guard)
         actions = list(text.actions)
         if fields.actions.count("store") != n:  # a field earned more than storing: row by row

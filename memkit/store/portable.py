@@ -29,13 +29,14 @@ from ..guard import identity, is_rule_message
 from ..outfile import STDOUT
 from ..portable import cogx, jsonl
 from ..portable.columns import Column
-from ..portable.plan import check_map_holds, check_namespace_map, plan_import, seen_from
+from ..portable.plan import approved, check_map_holds, check_namespace_map, plan_import, seen_from, unvouched
 from ..portable.rows import new_id
 from ..portable.strictjson import fail
 from ..schema import check_choice
 from .audit import digest, scrub
 from .carried import CarriedMixin
 from .files import is_database
+from .gate import Gate
 from .leave import LeaveMixin
 from .retry import RetryMixin
 
@@ -250,6 +251,12 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
                 "op IN ('delete', 'forget')", "op = 'merge' AND detail->>'rederived' = 'true'"))  # fmt: skip
             # a requester's import sees its lines' namespaces only (memkit.portable.plan.seen_from)
             lines_ns = [nsmap.get(ns, ns) for ns in data.columns["namespace"]]
+            if (
+                requester is not None
+            ):  # lineage it cannot vouch for is dropped (memkit.portable.plan.unvouched)
+                gate, params = Gate(None, requester).where()  # (of those ids, which it may read and where)
+                unvouched(data.columns, lines_ns, lambda ids: dict(self._run(_READABLE.format(gate=gate),
+                                                                             [*params, ids])))  # fmt: skip
             erased, rederived, foreign = seen_from(
                 data.columns["id"], lines_ns, existing, erased, rederived,
                 None if requester is None else self._log_space,
@@ -325,7 +332,7 @@ class PortableMixin(LeaveMixin, RetryMixin, CarriedMixin):
                 before=file_events, replaced=replaced, keep_consistent=True, columns=columns,
                 where=lambda i: f"line {lines[i]}",
                 # a reviewer's approval in the file's history stands in the operator's import
-                released=_approved(data.events) if requester is None else (),
+                released=approved(data.events) if requester is None else (),
                 also=also if replaced or kept else None,
             )  # fmt: skip
             self._mirror_left(left)
@@ -340,10 +347,4 @@ _TOMBSTONES = (  # when the store last did `ops` to each of the ids, by the name
     " AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id, namespace"
 )
 
-
-def _approved(events: list[tuple[Any, ...]]) -> list[int]:
-    """Rows whose history (oldest first) ends its review with ``approve``: a reviewer released them
-    after the guard held them, so the guard's quarantine verdict on import does not hold them again
-    (its findings are still recorded; a secret is still refused)."""
-    last = {r: op for r, _ts, op, _who, _detail in events if op in ("approve", "quarantine")}
-    return sorted(r for r, op in last.items() if op == "approve")
+_READABLE = "SELECT id, namespace FROM memories WHERE ({gate}) AND id IN (SELECT unnest(?::VARCHAR[]))"
