@@ -109,17 +109,21 @@ _EN_ALTERS = frozenset(
     rarely seldom used former formerly previously ex pretend pretends pretended allegedly supposedly
     reportedly likely unlikely doubt doubts says said thinks thought believes believed claims claimed or
     either mother mom father dad wife husband son daughter brother sister friend boss colleague partner
-    boyfriend girlfriend parents kids children""".split()
+    boyfriend girlfriend parents kids children will""".split()
 )
 _ZH_ALTERS = """他 她 它 可能 也许 或许 大概 应该 想 打算 计划 准备 希望 考虑 尝试 试图
-    差点 几乎 曾 以前 之前 原来 原本 本来 过去 假装 据说 听说 好像 似乎 怀疑 认为 觉得
+    差点 几乎 曾 以前 之前 以后 之后 原来 原本 本来 过去 假装 据说 听说 好像 似乎 怀疑 认为 觉得
     以为 说 或 还是 妈 爸 母亲 父亲 妻子 丈夫 老婆 老公 儿子 女儿 哥 姐 弟 妹 朋友
     同事 老板 孩子 爷爷 奶奶 外公 外婆""".split()
 _BARE = re.compile(  # what a bare negation holds besides the negation: "not at all", "no, not really", 不是
     r"\b(?:not|no|nope|never|none|nothing|at|all|really|quite|so|is|it|that|i|do|does)\b|n't"
     r"|[不没未无非别有是了再太]"
 )
-_CONDITIONAL = re.compile(r"\b(?:if|unless|whether)\b|如果|假如|要是|除非|万一|是否|是不是")
+_CONDITIONAL = re.compile(
+    r"\b(?:if|unless|whether|when|whenever)\b|如果|假如|要是|除非|万一|是否|是不是|(?<!有)时候"
+)
+# before a run, a time clause's first word: "After moving to Paris" (after a run, "… after lunch" says it)
+_EN_TIME_CLAUSE = frozenset("after before until till once while".split())
 
 # ---------------------------------------------------------------------------------------- patterns
 _LATIN = re.compile(rf"[^\W\d_{CJK}]+(?:'[a-z]+)?")  # a word, with an n't / 's ending
@@ -308,10 +312,14 @@ def alters(before: str, after: str) -> bool:
     change what the run says, so that the longer sentence does not imply it: a negation before it
     (after it, only a bare one: "Likes coffee without sugar" still says "Likes coffee"), a subject
     (a name before it; he / she / his / her, 他 / 她, a relative: mother, 妈妈), a modal or
-    hypothetical (might, wants, 可能, 打算), a shift in time (used to, former, 以前, 曾经), a report
-    (says, 听说), a disjunction (or, 或者) or a condition (if, 如果).
+    hypothetical (might, wants, 可能, 打算), a shift in time (used to, former, will, 以前, 曾经, 以后,
+    之后), a time clause (after, before, until, while, once before it: "After moving to …"; "… after
+    lunch" still says it), a report (says, 听说), a disjunction (or, 或者) or a condition (if, when, 如果,
+    的时候).
 
     >>> alters("Not ", ""), alters("", " without sugar"), alters("", " no"), alters("Gina ", "")
+    (True, False, True, True)
+    >>> alters("After ", ""), alters("", " after lunch"), alters("", "以后"), alters("", " when tired")
     (True, False, True, True)
     >>> alters("用户", ""), alters("用户的妈妈", ""), alters("", " every morning"), alters("Yesterday ", "")
     (False, True, False, False)
@@ -321,12 +329,15 @@ def alters(before: str, after: str) -> bool:
         return True
     if any(w in _EN_ALTERS for w in _LATIN.findall(t)) or any(word in t for word in _ZH_ALTERS):
         return True
+    if any(w in _EN_TIME_CLAUSE for w in _LATIN.findall(normalize(before))):  # before the run only
+        return True
     return any(tok.startswith("name:") for tok in fact_tokens(before))
 
 
 def qualifies(clause: str) -> bool:
     """Whether ``clause``, another clause of a sentence, changes what the whole sentence says: a bare
-    negation ("Allergic to peanuts: no", "…，不是") or a condition ("If it rains, …", "如果…，").
+    negation ("Allergic to peanuts: no", "…，不是") or a condition ("If it rains, …", "When …", "如果…，",
+    "…的时候，"; not 有时候, "sometimes").
 
     >>> qualifies(" not really"), qualifies("不"), qualifies(" but not tea"), qualifies("如果下雨")
     (True, True, False, True)

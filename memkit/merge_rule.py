@@ -34,7 +34,8 @@ one ulp), since :func:`memkit.decay.below_floor` compares exact strengths.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import polars as pl
@@ -47,6 +48,12 @@ __all__ = ["by_survivor_rule", "capped_importance", "merge_content", "merged_imp
 
 _SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
 _END = re.compile(r"[。！？.!?；;，,\s]+$")
+_PART = re.compile(r"[;；]")  # where a part of a sentence ends (a merged text's sentences)
+_LEAD = re.compile(r"^(?:[；;，,。\s]|\.(?=\s|$))+")  # a separator before a sentence ("?; Lives in …")
+_MARKS = "?？!！"  # end marks a sentence keeps in a merged text (a question stays a question)
+# a question: a final "?" or 吗 / 呢 / 么 (a Chinese question's particle: 喜欢吃辣吗 does not say
+# 喜欢吃辣), or 吗 ending a clause (喜欢吃辣吗，还是不喜欢)
+_ASKS = re.compile(r"(?:[?？]|[吗呢么])[\s。.！!，,；;~～…]*$|吗(?=[\s，,：:、])")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 _CLAUSE = re.compile(r"[,，;；:：、]")  # clause ends inside a sentence
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
@@ -102,8 +109,9 @@ _WORD = re.compile(f"[{CJK}]|[^\\W_{CJK}]+")  # a CJK character, or a run of oth
 
 class _Sentence:
     """One sentence as coverage reads it: ``said``, its words (case and width folded, :data:`_FILLER`
-    aside) as one ``\\x1f``-separated string (a run of words is a substring), and where each word sits
-    in ``text`` (normalized, case kept) and in which clause."""
+    aside) as one ``\\x1f``-separated string (a run of words is a substring), where each word sits
+    in ``text`` (normalized, case kept), in which clause and in which part (the text between two
+    ";", as a merged text joins sentences), and whether that part ``asks`` (a question: :data:`_ASKS`)."""
 
     def __init__(self, sentence: str) -> None:
         self.text = normalize(sentence, casefold=False)
@@ -113,35 +121,53 @@ class _Sentence:
         self.said = "\x1f" + "\x1f".join(folded) + "\x1f"
         cuts = [0, *(m.end() for m in _CLAUSE.finditer(self.text)), len(self.text) + 1]
         self.clauses = list(zip(cuts, cuts[1:], strict=False))  # [start, end) of each clause
-        self.clause_of = [
-            next(k for k, (a, b) in enumerate(self.clauses) if a <= s < b) for s, _ in self.spans
-        ]
+        self.clause_of = [bisect_right(cuts, s) - 1 for s, _ in self.spans]
+        ends = [0, *(m.end() for m in _PART.finditer(self.text)), len(self.text) + 1]
+        asks = [_ASKS.search(self.text[a:b]) is not None for a, b in zip(ends, ends[1:], strict=False)]
+        self.part_of = [bisect_right(ends, s) - 1 for s, _ in self.spans]
+        self.asks = [asks[p] for p in self.part_of]  # per word: is its part a question?
 
     def covers(self, run: _Sentence) -> bool:
         """Whether this sentence already says ``run``: ``run``'s words are a run of its words, and the
         words around that run do not change what it says: within the run's clauses no word before it
         or after it alters it (:func:`memkit.facts.alters`: a negation, another subject, a modal ...),
         and no other clause qualifies the whole sentence (:func:`memkit.facts.qualifies`: a bare "no",
-        a condition). A question covers only itself, and no sentence covers one whose numbers, time
+        a condition). A question says only a question, and only its whole self ("?" and 吗 alike): a
+        statement never says a question, nor a question a statement or a run of its words ("Is he
+        vegan?" says neither "he vegan" nor "he vegan?"). No sentence covers one whose numbers, time
         words or negation it lacks (:func:`memkit.facts.fact_tokens`; "用户有三" is a run of "用户有三十个",
         not said; names aside: the run holds their words, only their case may differ)."""
         k = self.said.find(run.said)
         if k >= 0 and not _unnamed(run.text) <= _unnamed(self.text):
             return False
-        while k >= 0:
+        n, part = len(self.spans), self.part_of
+        for k in _occurrences(self.said, run.said):
             first = self.said.count("\x1f", 0, k)  # index of the run's first word
             last = first + run.said.count("\x1f") - 2
-            if first == 0 and last == len(self.spans) - 1:
+            if self.asks[first : last + 1] != run.asks:
+                continue  # a statement's words in a question, or a question's in a statement
+            if first == 0 and last == n - 1:
                 return True  # the whole sentence: nothing around it
+            whole = (first == 0 or part[first - 1] != part[first]) and (
+                last == n - 1 or part[last + 1] != part[last]
+            )
+            if any(run.asks) and not whole:
+                continue  # a run of a question's words
             c0, c1 = self.clause_of[first], self.clause_of[last]
             before = self.text[self.clauses[c0][0] : self.spans[first][0]]
             after = self.text[self.spans[last][1] : self.clauses[c1][1]]
             elsewhere = (self.text[a:b] for i, (a, b) in enumerate(self.clauses) if not c0 <= i <= c1)
-            question = self.text.rstrip().endswith(("?", "？"))
-            if not (question or alters(before, after) or any(map(qualifies, elsewhere))):
+            if not (alters(before, after) or any(map(qualifies, elsewhere))):
                 return True
-            k = self.said.find(run.said, k + 1)
         return False
+
+
+def _occurrences(text: str, sub: str) -> Iterator[int]:
+    """Where ``sub`` starts in ``text``, each place (overlapping ones too)."""
+    k = text.find(sub)
+    while k >= 0:
+        yield k
+        k = text.find(sub, k + 1)
 
 
 def _unnamed(text: str) -> frozenset[str]:
@@ -152,7 +178,9 @@ def _unnamed(text: str) -> frozenset[str]:
 def merge_content(survivor: str, others: list[str]) -> str:
     """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
     covered when its words, in order, are a run of the words of a sentence already in the text and
-    the words around that run do not change what it says (:meth:`_Sentence.covers`).
+    the words around that run do not change what it says (:meth:`_Sentence.covers`). The sentences
+    are joined by "; " (Chinese: "；"), each keeping its own "?" or "!", and the survivor's final "."
+    or "。" ends the text unless its last sentence ends in a "?" or "!".
 
     >>> merge_content("用户喜欢用Python写脚本。", ["用户喜欢用Python写脚本", "Python3.10以上最好。"])
     '用户喜欢用Python写脚本；Python3.10以上最好。'
@@ -164,6 +192,10 @@ def merge_content(survivor: str, others: list[str]) -> str:
     'Not allergic to peanuts; Allergic to peanuts'
     >>> merge_content("不喜欢吃辣", ["喜欢吃辣"]), merge_content("Gina likes tea.", ["likes tea"])
     ('不喜欢吃辣；喜欢吃辣', 'Gina likes tea; likes tea.')
+    >>> merge_content("Is he vegan?", ["he vegan.", "Lives in Paris"])  # each keeps its "?" or not
+    'Is he vegan?; he vegan; Lives in Paris'
+    >>> merge_content("喜欢吃辣吗", ["喜欢吃辣"]), merge_content("住在杭州以后", ["住在杭州"])
+    ('喜欢吃辣吗；喜欢吃辣', '住在杭州以后；住在杭州')
     """
     said = [_Sentence(s) for s in _SPLIT.split(survivor)]
     added: list[str] = []
@@ -171,14 +203,20 @@ def merge_content(survivor: str, others: list[str]) -> str:
         for sentence in _SPLIT.split(text):
             run = _Sentence(sentence)
             if run.said != "\x1f\x1f" and not any(s.covers(run) for s in said):  # a fact not yet said
-                added.append(_END.sub("", sentence.strip()))
+                added.append(_marked(_LEAD.sub("", sentence.strip())))
                 said.append(run)
     if not added:
         return survivor  # a duplicate adds nothing, not even a separator
     cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
-    core = _END.sub("", survivor)
-    end = next((c for c in survivor[len(core) :] if c in "。！？.!?"), "")  # keep the final "。" or "."
-    return ("；" if cjk else "; ").join([core, *added]) + end
+    tail = survivor[len(_END.sub("", survivor)) :]
+    end = "" if added[-1][-1] in _MARKS else next((c for c in tail if c in "。."), "")  # the final "。"/"."
+    return ("；" if cjk else "; ").join([_marked(survivor), *added]) + end
+
+
+def _marked(sentence: str) -> str:
+    """``sentence`` without the punctuation and spaces that end it, but its "?" and "!" marks."""
+    core = _END.sub("", sentence)
+    return core + "".join(c for c in sentence[len(core) :] if c in _MARKS)
 
 
 # ----------------------------------------------------------------------------------------- survivor

@@ -188,7 +188,8 @@ def test_content_keeps_facts_drops_duplicates_english() -> None:
     cosine_only = MergeParams(distinct_facts=False)  # ("Drinks", capitalized, reads as a name)
     plan = plan_merges(frame(4, content=texts), angles(0, 1, 2, 3), cosine_only)
     assert plan["survivor"][0] == "m2"
-    assert plan["content"][0] == "User works at a bank. User lives in Hangzhou; Drinks tea!"
+    # each sentence keeps its own "!" or "?" (the survivor's "!" used to move to the end: "… Drinks tea!")
+    assert plan["content"][0] == "User works at a bank. User lives in Hangzhou!; Drinks tea"
 
 
 def test_merge_content_rule() -> None:
@@ -196,7 +197,7 @@ def test_merge_content_rule() -> None:
     assert merge_content("用户住在杭州。", ["在滨江区工作。"]) == "用户住在杭州；在滨江区工作。"
     assert (
         merge_content("Likes tea.", ["Likes tea.\nHates coffee!", "hates COFFEE"])
-        == "Likes tea; Hates coffee."
+        == "Likes tea; Hates coffee!"  # its own "!" (no "." after it)
     )
 
 

@@ -95,6 +95,19 @@ NOT_SAID = [
     ("如果下雨，取消野餐", "取消野餐"),
     ("用户有三十个苹果", "用户有三"),
     ("has twenty five cats", "has twenty"),
+    # a time clause: the run is when something else happens, not a fact of its own (以前 / 以后 / 的时候
+    # after it; in English the word comes first: after, before, until, when)
+    ("住在杭州以后", "住在杭州"),
+    ("用户住在杭州之后", "用户住在杭州"),
+    ("以后住在杭州", "住在杭州"),
+    ("住在杭州的时候", "住在杭州"),
+    ("住在杭州的时候，喜欢吃辣", "喜欢吃辣"),
+    ("After moving to Paris", "moving to Paris"),
+    ("Before moving to Paris", "moving to Paris"),
+    ("Until moving to Paris", "moving to Paris"),
+    ("Likes coffee when tired", "Likes coffee"),
+    ("When it rains, cancel the picnic", "cancel the picnic"),
+    ("Will move to Paris", "move to Paris"),
 ]
 # ... and longer sentences that do say it: the shorter adds nothing
 SAID = [
@@ -121,21 +134,73 @@ def test_a_run_of_a_sentence_that_says_it_adds_nothing(longer: str, shorter: str
     assert merge_content(longer, [shorter]) == longer
 
 
+# a question and a statement of the same words: neither says the other (吗 / 呢 / 么 end a question too)
+QUESTIONS = [
+    ("he vegan?", "he vegan"),
+    ("Likes coffee?", "likes coffee."),
+    ("喜欢吃辣吗", "喜欢吃辣"),
+    ("喜欢吃辣吗？", "喜欢吃辣。"),
+    ("喜欢吃辣呢", "喜欢吃辣"),
+    ("喜欢吃辣么", "喜欢吃辣"),
+    ("喜欢吃辣吗，还是不喜欢", "喜欢吃辣"),
+]
+
+
+@pytest.mark.parametrize(("question", "statement"), QUESTIONS)
+def test_a_question_and_a_statement_never_say_each_other(question: str, statement: str) -> None:
+    """ "he vegan?" + "he vegan" merged into the question alone, and "喜欢吃辣吗" (吗 read as a filler
+    word) into whichever survived: a question does not state its words, nor a statement ask them."""
+    for survivor, other in ((question, statement), (statement, question)):
+        parts = re.split("；|; ", merge_content(survivor, [other]))
+        assert sorted(p.rstrip("。.") for p in parts) == sorted([question, statement.rstrip("。.")])
+
+
+# each sentence keeps its own question or exclamation mark; a final "." or "。" stays at the very end
+MARKS = [
+    ("Are you coming?", ["Lives in Paris"], "Are you coming?; Lives in Paris"),
+    ("Lives in Paris.", ["Are you coming?"], "Lives in Paris; Are you coming?"),
+    ("Lives in Paris!", ["Works at a bank."], "Lives in Paris!; Works at a bank"),
+    (
+        "Flight at 9 am.",
+        ["Are you coming?", "Lives in Paris"],
+        "Flight at 9 am; Are you coming?; Lives in Paris.",
+    ),
+    ("你来吗？", ["用户住在巴黎。"], "你来吗？；用户住在巴黎"),
+    ("用户住在巴黎。", ["太好了！", "你来吗？"], "用户住在巴黎；太好了！；你来吗？"),
+    ("用户住在巴黎。", ["你来吗？用户在银行工作。"], "用户住在巴黎；你来吗？；用户在银行工作。"),
+]
+
+
+@pytest.mark.parametrize(("survivor", "others", "merged"), MARKS)
+def test_each_sentence_keeps_its_own_end_mark(survivor: str, others: list[str], merged: str) -> None:
+    """The survivor's final "?" or "!" moved to the merged text's end ("Are you coming; Lives in
+    Paris?"): a statement became a question and the question a statement. Merged again with its
+    members, the merged text adds nothing."""
+    assert merge_content(survivor, others) == merged
+    assert merge_content(merged, [survivor, *others]) == merged
+
+
 _SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n|；|; ")
 _CLAUSE = re.compile(r"[,，;；:：、]")
 _WORDS = re.compile(r"[\u4e00-\u9fff]|[^\W_\u4e00-\u9fff]+")
 # what may stand before a member sentence's words in the sentence that says them: the user, whom a sentence
 # with no subject is about ("likes coffee" is said by "User likes coffee", not by "Gina likes coffee")
 _SELF = frozenset(("user", "i", "用", "户", "我"))
-# words after them that make them an alternative, a condition, a question or a time clause: not said
-_ALTERNATIVE = frozenset(("or", "either", "if", "unless", "whether"))
-_ZH_ALTERNATIVE = ("或", "还是", "如果", "以前", "之前", "以后", "之后", "时候", "吗")
+# words after them that make them an alternative, a condition or a time clause: not said
+_ALTERNATIVE = frozenset(("or", "either", "if", "unless", "whether", "when", "whenever"))
+_ZH_ALTERNATIVE = ("或", "还是", "如果", "以前", "之前", "以后", "之后", "时候")
+# a question: a final "?" or 吗 / 呢 / 么 (a Chinese question's particle, no word of what it asks), or 吗
+# ending a clause
+_ASKS = re.compile(r"(?:[?？]|[吗呢么])[\s。.！!，,；;]*$|吗(?=[\s，,：:、])")
 # words a bare negation after them may end with: "…, not really", "… no longer", "…，不是"
 _DEGREE = frozenset("really at all quite so longer more anymore any 再 是 太 也 都".split())
 
 
+_SKIP = frozenset("a an the 的 了 在 吗 呢".split())  # (吗 / 呢 mark a question: _ASKS)
+
+
 def _words(text: str) -> list[str]:
-    return [w for w in _WORDS.findall(normalize(text)) if w not in ("a", "an", "the", "的", "了", "在")]
+    return [w for w in _WORDS.findall(normalize(text)) if w not in _SKIP]
 
 
 def _said_by(s: str, merged: str) -> bool:
@@ -143,14 +208,15 @@ def _said_by(s: str, merged: str) -> bool:
     numbers, time words and negation (its fact tokens but names), and ``s``'s words in order, with
     before them nothing but the user or words of ``s`` (no negation, no other subject: a name, she,
     用户的妈妈), and after them no alternative, condition or time clause ("or tea", "以前") and no clause
-    ending in a negation (", no", " not really"). A question says only a question. A member may say a
+    ending in a negation (", no", " not really"). A question (a final "?", 吗 / 呢 / 么) says only a
+    question. A member may say a
     thing and its negation ("喜欢吃辣. not 喜欢吃辣"): each has a home of its own."""
     w, tokens = _words(s), {t for t in fact_tokens(s) if not t.startswith("name:")}
-    question = s.rstrip().endswith(("?", "？"))
+    question = bool(_ASKS.search(s))
     for k in _SENTENCE.split(merged):
         clauses = [_words(c) for c in _CLAUSE.split(k)]
         kw, clause_of = [x for c in clauses for x in c], [j for j, c in enumerate(clauses) for _ in c]
-        if not kw or not tokens <= fact_tokens(k) or k.rstrip().endswith(("?", "？")) != question:
+        if not kw or not tokens <= fact_tokens(k) or bool(_ASKS.search(k)) != question:
             continue
         for at in (i for i in range(len(kw) - len(w) + 1) if kw[i : i + len(w)] == w):
             end = at + len(w)
@@ -197,6 +263,12 @@ NOT_A_HOME = [
     ("住在杭州", "用户住在杭州之前"),
     ("住在杭州", "住在杭州的时候"),
     ("喜欢吃辣", "喜欢吃辣吗"),
+    ("喜欢吃辣吗", "喜欢吃辣"),
+    ("喜欢吃辣", "喜欢吃辣呢"),
+    ("likes coffee", "likes coffee?"),
+    ("likes coffee?", "likes coffee"),
+    ("likes coffee?", "likes coffee; has 3 cats?"),
+    ("likes coffee", "likes coffee when tired"),
     ("cancel the picnic", "cancel the picnic if it rains"),
     ("he vegan", "Is he vegan?"),
     ("likes coffee", "not likes coffee"),
@@ -223,6 +295,8 @@ A_HOME = [
     ("喜欢吃辣", "not 喜欢吃辣; 喜欢吃辣 every morning"),  # a member says a thing and its negation
     ("not 喜欢吃辣", "喜欢吃辣 every morning; not 喜欢吃辣"),
     ("likes coffee", "喜欢吃辣。User likes coffee every morning."),
+    ("喜欢吃辣吗", "喜欢吃辣？"),
+    ("likes coffee?", "has 3 cats; likes coffee?"),
 ]
 
 
@@ -236,11 +310,12 @@ def test_the_checker_accepts_a_home_that_says_it(s: str, merged: str) -> None:
     assert _said_by(s, merged)
 
 
-subjects = st.sampled_from(["", "User ", "用户", "Gina ", "She ", "用户的妈妈"])
+subjects = st.sampled_from(["", "User ", "用户", "Gina ", "She ", "用户的妈妈", "After ", "When "])
 negations = st.sampled_from(["", "", "not ", "never ", "no longer ", "不", "没", "不再"])
 predicates = st.sampled_from(["likes coffee", "allergic to peanuts", "喜欢吃辣", "住在杭州", "has 3 cats",
                               "has 30 cats", "跑步5公里", "跑步五十公里", "flies at 9"])  # fmt: skip
-tails = st.sampled_from(["", " every morning", " on Monday", "，不加糖", " pm", ", no", " or tea", "以前"])
+tails = st.sampled_from(["", " every morning", " on Monday", "，不加糖", " pm", ", no", " or tea", "以前",
+                         "以后", "之后", "的时候", "吗", "?", " when tired"])  # fmt: skip
 parts = (subjects, negations, predicates)
 
 
