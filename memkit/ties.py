@@ -136,8 +136,9 @@ def _top_k(
     if k <= 0:
         return np.empty(0, dtype=np.int64), None
     if age is None:
-        if k < len(scores):  # every row at least the k-th score (rows tied with it too: the lower win)
-            part = np.flatnonzero(scores >= np.partition(scores, len(scores) - k)[len(scores) - k])
+        if k < len(scores):  # every row at least the k-th score (rows tied with it too: the lower win;
+            # negated, a NaN a given n_valid did not count sorts last, out of the k best)
+            part = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
         else:
             part = np.arange(len(scores))
         order = np.lexsort((part, -scores[part]))  # score desc, then index asc

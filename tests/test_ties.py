@@ -137,6 +137,8 @@ def test_top_k_without_ages_breaks_a_tie_at_the_cut_by_the_lower_row(n_valid: in
     partition alone keeps any of them)."""
     scores = np.array([0.5, 0.9, 0.5, 0.5, 0.5, 0.5], dtype=np.float32)
     assert top_k(scores, 3, n_valid).tolist() == [1, 0, 2]
+    with_nan = np.array([0.1, np.nan, 0.5, -np.inf, 0.5], dtype=np.float32)  # NaN: never ranked
+    assert top_k(with_nan, 3, 3).tolist() == top_k(with_nan, 3).tolist() == [2, 4, 0]
     many = np.full(1000, 0.25)
     many[[700, 900]] = 0.75
     assert top_k(many, 6).tolist() == [700, 900, 0, 1, 2, 3]

@@ -267,11 +267,12 @@ class MemoryStore(
         ``search``, ``consolidate`` and ``forget``, as a store opened with ``settings=`` has them. Each
         is checked as its own attribute is, all before any is set: a refusal changes nothing. The
         embedder was fixed at the open: settings naming another are a UserWarning naming ``embedder``."""
+        source = os.fspath(settings) if isinstance(settings, (str, os.PathLike)) else None
         settings = a_settings("settings", settings)
         if settings.embedder is not None:
             warn_other_embedder(settings.embedder, self.embedder, "fixed at the open; reembed() changes it")
+        warn_unscreened(settings, source)  # before any is set: a warning raised as an error changes nothing
         self._set_parameters(settings)
-        warn_unscreened(settings, None)
 
     def _set_parameters(self, settings: Settings) -> None:
         """Set the parameters of ``settings`` (checked): :attr:`settings`' setter, and the open."""

@@ -292,10 +292,11 @@ def unscreened(guard: GuardParams) -> dict[str, Any]:
 
 
 def warn_unscreened(settings: Settings, source: str | None, stacklevel: int = 3) -> None:
-    """A UserWarning naming the parts of the guard ``settings`` turn off (:func:`unscreened`), if any:
-    a settings file (``source``) is read out of sight of the code that opens the store. A
-    ``GuardParams`` given in code (``guard=``, ``store.guard = ...``) says it where it is written."""
-    off = unscreened(settings.guard)
+    """A UserWarning naming the parts of the guard that the settings file ``source`` turns off
+    (:func:`unscreened`), if any: a file is read out of sight of the code that opens the store. Settings
+    given in code (a ``Settings`` or ``GuardParams`` object: ``settings=``, ``guard=``, ``store.settings
+    = ...``) say it where they are written (``source`` None): no warning; their writes record it too."""
+    off = unscreened(settings.guard) if source is not None else {}
     if off:
         parts = ", ".join(off.get("unscreened", ["enabled (the whole guard)"]))
         where = f"the settings file {source!r}" if source else "the settings"

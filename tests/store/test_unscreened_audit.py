@@ -79,8 +79,24 @@ def test_a_guard_given_in_code_records_it_without_a_warning(tmp_path: Path) -> N
         s.guard = mk.GuardParams(pii=())  # redaction on, of no type: nothing redacted either
         s.add("the second one", namespace="u", now=NOW)
         assert _details(s, "add")[1]["unscreened"] == ["pii"]
-        with pytest.warns(UserWarning, match=r"enabled \(the whole guard\) turned off by the settings:"):
-            s.settings = mk.Settings(guard=mk.GuardParams(enabled=False))  # settings, though not a file
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            s.settings = mk.Settings(guard=mk.GuardParams(enabled=False))  # in code: no warning either
+        assert not s.guard.enabled
+
+
+def test_a_settings_file_assigned_later_warns_before_it_changes_anything(tmp_path: Path) -> None:
+    """The warning comes before any parameter is set: raised as an error, the store is as it was."""
+    path = _settings(tmp_path, "enabled = false")
+    with mk.MemoryStore() as s:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(UserWarning, match="turned off by the settings file"):
+                s.settings = path
+        assert s.guard.enabled and s.settings == mk.Settings()
+        with pytest.warns(UserWarning, match="turned off by the settings file"):
+            s.settings = path
+        assert not s.guard.enabled
 
 
 def test_the_default_guard_changes_no_event(tmp_path: Path) -> None:
