@@ -287,7 +287,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         mints, by the built-in rules only: :func:`~memkit.store.names.id_holds_secret`). Once a
         listed memory is erased, its key and any token its key or text holds leave the event too
         (:func:`~memkit.store.audit.without_erased`), and once any memory is erased, a digest of its
-        text or key (:mod:`memkit.store.forgotten`)."""
+        text or key (:mod:`memkit.store.forgotten`). A requester's event names only memories it may read."""
         namespace = self._space(namespace)
         requester = self._who(requester)
         now = self._now(now)
@@ -301,6 +301,10 @@ class ReadMixin(GateMixin, VectorsMixin):
             json.dumps(detail, ensure_ascii=False, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError, RecursionError) as e:  # (UnicodeEncodeError is a ValueError)
             raise ValidationError("detail", f"must be JSON text: {type(e).__name__}: {e}"[:200]) from None
+        if requester is not None and ids:  # one kept from it and a made-up one alike leave (its audit
+            where, params = Gate(namespace, requester).where()  # would tell them apart otherwise)
+            sql = f"SELECT id FROM memories WHERE {where} AND id IN (SELECT unnest(?::VARCHAR[]))"
+            ids = list(filter({r for (r,) in self._run(sql, [*params, ids])}.__contains__, ids))  # (in order)
         # its own transaction, or the caller's open one; ids only, free text as digests
         kept = scrub(detail, self.guard)  # (before the transaction: the guard's scan holds no lock)
         self._tx(lambda: self._event(now, "context", namespace, None, requester, ids=ids, **kept))

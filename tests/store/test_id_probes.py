@@ -155,3 +155,18 @@ def test_unlearning_a_lesson_of_a_readable_memory_is_still_refused_by_name() -> 
     mine = s.audit("v", requester="dave", op="deny").to_dicts()  # its own refusal, in its audit
     assert [json.loads(d["detail"]) for d in mine] == [{"attempted": "unlearn", "lesson": lid}]
     s.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("where", ["d", "v"])
+def test_a_context_event_names_a_real_unreadable_id_as_a_made_up_one(lang: str, where: str) -> None:
+    """log_context of ids a requester may not read (another's private one, here or elsewhere) and
+    of a made-up one: its audit reads the same after each; the ids it may read stay, in order."""
+    s, mid = _store(lang, where)
+    mine = s.frame("d", requester="dave")["id"].to_list()
+    views = []
+    for probe in (mid, FAKE):
+        s.log_context([mine[0], probe, *mine[1:]], namespace="d", requester="dave", now=NOW)
+        views.append(s.audit("d", requester="dave", op="context")["detail"].to_list()[-1])
+    assert views[0] == views[1] and json.loads(views[0])["ids"] == mine
+    s.close()

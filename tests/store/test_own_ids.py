@@ -42,7 +42,8 @@ def test_the_ids_memkit_mints_have_its_own_shape() -> None:
 def test_log_context_names_the_stores_own_ids_under_a_pattern_that_matches_them(guard) -> None:
     with mk.MemoryStore(guard=guard) as s:
         ids = [s.add(f"User likes tea {i}", namespace="u", now=NOW).id for i in range(3)]
-        s.log_context([*ids, DIGITS_ID], namespace="u", requester="assistant", now=NOW)
+        # the operator's event names every id as given (a requester's, only memories it may read)
+        s.log_context([*ids, DIGITS_ID], namespace="u", now=NOW)
         event = s.audit(op="context").row(0, named=True)
         assert json.loads(event["detail"])["ids"] == [*ids, DIGITS_ID]
 
