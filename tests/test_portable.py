@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import memkit as mk
 from memkit import portable
+from memkit.text import is_blank
 
 SETTINGS = settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -124,7 +125,7 @@ text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("用户住在杭州喜欢茶☕🎉"),
     min_size=1,
     max_size=40,
-).filter(lambda s: s.strip())
+).filter(lambda s: not is_blank(s))  # (whitespace and invisible characters alone: empty, refused)
 name = st.text(
     st.characters(whitelist_categories=("L", "N")) | st.sampled_from("._-中文"), min_size=1, max_size=12
 )
