@@ -40,7 +40,7 @@ from ..portable.strictjson import fail
 from .forgotten import ERASED, erased_lessons
 from .guard import GuardMixin
 from .names import log_names
-from .vectors import points
+from .vectors import ZERO_VECTOR, points
 
 __all__ = ["CarriedMixin"]
 
@@ -51,10 +51,6 @@ _REPORT = {
     "namespace": pl.String,
     "action": pl.String,
 }
-_ZERO = (
-    "is all zeros (or too small to normalize), but the text's own vector is not (an edited or corrupted"
-    " line: it would match nothing)"
-)
 _INSERT = (
     "INSERT INTO lessons (id, namespace, memory_id, content, reason, requester, created_at, embedding)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -103,7 +99,7 @@ class CarriedMixin(GuardMixin):
         if data.embeddings is None or reembed or not self._same_embedder(data):
             return None
         if (bad := self._lying_zeros(data.embeddings, data.columns["content"])).size:
-            raise fail(data.lines[bad[0]], "embedding", _ZERO)  # the text has a direction: the line lies
+            raise fail(data.lines[bad[0]], "embedding", ZERO_VECTOR)  # the text has a direction: it lies
         return _as_stored(data.embeddings)
 
     def _same_embedder(self, data: Parsed) -> bool:
@@ -159,7 +155,7 @@ class CarriedMixin(GuardMixin):
             made = self._check_embeddings(self.embedder.embed([kept[j]["content"] for j in todo]), len(todo))
             for j, v in zip(todo, made, strict=True):
                 if j in zeros and points(v[None, :])[0]:
-                    raise fail(kept[j]["line"], "lesson.embedding", _ZERO)
+                    raise fail(kept[j]["line"], "lesson.embedding", ZERO_VECTOR)
                 kept[j]["vector"] = v
         if inert := sum(x["action"] == "inert" for x in kept):
             warnings.warn(

@@ -30,7 +30,7 @@ from .hnsw import HnswIndex
 from .pg_schema import SNAPSHOT
 from .quantized import new_index
 
-__all__ = ["VectorsMixin", "epoch_us", "erasures_of", "index_cols", "points"]
+__all__ = ["ZERO_VECTOR", "VectorsMixin", "epoch_us", "erasures_of", "index_cols", "points"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -96,6 +96,12 @@ def index_rows(table: Any, dim: int) -> tuple[dict[str, Any], np.ndarray]:
     cols = {c: df[c].to_list() if df[c].dtype in (pl.String, pl.List) else df[c].to_numpy()
             for c in df.columns}  # fmt: skip
     return cols, emb.reshape(table.num_rows, dim)
+
+
+# what a write says of a vector :meth:`VectorsMixin._lying_zeros` finds (add_many's row, import's line)
+ZERO_VECTOR = (
+    "is all zeros (or too small to normalize), but the text's own vector is not (it would match nothing)"
+)
 
 
 def points(vectors: np.ndarray) -> np.ndarray:

@@ -31,11 +31,9 @@ from ..portable.columns import repeated
 from ..portable.rows import build_frame, build_rows
 from ..schema import Memory, check_choice
 from .pipeline import OVERLAP_ROWS, PipelineMixin, on_thread
+from .vectors import ZERO_VECTOR
 
 __all__ = ["WriteMixin"]
-
-# a given vector with no direction where the row's text has one (VectorsMixin._lying_zeros): import's rule
-_ZERO = "is all zeros (or too small to normalize), but the text's own vector is not (it would match nothing)"
 
 
 class WriteMixin(PipelineMixin):
@@ -182,7 +180,7 @@ class WriteMixin(PipelineMixin):
                     raise ValidationError("frame", f"has a value Python cannot hold: {e}") from None
                 cols = build_rows(records, namespace, requester, now)
             if emb is not None and (bad := self._lying_zeros(emb, cols["content"])).size:
-                raise ValidationError(f"embedding[row {bad[0]}]", _ZERO)
+                raise ValidationError(f"embedding[row {bad[0]}]", ZERO_VECTOR)
             with self._lock:
                 cols = self._write(
                     cols,
