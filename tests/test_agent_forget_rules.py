@@ -349,3 +349,26 @@ def test_a_polite_forget_erases_what_a_polite_remember_stored(now: datetime, sai
     deleted, before, after = _forget_after(said, forget, now)
     assert len(before) == 2 and "thanks" not in " ".join(before) and "谢谢" not in " ".join(before)
     assert len(deleted) == 1 and after == kept
+
+
+# ----------------------------------------------------------------------------- a clock in the past
+@pytest.mark.parametrize("command", ["forget that I like tea", "undo that", "忘记我住在杭州"])
+def test_an_agent_on_an_earlier_clock_erases_nothing_written_after_it(now: datetime, command: str) -> None:
+    """A conversation replayed at an earlier ``now`` finds what existed then: a memory written an hour
+    later is not the user's yet, so neither a forget nor an undo erases it (``list`` does not show it
+    either)."""
+    store = mk.MemoryStore()
+    try:
+        later = _agent(store, now + timedelta(hours=1))
+        for text in ("remember that I like tea", "记住我住在杭州"):
+            later.chat(text, now=now + timedelta(hours=1))
+        before = _active(store)
+        assert len(before) == 2
+        r = _agent(store, now).chat(command, now=now)
+        assert _deleted(r) == []
+        assert _active(store) == before
+        # at the later clock the same command does erase
+        r = later.chat(command, now=now + timedelta(hours=2))
+        assert _deleted(r)
+    finally:
+        store.close()

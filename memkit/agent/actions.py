@@ -173,7 +173,9 @@ def _forget(
     not change (:func:`memkit.access.can_modify`). When nothing says it, the nearest search hit scoring
     at least ``threshold`` is named (``closest``; ``kept`` when it is not the requester's to erase, so
     the reply never invites a retry that cannot work). One transaction: all erased, or none."""
-    frame = store.frame(namespace)
+    # what exists at `now`: an agent replaying a conversation on a past clock erases nothing the user
+    # has not said yet (as `_show` lists nothing written later)
+    frame = store.frame(namespace).filter(pl.col("created_at") <= now)
     # the words decide, for current and old values alike: an old value the user names ("forget that I
     # liked green tea" once it is coffee), one the guard holds or a disputed one is not searched, and
     # a current one must not need a search score the old one is spared ("I prefer tea" is what "forget
@@ -241,7 +243,7 @@ def _delete_last(store: Any, namespace: str, requester: str | None, now: datetim
     adds = store.audit(namespace, op="add")
     mine = adds.filter(pl.col("requester").eq_missing(requester)).sort("seq", descending=True)
     frame = store.frame(namespace, withhold=True)  # the reply quotes it: quarantined text stays withheld
-    notable = frame.filter(_NOTABLE)
+    notable = frame.filter(_NOTABLE & (pl.col("created_at") <= now))  # written by `now`, as forget
     alive = mine.join(
         notable.select("id"), left_on="memory_id", right_on="id", how="semi", maintain_order="left"
     )
