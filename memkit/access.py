@@ -57,6 +57,13 @@ def readable_expr(requester: str | None) -> pl.Expr:
     )
 
 
+def modifiable_expr(requester: str | None) -> pl.Expr:
+    """:func:`can_modify` as a polars expression over columns ``owner``, ``created_by``."""
+    if requester is None:
+        return pl.lit(True)
+    return ((pl.col("owner") == requester) | (pl.col("created_by") == requester)).fill_null(False)
+
+
 # One SQL predicate with three parameters: (requester, requester, requester). NULL requester = operator.
 SQL_READABLE = (
     "(? IS NULL OR access = 'public' OR (access = 'protected' AND owner = ?)"

@@ -158,7 +158,7 @@ def _show(store: Any, namespace: str, requester: str | None, now: datetime) -> p
         & (pl.col("valid_from").is_null() | (pl.col("valid_from") <= now))
         & (pl.col("valid_until").is_null() | (pl.col("valid_until") > now))
     )  # fmt: skip
-    mine = store.frame(namespace).filter(held)
+    mine = store.frame(namespace, as_of=now).filter(held)  # the statuses of `now`, as a search sees them
     mine = mine.sort(pl.col("layer").replace_strict(_LAYER_ORDER, default=3), pl.col("created_at"))
     return _frame(mine.to_dicts(), "listed")
 
@@ -180,7 +180,12 @@ def _forget(
     # liked green tea" once it is coffee), one the guard holds or a disputed one is not searched, and
     # a current one must not need a search score the old one is spared ("I prefer tea" is what "forget
     # that I like tea" names, whether tea is still the preference or not)
-    live = frame.filter(pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester))
+    # a held (quarantined) text is matched only for who may erase it: another writer's stays withheld,
+    # and a word-by-word guess at it must get the answer a made-up one gets
+    seen = (pl.col("status") != "quarantined") | acl.modifiable_expr(requester)
+    live = frame.filter(
+        pl.col("status").is_in(["active", *_UNSEARCHED]) & acl.readable_expr(requester) & seen
+    )
     named = live.filter(pl.Series(names_it(query, live["content"].to_list(), said=said), dtype=pl.Boolean))
     named = named.sort("created_at", descending=True).head(_FORGET_K)
     if named.is_empty():  # nothing says it; the nearest is named, not erased
@@ -210,8 +215,7 @@ def _with_may_modify(rows: pl.DataFrame, requester: str | None) -> pl.DataFrame:
     """``rows`` with a boolean ``_ok``: may ``requester`` erase each? :func:`memkit.access.can_modify`,
     the store's own rule, so a memory the operator wrote (no owner, no creator) is kept and reported
     like another requester's, never lost between "deleted" and "kept" as a null comparison was."""
-    ok = [acl.can_modify(o, c, requester) for o, c in zip(rows["owner"], rows["created_by"], strict=True)]
-    return rows.with_columns(_ok=pl.Series(ok, dtype=pl.Boolean))
+    return rows.with_columns(_ok=acl.modifiable_expr(requester))
 
 
 def _closest(

@@ -192,6 +192,7 @@ class MemoryAgent(RecentTurns):
         command = parse(message)
         if command is not None:
             return self._command(message, command, t)
+        self.store.check_writable()  # the turn is written: a read-only store fails before the LLM call
         hits = self.store.search(
             message, namespace=self.namespace, requester=self.requester, k=self.k, weights=self.weights,
             now=t, reinforce=False,

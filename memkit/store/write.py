@@ -37,7 +37,7 @@ __all__ = ["WriteMixin"]
 
 
 class WriteMixin(PipelineMixin):
-    """``add`` and ``add_many``; ``check_names`` and ``check_key_write``."""
+    """``add`` and ``add_many``; ``check_names``, ``check_writable`` and ``check_key_write``."""
 
     def _policy(self, conflict_policy: str | None) -> str:
         """The conflict policy of one call: ``conflict_policy=`` if given, else the store's."""
@@ -69,6 +69,13 @@ class WriteMixin(PipelineMixin):
         if namespace is not None:
             self._check_spaces((self._space(namespace),))
         return self._who(requester)
+
+    def check_writable(self) -> None:
+        """MemkitError unless this store may write now: not opened ``read_only``, and its vectors are
+        its embedder's (a stale file waits for ``reembed``); the error a write would raise. For what
+        must fail before costly work whose result it then writes: the agent checks it before it calls
+        its LLM."""
+        self._check_writable()
 
     def check_key_write(
         self, key: str, *, namespace: str, requester: str | None = None, now: datetime | None = None
