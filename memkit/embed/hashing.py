@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ValidationError
+from ..facts import fact_tokens
 from ..params import check_number
 from ..schema import check_name
 from ..text import light_stem, tokenize
@@ -204,9 +205,11 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
 
 def clear_word_caches() -> None:
     """Empty the process-wide caches that hold words of the texts embedded: the trigrams of each
-    word, each feature's bucket (``w:peanuts``), and the stemmer's words (:func:`memkit.text.light_stem`,
-    shared with the keyword index). An erasure calls it, so the process keeps no word of what it
-    erased (nor of anything else: the caches fill again with the next texts, a few µs per new word).
+    word, each feature's bucket (``w:peanuts``), the stemmer's words (:func:`memkit.text.light_stem`,
+    shared with the keyword index), and the fact tokens of each text consolidation and ``analyze``
+    compared (:func:`memkit.facts.fact_tokens`, keyed by the whole text). An erasure calls it, so the
+    process keeps no word of what it erased (nor of anything else: the caches fill again with the next
+    texts, a few µs per new word).
 
     >>> _ = HashEmbedder(dim=8).embed(["peanuts"]); clear_word_caches(); _bucket.cache_info().currsize
     0
@@ -214,6 +217,7 @@ def clear_word_caches() -> None:
     _trigrams.cache_clear()
     _bucket.cache_clear()
     light_stem.cache_clear()
+    fact_tokens.cache_clear()
 
 
 _CHUNK = 1 << 16

@@ -207,7 +207,11 @@ class PgConnection(SessionMixin):
         """A new connection with the session the store expects (UTC, read-only or pgvector, JSON as
         text, vectors as numpy)."""
         psycopg = self.psycopg
-        con = psycopg.connect(self.url, autocommit=True, cursor_factory=psycopg.ClientCursor)
+        # values are bound client-side (ClientCursor), so a statement's text holds a memory's text: no
+        # prepared-statement cache, which would keep it, keyed by that text, past its erasure
+        con = psycopg.connect(
+            self.url, autocommit=True, cursor_factory=psycopg.ClientCursor, prepare_threshold=None
+        )
         try:
             con.execute("SET TimeZone = 'UTC'")
             encoding = con.execute("SHOW server_encoding").fetchone()[0]

@@ -13,6 +13,7 @@ import pytest
 
 import memkit as mk
 import memkit.embed.hashing as hashing
+from memkit.facts import fact_tokens
 from memkit.store.audit import digest
 from memkit.text import light_stem
 
@@ -138,6 +139,34 @@ def test_the_hash_embedders_word_caches_forget_the_erased_words() -> None:
             "the user likes green tea"
         ]
         assert s.add("the user likes black tea", namespace="u", now=NOW + H).status == "active"
+
+
+def test_the_fact_tokens_of_an_erased_text_are_forgotten() -> None:
+    """Consolidation and ``analyze`` cache each text's fact tokens (:func:`memkit.facts.fact_tokens`,
+    keyed by the whole text): an erasure empties that cache too."""
+    with mk.MemoryStore() as s:
+        gone = s.add(TEXT, namespace="u", now=NOW)
+        s.add(f"{TEXT} on Sundays", namespace="u", now=NOW)
+        s.analyze(now=NOW)
+        s.consolidate(now=NOW, dry_run=True)
+        held = fact_tokens.cache_info().currsize
+        assert held > 0  # the test can fail: the process holds the texts
+        s.delete(gone.id, namespace="u", now=NOW + H)
+        assert fact_tokens.cache_info().currsize == 0
+
+
+def test_the_postgres_connection_keeps_no_statement_holding_an_erased_text(url: str) -> None:
+    """Values are bound client-side on PostgreSQL, so an INSERT's statement text holds the memory:
+    the connection keeps no prepared-statement cache, keyed by such text, past the erasure."""
+    with mk.MemoryStore(url) as s:
+        for _ in range(6):  # psycopg prepares a statement from its fifth run, and counts every one
+            s.add("the user likes green tea", namespace="u", now=NOW)
+        gone = s.add(TEXT, namespace="u", now=NOW)
+        s.search(TEXT, namespace="u", now=NOW)
+        s.delete(gone.id, namespace="u", now=NOW + H)
+        prepared = s._pg.con._prepared  # psycopg's per-connection cache (private: no public view)
+        kept = [*prepared._counts, *prepared._names]
+        assert not [k for k in kept if WORD.encode() in repr(k).encode()]
 
 
 # -------------------------------------------------------------------------------------- lessons
