@@ -14,7 +14,7 @@ tool                  arguments                              store call
 ``search_memories``   query, k                               ``search``: hits with the score breakdown
 ``get_memory``        id                                     ``get``
 ``update_memory``     key, content, importance, kind, tags   ``add`` on the key: a new version
-``delete_memory``     id                                     ``delete``: that memory, for good
+``delete_memory``     id                                     ``delete``, with its key's older values
 ``forget``            dry_run                                ``forget`` (the forgetting policy)
 ``list_conflicts``    (none)                                 ``frame``: keys with a pending version
 ``resolve_conflict``  key, keep                              ``resolve``
@@ -77,6 +77,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependency("memkit's MCP server needs the MCP SDK: pip install 'memkit[mcp]'") from e
 
+from .. import access as acl
 from .._version import __version__
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..schema import check_name, check_time, clock
@@ -212,9 +213,28 @@ class _MemoryTools:
         return written(m)
 
     def delete_memory(self, id: MemoryId) -> dict[str, Any]:
-        """Erase one memory for good (of a keyed fact, only this version). Only its writer may."""
-        self.store.delete(id, **self._scope())
-        return {"id": id, "deleted": True}
+        """Erase one memory for good. Erasing the current value of a keyed fact also erases the key's
+        older values you wrote (`also_deleted`): the fact is gone, not rolled back; an old value goes
+        alone. Only its writer may."""
+        # the agent's forget and the LangGraph store's delete take a key's history too: the user who
+        # asks the model to forget a code means the codes before it as well
+        shown = self.store.frame(self.namespace, requester=self.requester, ids=[id])
+        older: list[str] = []
+        if shown.height and shown["status"][0] == "active" and shown["key"][0] is not None:
+            versions = self.store.versions(
+                shown["key"][0], namespace=self.namespace, requester=self.requester
+            )
+            older = versions.filter((pl.col("id") != id) & acl.modifiable_expr(self.requester))[
+                "id"
+            ].to_list()
+        with self.store.transaction():  # all of them, or none
+            self.store.delete(id, **self._scope())  # NotFound / AccessDenied as for any id
+            for other in older:
+                try:
+                    self.store.delete(other, **self._scope())
+                except NotFound:  # taken with an erased merge
+                    pass
+        return {"id": id, "deleted": True} | ({"also_deleted": older} if older else {})
 
     def forget(
         self, dry_run: Annotated[bool, Field(description="only list what would be forgotten")] = False

@@ -21,6 +21,7 @@ from conftest import NOW, assert_unchanged, snapshot
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
+import polars as pl  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
@@ -224,6 +225,24 @@ def test_delete_memory_erases_it(server: Any, store: mk.MemoryStore) -> None:
     assert ok(server, "delete_memory", {"id": m["id"]}) == {"id": m["id"], "deleted": True}
     assert "NotFound" in error(server, "get_memory", {"id": m["id"]})
     assert store.count("u") == 1
+
+
+def test_deleting_a_keys_current_value_erases_the_older_values_it_wrote(
+    server: Any, store: mk.MemoryStore
+) -> None:
+    """ "Forget my code" through the model: erasing the current value takes the key's older values the
+    requester wrote (another writer's stays, theirs to erase), in one transaction; an old value
+    named alone goes alone."""
+    web = store.add("User's locker code is 1000", namespace="u", requester="web", key="user.code", now=NOW)
+    first = ok(server, "update_memory", {"key": "user.code", "content": "User's locker code is 4711"})
+    second = ok(server, "update_memory", {"key": "user.code", "content": "User's locker code is 5820"})
+    third = ok(server, "update_memory", {"key": "user.code", "content": "User's locker code is 6931"})
+    assert ok(server, "delete_memory", {"id": second["id"]}) == {"id": second["id"], "deleted": True}
+    result = ok(server, "delete_memory", {"id": third["id"]})
+    assert result == {"id": third["id"], "deleted": True, "also_deleted": [first["id"]]}
+    left = store.frame("u").filter(pl.col("key") == "user.code")
+    assert left["id"].to_list() == [web.id]
+    assert not any("4711" in c or "6931" in c for c in store.frame()["content"])
 
 
 def test_forget_applies_the_policy(server: Any, store: mk.MemoryStore, clock: Clock) -> None:
