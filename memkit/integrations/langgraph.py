@@ -75,7 +75,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from ..conflicts import POLICIES
 from ..errors import AccessDenied, NotFound, ValidationError
 from ..params import Weights
-from ..schema import ACCESS, Memory, check_choice, check_number, clock
+from ..schema import ACCESS, SOURCES, Memory, check_choice, check_number, clock
 from ..store import MemoryStore
 from ..store.settable import FromStore, an_instance
 from .langgraph_items import (
@@ -116,7 +116,10 @@ class MemkitStore(SearchOps, BaseStore):
     ``protected``: only the owner, the requester);
     ``conflict_policy`` decides a put on a key that holds a value (default ``supersede``, LangGraph's
     overwrite; ``flag`` keeps the old value current and flags the new one as a conflict); ``now``
-    fixes the clock (a datetime or a zero-argument callable; default: the wall clock).
+    fixes the clock (a datetime or a zero-argument callable; default: the wall clock); ``source`` is
+    recorded on every put (default ``agent``: a graph's nodes write what a model produced, as the MCP
+    server records; ``user`` for the user's own words, ``tool`` for what a tool returned, which the
+    guard screens at its stricter threshold, ``GuardParams.strict_sources``).
     """
 
     supports_ttl = True
@@ -135,6 +138,7 @@ class MemkitStore(SearchOps, BaseStore):
         access: str | None = None,
         conflict_policy: str = "supersede",
         now: datetime | Callable[[], datetime] | None = None,
+        source: str = "agent",
     ) -> None:
         """Wrap ``store``; every option is validated here, so a bad one fails before any operation runs."""
         if not isinstance(store, MemoryStore):
@@ -151,6 +155,9 @@ class MemkitStore(SearchOps, BaseStore):
         self.fields = tuple(fields)
         self.access = None if access is None else check_choice("access", access, ACCESS)
         self.conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+        # who wrote a put's text: the graph's nodes (a model's tool, as through MCP) unless told; "tool"
+        # or "import" screen at the guard's stricter threshold (GuardParams.strict_sources)
+        self.source = check_choice("source", source, SOURCES)
         self._clock = clock(now)
         self.last_writes: tuple[Memory, ...] = ()  # what the last puts wrote (their statuses)
 
@@ -227,7 +234,7 @@ class MemkitStore(SearchOps, BaseStore):
             key=encode_label(op.key), value=value, requester=self.requester,
             tags=[NOINDEX] if op.index is False else None, access=self.access,
             valid_until=None if op.ttl is None else until(now, op.ttl),
-            conflict_policy=self.conflict_policy, now=now,
+            conflict_policy=self.conflict_policy, source=self.source, now=now,
         )  # fmt: skip
 
     def _delete(self, op: PutOp, now: datetime) -> None:
