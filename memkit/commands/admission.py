@@ -50,6 +50,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..schema import default_layer, layer_expr
 from . import patterns as _in
+from .courtesy import core_expr
 from .parser import is_question, parse
 from .slots import slot_key, with_slot_key
 
@@ -105,17 +106,30 @@ def _any(expr: pl.Expr, patterns: Sequence[str], *, ignore_case: bool = True) ->
     return pl.any_horizontal([_in.matches_expr(expr, p, ignore_case=ignore_case) for p in patterns])
 
 
-def _command_expr(norm: pl.Expr, question: pl.Expr) -> pl.Expr:
-    """The op :func:`parse` would return, as an expression over normalized text (null: no command)."""
+def _command_expr(on: pl.Expr, question: pl.Expr, blocked_on: Sequence[pl.Expr]) -> pl.Expr:
+    """The op :func:`parse` would return, as an expression over normalized text ``on`` (null: no
+    command); an op is out where its NOT_COMMANDS match any of ``blocked_on``."""
     out = pl.lit(None, dtype=pl.String)
     for op in reversed(_in.ORDER):  # built inside out, so the first op of _in.ORDER wins
-        hit = _any(norm, _in.COMMANDS[op])
-        if op in _in.NOT_COMMANDS:
-            hit = hit & ~_any(norm, _in.NOT_COMMANDS[op])
+        hit = _any(on, _in.COMMANDS[op])
+        for text in blocked_on if op in _in.NOT_COMMANDS else ():
+            hit = hit & ~_any(text, _in.NOT_COMMANDS[op])
         if op in ("remember", "forget"):
             hit = hit & ~question
         out = pl.when(hit).then(pl.lit(op)).otherwise(out)
     return out
+
+
+def _with_command(df: pl.DataFrame, question: pl.Expr) -> pl.DataFrame:
+    """``df`` with ``_cmd``, the op :func:`parse` would return: matched on ``_core``, the text without
+    the courtesy closing it; where that is no command, on the whole ``_norm`` (the courtesy word was the
+    payload: "forget thanks"), on those few rows only."""
+    core, norm = pl.col("_core"), pl.col("_norm")
+    df = df.with_row_index("_cmd_row").with_columns(_cmd=_command_expr(core, question, [core]))
+    rest = df.filter(pl.col("_cmd").is_null() & (core != norm))
+    whole = rest.select("_cmd_row", _cmd_whole=_command_expr(norm, question, [core, norm]))
+    df = df.join(whole, on="_cmd_row", how="left", maintain_order="left")
+    return df.with_columns(_cmd=pl.coalesce("_cmd", "_cmd_whole")).drop("_cmd_row", "_cmd_whole")
 
 
 def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "user") -> pl.DataFrame:
@@ -160,6 +174,7 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     raw = pl.col("text").str.normalize("NFKC").str.strip_chars()
     # materialized once: every pattern below reads these two columns (~40 patterns)
     df = df.with_columns(_norm=_in.norm_expr("text"), _raw=raw)
+    df = df.with_columns(_core=core_expr(pl.col("_norm")))  # what commands are matched on
     norm = pl.col("_norm")
     question = _any(pl.col("_raw"), [_in.QUESTION]) & ~_any(pl.col("_raw"), [_in.REQUEST])
     df = with_slot_key(df.with_columns(_question=question), "_norm", "_slot", pl.col("role") == "user")
@@ -182,7 +197,7 @@ def admit_many(texts: Sequence[str] | pl.Series, roles: str | Sequence[str] = "u
     for i in reversed(range(len(conds))):
         rule = pl.when(conds[i]).then(pl.lit(i, dtype=pl.UInt32)).otherwise(rule)
     out = (
-        df.with_columns(_cmd=_command_expr(norm, question))
+        _with_command(df, question)
         .with_columns(_rule=rule, _pref=pref, _commit=commit)
         .join(_RULE_FRAME, on="_rule", how="left", maintain_order="left")
     )

@@ -6,9 +6,9 @@
 ========== ============================================ ============================================
 op         Chinese                                      English
 ========== ============================================ ============================================
-remember   记住… · 帮我记一下… · 请记得…                 remember that … · please remember …
+remember   记住… · 帮我记一下… · 请记得… · 别忘了我…      remember that … · please remember …
 forget     忘掉… · 忘了我… · 不要记… · 别记住… · 把…忘了  forget (that/about) … · don't remember …
-delete_last 删除刚才那条 · 删掉上一条 · 撤销            delete the last memory · undo that
+delete_last 删除刚才那条 · 删掉上一条 · 撤销 · 这条别记了 delete the last memory · undo that
 show       你记得我什么 · 你都记得我哪些事               what do you remember / know about me
 ========== ============================================ ============================================
 
@@ -18,8 +18,9 @@ sentences that merely contain the words are not commands: 我忘了带钥匙, "I
 movie we saw?", 记得我们上次去的那家店吗？) is *not* a command: it is an ordinary turn, answered by
 recall (:func:`is_question` decides). ``show`` is only the question about the user as a whole
 ("what do you know about me"); a question about one topic ("what do you remember about my diet?")
-is ordinary recall too. Thanks or "please" closing the message are not part of the payload
-("forget that I like tea, thanks"), unless the word is what was said ("she never says please").
+is ordinary recall too. Thanks or "please" closing the message are no part of the command (撤销，谢谢
+undoes: :mod:`memkit.commands.courtesy`) nor of its payload ("forget that I like tea, thanks"), unless
+the word is what was said ("she never says please"); nor is a closing particle (记住我住在杭州吧).
 The patterns themselves are data, in :mod:`memkit.commands.patterns`. They are matched on the
 normalized text (:func:`~memkit.commands.patterns.norm`), but the payload is the user's own words: the
 same span of the message as written (full-width letters, 中文标点, ², ① kept), without the spaces
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from ..errors import ValidationError
 from ..text import INVISIBLE, normalize
 from . import patterns as _in
+from .courtesy import core, particle_off
 
 __all__ = ["COMMAND_OPS", "Command", "is_question", "parse"]
 
@@ -77,22 +79,32 @@ def parse(text: str) -> Command | None:
     if not isinstance(text, str):
         raise ValidationError("text", f"must be a str, got {type(text).__name__}")
     norm = _in.norm(text)
+    cut = core(norm)  # matched without the courtesy closing it: 撤销，谢谢 is 撤销 (a prefix of norm)
     question = is_question(text)
-    for op in _in.ORDER:
-        if question and op in ("remember", "forget"):
-            continue  # "记得…吗？" / "remember me?" asks to recall; it does not command
-        if any(p.search(norm) for p in _in.COMPILED_NOT.get(op, ())):
-            continue
-        for pattern in _in.COMPILED[op]:
-            m = pattern.search(norm)
-            if m is None:
+    ops = [op for op in _in.ORDER if not (question and op in ("remember", "forget"))]  # 记得…吗？ recalls
+    ops = [op for op in ops if not any(p.search(cut) for p in _in.COMPILED_NOT.get(op, ()))]
+    # the whole text when no command is left without the courtesy: then it was the payload ("forget thanks")
+    for on in (cut, norm) if cut != norm else (cut,):
+        for op in ops:
+            if on is norm and any(p.search(norm) for p in _in.COMPILED_NOT.get(op, ())):
                 continue
-            payload = _polite_tail_off(m.groupdict().get("text") or "")
-            if op == "forget":  # "我喜欢美式这件事吧" -> "我喜欢美式", unless nothing would be left
-                payload = _in.PAYLOAD_TAIL.sub("", payload).strip() or payload
-            if payload:  # cut on the normalized text, a prefix of the group: the user's words say it
-                payload = _as_written(text, norm, m.start("text"), len(payload)) or payload
-            return Command(op=op, text=payload, raw=text)
+            m = next((m for p in _in.COMPILED[op] if (m := p.search(on)) is not None), None)
+            if m is not None:
+                return Command(op=op, text=_payload(op, m, text, norm, on), raw=text)
+    return None
+
+
+def _payload(op: str, m: re.Match[str], text: str, norm: str, on: str) -> str:
+    """The payload of match ``m`` on ``on`` (a prefix of ``norm``), as written in ``text``."""
+    payload = m.groupdict().get("text") or ""
+    if payload and m.end("text") == len(on):  # to the end: the courtesy word may be what was said
+        payload = norm[m.start("text") :]
+    payload = particle_off(_polite_tail_off(payload))  # 记住我住在杭州吧 -> 我住在杭州
+    if op == "forget":  # "我喜欢美式这件事吧" -> "我喜欢美式", unless nothing would be left
+        payload = _in.PAYLOAD_TAIL.sub("", payload).strip() or payload
+    if payload:  # cut on the normalized text, a prefix of the group: the user's words say it
+        payload = _as_written(text, norm, m.start("text"), len(payload)) or payload
+    return payload
     return None
 
 

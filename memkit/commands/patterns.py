@@ -36,11 +36,12 @@ from ..text import normalize, normalize_expr
 # remember: …". A command must start the message, after these.
 # an acknowledgement before it (好的，忘掉… · 嗯，记住…), always with its punctuation ("好的" alone is a turn)
 _ACK_ZH = r"(?:(?:好的|好吧|好|嗯+|行|对了|那么|那|哦|噢)\s*[,、.。!~]+\s*)*"
-_PZ = rf"{_ACK_ZH}(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"  # Chinese politeness
+# Chinese politeness; 请， / 麻烦， with a comma too
+_PZ = rf"{_ACK_ZH}(?:(?:请|麻烦)\s*,\s*)?(?:(?:请|麻烦|你|您|帮我|给我|能不能|可不可以|可以|要|一定要)\s*)*"
 # an English acknowledgement, with its punctuation ("Alright, forget …", "ok. remember …"); not "yes",
 # "yeah", "right" or "well", which as often answer the conversation as open a command
-_ACK_EN = r"(?:(?:ok|okay|alright|all right|sure)\s*[,.!]+\s*)*"
-_POLITE_EN = r"(?:please|pls|hey|can you|could you|would you|will you|assistant)"  # and "ok" / "okay"
+_ACK_EN = r"(?:(?:ok|okay|alright|all right|sure|oops|whoops|sorry)\s*[,.!]+\s*)*"
+_POLITE_EN = r"(?:please|pls|kindly|hey|(?:can|could|would|will) (?:you|u)|assistant)"  # and "ok" / "okay"
 # subtle: "ok, " is both an acknowledgement and politeness, and a loop of each that can both take it
 # backtracks quadratically on "ok, ok, ok, … x" (16 KB of it took 50 s). So the politeness loop must
 # open with what no acknowledgement takes: a politeness word, or "ok" followed by spaces without a
@@ -52,9 +53,15 @@ _PE = (
     rf"(?:(?:{_POLITE_EN}|ok|okay)[,\s]+)*)?"
 )
 _ACK = rf"{_ACK_ZH}{_ACK_EN}"  # before a sentence that is not a command, too (NOT_COMMANDS)
+# the user's own statement after 别忘了 / 记得: 我 + not 们 (a shared plan reminds), and 我的… only
+# with a verb (我的生日是…; 别忘了我的伞 reminds)
+_ME_ZH = r"我(?:[^们的了吧哈哦啊呀啦]|的[^,。]*(?:是|叫|在|为|有|要|不|住|对))"
 # the verbs that undo (删除 · 删掉 · 撤销 · 不要了 · 忘掉), and "the last one": 刚才那条 · 上一条记忆 ·
 # 最后一个; in English "the last memory", "your latest entry", "the previous one you saved"
 _DEL_ZH = r"(?:删除|删掉|删了|去掉|撤销|撤回|不要了|别记了|不要记了|忘了|忘掉)"
+_END_ZH = r"\s*(?:吧|哈|哦|啊|呀|啦)?"  # a closing particle (memkit.commands.courtesy.PARTICLES)
+_THIS_ZH = r"(?:这个|这条|这句|那个|那条|刚才(?:那条|那句|说的|的)?)"
+_NO_NOTE_ZH = r"(?:不要|别|不用|不必)(?:再)?(?:记住|记得|记下|记录|记)"
 _LAST_ZH = r"(?:刚才|刚刚|上一|最后一|最近一|前一)(?:那|一)?(?:条|个|句)?(?:记忆|记录|内容|说的|的)?"
 _LAST_EN = (
     r"(?:the\s+|that\s+|your\s+)?(?:last|latest|previous|most recent)"
@@ -65,13 +72,15 @@ COMMANDS: dict[str, list[str]] = {
     # "the last one" undone: the payload is empty, the op names its target
     "delete_last": [
         # 删除刚才那条
-        rf"^{_PZ}(?:把)?{_DEL_ZH}\s*{_LAST_ZH}\s*(?:吧)?$",
+        rf"^{_PZ}(?:把)?{_DEL_ZH}\s*{_LAST_ZH}{_END_ZH}$",
         # 把上一条删了
-        rf"^{_PZ}(?:把)?{_LAST_ZH}\s*(?:给我)?{_DEL_ZH}\s*(?:吧)?$",
+        rf"^{_PZ}(?:把)?{_LAST_ZH}\s*(?:给我)?{_DEL_ZH}{_END_ZH}$",
         # 撤销一下 · 好的，撤销吧 · 麻烦你撤回: after the acknowledgement and politeness every command takes
-        rf"^{_PZ}(?:撤销|撤回)(?:一下)?\s*(?:吧)?$",
+        rf"^{_PZ}(?:撤销|撤回)(?:一下)?{_END_ZH}$",
         # 别记这条
-        rf"^{_PZ}(?:不要|别|不用)(?:再)?(?:记住|记得|记下|记录|记)\s*(?:这个|这条|这句|那个|那条|刚才(?:那条|那句|说的|的)?)$",
+        rf"^{_PZ}{_NO_NOTE_ZH}\s*{_THIS_ZH}{_END_ZH}$",
+        # 这条别记了 · 算了，不用记了: what was just said
+        rf"^{_PZ}(?:{_THIS_ZH}|算了\s*,?)?\s*(?:就)?{_NO_NOTE_ZH}了{_END_ZH}$",
         # don't save that
         rf"^{_PE}(?:don't|do not) (?:remember|store|save|keep) (?:that|this)$",
         # delete the last memory
@@ -83,9 +92,9 @@ COMMANDS: dict[str, list[str]] = {
     "show": [
         # 你都记得我哪些事
         rf"^{_ACK_ZH}(?:关于我\s*[,]?\s*)?(?:你|您)?(?:都|还|到底|现在)?(?:记得|记住了|知道|记着|存了|保存了|记录了)"
-        r"(?:关于)?我?(?:的)?(?:一些|些)?(?:什么|哪些|多少)(?:事情|事|东西|信息|内容)?(?:呢|吗|啊)?$",
+        r"(?:关于)?我?(?:的)?(?:一些|些)?(?:什么|哪些|多少)(?:事情|事|东西|信息|内容)?(?:呢|吗|啊|呀|啦|哦)?$",
         # 看看你的记忆
-        rf"^{_ACK_ZH}(?:请)?(?:列出|显示|查看|看看|看一下|展示)(?:一下)?(?:你|我的|你的)?(?:记得的|保存的)?(?:所有)?"
+        rf"^{_ACK_ZH}(?:请|麻烦(?:你|您)?)?(?:列出|显示|查看|看看|看一下|展示)(?:一下)?(?:你|我的|你的)?(?:记得的|保存的)?(?:所有)?"
         r"(?:关于我的)?(?:记忆|回忆|信息)$",
         # what do you know about me
         rf"^{_PE}what (?:do|did|else do) you (?:remember|know|recall) about me$",
@@ -108,13 +117,18 @@ COMMANDS: dict[str, list[str]] = {
         rf"^{_PZ}(?:帮我)?(?:记住|记下来|记下|记一下|记着|牢记|记录一下)\s*[:,、]?\s*(?P<text>[^\s:,、].*)$",
         # 请记得明天开会 -> 明天开会
         r"^(?:请|你要|一定要|要)记得\s*[:,]?\s*(?P<text>[^\s:,、].*)$",
+        # 别忘了我对花生过敏 · 千万记得我不吃香菜: before the user's own statement (记得带伞 reminds)
+        rf"^{_PZ}(?:千万(?:要)?)?(?:别|不要|不能)忘(?:了|记|掉)?\s*,?\s*(?P<text>{_ME_ZH}.*)$",
+        rf"^{_ACK_ZH}(?:千万(?:要)?)?记得\s*,?\s*(?P<text>{_ME_ZH}.*)$",
+        # 别忘了：周五交报告 (the colon says what to keep)
+        rf"^{_PZ}(?:千万(?:要)?)?(?:记得|(?:别|不要|不能)忘(?:了|记|掉)?)\s*:\s*(?P<text>[^\s:,、].*)$",
         # remember that I'm vegan -> I'm vegan
         rf"^{_PE}(?:remember|note|keep in mind|don't forget|do not forget|make a note|memorize)"
         r"(?: this)?(?: that|:)\s*(?P<text>[^\s:,、].*)$",
         # please note the meeting moved -> the meeting moved
         r"^(?:please|pls)[,\s]+(?:remember|memorize|note)\s*:?\s+(?P<text>[^\s:,、].*)$",
         # remember my wife is Ann -> my wife is Ann
-        r"^(?:remember|memorize)\s+(?P<text>(?:i|i'm|i've|i'd|my|we|we're|our|me)\b.+)$",
+        r"^(?:remember|memorize)\s*,?\s+(?P<text>(?:i|i'm|i've|i'd|my|we|we're|our|me)\b.+)$",
     ],
     # 忘了 / 忘记 also mean "I forgot" (忘了带钥匙), so bare they command only before 我 · 关于 · 那 ·
     # 这 · 上次 … or with a closing 吧; after politeness (请忘记…) and as 忘掉 they always do.
@@ -148,6 +162,7 @@ COMMANDS: dict[str, list[str]] = {
 NOT_COMMANDS: dict[str, list[str]] = {
     "remember": [
         rf"^{_ACK}(?:记住|记下|记着)(?:了|吗|没|住)",
+        rf"^{_ACK}(?:千万(?:要)?)?记得我[^,。]*(?:什么|哪|谁|多少|几)",  # 记得我喜欢什么: a question
         rf"^{_ACK}remember that (?:movie|film|book|song|show|place|restaurant|time|day|night|trip|guy|girl"
         r"|man|woman|one|thing)\b",
     ],
@@ -172,7 +187,7 @@ REQUEST = r"(?i)^(?:can you|could you|would you|will you|can u|能不能|可不�
 # trimmed from the end before matching: sentence punctuation of both scripts, tildes, the ellipsis
 TRAIL = "。.!?！？~～…,，;； \t\n"
 # Payload cleanup: "忘了我喜欢美式咖啡这件事吧" -> "我喜欢美式咖啡" (forget payloads only).
-PAYLOAD_TAIL = re.compile(r"(?:这件事|那件事|这个|那个|的事情|的事)?\s*(?:吧|了)?$")
+PAYLOAD_TAIL = re.compile(r"(?:这件事|那件事|这个|那个|的事情|的事)?\s*(?:了)?$")  # 吧: courtesy.particle_off
 # Payload cleanup for every op: thanks or "please" closing the message are not part of what to
 # remember or forget ("forget that I like tea, thanks" -> "I like tea"; 忘掉我喜欢拿铁，谢谢 -> 我喜欢拿铁).
 # After a comma it always goes; after a space (or straight after Chinese) it stays when it is what was
