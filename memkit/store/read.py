@@ -85,8 +85,8 @@ class ReadMixin(GateMixin, VectorsMixin):
 
         Name the namespace: without it, a requester reaches only memories it owns or created. The
         text of a ``quarantined`` memory is withheld (``[quarantined: awaiting review]``): only the
-        quarantine review (:meth:`quarantine`) shows it.
-        """
+        quarantine review (:meth:`quarantine`) shows it. ``now`` dates the ``read`` event only: an id
+        names a memory as it is today (what held at an instant: ``read``, ``search``, ``frame(as_of=)``)."""
         memory_id = check_name("memory_id", memory_id)
         namespace = self._space(namespace, optional=True)
         requester = self._who(requester)
