@@ -61,6 +61,10 @@ _VERSION_CONTEXT = re.compile(
     r"|wordpress|laravel|firmware|bios|sdk|driver|package|library|plugin)[0-9]*\s*[:：]?\s*$"
 )
 _ADDRESS_AFTER = re.compile(r":[0-9]|/[0-9]")  # a port (10.0.0.1:8080) or a prefix length (/24)
+_DOT_DIGIT, _DOTTED_MOBILE = re.compile(r"\.[0-9]"), re.compile(r"[0-9]{3}\.[0-9]{4}\.[0-9]{4}$")
+_GROUPS_AFTER, _GROUPS_BEFORE = re.compile(r"[.-][0-9]"), re.compile(r"[0-9][.-]$")
+_PLUS_BEFORE = re.compile(r"\+[ (]*$")  # a country code's "+" right before: the number is international
+_YEARS = re.compile(r"(?:19|20)[0-9]{2}-(?:19|20)[0-9]{2}")  # 2010-2015
 
 
 def _ok_around(text: str, start: int, end: int, chars: str) -> bool:
@@ -138,17 +142,39 @@ def digits_between(lo: int, hi: int) -> Callable[[str, int, int], bool]:
     return check
 
 
+def _more_groups(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` goes on past either end: a dot or dash then a digit, or a
+    space then a digit unless its own groups are set off by dashes (``6222 0212 3456 7891``: the
+    middle is no phone number; ``010-6234-5678 2 次``: it is)."""
+    spaced = "-" not in text[start:end]
+    after, before = text[end : end + 2], text[max(0, start - 2) : start]
+    if _GROUPS_AFTER.match(after) or _GROUPS_BEFORE.search(before):
+        return True
+    return spaced and (
+        (after[:1] == " " and after[1:].isdigit()) or (before[1:] == " " and before[:1].isdigit())
+    )
+
+
 def mobile(text: str, start: int, end: int) -> bool:
-    """MG102: 11 digits, 13 or 15 with the ``86`` / ``0086`` prefix; not labelled an order number."""
+    """MG102: 11 digits, 13 or 15 with the ``86`` / ``0086`` prefix; not labelled an order number.
+    Dots set off both groups or none (``138.1234.5678``; ``¥138.12345678`` is a price), and no
+    ``.digit`` follows."""
+    s = text[start:end]
+    if "." in s and (not _DOTTED_MOBILE.search(s) or _DOT_DIGIT.match(text, end)):
+        return False
     return digits_between(11, 15)(text, start, end) and not number_label(text[:start])
 
 
 def landline(text: str, start: int, end: int) -> bool:
-    """10-12 digits written with the area code set off (``010-…``, ``(0571)…``), never a bare run."""
+    """10-12 digits written with the area code set off (``010-…``, ``(0571)…``, ``010 6234 5678``),
+    never a bare run nor groups of a longer number (``6222 0212 3456 7891 233``, a card); also Taiwan's
+    mobile numbers (``0912-345-678``)."""
     s = text[start:end]
     if not digits_between(10, 12)(text, start, end) or number_label(text[:start]):
         return False
-    return "-" in s or s.startswith("(")
+    if _more_groups(text, start, end):
+        return False
+    return "-" in s or " " in s or s.startswith("(")
 
 
 def international(text: str, start: int, end: int) -> bool:
@@ -226,10 +252,28 @@ def passport(text: str, start: int, end: int) -> bool:
 
 def local_phone(text: str, start: int, end: int) -> bool:
     """MG102, after a phone label (the pattern's): a local number without its area code, 7-8 digits
-    (``电话 8765 4321``, ``tel: 555-1234``), not a slice of a longer number nor of a dotted one."""
-    if re.match(r"[.-][0-9]", text[end : end + 2]):
+    (``电话 8765 4321``, ``tel: 555-1234``), not a slice of a longer number (``9123 4567 8``, a dotted
+    one) nor the national part of an international one (``电话 +852 9123 4567``: MG103 takes it
+    whole), not a range of years (``call 2010-2015``)."""
+    if _more_groups(text, start, end) or _PLUS_BEFORE.search(text, max(0, start - 3), start):
+        return False
+    if _YEARS.fullmatch(text, start, end):
         return False
     return digits_between(7, 8)(text, start, end) and _ok_around(text, start, end, _ALNUM)
+
+
+def old_id_number(text: str, start: int, end: int) -> bool:
+    """MG104, a first-generation (15-digit) resident ID: no checksum, so a real province and a calendar
+    birth date ``YYMMDD`` (19YY) at positions 7-12; not glued to letters, digits, dashes or dots; not
+    labelled an order number."""
+    s = re.sub(r"[ -]", "", text[start:end])
+    if not _ok_around(text, start, end, _ALNUM + "-.") or int(s[:2]) not in _PROVINCES:
+        return False
+    try:
+        date(1900 + int(s[6:8]), int(s[8:10]), int(s[10:12]))
+    except ValueError:
+        return False
+    return not number_label(text[:start])
 
 
 def edge(chars: str) -> Callable[[str, int, int], bool]:

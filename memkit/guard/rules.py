@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..text import FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names here
+from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names
 from . import checks as ck
 from . import credentials as cr
 from .checks import id_checksum_ok, luhn_ok
@@ -93,30 +93,67 @@ CREDENTIAL_NAMES_ZH = "密码|口令|密钥|秘钥|私钥|令牌|授权码|PIN�
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = rf"(?:{_OCTET}\.){{3}}{_OCTET}"
 _HEX = "[0-9A-Fa-f]"
-# the letters of e-mail addresses in Latin, Greek and Cyrillic scripts (no CJK: 联系li@x.cn keeps 联系)
+# the letters of e-mail addresses in Latin, Greek and Cyrillic scripts; a domain's labels may be CJK
+# too (li@例子.中国), a top-level domain Latin or one of the common CJK ones
 _LATIN = "A-Za-z0-9À-ÖØ-öø-ɏͰ-ϿЀ-ӿ"
+_CJK_TLD = "中国|中國|香港|台湾|台灣|澳门|澳門|新加坡|公司|网络|網絡|在线|商城|集团|网址|网店|中文网|我爱你"
+_DOMAIN = rf"@[{_LATIN}{CJK}-]{{1,63}}(?:\.[{_LATIN}{CJK}-]{{1,63}})*\.(?:[A-Za-zЀ-ӿ]{{2,24}}|{_CJK_TLD})"
+# a CJK local part (李伟@qq.com) is the CJK run before "@", cut after the last e-mail word (邮箱, 联系, …)
+# of the 8 characters before it and after the particles 是 为 為 给 給 的 到 (我的邮箱是李伟@…: 李伟@…)
+_ZH_MAIL_WORDS = "邮箱|郵箱|电邮|電郵|邮件|郵件|信箱|地址|联系|聯繫|联络|聯絡"
+
+
+def _cjk_but(chars: str) -> str:
+    """The class body of :data:`~memkit.text.CJK` without ``chars`` (ideographs of U+4E00-U+9FFF)."""
+    body, lo = "", 0x4E00
+    for c in sorted(map(ord, chars)):
+        body, lo = body + f"{chr(lo)}-{chr(c - 1)}", c + 1
+    return CJK.replace("\u4e00-\u9fff", body + f"{chr(lo)}-\u9fff")
+
+
+# phone labels before a local number: any words may sit between these and the number (电话打 8765 4321)
+_PHONE_LABELS = (
+    r"\b(?:tel|phone|telephone|ph|fax|landline|call|ext)\b|电话|電話|座机|座機|固话|固話|传真|傳真|分机|分機"
+)
+# these name the device or the contact too (手机销量 25000000 台): only a number word, "is" or a colon
+# may come between them and the number (手机号码是 9123 4567, mobile no. 9123 4567, cell phone: 555-1234)
+_MOBILE_LABELS = (
+    r"(?:\b(?:mobile|mob|cell|cellphone|whatsapp)\b|手机|手機|联系方式|聯繫方式|聯絡方式)[ \t]{0,3}"
+    r"(?:(?:\b(?:phone|number|num|no|nr)\b\.?|#|号码|號碼|号|號)[ \t]{0,3})?"
+    r"(?:(?:\bis\b|是|为|為)[ \t]{0,3})?[:：#]?[ \t]{0,3}"
+)
 _P = "pii"
 RULES: tuple[Rule, ...] = (
     # PII: redacted with a typed placeholder
     # subtle: bounded runs (RFC 5321: a local part has at most 64 characters, a label 63) keep the search
     # linear: with "+", every start in a long run of letters scans to its end (quadratic)
+    Rule("MG101", _P, "info", rf"[{_LATIN}._%+-]{{1,64}}{_DOMAIN}", "email address", ck.email, "[EMAIL]"),
     Rule("MG101", _P, "info",
-         rf"[{_LATIN}._%+-]{{1,64}}@[{_LATIN}-]{{1,63}}(?:\.[{_LATIN}-]{{1,63}})*\.[A-Za-zЀ-ӿ]{{2,24}}",
-         "email address", ck.email, "[EMAIL]"),
+         rf"(?:[{CJK}]{{0,8}}(?:{_ZH_MAIL_WORDS}))?(?P<v>[{_cjk_but('是为為给給的到')}]{{1,16}}{_DOMAIN})",
+         "email address (CJK local part)", ck.email, "[EMAIL]"),
     Rule("MG104", _P, "info",  # written whole or in groups: 110105 19491231 002X
          r"[1-9][0-9]{5}[ -]?(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}[0-9Xx]",
          "Chinese resident ID number (checksum and birth date valid)", ck.id_number, "[ID_NUMBER]"),
-    Rule("MG102", _P, "info", r"(?:(?:\+|00)86[ -]?|\(\+?86\) ?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}",
+    # a mobile number's groups set off by spaces, dashes or dots (138.1234.5678: both dots, ck.mobile)
+    Rule("MG102", _P, "info", r"(?:(?:\+|00)86[ -]?|\(\+?86\) ?)?1[3-9][0-9](?:[ .-]?[0-9]{4}){2}",
          "Chinese mobile number", ck.mobile, "[PHONE]"),
-    Rule("MG102", _P, "info", r"\(?0[1-9][0-9]{1,2}\)?[ -]?[2-9][0-9]{2,3}[ -]?[0-9]{4}",
+    # an area code of 1-3 digits after the 0: 010-6234-5678, (0571) 8888 8888, Taiwan's 02-2345-6789
+    Rule("MG102", _P, "info", r"\(?0[1-9][0-9]{0,2}\)?[ -]?[2-9][0-9]{2,3}[ -]?[0-9]{4}",
          "Chinese landline number", ck.landline, "[PHONE]"),
-    # a local number without its area code is a phone number only when a label says so (电话 8765 4321)
+    Rule("MG102", _P, "info", r"09[0-9]{2}[ -]?[0-9]{3}[ -]?[0-9]{3}",  # 0912-345-678, set off as a landline
+         "Taiwan mobile number", ck.landline, "[PHONE]"),
+    # a local number without its area code is a phone number only when a label says so (电话 8765 4321),
+    # and never the part of a longer or international one (电话 +852 9123 4567 is MG103's: ck.local_phone)
     Rule("MG102", _P, "info",
-         _en(r"(?i)(?:\b(?:tel|phone|telephone|ph|fax|landline|call|ext)\b|电话|座机|固话|传真|分机)"
-             r"[^0-9\n]{0,10}?(?P<v>[2-9][0-9]{2,3}[ -]?[0-9]{4})"),
+         _en(rf"(?i)(?:(?:{_PHONE_LABELS})[^0-9\n]{{0,10}}?|{_MOBILE_LABELS})"
+             r"(?P<v>[2-9][0-9]{2,3}[ -]?[0-9]{4})"),
          "local phone number (labelled)", ck.local_phone, "[PHONE]"),
     Rule("MG105", _P, "info", r"[0-9](?:[ -]?[0-9]){12,18}",
          "bank card number (Luhn and issuer prefix valid)", ck.card, "[CARD]"),
+    Rule("MG104", _P, "info",  # after MG105: a valid card of 15 digits (American Express) is a card
+         r"[1-9][0-9]{5}[ -]?[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}",
+         "Chinese resident ID number, first generation (15 digits, birth date valid)", ck.old_id_number,
+         "[ID_NUMBER]"),
     Rule("MG103", _P, "info", r"\+[1-9][0-9 ().-]{6,20}[0-9]",
          "international phone number", ck.international, "[PHONE]"),
     Rule("MG103", _P, "info", r"\(?[2-9][0-9]{2}\)?[ .-][2-9][0-9]{2}[ .-][0-9]{4}",
