@@ -37,6 +37,7 @@ __all__ = [
     "StoreLocked",
     "ValidationError",
     "WriteRefused",
+    "check_bool",
     "check_frame",
     "check_output",
     "check_path",
@@ -108,6 +109,20 @@ class ConnectionLost(MemkitError, ConnectionError):
 
 class MissingDependency(MemkitError, ImportError):
     """An optional dependency is absent; the message says which extra to install."""
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A switch (``force``, ``dry_run``, ``time_order``) -> ``value``; ValidationError naming ``name``
+    unless it is a bool: a truthy stand-in (``"yes"``, ``"no"``, ``1``) is refused, not taken as true.
+
+    >>> check_bool("force", "no")
+    Traceback (most recent call last):
+        ...
+    memkit.errors.ValidationError: force: must be a bool, got str
+    """
+    if not isinstance(value, bool):
+        raise ValidationError(name, f"must be a bool, got {type(value).__name__}")
+    return value
 
 
 def check_frame(frame: Any, name: str, columns: Sequence[str]) -> None:

@@ -43,7 +43,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ValidationError, is_duckdb_file, output_target
+from .errors import ValidationError, check_bool, is_duckdb_file, output_target
 
 __all__ = ["STDOUT", "force_named", "write_file"]
 
@@ -82,6 +82,7 @@ def write_file(
     """Call ``write(f)`` with a file object whose bytes replace the file ``path`` leads to, as the
     module docstring says; ``name`` is the argument errors name. Text files are UTF-8 with ``\\n`` line
     ends; ``binary=True`` gives ``write`` a bytes file (``np.savez`` writes to one)."""
+    check_bool("force", force)  # every writer's switch: "no" is not taken as true
     if stdout and isinstance(path, str) and path == STDOUT:
         _to_stdout(write, binary)
         return

@@ -12,8 +12,7 @@ Traceback (most recent call last):
 ...
 memkit.errors.ValidationError: Weights.similarity: must be a finite number, got nan
 
-Field metadata carries a slider range (``metadata["range"] == (min, max, step)``) so a widget panel can
-be generated from the dataclass (see :func:`slider_ranges`).
+Field metadata carries a slider range (``metadata["range"]``: min, max, step), read by :func:`slider_ranges`.
 """
 
 from __future__ import annotations
@@ -21,14 +20,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ValidationError
+from .errors import ValidationError, check_bool
 
-__all__ = ["DecayParams", "ForgetParams", "GuardParams", "KeywordParams", "MAX_WEIGHT", "NEVER_REMEMBER",
-           "Weights", "check_number", "slider_ranges"]  # fmt: skip
+__all__ = ["DecayParams", "ForgetParams", "GuardParams", "KeywordParams", "MAX_WEIGHT", "MIN_HOURS",
+           "NEVER_REMEMBER", "Weights", "check_number", "slider_ranges"]  # fmt: skip
 
 
 def _knob(default: float, lo: float, hi: float, step: float, doc: str) -> Any:
@@ -68,6 +68,7 @@ def check_number(
 # the largest weight (and BM25 k1): far above any useful value (the sliders stop at 1 and 3), far
 # below where the score's float64 sums overflow (1e308 weights used to crash search's ranking)
 MAX_WEIGHT = 1000.0
+MIN_HOURS = 1e-6  # the shortest half-life and recency time scale (hours: 3.6 ms); 1e-320 overflowed decay
 
 
 def _validate_fields(obj: Any, hi: float | None = None) -> None:
@@ -156,7 +157,7 @@ class DecayParams:
 
     def __post_init__(self) -> None:
         _validate_fields(self)
-        check_number("DecayParams.time_scale_hours", self.time_scale_hours, lo=0.0, lo_open=True)
+        check_number("DecayParams.time_scale_hours", self.time_scale_hours, lo=MIN_HOURS)
         check_number("DecayParams.min_strength", self.min_strength, hi=1.0)
         check_number("DecayParams.reinforce_step", self.reinforce_step, hi=1.0)
 
@@ -212,8 +213,7 @@ class ForgetParams:
         if self.capacity != int(self.capacity):
             raise ValidationError("ForgetParams.capacity", f"must be a whole number, got {self.capacity}")
         object.__setattr__(self, "capacity", int(self.capacity))
-        if not isinstance(self.drop_expired, bool):
-            raise ValidationError("ForgetParams.drop_expired", "must be a bool")
+        check_bool("ForgetParams.drop_expired", self.drop_expired)
 
 
 # The articles' "记忆观察名单": topics never remembered automatically (passwords, tokens, bank
@@ -306,8 +306,6 @@ class GuardParams:
     judge: Any = field(default=None, metadata={"doc": "(query, contents) -> list[bool] flags"})
 
     def __post_init__(self) -> None:
-        import re
-
         import polars as pl
 
         for f in dataclasses.fields(self):
@@ -336,11 +334,13 @@ class GuardParams:
             raise ValidationError("GuardParams.pii", f"unknown type {sorted(bad)[0]!r}; use {PII_TYPES}")
         for f in ("extra_secret_patterns", "extra_injection_patterns"):
             for p in getattr(self, f):
-                try:  # the same pattern runs in Python (spans) and in polars (batch pre-filter)
-                    re.compile(p)
-                    pl.Series(["x"]).str.contains(p)
+                try:  # the same pattern runs in Python (spans) and in polars (batch pre-filter); ".*"
+                    why = "matches the empty string (so every text)" if re.compile(p).search("") else None
+                    pl.Series(["x"]).str.contains(p)  # would refuse every write, naming its namespace
                 except (re.error, pl.exceptions.PolarsError) as e:
-                    raise ValidationError(f"GuardParams.{f}", f"{p!r} is not a usable regex: {e}") from None
+                    why = f"is not a usable regex: {e}"
+                if why:
+                    raise ValidationError(f"GuardParams.{f}", f"{p!r} {why}") from None
         if isinstance(self.detectors, (str, bytes)) or not isinstance(self.detectors, (list, tuple)):
             raise ValidationError("GuardParams.detectors", "must be a tuple of callables")
         object.__setattr__(self, "detectors", tuple(self.detectors))

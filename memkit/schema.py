@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from .errors import ValidationError
-from .params import check_number
+from .params import MIN_HOURS, check_number
 from .text import is_blank
 
 __all__ = [
@@ -333,8 +333,8 @@ def check_validity(valid_from: datetime | None, valid_until: datetime | None) ->
 
 
 def check_half_life(value: Any) -> float:
-    """A finite half-life in hours, > 0."""
-    return check_number("half_life_hours", value, lo=0.0, lo_open=True)
+    """A finite half-life in hours, >= :data:`~memkit.params.MIN_HOURS` (3.6 ms)."""
+    return check_number("half_life_hours", value, lo=MIN_HOURS)
 
 
 def check_importance(value: Any) -> float:

@@ -47,7 +47,7 @@ from typing import Any
 from .conflicts import POLICIES
 from .consolidate import MergeParams
 from .embed import check_spec
-from .errors import FormatError, ValidationError, check_output, check_path
+from .errors import FormatError, ValidationError, check_bool, check_output, check_path
 from .outfile import write_file
 from .params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights, slider_ranges
 from .schema import check_choice
@@ -263,6 +263,7 @@ def save_settings(path: str | os.PathLike[str], settings: Settings, *, force: bo
     """
     path = check_path("path", path)
     suffix = _suffix(path)
+    check_bool("force", force)
     check_output("path", path)  # never over a database (a store named store.json) nor a folder
     if not isinstance(settings, Settings):
         raise ValidationError("settings", f"must be a memkit.Settings, got {type(settings).__name__}")
@@ -322,14 +323,11 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     try:  # a RecursionError: brackets nested thousands deep, which no settings file needs
         data = tomllib.loads(text) if suffix == ".toml" else json.loads(text, object_pairs_hook=_pairs)
         _unique_keys(data)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
-        raise FormatError("path", f"{str(path)!r} is not valid {suffix[1:].upper()}: {e}") from None
-    except RecursionError:
-        raise FormatError(
-            "path", f"{str(path)!r} is not valid {suffix[1:].upper()}: nested too deeply"
-        ) from None
     except ValidationError as e:  # a repeated key: its field, and which file
         raise type(e)(e.field, f"{_message(e)} (settings file {str(path)!r})") from None
+    except (ValueError, RecursionError) as e:  # the decoders' errors, an integer of over 4,300 digits
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e).split("; use sys.")[0]
+        raise FormatError("path", f"{str(path)!r} is not valid {suffix[1:].upper()}: {why}") from None
     try:
         return Settings.from_dict(data)
     except ValidationError as e:  # an entry of the file: its field, and which file

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from .decay import age_hours_expr, below_floor, hours_until, strength, strength_expr
-from .errors import ValidationError, check_frame
+from .errors import ValidationError, check_bool, check_frame
 from .params import DecayParams, Weights, check_number
 from .schema import check_time
 
@@ -63,6 +63,7 @@ def decay_curves(
     together).
     """
     check_frame(memories, "memories", ("label", "importance", "half_life_hours"))
+    check_bool("log", log)
     if not (np.isfinite(horizon_hours) and horizon_hours > 0):
         raise ValidationError("horizon_hours", f"must be a positive number, got {horizon_hours}")
     if not 2 <= points <= 5000:

@@ -163,7 +163,7 @@ def test_mem0_both_shapes(store: mk.MemoryStore) -> None:
 @pytest.mark.parametrize(
     ("data", "match"),
     [
-        ({"relations": []}, "mem0: must be"),
+        ({"relations": []}, "data: must be"),  # the parameter (it said "mem0", h184)
         ({"results": [{"id": "x", "memory": "", "user_id": "a"}]}, r"results\[0\].memory"),
         ({"results": [{"id": "x", "memory": "m"}]}, r"results\[0\].namespace"),
         ({"results": [{"memory": "m", "user_id": "a", "created_at": "2024-07-20 01:25:51"}]}, r"created_at"),

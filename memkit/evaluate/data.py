@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..errors import MemkitError, ValidationError
+from ..errors import MemkitError, ValidationError, check_bool
 
 __all__ = [
     "LOCOMO",
@@ -143,7 +143,7 @@ def fetch_locomo(
     file is absent and cannot be fetched, and :class:`~memkit.errors.ValidationError` naming
     ``locomo10.json`` when a file is there but its SHA-256 differs (it is never overwritten).
     """
-    say = say or (lambda _: None)
+    say, download = say or (lambda _: None), check_bool("download", download)
     target, why = _candidate(path)
     if target.is_file():
         digest = _sha256(target)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ValidationError
-from ..params import MAX_WEIGHT, check_number
+from ..params import MAX_WEIGHT, MIN_HOURS, check_number
 
 __all__ = ["HALF_LIFE_FLOOR", "SWEEP_KEYS", "WEIGHT_KEYS", "check_setting", "floor_of", "grid_points"]
 
@@ -21,12 +21,13 @@ SWEEP_KEYS = (*WEIGHT_KEYS, "time_scale_hours", "half_life_hours", "min_strength
 # ranking only through the floor, so without one every half-life would rank alike (the articles' 0.1)
 HALF_LIFE_FLOOR = 0.1
 # each setting's range: (lo, hi, lo excluded). Weights as Weights takes them; the floor a strength in
-# [0, 1] (search's and DecayParams' range); the time scale and a half-life positive hours
+# [0, 1] (search's and DecayParams' range); the time scale and a half-life at least MIN_HOURS, as the
+# store's own
 _RANGE = {
     **{w: (0.0, MAX_WEIGHT, False) for w in WEIGHT_KEYS},
     "min_strength": (0.0, 1.0, False),
-    "time_scale_hours": (0.0, None, True),
-    "half_life_hours": (0.0, None, True),
+    "time_scale_hours": (MIN_HOURS, None, False),
+    "half_life_hours": (MIN_HOURS, None, False),
 }
 
 

@@ -45,7 +45,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FormatError
+from ..errors import FormatError, check_bool
 
 __all__ = ["CATEGORIES", "load_locomo"]
 
@@ -168,6 +168,7 @@ def load_locomo(
     Any malformed input raises :class:`~memkit.errors.FormatError` naming the part at fault
     (``path``, ``audit``, ``conversation``, ``session_date_time``); nothing is half-loaded.
     """
+    check_bool("captions", captions)
     samples = _read_samples(path)
     fixes = _load_audit(audit) if audit is not None else {}
     memories: list[dict[str, Any]] = []

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_bool
 from ..params import MAX_WEIGHT, Weights
 from ..scoring import hybrid, neighbour_score
 from ..ties import tie_order, top_k
@@ -165,7 +165,7 @@ class Reranker:
         partial sort finds each row's top k. A query without relevant ids is left out (as
         :func:`~memkit.evaluate.metrics.score_rankings` leaves it): it has no recall to measure.
         """
-        unknown = [q for q in relevant if q not in self.frames]
+        unknown, per_query = [q for q in relevant if q not in self.frames], check_bool("per_query", per_query)
         if unknown:
             raise ValidationError("relevant", f"queries not cached: {unknown}")
         relevant = {q: [i for i in ids if i is not None] for q, ids in relevant.items()}

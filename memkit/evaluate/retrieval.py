@@ -24,7 +24,7 @@ import polars as pl
 
 from ..decay import below_floor, recency, strength
 from ..embed import Embedder, HashEmbedder, l2_normalize
-from ..errors import ValidationError
+from ..errors import ValidationError, check_bool
 from ..params import DecayParams, KeywordParams, Weights
 from ..schema import DEFAULT_IMPORTANCE, LAYER_HALF_LIFE_HOURS, check_time
 from ..scoring import KeywordIndex, hybrid, neighbour_score
@@ -287,7 +287,7 @@ def evaluate(
     ``min_strength`` (the strength floor) to a store's retrieval floor ``store.decay.min_strength``
     (what its search drops), else 0.
     """
-    ks = check_ks(k)
+    ks, per_query = check_ks(k), check_bool("per_query", per_query)
     weights, time_scale_hours = tuned(store_or_frame, weights, time_scale_hours)
     time_scale_hours = check_setting("time_scale_hours", time_scale_hours)  # before any work, as search
     min_strength = check_setting("min_strength", floor_of(store_or_frame, min_strength))

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_bool
 from ..params import GuardParams
 from ..schema import SOURCES, Finding
 from . import rules as gr
@@ -317,7 +317,7 @@ def screen_many(
     """
     if not isinstance(params, GuardParams):
         raise ValidationError("params", f"must be a memkit.GuardParams, got {type(params).__name__}")
-    texts = _texts(texts)
+    texts, pseudonyms = _texts(texts), check_bool("pseudonyms", pseudonyms)
     limit = _thresholds(len(texts), params, sources)
     rows = _scan_rows(texts, params)
     prob = _probabilities(texts, rows, params)  # (n,) scored on the original texts, before redaction

@@ -206,16 +206,31 @@ def _no_overlaps(findings: list[Finding]) -> list[Finding]:
 def _custom(detector: Any, text: str) -> list[Finding]:
     """One custom detector on the original ``text`` -> its findings. It may return ``Finding``
     objects, dicts of their fields, or None. Its own error becomes a :class:`MemkitError` naming
-    the detector (a ``MemkitError`` passes through as it is); a span past the text's end is refused.
-    Its findings are kept as they are: no pre-filter, no overlap resolution."""
+    the detector (a ``MemkitError`` passes through as it is); anything else it returns (a str, a
+    number, a dict of other keys) is a ValidationError naming ``GuardParams.detectors`` and the
+    detector; a span past the text's end is refused. Its findings are kept as they are: no
+    pre-filter, no overlap resolution."""
+    name = getattr(detector, "__name__", type(detector).__name__)
     try:
         found = detector(text)
-        out = [f if isinstance(f, Finding) else Finding(**f) for f in (found or ())]
+        listed = (
+            found is None
+            or isinstance(found, (list, tuple))
+            or (hasattr(found, "__iter__") and not isinstance(found, (str, bytes, dict, Finding)))
+        )  # a generator is read here, inside the detector's own errors
+        found = list(found or ()) if listed else found
     except MemkitError:
         raise
     except Exception as e:
-        name = getattr(detector, "__name__", type(detector).__name__)
         raise MemkitError(f"guard detector {name} failed: {type(e).__name__}: {e}") from e
+    try:
+        if not listed:
+            raise TypeError
+        out = [f if isinstance(f, Finding) else Finding(**f) for f in found]
+    except TypeError:  # not a list of mappings, or keys a Finding has not
+        got = "an item that is no Finding (nor dict)" if listed else f"a value of type {type(found).__name__}"
+        raise ValidationError("GuardParams.detectors", f"detector {name} returned {got}: it must return"
+                              " Finding objects (or dicts of their fields), or None") from None  # fmt: skip
     for f in out:
         if f.end is not None and f.end > len(text):
             raise ValidationError("finding.end", f"span {f.start}..{f.end} is outside the text ({len(text)})")

@@ -40,12 +40,12 @@ from typing import Any
 import polars as pl
 
 from ..commands import admit_many
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, check_path
 from ..schema import check_name, check_tags
 from .cogx import read_cogx
 from .lines import numbered
 from .mem0_keys import mem0_keys
-from .records import RESTORABLE, add_frame, records_frame, unencodable, utc_time
+from .records import RESTORABLE, add_frame, record_names, records_frame, unencodable, utc_time
 from .strictjson import fail, loads
 
 __all__ = ["RESTORABLE", "add_frame", "chat_frame", "import_file", "mem0_frame"]
@@ -118,7 +118,7 @@ def chat_frame(
         raise FormatError(
             "messages", f"must be a list of {{'role', 'content'}} objects, got {type(messages).__name__}"
         )
-    names = [f"messages[{i}]" for i in range(len(messages))] if where is None else list(where)
+    names = record_names(where, len(messages))  # (a str is not split into characters: ValidationError)
     roles, texts, stamps = [], [], []
     for msg, where in zip(messages, names, strict=True):  # validated per message; admission vectorized
         if not isinstance(msg, Mapping):
@@ -190,7 +190,8 @@ def mem0_frame(data: Any, *, namespace: str | None = None) -> pl.DataFrame:
     # get_all() answers {"results": [...]} (mem0's output format v1.1) or, in older versions, a list
     records = data.get("results", data.get("memories")) if isinstance(data, Mapping) else data
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
-        raise FormatError("mem0", "must be get_all()'s {'results': [...]} or a list of memories")
+        raise FormatError("data", "must be get_all()'s {'results': [...]} or a list of memories")
+    namespace = check_name("namespace", namespace, optional=True)  # the caller's: named as such
     rows, mine = [], []
     for i, r in enumerate(records):
         where = f"results[{i}]"
@@ -288,7 +289,7 @@ def import_file(
     if source == "chat" and namespace is None:
         raise ValidationError("namespace", "is required for chat messages")
     check_name("namespace", namespace, optional=True)  # the caller's, not the file's: checked first
-    p = Path(path)
+    p = check_path("path", path)
     if source != "cogx" and not p.is_file():
         raise FormatError("path", f"{str(path)!r} is not a file")
     try:  # every error from here on is about the file's content: it names the file

@@ -44,7 +44,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FormatError, ValidationError, check_output
+from ..errors import FormatError, ValidationError, check_bool, check_frame, check_output, check_path
 from ..outfile import write_file
 from ..schema import MEMORY_FIELDS, check_name, check_time
 from .lines import numbered
@@ -82,10 +82,15 @@ def write_cogx(
     categories = tags) whose ``metadata["memkit"]`` carries every other memkit field, so that
     :func:`read_cogx` restores them; other COGX readers see plain memories. A database file under
     one of the archive's names in ``directory`` is refused (ValidationError), nothing written; so is a
-    read-only file there, unless ``force`` (:mod:`memkit.outfile`).
+    read-only file there, unless ``force`` (:mod:`memkit.outfile`). Bad arguments are refused before
+    anything is written (ValidationError naming ``frame``, ``directory``, ``embedder`` or ``force``).
     """
+    check_frame(frame, "frame", _IN_RECORD[:-1])  # a store.frame(): the record's own keys at least
+    if embedder is not None and not isinstance(embedder, str):
+        raise ValidationError("embedder", f"must be a str (the embedder's name) or None, got {embedder!r}")
     now = check_time("now", now, optional=True) or datetime.now(UTC)  # the manifest's exported_at
-    d = Path(directory)  # COGX is a folder of files, not one file
+    d = check_path("directory", directory)  # COGX is a folder of files, not one file
+    check_bool("force", force)
     names = (*_COGX_FILES.values(), "nodes.jsonl", "manifest.json")
     for name in names:  # checked before anything is removed: a database there is never overwritten
         check_output("directory", d / name)
@@ -241,7 +246,8 @@ def read_cogx(directory: str | Path, *, namespace: str | None = None) -> pl.Data
     ``store`` is true. Files of kinds the archive does not have are simply absent; blank lines are
     skipped; anything else that is not a JSON object in UTF-8 stops the read, naming file and line.
     """
-    d = Path(directory)
+    d = check_path("directory", directory)
+    namespace = check_name("namespace", namespace, optional=True)  # the caller's: named as such
     if not (d / "manifest.json").is_file():
         raise FormatError("cogx", f"{str(directory)!r} has no manifest.json (not a COGX archive directory)")
     raw = (d / "manifest.json").read_bytes()

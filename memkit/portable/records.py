@@ -19,12 +19,15 @@ from typing import Any
 import polars as pl
 
 from ..conflicts import POLICIES
-from ..errors import AccessDenied, FormatError, ValidationError, WriteRefused
+from ..errors import AccessDenied, FormatError, ValidationError, WriteRefused, check_bool, check_frame
 from ..schema import WRITABLE_FIELDS, check_choice, check_name, check_time
 from .rows import build_rows
 from .seen import DUPLICATES, present
 
-__all__ = ["ADAPTER_FIELDS", "RESTORABLE", "add_frame", "records_frame", "unencodable", "utc_time"]
+__all__ = [
+    "ADAPTER_FIELDS", "RESTORABLE", "add_frame", "check_store", "record_names", "records_frame",
+    "unencodable", "utc_time",
+]  # fmt: skip
 
 ADAPTER_FIELDS = ("content", "tags", "source", "created_at")
 """The writable fields every adapter sets from its own format: the text, labels, origin and date."""
@@ -130,10 +133,19 @@ def add_frame(
     so a key's older values are superseded by its newer ones; the report keeps the frame's rows. With
     ``"supersede"`` a keyed row also matches the same record held *without* a key (the text, owner and
     time an import by a memkit that did not key it wrote): it is ``present``, not written again beside
-    it (the held row keeps no key)."""
+    it (the held row keeps no key). Bad arguments (a ``store`` that is not a store, a ``frame`` without
+    ``namespace`` or ``content``, a non-boolean ``store`` column, ``time_order="y"``) are refused first,
+    naming the argument (and the column)."""
+    check_store(store)
+    check_frame(frame, "frame", ("namespace", "content"))
+    if "row" in frame.columns:  # the report's own column
+        raise ValidationError("frame", "has a column 'row', which the report adds: drop or rename it")
+    if frame.schema.get("store", pl.Boolean) not in (pl.Boolean, pl.Null):
+        raise ValidationError("frame", f"column 'store' must be Boolean, got {frame.schema['store']}")
     duplicates = check_choice("duplicates", duplicates, DUPLICATES)
     if conflict_policy is not None:
         conflict_policy = check_choice("conflict_policy", conflict_policy, POLICIES)
+    time_order, now = check_bool("time_order", time_order), check_time("now", now, optional=True)
     frame = frame.with_row_index("row")  # the report's row: the position in the input frame
     writable = set(WRITABLE_FIELDS)
     wanted = frame.filter(pl.col("store")) if "store" in frame.columns else frame
@@ -199,6 +211,26 @@ def add_frame(
                 ) from None
             parts.append(part.select("row", "namespace").with_columns(id=ids["id"], action=pl.lit("added")))
     return pl.concat(parts).sort("row")
+
+
+def check_store(store: Any) -> None:
+    """ValidationError naming ``store`` unless it is a :class:`~memkit.MemoryStore` (what a writer of
+    adapter frames needs of one: this package sits below the store, so by what it does)."""
+    if not all(callable(getattr(store, m, None)) for m in ("add_many", "transaction", "_as_import", "frame")):
+        raise ValidationError("store", f"must be a memkit.MemoryStore, got {type(store).__name__}")
+
+
+def record_names(where: Any, n: int, default: str = "messages") -> list[str]:
+    """What errors name ``n`` records by: ``where`` (a list of ``n`` str: ``line 4``), else
+    ``messages[i]``; ValidationError naming ``where`` for anything else (a str is not split into
+    characters)."""
+    if where is None:
+        return [f"{default}[{i}]" for i in range(n)]
+    if isinstance(where, (str, bytes)) or not isinstance(where, (list, tuple)):
+        raise ValidationError("where", f"must be a list of str, one per record; got {type(where).__name__}")
+    if len(where) != n or not all(isinstance(w, str) for w in where):
+        raise ValidationError("where", f"must hold one str per record: {n} records, {len(where)} names")
+    return list(where)
 
 
 def _usable_keys(

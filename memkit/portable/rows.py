@@ -29,6 +29,7 @@ import polars as pl
 
 from ..errors import ValidationError
 from ..guard import identity
+from ..params import MIN_HOURS
 from ..schema import (
     ACCESS,
     COUNT_MAX,
@@ -209,7 +210,7 @@ _PLAIN_NAME = rf"^{_SOLID}(?:[\p{{L}}\p{{N}}\p{{P}}\p{{S}}\p{{M}} ]*{_SOLID})?$"
 _EARLIEST, _LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)  # (naive: compared in UTC)
 _BOUNDS = {
     "importance": (0.0, 1.0, False),
-    "half_life_hours": (0.0, math.inf, True),
+    "half_life_hours": (MIN_HOURS, math.inf, False),
     "access_count": (0, COUNT_MAX, False),
 }  # (low, high, low excluded), as schema's checks say
 
@@ -245,7 +246,7 @@ def _plainly_valid(frame: pl.DataFrame, at: datetime) -> bool:
     c, checks = pl.col("content"), []
     checks += [c.is_not_null().all(), (c.str.len_chars() <= MAX_CONTENT_CHARS).all()]
     checks += [c.str.contains(_SOLID).all(), c.str.contains("\x00", literal=True).not_().all()]
-    # numbers: finite, within the validator's bounds (open at 0 for a half-life)
+    # numbers: finite, within the validator's bounds (a half-life from MIN_HOURS)
     for name, (lo, hi, lo_open) in _BOUNDS.items():
         if name in dtypes:
             x = pl.col(name).cast(pl.Float64)

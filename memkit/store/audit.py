@@ -35,14 +35,16 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..errors import ValidationError
 from ..guard import identity
 from ..guard.names import names_findings
 from ..params import GuardParams
 from ..portable.columns import arrow_array, repeated
+from ..schema import MAX_CONTENT_CHARS
 from ..text import normalize
 from .core import StoreCore
 
-__all__ = ["AuditMixin", "digest", "scrub", "without_erased"]
+__all__ = ["AuditMixin", "check_detail", "digest", "scrub", "without_erased"]
 
 _BULK = 256  # batches of at least this many events go through an Arrow view
 # what caller detail keeps verbatim: ASCII tokens without spaces (ids, keys, codes, statuses) and the
@@ -89,6 +91,25 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _strings(v)]
     return []
+
+
+def check_detail(detail: dict[str, Any]) -> None:
+    """ValidationError unless ``detail`` (``log_context``'s keywords) can be an event's detail: none of
+    the event's own fields, strict JSON (no NaN) that UTF-8 can hold (no lone surrogate), however deep,
+    and no longer than a memory's text (:data:`~memkit.schema.MAX_CONTENT_CHARS` characters as JSON;
+    the error names the longest keyword)."""
+    if reserved := sorted({"ts", "op", "memory_id", "status"} & detail.keys()):  # the event's own
+        raise ValidationError("detail", f"{reserved[0]!r} is a field of the event itself, not detail")
+    try:
+        text = json.dumps(detail, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as e:  # (UnicodeEncodeError is a ValueError)
+        raise ValidationError("detail", f"must be JSON text: {type(e).__name__}: {e}"[:200]) from None
+    if len(text) > MAX_CONTENT_CHARS:  # (a 10 MB detail was screened and digested whole)
+        size = {k: len(json.dumps(v, ensure_ascii=False)) for k, v in detail.items()}
+        longest = max(size, key=size.__getitem__)
+        raise ValidationError(longest, f"is {size[longest]:,} characters as JSON; a context event's detail"
+                              f" holds at most {MAX_CONTENT_CHARS:,} (a memory's text cap)")  # fmt: skip
 
 
 def scrub(value: Any, params: GuardParams | None = None) -> Any:

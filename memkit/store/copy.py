@@ -72,7 +72,12 @@ class CopyMixin(StoreCore):
             raise ValidationError("target", f"the store {target.path!r} is closed")
         held = before(target) if opened else None  # what a failed copy leaves: what was there
         try:
-            dst = type(self)(target, embedder=embedder) if opened else target
+            try:
+                dst = type(self)(target, embedder=embedder) if opened else target
+            except ValidationError as e:  # the store's own checks of the path: this call names it target
+                if e.field != "path":
+                    raise
+                raise ValidationError("target", str(e).removeprefix("path: ")) from None
             try:
                 if (dst.embedder.name, dst.embedder.dim) != (embedder.name, embedder.dim):
                     raise ValidationError("target", f"uses {dst.embedder.name}, not {embedder.name}")

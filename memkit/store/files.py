@@ -99,7 +99,8 @@ class FilesMixin(CompactionMixin):
         self._file = None if self.path == ":memory:" else str(Path(self.path).resolve())
         if self._file and not create and not Path(self._file).is_file():
             raise NotFound(
-                f"{self.path} does not exist (create=True, or `memkit import --create`, makes a new store)"
+                f"path {self.path!r} does not exist (create=True, or `memkit import --create`, makes a"
+                " new store)"
             )
         if self._file:  # one store per file per process, and the file's lock for the store's life
             claim(self._file, self.read_only)

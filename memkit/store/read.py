@@ -25,7 +25,6 @@ log's sake.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -37,7 +36,7 @@ import polars as pl
 from ..errors import ValidationError
 from ..guard.names import SECRET_IN_NAME
 from ..schema import OPS, Memory, check_choice, check_name, check_time
-from .audit import scrub
+from .audit import check_detail, scrub
 from .gate import MASKED_COLUMNS, MASKED_CONTENT, MASKED_EMBEDDING, Gate, GateMixin, key_matches
 from .names import id_holds_secret, log_names
 from .vectors import COLUMNS, REINFORCE, VectorsMixin, epoch_us
@@ -294,13 +293,7 @@ class ReadMixin(GateMixin, VectorsMixin):
         ids = check_ids("ids", ids)
         if any(id_holds_secret(i, self._secret) for i in ids):  # logged as they are (memkit.store.names)
             raise ValidationError("ids", SECRET_IN_NAME)
-        if reserved := sorted({"ts", "op", "memory_id", "status"} & detail.keys()):  # the event's own
-            raise ValidationError("detail", f"{reserved[0]!r} is a field of the event itself, not detail")
-        try:  # fail here, naming the field, rather than inside the transaction
-            # strict JSON (no NaN) that UTF-8 can hold (no lone surrogate), however deep
-            json.dumps(detail, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError, RecursionError) as e:  # (UnicodeEncodeError is a ValueError)
-            raise ValidationError("detail", f"must be JSON text: {type(e).__name__}: {e}"[:200]) from None
+        check_detail(detail)  # here, naming the field, rather than inside the transaction
         if requester is not None and ids:  # one kept from it and a made-up one alike leave (its audit
             where, params = Gate(namespace, requester).where()  # would tell them apart otherwise)
             sql = f"SELECT id FROM memories WHERE {where} AND id IN (SELECT unnest(?::VARCHAR[]))"

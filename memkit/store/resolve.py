@@ -104,7 +104,7 @@ class ResolveMixin(VersionsMixin):
         winner = next((r for r in live if r["id"] == keep), None)
         if winner is None:
             which = "no longer a" if again else "not a"
-            raise NotFound(f"{keep!r} is {which} live (active or conflict) version of key {key!r}")
+            raise NotFound(f"keep={keep!r} is {which} live (active or conflict) version of key {key!r}")
         # a refusal is logged (past a rollback too); the kept text is returned, so it must be readable
         # too (an owner may change a memory whose creator made it private, but not read it)
         self._check_modify(winner, requester, now, "resolve")

@@ -41,7 +41,7 @@ from typing import Any, Generic, TypeVar
 from ..conflicts import POLICIES
 from ..consolidate import MergeParams
 from ..embed import Embedder, check_embedder, embedder_from_spec, spec_of
-from ..errors import MissingDependency, ValidationError
+from ..errors import MissingDependency, ValidationError, check_bool
 from ..params import GuardParams
 from ..schema import check_choice
 from ..settings import Settings, load_settings
@@ -171,10 +171,9 @@ def a_threshold(name: str, value: Any) -> float:
 
 
 def a_bool(name: str, value: Any) -> bool:
-    """The check of a flag (``compact_on_erase``): a bool, not a truthy stand-in such as ``"no"``."""
-    if not isinstance(value, bool):
-        raise ValidationError(name, f"must be a bool, got {type(value).__name__}")
-    return value
+    """The check of a flag (``compact_on_erase``): a bool, not a truthy stand-in such as ``"no"``
+    (:func:`memkit.errors.check_bool`, every public switch's check)."""
+    return check_bool(name, value)
 
 
 def a_path(name: str, value: Any) -> str:
