@@ -118,3 +118,19 @@ def test_a_panel_reads_the_store_once_while_it_does_not_change(monkeypatch: pyte
     panel.sliders["threshold"].value = 0.85
     assert reads == [1]
     s.close()
+
+
+@pytest.mark.parametrize("bob_importance", [0.9, 0.01])  # bob's memories outrank alice's / fade first
+def test_the_time_machine_of_a_requester_previews_the_forget_it_may_run(bob_importance: float) -> None:
+    """A requester's time machine plans the pass ``store.forget(requester=)`` makes: over what it may
+    change, so another writer's public memories neither count toward its capacity nor show as dropped."""
+    s = mk.MemoryStore()
+    for i in range(3):
+        s.add(f"Alice note {i} about hiking", namespace="u", requester="alice", importance=0.2,
+              now=T + timedelta(minutes=i))  # fmt: skip
+        s.add(f"Bob public note {i} about chess", namespace="u", requester="bob", importance=bob_importance,
+              now=T + timedelta(minutes=10 + i))  # fmt: skip
+    policy = mk.ForgetParams(capacity=2)
+    tm = mk.widgets.time_machine(s, "u", requester="alice", at=T + timedelta(hours=1), policy=policy)
+    run = s.forget("u", requester="alice", now=tm.at, policy=policy, dry_run=True)
+    assert sorted(tm.plan["id"]) == sorted(run["id"]) and run.height == 1

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .. import access as acl
 from ..consolidate import MergeParams, plan_grouped
 from ..decay import age_hours_expr, below_floor, strength_expr
 from ..errors import MemkitError, ValidationError
@@ -134,9 +135,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         then = self._then(namespace, now)  # written by then: by its write's event (memkit.store.asof)
         if then is not None:
             keep = keep & ~pl.col("id").is_in(then.ids(None))
-        if requester is not None:
-            mine = (pl.col("owner") == requester) | (pl.col("created_by") == requester)
-            keep = keep & mine.fill_null(False)
+        keep = keep & acl.modifiable_expr(requester)  # (the operator: everything)
         # a requester's view is the gated one: quarantined rows withheld
         return self.frame(namespace, include_embedding=embedding, requester=requester).filter(keep)
 

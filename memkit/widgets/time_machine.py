@@ -35,6 +35,7 @@ from typing import Any
 import ipywidgets as W
 import polars as pl
 
+from .. import access as acl
 from .. import charts
 from ..errors import ValidationError
 from ..forget import plan_forget
@@ -118,7 +119,9 @@ class TimeMachine(Panel):
         self.at = at = self.controls["at"].value
         # what the store held at `at`, replayed from the audit log, as this requester may see it
         then = self.store.frame(self.namespace, as_of=at, requester=self.requester)
-        self.plan = plan_forget(then, self.policy, at)
+        # the plan `forget(requester=)` would make: over what the requester may change (another
+        # writer's memory it may read neither counts toward its capacity nor is dropped)
+        self.plan = plan_forget(then.filter(acl.modifiable_expr(self.requester)), self.policy, at)
         floor = self.floor  # recalled or faded: by the floor search applies, not the policy's
         self.data = self._states(then, at, floor)
         timeline = charts.memory_timeline(
