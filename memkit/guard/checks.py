@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable
 from datetime import date
 
+from ..text import CJK
+
 __all__ = ["ID_CHECK", "ID_WEIGHTS", "id_checksum_ok", "luhn_ok", "number_label"]
 
 _DIGITS = "0123456789"
@@ -283,3 +285,11 @@ def edge(chars: str) -> Callable[[str, int, int], bool]:
 
 key_edge = edge(_ALNUM)
 """MG201's check: an API key is not a slice of a longer run of Latin letters and digits."""
+
+
+def cjk_but(chars: str) -> str:
+    """The class body of :data:`~memkit.text.CJK` without ``chars`` (ideographs of U+4E00-U+9FFF)."""
+    body, lo = "", 0x4E00
+    for c in sorted(map(ord, chars)):
+        body, lo = body + f"{chr(lo)}-{chr(c - 1)}", c + 1
+    return CJK.replace("\u4e00-\u9fff", body + f"{chr(lo)}-\u9fff")

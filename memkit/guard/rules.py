@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names
+from . import addressed as ad
 from . import checks as ck
 from . import credentials as cr
 from .checks import id_checksum_ok, luhn_ok
@@ -93,22 +94,13 @@ CREDENTIAL_NAMES_ZH = "密码|口令|密钥|秘钥|私钥|令牌|授权码|PIN�
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = rf"(?:{_OCTET}\.){{3}}{_OCTET}"
 _HEX = "[0-9A-Fa-f]"
-# the letters of e-mail addresses in Latin, Greek and Cyrillic scripts; a domain's labels may be CJK
-# too (li@例子.中国), a top-level domain Latin or one of the common CJK ones
+# e-mail letters: Latin, Greek, Cyrillic; domain labels may be CJK too (li@例子.中国), and the TLD
 _LATIN = "A-Za-z0-9À-ÖØ-öø-ɏͰ-ϿЀ-ӿ"
 _CJK_TLD = "中国|中國|香港|台湾|台灣|澳门|澳門|新加坡|公司|网络|網絡|在线|商城|集团|网址|网店|中文网|我爱你"
 _DOMAIN = rf"@[{_LATIN}{CJK}-]{{1,63}}(?:\.[{_LATIN}{CJK}-]{{1,63}})*\.(?:[A-Za-zЀ-ӿ]{{2,24}}|{_CJK_TLD})"
 # a CJK local part (李伟@qq.com) is the CJK run before "@", cut after the last e-mail word (邮箱, 联系, …)
 # of the 8 characters before it and after the particles 是 为 為 给 給 的 到 (我的邮箱是李伟@…: 李伟@…)
 _ZH_MAIL_WORDS = "邮箱|郵箱|电邮|電郵|邮件|郵件|信箱|地址|联系|聯繫|联络|聯絡"
-
-
-def _cjk_but(chars: str) -> str:
-    """The class body of :data:`~memkit.text.CJK` without ``chars`` (ideographs of U+4E00-U+9FFF)."""
-    body, lo = "", 0x4E00
-    for c in sorted(map(ord, chars)):
-        body, lo = body + f"{chr(lo)}-{chr(c - 1)}", c + 1
-    return CJK.replace("\u4e00-\u9fff", body + f"{chr(lo)}-\u9fff")
 
 
 # phone labels before a local number: any words may sit between these and the number (电话打 8765 4321)
@@ -129,7 +121,7 @@ RULES: tuple[Rule, ...] = (
     # linear: with "+", every start in a long run of letters scans to its end (quadratic)
     Rule("MG101", _P, "info", rf"[{_LATIN}._%+-]{{1,64}}{_DOMAIN}", "email address", ck.email, "[EMAIL]"),
     Rule("MG101", _P, "info",
-         rf"(?:[{CJK}]{{0,8}}(?:{_ZH_MAIL_WORDS}))?(?P<v>[{_cjk_but('是为為给給的到')}]{{1,16}}{_DOMAIN})",
+         rf"(?:[{CJK}]{{0,8}}(?:{_ZH_MAIL_WORDS}))?(?P<v>[{ck.cjk_but('是为為给給的到')}]{{1,16}}{_DOMAIN})",
          "email address (CJK local part)", ck.email, "[EMAIL]"),
     Rule("MG104", _P, "info",  # written whole or in groups: 110105 19491231 002X
          r"[1-9][0-9]{5}[ -]?(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}[0-9Xx]",
@@ -219,11 +211,18 @@ RULES: tuple[Rule, ...] = (
          r"|\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:the\s+)?(?:above|everything|all\s+that|what\s+(?:i|you)\s+(?:said|were\s+told))\b"
          r"|\b(?:previous|prior|above|earlier|preceding)\s+(?:instructions|information|tasks|rules|prompts?)\b"
          r"[^.!?\n]{0,40}?\b(?:irrelevant|void|null|obsolete|cancell?ed|no\s+longer\s+(?:apply|valid|matter))\b"),
-         "override instruction (ignore previous instructions)"),
+         "override instruction (ignore previous instructions)", ad.addressed_en),
+    # the Chinese override, as specific as the English one: the verb, then at once (忽略了 is a report)
+    # the model's or the earlier instructions (之前的 / 以上 / 所有 / 你的 … 指令 / 规则 / 设定 / 提示), in
+    # a clause that leads with nothing but an imperative's words (addressed.addressed_zh: 我忘记… is not)
     Rule("MG301", "injection", "warning",
-         r"(?:忽略|无视|忽视|不要理会|别理会|不用管|别管|忘记|忘掉|抛开|跳过|覆盖)[^。！？\n]{0,12}?"
-         r"(?:指令|指示|提示词|提示|命令|规则|设定|约束|限制|系统消息)",
-         "override instruction (忽略之前的指令)"),
+         r"(?:忽略|无视|忽视|不要理会|别理会|不用理会|不要管|不用管|别管|忘记|忘掉|抛开|抛弃|丢掉|跳过|覆盖)掉?"
+         r"(?:你的|您的|你们的|你|您|之前的?|以前的?|先前的|此前的|前面的?|前述的|以上的?|上面的?|上述的?|上文的?"
+         r"|刚才的|刚刚的|原来的|原先的|原有的|原本的|原始的|初始的|所有的?|全部的?|一切|任何|系统的?|预设的?|默认的"
+         r"|内置的|开发者的?|官方的|已有的|现有的|当前的|收到的|得到的|给你的|说的|说过的|提到的|给出的|提供的){1,5}"
+         r"(?:安全|内容|道德|伦理|审查|原始|初始|默认)?"
+         r"(?:指令|指示|提示词|提示语|提示|命令|规则|规定|设定|设置|人设|约束|限制|准则|系统消息|系统提示)",
+         "override instruction (忽略之前的指令)", ad.addressed_zh),
     Rule("MG301", "injection", "warning",
          r"(?i)\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|überspring\w*)\b[^.!?\n]{0,40}?"
          r"\b(?:anweisung\w*|befehl\w*|regeln|instruktion\w*|aufgaben?|aufträge|vorgaben|informationen|alles"
@@ -265,11 +264,11 @@ RULES: tuple[Rule, ...] = (
          r"|in\s+(?:\w+\s+){0,2}?(?:mode|role|character)|(?-i:[A-Z][\w-]*))\b|\bnow,?\s+you\s+are\s+(?:an?|the|my)\b|\bdo\s+anything\s+now\b|(?-i:\bDAN\b)[^.!?\n]{0,40}?\b(?:mode|jailbreak|anything)"
          r"|\b(?:developer|god|jailbreak|jailbroken|unrestricted|sudo|admin|dan)\s+mode\b"
          r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil)\b"),
-         "role hijack (you are now …)"),
+         "role hijack (you are now …)", ad.persona),
     Rule("MG302", "injection", "warning",
          r"你现在是[^在否不几多什谁哪吗]|从现在(?:开始|起)[，, ]?你(?:是|就是|将是|扮演|要扮演)|你不再是"
          r"|(?:开发者|越狱|上帝|无限制|管理员)模式|扮演一个(?:没有|不受)",
-         "role hijack (你现在是…)"),
+         "role hijack (你现在是…)", ad.persona),
     Rule("MG302", "injection", "warning",
          _en(r"(?i)\b(?:du\s+bist\s+(?:jetzt|nun|ab\s+sofort)|ab\s+jetzt\s+bist\s+du|tu\s+so,?\s+als\s+(?:ob\s+)?du)\b"),
          "role hijack (German: du bist jetzt …)"),
@@ -320,6 +319,17 @@ RULES: tuple[Rule, ...] = (
          r"(?:https?://|www\.|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.)"
          r"|(?:发送|发到|发给|上传|转发|提交)[^。！？\n]{0,20}?(?:https?://|www\.)"),
          "sends data to an outside address (URL or e-mail)"),
+    # both parts in one sentence, addressed to the model: a request to send the user's data, history,
+    # credentials or memory to a URL, an e-mail address or a phone number weighs a warning of its own
+    Rule("MG307", "injection", "warning",
+         _en(rf"(?i)\b(?:send|forward|post|upload|submit|transmit|leak|copy|mail|e-?mail|exfiltrate|share|export"
+             rf"|sync|dump)\b[^.!?\n]{{0,50}}?\b(?:{ad.DATA})\b[^.!?\n]{{0,40}}?\bto\b[^.!?\n]{{0,20}}?{ad.ADDRESS}"
+             rf"|(?:把|将)[^。!?！？\n]{{0,12}}?(?:{ad.DATA_ZH})[^。!?！？\n]{{0,10}}?(?:{ad.SEND_ZH})\s*[:：]?\s*{ad.ADDRESS}"
+             rf"|(?:发送|转发|上传|导出|提交|同步|泄露|发|传)[^。!?！？\n]{{0,16}}?(?:{ad.DATA_ZH})[^。!?！？\n]{{0,10}}?"
+             rf"(?:到|给|至|往)\s*[:：]?\s*{ad.ADDRESS}"
+             rf"|(?:(?:用户|客户|你|您|所有人|大家)的?|所有的?|全部的?)?(?:{ad.DATA_ZH})[^。!?！？\n]{{0,8}}?"
+             rf"(?:{ad.SEND_ZH})\s*[:：]?\s*{ad.ADDRESS}"),
+         "asks to send the user's data to an outside address (exfiltration)", ad.addressed),
 )  # fmt: skip
 """The built-in rules, in priority order (an earlier PII rule wins an overlap)."""
 
