@@ -11,13 +11,7 @@ log (every event that sets a status carries ``detail.status``: :mod:`memkit.stor
 - its status at ``t`` is that of its last status event dated by ``t`` (in log order: a write dated
   before an earlier one still comes after it); before its first one (a history written later with
   earlier times) the status it was written with;
-- an erased memory is gone at every ``t``: erasure is not undone by time travel;
-- so at every ``t`` a key has at most one current (``active``) version, whatever path wrote its
-  history (``add``, ``add_many``, ``import_``, ``approve``, ``resolve``): each write logs every change
-  it makes to a key's versions when it happened in the key's history (under ``supersede``: the
-  latest-written version there and not held is current; a write dated before the current version
-  takes its place in the history, ``superseded`` today: :mod:`memkit.store.timeline`), and this
-  replay of the log shows it as it is.
+- an erased memory is gone at every ``t``: erasure is not undone by time travel.
 
 Cost. The store keeps a watermark, the latest ``ts`` of any status event (:meth:`AsOfMixin._mark`):
 looked up once, then raised by the store's own writes as the audit writer logs them, and on a server

@@ -24,7 +24,7 @@ it. The decisions are :func:`memkit.conflicts.plan_keyed_write`'s; this module f
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +34,6 @@ from ..access import readable_expr
 from ..conflicts import plan_keyed_write
 from ..errors import ValidationError
 from .gate import GateMixin, key_matches
-from .timeline import Timeline, VersionPlan, behind, change
 from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
@@ -96,6 +95,17 @@ def _unset(unset: dict[str, Any], c: str, i: int) -> bool:
     return bool(flag) if isinstance(flag, bool) else bool(flag[i])
 
 
+@dataclass
+class VersionPlan:
+    """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)``,
+    ``batch`` (the same, for rows of the batch itself: they are written with their final status)
+    and ``conflicts`` ``(row, id of the active version it disputes)``."""
+
+    changes: list[tuple[str, str, str, str]] = field(default_factory=list)  # stored rows to update
+    batch: list[tuple[str, str, str, str]] = field(default_factory=list)  # logged only: already written so
+    conflicts: list[tuple[int, str]] = field(default_factory=list)  # one "conflict" event each
+
+
 class VersionsMixin(GateMixin, VectorsMixin):
     """The version plan, shared by every write."""
 
@@ -124,19 +134,13 @@ class VersionsMixin(GateMixin, VectorsMixin):
             stored += others
             slot += [cols["key"][i]] * len(others)
         return self._sql(
-            "WITH v AS (SELECT m.id, m.namespace, s.slot AS key, m.status,"
+            "SELECT m.id, m.namespace, s.slot AS key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.protected,"
-            " m.owner, m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now,"
-            " m.created_at, m.valid_until, m.updated_at"
+            " m.owner, m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
             " FROM memories m JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace,"
             " unnest(?::VARCHAR[]) AS stored, unnest(?::VARCHAR[]) AS slot) s"
             " ON m.namespace = s.namespace AND m.key = s.stored"
-            " WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[]))),"
-            # when each went live: its approval or merge, else when it was written (timeline.py)
-            " a AS (SELECT memory_id, max(ts) AS ts FROM events WHERE op IN ('approve', 'merge')"
-            " AND memory_id IN (SELECT id FROM v) GROUP BY memory_id)"
-            " SELECT v.*, greatest(v.created_at, a.ts) AS live_from FROM v LEFT JOIN a ON a.memory_id = v.id"
-            " ORDER BY v.version, v.created_at",
+            " WHERE m.id NOT IN (SELECT unnest(?::VARCHAR[])) ORDER BY m.version, m.created_at",
             [now, spaces, stored, slot, exclude],
         )
 
@@ -152,8 +156,6 @@ class VersionsMixin(GateMixin, VectorsMixin):
         given: list[Any] | None = None,
         writer: str | None = None,
         unset: dict[str, Any] | None = None,
-        live_from: datetime | None = None,
-        born: datetime | None = None,
     ) -> VersionPlan:
         """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
         place) -> the changes to stored versions. Raises ConflictError (``strict``) or
@@ -166,9 +168,6 @@ class VersionsMixin(GateMixin, VectorsMixin):
         ``writer``: whose versions the write may change, when not ``requester``'s (an approval).
         ``unset``: ``access`` and ``protected`` -> True (no row gave it), False, or a per-row bool
         Series: a row that did not give one takes its writer's own current version's (:func:`_inherit`).
-        ``live_from``: when the rows go live, if after their ``created_at`` (an approval); ``born``: when
-        they were written, if not at their ``created_at`` (a merge). Each keyed row takes its place in
-        its key's history (:mod:`memkit.store.timeline`).
         """
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
@@ -205,7 +204,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
                         for i in rows:
                             cols["version"][i] += base
                         continue
-            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden, unset, (live_from, born))
+            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden, unset)
         return plan
 
     def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
@@ -227,7 +226,6 @@ class VersionsMixin(GateMixin, VectorsMixin):
         fixed: set[str],
         hidden: set[str],
         unset: dict[str, Any] | None = None,
-        times: tuple[datetime | None, datetime | None] = (None, None),
     ) -> None:
         """Decide the rows of one key in order, each against everything before it.
 
@@ -235,9 +233,6 @@ class VersionsMixin(GateMixin, VectorsMixin):
         stored versions (those out of validity marked so), then each decided row of the batch.
         ``fixed``: stored versions the requester may not change (the policy leaves them as they are);
         ``hidden``: those whose value it may not read (the policy takes it as different).
-        ``times``: ``(live_from, born)`` of the rows (:meth:`_plan_versions`). A live row written
-        before a version that was once current does not replace it: it takes its place in the key's
-        history (:func:`~memkit.store.timeline.behind`); every change is dated when it happened (``plan.at``).
         """
         in_batch = {cols["id"][i]: i for i in rows}  # id -> row, for rows the batch itself supersedes
         stored = [] if old is None else old.to_dicts()
@@ -251,13 +246,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
             {cols["id"][i]: (cols["owner"][i], cols["created_by"][i], cols["source"][i]) for i in rows}
         )
         held = {r["id"]: (r["access"], r["protected"]) for r in stored}  # what a new version may inherit
-        line = Timeline()
-        for r in stored:
-            line.note(r["id"], r["created_at"], r["live_from"], r["valid_until"], r["updated_at"])
         for i in rows:
-            line.note(
-                cols["id"][i], times[1] or cols["created_at"][i] or now, times[0], cols["valid_until"][i]
-            )
             if unset:
                 _inherit(cols, i, unset, versions, authors, held)
             held[cols["id"][i]] = (cols["access"][i], cols["protected"][i])
@@ -274,33 +263,27 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 if writer is not None and writer in (o, c) and s == source
             }
             decided = plan_keyed_write(versions, value, policy, own=own, fixed=fixed, hidden=hidden)
-            if decided.status == "active":
-                before, others, after = line.place(versions, cols["id"][i], decided.version)
-                before = None if before in fixed else before  # (another's pending value stays as it is)
-                others = [v for v in others if v not in fixed]
-                if after is not None:  # written before a version once current: history, not today's
-                    versions = behind(cols, i, (before, others, after), versions, in_batch, plan, line)
-                    versions.append((cols["id"][i], "superseded", value, decided.version))
-                    continue
-                then = [v for v in (before, *others) if v is not None and v not in dict(decided.changes)]
-                if then:  # current when it went live, not today
-                    decided = replace(decided, changes=(*decided.changes, *((v, "superseded") for v in then)))
             cols["status"][i], cols["version"][i] = decided.status, decided.version
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":
                 plan.conflicts.append((i, decided.against or ""))
             changed = dict(decided.changes)  # old id -> its new status
             for old_id, status in decided.changes:
-                change(cols, i, old_id, status, in_batch, plan, line.when(old_id, cols["id"][i]), line)
+                change = (old_id, cols["namespace"][i], status, cols["id"][i])
+                if old_id in in_batch:  # not stored yet: it is written with its final status
+                    cols["status"][in_batch[old_id]] = status
+                    plan.batch.append(change)
+                else:
+                    plan.changes.append(change)
             versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]  # the slot after row i
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
 
     def _set_status(self, ids: list[str], status: str, now: datetime) -> dict[str, datetime]:
         """Set the status of ``ids`` in DuckDB (inside a transaction) -> each id's ``updated_at``:
-        ``now``, or the row's own if later. A version plan logs each change when it happened in its
-        key's history (``plan.at``: never before the version was written or went live); other callers
-        log it at this time. The caller mirrors it into the index."""
+        ``now``, or the row's own if later (a write dated before a version's last change changes it
+        at that change, so ``frame(as_of=)`` never shows a version replaced before it was written).
+        The caller logs the change at that time and mirrors it into the index."""
         where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))"
         # (not UPDATE ... RETURNING: DuckDB then moves the rows to the table's end, changing rowid ties)
         self._run(f"UPDATE memories SET status = ?, updated_at = greatest(updated_at, ?) {where}",
@@ -312,8 +295,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         self, plan: VersionPlan, cols: dict[str, list[Any]], now: datetime, requester: str | None
     ) -> None:
         """Commit a plan (inside the write's transaction): conflict events, then the status changes
-        of stored versions (one statement per status) and one ``supersede`` event each, dated when it
-        happened in its key's history (``plan.at``), which may be before ``now``."""
+        of stored versions (one statement per status) and one ``supersede`` event each."""
         rows = [i for i, _ in plan.conflicts]  # batch rows that wait as conflicts
         details = [{"key": cols["key"][i], "against": a, "status": "conflict"} for i, a in plan.conflicts]
         self._events(now, "conflict", [cols["namespace"][i] for i in rows], [cols["id"][i] for i in rows],
@@ -324,8 +306,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         changes = plan.changes + plan.batch
         spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
         self._events_at(
-            [plan.at.get((i, by)) or dated.get(i, now) for i, _, _, by in changes], "supersede", spaces, ids,
-            requester,
+            [dated.get(i, now) for i in ids], "supersede", spaces, ids, requester,
             [{"by": by, "status": st} for _, _, st, by in changes],
         )  # fmt: skip
 
