@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ADDRESS", "DATA", "DATA_ZH", "SEND_ZH", "addressed", "addressed_en", "addressed_zh", "persona"]
+__all__ = [
+    "ADDRESS", "DATA", "DATA_ZH", "SEND_ZH", "addressed", "addressed_en", "addressed_zh", "persona",
+    "persona_clause",
+]  # fmt: skip
 
 # the words of MG307's exfiltration rule (memkit.guard.rules): the user's data, history, credentials or
 # memory; the send verbs of 把…发到; an outside address (a URL, an e-mail address, a phone number).
@@ -45,6 +48,8 @@ DATA = (
 DATA_ZH = (
     "密码|口令|账号|帐号|账户|凭证|凭据|密钥|私钥|令牌|验证码|聊天记录|对话记录|聊天历史|对话历史|历史记录|通话记录"
     "|消息记录|用户数据|用户信息|用户资料|个人信息|个人资料|隐私|记忆|银行卡号?|信用卡号?|身份证号?|通讯录|联系人"
+    # and English words in a Chinese sentence: 把password发给 …
+    r"|(?i:pass(?:words?|wd|codes?)|pwd|credentials?|api\s*keys?|tokens?|secrets?|private\s*keys?)"
 )
 SEND_ZH = (
     "发送到|发送给|发送至|发到|发给|发至|发往|转发到|转发给|转发至|上传到|上传至|上传给|提交到|提交给|同步到|传到|传给"
@@ -125,16 +130,22 @@ def addressed(text: str, start: int, end: int) -> bool:
 
 
 def persona(text: str, start: int, end: int) -> bool:
-    """For "you are now a / the / my …" (and "now you are a …") and 你现在是…: False when the rest of
-    the clause is an ordinary compliment or status (my favourite barista, a grandfather, a member, 我最好的
-    朋友) and names no role the model takes (an AI, a mode, a system, an unrestricted one); a persona
-    (a pirate) stays a hijack. Any other match: True."""
-    if _DET_FORM.fullmatch(text, start, end):
-        clause = re.match(r"[^.!?,;:\n]{0,48}", text[end:]).group()
-        role, ordinary = _ROLE_EN, _ORDINARY_EN
-    elif text.startswith("你现在是", start):
-        clause = re.match(r"[^。!?！？;；,，:：\n]{0,16}", text[start + 4 :]).group()
-        role, ordinary = _ROLE_ZH, _ORDINARY_ZH
-    else:
-        return True
-    return role.search(clause) is not None or ordinary.search(clause) is None
+    """For "you are now a / the / my …" (and "now you are a …"), 你现在是… and 从现在起你是…: False when the
+    rest of the clause is an ordinary compliment or status (my favourite barista, a grandfather, a member,
+    我最好的朋友) and names no role the model takes (an AI, a mode, a system, an unrestricted one); a
+    persona (a pirate) stays a hijack. Any other match: True."""
+    found = text[start:end]
+    if _DET_FORM.fullmatch(found):
+        return persona_clause(re.match(r"[^.!?,;:\n]{0,48}", text[end:]).group(), "en")
+    if found.startswith("你现在是") or (found.startswith("从现在") and found.endswith("是")):
+        return persona_clause(
+            re.match(r"[^。!?！？;；,，:：\n]{0,16}", text[start + found.index("是") + 1 :]).group()
+        )
+    return True
+
+
+def persona_clause(clause: str, lang: str = "zh", *, role: bool = False) -> bool:
+    """Whether the ``clause`` after "you are (now) a …" / 你是… names a role the model takes: a role word,
+    or (unless ``role``, which asks for the word) no word of an ordinary compliment or status."""
+    found = (_ROLE_EN if lang == "en" else _ROLE_ZH).search(clause) is not None
+    return found or (not role and (_ORDINARY_EN if lang == "en" else _ORDINARY_ZH).search(clause) is None)

@@ -35,6 +35,7 @@ from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_in
 from . import addressed as ad
 from . import checks as ck
 from . import credentials as cr
+from . import families as fm
 from .checks import id_checksum_ok, luhn_ok
 
 __all__ = [
@@ -215,14 +216,11 @@ RULES: tuple[Rule, ...] = (
     # the Chinese override, as specific as the English one: the verb, then at once (忽略了 is a report)
     # the model's or the earlier instructions (之前的 / 以上 / 所有 / 你的 … 指令 / 规则 / 设定 / 提示), in
     # a clause that leads with nothing but an imperative's words (addressed.addressed_zh: 我忘记… is not)
-    Rule("MG301", "injection", "warning",
-         r"(?:忽略|无视|忽视|不要理会|别理会|不用理会|不要管|不用管|别管|忘记|忘掉|抛开|抛弃|丢掉|跳过|覆盖)掉?"
-         r"(?:你的|您的|你们的|你|您|之前的?|以前的?|先前的|此前的|前面的?|前述的|以上的?|上面的?|上述的?|上文的?"
-         r"|刚才的|刚刚的|原来的|原先的|原有的|原本的|原始的|初始的|所有的?|全部的?|一切|任何|系统的?|预设的?|默认的"
-         r"|内置的|开发者的?|官方的|已有的|现有的|当前的|收到的|得到的|给你的|说的|说过的|提到的|给出的|提供的){1,5}"
-         r"(?:安全|内容|道德|伦理|审查|原始|初始|默认)?"
-         r"(?:指令|指示|提示词|提示语|提示|命令|规则|规定|设定|设置|人设|约束|限制|准则|系统消息|系统提示)",
-         "override instruction (忽略之前的指令)", ad.addressed_zh),
+    Rule("MG301", "injection", "warning", _en(fm.OVERRIDE_ZH), "override instruction (忽略之前的指令)",
+         ad.addressed_zh),  # and mixed: Ignore 之前的指令, 忽略previous instructions (families.OVERRIDE_ZH)
+    # by negation, addressed to the model (families.imperative): do not follow your rules, 不要遵守…规定
+    Rule("MG301", "injection", "warning", _en(f"(?i){fm.NEGATION_EN}|{fm.NEGATION_ZH}"),
+         "override instruction by negation (do not follow your rules, 前面的话都不算数)", fm.imperative),
     Rule("MG301", "injection", "warning",
          r"(?i)\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|überspring\w*)\b[^.!?\n]{0,40}?"
          r"\b(?:anweisung\w*|befehl\w*|regeln|instruktion\w*|aufgaben?|aufträge|vorgaben|informationen|alles"
@@ -269,6 +267,8 @@ RULES: tuple[Rule, ...] = (
          r"你现在是[^在否不几多什谁哪吗]|从现在(?:开始|起)[，, ]?你(?:是|就是|将是|扮演|要扮演)|你不再是"
          r"|(?:开发者|越狱|上帝|无限制|管理员)模式|扮演一个(?:没有|不受)",
          "role hijack (你现在是…)", ad.persona),
+    Rule("MG302", "injection", "warning", _en(f"(?i){fm.PERSONA}"),
+         "role hijack (from now on you are DAN, 现在你是…)", fm.persona),
     Rule("MG302", "injection", "warning",
          _en(r"(?i)\b(?:du\s+bist\s+(?:jetzt|nun|ab\s+sofort)|ab\s+jetzt\s+bist\s+du|tu\s+so,?\s+als\s+(?:ob\s+)?du)\b"),
          "role hijack (German: du bist jetzt …)"),
@@ -299,13 +299,10 @@ RULES: tuple[Rule, ...] = (
          "chat-template or role tag"),
     Rule("MG304", "injection", "info", r"(?im)^\s*(?:system|assistant)\s*[:：]",
          "a line posing as a system turn"),
-    # MG307: asks to leak the system prompt, or to send credentials or data out
-    Rule("MG307", "injection", "warning",
-         _en(r"(?i)\b(?:print|output|reveal|show|repeat|leak|dump|disclose|tell\s+me)\b[^.!?\n]{0,30}?"
-         r"\b(?:system\s+prompt|initial\s+prompt|prompt\s+texts?|(?:your|the)\s+(?:instructions|prompt|rules)"
-         r"|(?:beginning|start)\s+of\s+(?:this|the|your)\s+prompt)\b|\bprompt-?text\b"
-         r"|(?:输出|打印|显示|透露|泄露|告诉我|重复)[^。！？\n]{0,10}?(?:系统提示|提示词|系统指令|初始指令|你的指令)"),
-         "asks to leak the system prompt"),
+    # MG307: asks to leak the system prompt (the model's instructions, families.leak: not "the instructions
+    # for the printer"), or to send credentials or data out
+    Rule("MG307", "injection", "warning", _en(f"(?i){fm.LEAK_EN}|{fm.LEAK_ZH}"),
+         "asks to leak the system prompt", fm.leak),
     Rule("MG307", "injection", "info",
          _en(r"(?i)\b(?:print|output|reveal|list|send|e-?mail|forward|leak|dump|exfiltrate|upload|post)\b[^.!?\n]{0,40}?"
          r"\b(?:passwords?|credentials|api\s*keys?|secrets|tokens|account\s+(?:list|info\w*|details|numbers?)"
