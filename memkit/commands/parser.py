@@ -105,7 +105,6 @@ def _payload(op: str, m: re.Match[str], text: str, norm: str, on: str) -> str:
     if payload:  # cut on the normalized text, a prefix of the group: the user's words say it
         payload = _as_written(text, norm, m.start("text"), len(payload)) or payload
     return payload
-    return None
 
 
 _GONE, _SPACE = re.compile(f"[{INVISIBLE}]"), re.compile(r"\s")
