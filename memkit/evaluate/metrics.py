@@ -25,20 +25,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_frame
 
 __all__ = ["hit_at_k", "metric_columns", "mrr", "ndcg_at_k", "recall_at_k", "score_rankings", "summarize"]
 
 
 def require_columns(field: str, frame: Any, cols: Iterable[str]) -> None:
     """Raise :class:`~memkit.errors.ValidationError` naming ``field`` unless ``frame`` is a polars
-    DataFrame with every one of ``cols``.
+    DataFrame with every one of ``cols`` (:func:`memkit.errors.check_frame`, arguments in this
+    module's order).
     """
-    if not isinstance(frame, pl.DataFrame):
-        raise ValidationError(field, f"must be a polars DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValidationError(field, f"is missing column(s) {missing}")
+    check_frame(frame, field, list(cols))
 
 
 def check_ks(ks: int | Sequence[int]) -> tuple[int, ...]:
