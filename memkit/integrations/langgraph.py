@@ -254,22 +254,28 @@ class MemkitStore(SearchOps, BaseStore):
         """A memory written without a key, addressed by its id (memkit's own writes): an active one,
         and (``valid``) valid at ``now`` and written by then, in its status then, as search lists it. A
         delete erases an active one whatever its validity, as it erases every version of a key."""
-        # another's it may not read: no item, as for a missing one, and nothing in the audit (get() would
-        # log its refusal in the requester's own audit, which a made-up id leaves alone)
-        who = self.requester
-        if who is not None and not self.store.frame(ns, ids=[key], requester=who).height:
+        # decided on the row before get(), which logs a read: an id this lookup does not serve (another's
+        # it may not read, one not yet written or no longer valid at `now`, held, keyed) leaves nothing in
+        # the requester's audit, as a made-up id does
+        try:
+            found = self.store.frame(ns, ids=[key], requester=self.requester)
+        except ValidationError:  # not an id at all
+            return None
+        if not found.height:
+            return None
+        r = found.row(0, named=True)
+        now_valid = (r["created_at"] <= now and (r["valid_from"] is None or r["valid_from"] <= now)
+                     and (r["valid_until"] is None or now < r["valid_until"]))  # fmt: skip
+        status = r["status"]
+        if valid and now_valid and r["updated_at"] > now:  # its status changed after now (a merge, approval)
+            then = self._as_of(ns, now).filter(pl.col("id") == r["id"])["status"].to_list()
+            status = then[0] if then else None
+        if r["key"] is not None or status != "active" or not (now_valid or not valid):
             return None
         try:
-            m = self.store.get(key, namespace=ns, requester=self.requester, now=now)
+            return self.store.get(key, namespace=ns, requester=self.requester, now=now)
         except (NotFound, ValidationError, AccessDenied):  # (the batch holds the store's lock)
             return None
-        now_valid = (m.created_at <= now and (m.valid_from is None or m.valid_from <= now)
-                     and (m.valid_until is None or now < m.valid_until))  # fmt: skip
-        status = m.status
-        if valid and now_valid and m.updated_at > now:  # its status changed after now (a merge, an approval)
-            then = self._as_of(ns, now).filter(pl.col("id") == m.id)["status"].to_list()
-            status = then[0] if then else None
-        return m if m.key is None and status == "active" and (now_valid or not valid) else None
 
     def _get(self, op: GetOp, now: datetime) -> MemkitItem | None:
         """The item of a key at ``now``: the current version's value, ``created_at`` of the first version

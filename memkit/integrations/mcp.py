@@ -177,7 +177,15 @@ class _MemoryTools:
 
     def get_memory(self, id: MemoryId) -> dict[str, Any]:
         """One memory by id, with every field: key and version, status, validity, who wrote it, when."""
-        return record(self.store.get(id, **self._scope()))
+        scope = self._scope()
+        if self._clock is not None:  # a pinned clock: one written after it did not exist yet, as for
+            try:  # show_memories and search_memories (decided before get(), which logs a read)
+                row = self.store.frame(self.namespace, ids=[id], requester=self.requester)
+            except ValidationError:  # not an id: get() names the field
+                row = None
+            if row is not None and row.height and row["created_at"][0] > scope["now"]:
+                raise NotFound(f"no memory with id {id!r} in namespace {self.namespace!r}")
+        return record(self.store.get(id, **scope))
 
     def update_memory(
         self, key: Key, content: Content, importance: Importance = None, kind: Kind = None, tags: Tags = None
