@@ -86,7 +86,7 @@ def test_real_addresses_and_numbers_are_still_found() -> None:
     assert screen("服务器 192.168.1.20 挂了", P).text == "服务器 [IP] 挂了"
     assert screen("Call +44 20 7946 0958 or +1 (555) 234-5678", P).text == "Call [PHONE] or [PHONE]"
     assert screen("London +44 (0)20 7946 0958", P).text == "London [PHONE]"
-    assert screen("London (+44) 20 7946 0958", P).text == "London ([PHONE]"  # the bracket before stays
+    assert screen("London (+44) 20 7946 0958", P).text == "London [PHONE]"  # the brackets too (MG103 (+cc))
 
 
 def test_a_number_label_is_the_words_right_before_it() -> None:

@@ -10,6 +10,7 @@ Modules, from data to decision:
 
 - :mod:`~memkit.guard.rules` — the detectors as data (regexes, weights) and the width fold;
 - :mod:`~memkit.guard.checks` — what a regex cannot say: checksums, Luhn, dates, contexts (order ids);
+- :mod:`~memkit.guard.contacts` — phone numbers and e-mail addresses the plain patterns miss;
 - :mod:`~memkit.guard.scanner` — runs the rules over many texts at once (polars pre-filter);
 - :mod:`~memkit.guard.engine` — findings -> a verdict: :func:`screen`, :func:`screen_many`,
   :func:`redact`;

@@ -65,11 +65,11 @@ _VERSION_CONTEXT = re.compile(
 _ADDRESS_AFTER = re.compile(r":[0-9]|/[0-9]")  # a port (10.0.0.1:8080) or a prefix length (/24)
 _DOT_DIGIT, _DOTTED_MOBILE = re.compile(r"\.[0-9]"), re.compile(r"[0-9]{3}\.[0-9]{4}\.[0-9]{4}$")
 _GROUPS_AFTER, _GROUPS_BEFORE = re.compile(r"[.-][0-9]"), re.compile(r"[0-9][.-]$")
-_PLUS_BEFORE = re.compile(r"\+[ (]*$")  # a country code's "+" right before: the number is international
+PLUS_BEFORE = re.compile(r"\+[ (]*$")  # a country code's "+" right before: the number is international
 _YEARS = re.compile(r"(?:19|20)[0-9]{2}-(?:19|20)[0-9]{2}")  # 2010-2015
 
 
-def _ok_around(text: str, start: int, end: int, chars: str) -> bool:
+def ok_around(text: str, start: int, end: int, chars: str) -> bool:
     """Neither the character before ``start`` nor the one at ``end`` is in ``chars``."""
     return (start == 0 or text[start - 1] not in chars) and (end >= len(text) or text[end] not in chars)
 
@@ -91,7 +91,7 @@ def id_number(text: str, start: int, end: int) -> bool:
     """MG104: not glued to letters or digits, a real province, a calendar birth date from 1900, checksum.
     The number may be written in groups (``110105 19491231 002X``)."""
     s = re.sub(r"[ -]", "", text[start:end])
-    if not _ok_around(text, start, end, _ALNUM) or int(s[:2]) not in _PROVINCES:
+    if not ok_around(text, start, end, _ALNUM) or int(s[:2]) not in _PROVINCES:
         return False
     try:  # the birth date must exist on the calendar
         born = date(int(s[6:10]), int(s[10:12]), int(s[12:14]))
@@ -127,7 +127,7 @@ def card(text: str, start: int, end: int) -> bool:
     """MG105: 13-19 digits, not glued to Latin letters or digits (``SN4111…`` is a serial), not one
     digit repeated, not an order id, an issuer's prefix and length, Luhn."""
     d = re.sub(r"[ -]", "", text[start:end])
-    if not _ok_around(text, start, end, _ALNUM) or not 13 <= len(d) <= 19 or len(set(d)) == 1:
+    if not ok_around(text, start, end, _ALNUM) or not 13 <= len(d) <= 19 or len(set(d)) == 1:
         return False
     if number_label(text[:start]):
         return False  # "订单号 6222…" is an order id that happens to pass Luhn
@@ -139,12 +139,12 @@ def digits_between(lo: int, hi: int) -> Callable[[str, int, int], bool]:
 
     def check(text: str, start: int, end: int) -> bool:
         n = sum(c.isdigit() for c in text[start:end])
-        return _ok_around(text, start, end, _DIGITS) and lo <= n <= hi
+        return ok_around(text, start, end, _DIGITS) and lo <= n <= hi
 
     return check
 
 
-def _more_groups(text: str, start: int, end: int) -> bool:
+def more_groups(text: str, start: int, end: int) -> bool:
     """Whether the number at ``start:end`` goes on past either end: a dot or dash then a digit, or a
     space then a digit unless its own groups are set off by dashes (``6222 0212 3456 7891``: the
     middle is no phone number; ``010-6234-5678 2 次``: it is)."""
@@ -158,12 +158,15 @@ def _more_groups(text: str, start: int, end: int) -> bool:
 
 
 def mobile(text: str, start: int, end: int) -> bool:
-    """MG102: 11 digits, 13 or 15 with the ``86`` / ``0086`` prefix; not labelled an order number.
+    """MG102: 11 digits, 13 or 15 with the ``86`` / ``0086`` prefix; not labelled an order number nor
+    after another country's ``+`` (``+14155550132``).
     Dots set off both groups or none (``138.1234.5678``; ``¥138.12345678`` is a price), and no
     ``.digit`` follows."""
     s = text[start:end]
     if "." in s and (not _DOTTED_MOBILE.search(s) or _DOT_DIGIT.match(text, end)):
         return False
+    if PLUS_BEFORE.search(text, max(0, start - 3), start):
+        return False  # +14155550132: another country's number (MG103 takes it whole)
     return digits_between(11, 15)(text, start, end) and not number_label(text[:start])
 
 
@@ -174,7 +177,7 @@ def landline(text: str, start: int, end: int) -> bool:
     s = text[start:end]
     if not digits_between(10, 12)(text, start, end) or number_label(text[:start]):
         return False
-    if _more_groups(text, start, end):
+    if more_groups(text, start, end):
         return False
     return "-" in s or " " in s or s.startswith("(")
 
@@ -216,7 +219,7 @@ def ipv6(text: str, start: int, end: int) -> bool:
     address (6 groups), a name in code (``a::b``, ``dead::beef``), the loopback ``::1`` and ``::``
     (they name no one's machine), nor the head of a longer dotted number (``::1.2``)."""
     s = text[start:end]
-    if not _ok_around(text, start, end, _ALNUM + ":") or re.match(r"\.[0-9]", text[end : end + 2]):
+    if not ok_around(text, start, end, _ALNUM + ":") or re.match(r"\.[0-9]", text[end : end + 2]):
         return False
     groups = s.split(":")
     # subtle: real addresses start with a network prefix of 3-4 hex digits (2001:, fe80:, fd00:);
@@ -241,7 +244,7 @@ def ssn(text: str, start: int, end: int) -> bool:
     seps = {c for c in s if c in " -"}
     if len(d) != 9 or len(seps) > 1 or (seps and not (s[3] in seps and s[6] in seps)):
         return False
-    if not _ok_around(text, start, end, _ALNUM + "-") or number_label(text[:start]):
+    if not ok_around(text, start, end, _ALNUM + "-") or number_label(text[:start]):
         return False
     return d[:3] not in ("000", "666") and d[0] != "9" and d[3:5] != "00" and d[5:] != "0000"
 
@@ -249,7 +252,7 @@ def ssn(text: str, start: int, end: int) -> bool:
 def passport(text: str, start: int, end: int) -> bool:
     """MG108, after a passport label (the pattern's): 6-9 letters and digits, at least 5 of them digits
     (``E12345678``, ``EA1234567``, ``C01X00T47``; not ``pending``), not glued to letters or digits."""
-    return _ok_around(text, start, end, _ALNUM) and sum(c.isdigit() for c in text[start:end]) >= 5
+    return ok_around(text, start, end, _ALNUM) and sum(c.isdigit() for c in text[start:end]) >= 5
 
 
 def local_phone(text: str, start: int, end: int) -> bool:
@@ -257,11 +260,11 @@ def local_phone(text: str, start: int, end: int) -> bool:
     (``电话 8765 4321``, ``tel: 555-1234``), not a slice of a longer number (``9123 4567 8``, a dotted
     one) nor the national part of an international one (``电话 +852 9123 4567``: MG103 takes it
     whole), not a range of years (``call 2010-2015``)."""
-    if _more_groups(text, start, end) or _PLUS_BEFORE.search(text, max(0, start - 3), start):
+    if more_groups(text, start, end) or PLUS_BEFORE.search(text, max(0, start - 3), start):
         return False
     if _YEARS.fullmatch(text, start, end):
         return False
-    return digits_between(7, 8)(text, start, end) and _ok_around(text, start, end, _ALNUM)
+    return digits_between(7, 8)(text, start, end) and ok_around(text, start, end, _ALNUM)
 
 
 def old_id_number(text: str, start: int, end: int) -> bool:
@@ -269,7 +272,7 @@ def old_id_number(text: str, start: int, end: int) -> bool:
     birth date ``YYMMDD`` (19YY) at positions 7-12; not glued to letters, digits, dashes or dots; not
     labelled an order number."""
     s = re.sub(r"[ -]", "", text[start:end])
-    if not _ok_around(text, start, end, _ALNUM + "-.") or int(s[:2]) not in _PROVINCES:
+    if not ok_around(text, start, end, _ALNUM + "-.") or int(s[:2]) not in _PROVINCES:
         return False
     try:
         date(1900 + int(s[6:8]), int(s[8:10]), int(s[10:12]))
@@ -280,7 +283,7 @@ def old_id_number(text: str, start: int, end: int) -> bool:
 
 def edge(chars: str) -> Callable[[str, int, int], bool]:
     """A check: no character of ``chars`` glued to either end (a key is not a slice of a longer token)."""
-    return lambda text, start, end: _ok_around(text, start, end, chars)
+    return lambda text, start, end: ok_around(text, start, end, chars)
 
 
 key_edge = edge(_ALNUM)

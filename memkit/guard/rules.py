@@ -34,6 +34,7 @@ from typing import NamedTuple
 from ..text import CJK, FOLD, INVISIBLE, fold, strip_invisible  # FOLD, strip_invisible: old names
 from . import addressed as ad
 from . import checks as ck
+from . import contacts as pc
 from . import credentials as cr
 from . import families as fm
 from .checks import id_checksum_ok, luhn_ok
@@ -100,21 +101,10 @@ _LATIN = "A-Za-z0-9À-ÖØ-öø-ɏͰ-ϿЀ-ӿ"
 _CJK_TLD = "中国|中國|香港|台湾|台灣|澳门|澳門|新加坡|公司|网络|網絡|在线|商城|集团|网址|网店|中文网|我爱你"
 _DOMAIN = rf"@[{_LATIN}{CJK}-]{{1,63}}(?:\.[{_LATIN}{CJK}-]{{1,63}})*\.(?:[A-Za-zЀ-ӿ]{{2,24}}|{_CJK_TLD})"
 # a CJK local part (李伟@qq.com) is the CJK run before "@", cut after the last e-mail word (邮箱, 联系, …)
-# of the 8 characters before it and after the particles 是 为 為 给 給 的 到 (我的邮箱是李伟@…: 李伟@…)
-_ZH_MAIL_WORDS = "邮箱|郵箱|电邮|電郵|邮件|郵件|信箱|地址|联系|聯繫|联络|聯絡"
+# of the 8 characters before it and after the particles 是 为 為 给 給 的 到 (我的邮箱是李伟@…: 李伟@…);
+# Latin glued before it is part of it (请发到Li伟@qq.com), Latin after it is not (李伟88@: 88@ is MG101's)
 
 
-# phone labels before a local number: any words may sit between these and the number (电话打 8765 4321)
-_PHONE_LABELS = (
-    r"\b(?:tel|phone|telephone|ph|fax|landline|call|ext)\b|电话|電話|座机|座機|固话|固話|传真|傳真|分机|分機"
-)
-# these name the device or the contact too (手机销量 25000000 台): only a number word, "is" or a colon
-# may come between them and the number (手机号码是 9123 4567, mobile no. 9123 4567, cell phone: 555-1234)
-_MOBILE_LABELS = (
-    r"(?:\b(?:mobile|mob|cell|cellphone|whatsapp)\b|手机|手機|联系方式|聯繫方式|聯絡方式)[ \t]{0,3}"
-    r"(?:(?:\b(?:phone|number|num|no|nr)\b\.?|#|号码|號碼|号|號)[ \t]{0,3})?"
-    r"(?:(?:\bis\b|是|为|為)[ \t]{0,3})?[:：#]?[ \t]{0,3}"
-)
 _P = "pii"
 RULES: tuple[Rule, ...] = (
     # PII: redacted with a typed placeholder
@@ -122,11 +112,15 @@ RULES: tuple[Rule, ...] = (
     # linear: with "+", every start in a long run of letters scans to its end (quadratic)
     Rule("MG101", _P, "info", rf"[{_LATIN}._%+-]{{1,64}}{_DOMAIN}", "email address", ck.email, "[EMAIL]"),
     Rule("MG101", _P, "info",
-         rf"(?:[{CJK}]{{0,8}}(?:{_ZH_MAIL_WORDS}))?(?P<v>[{ck.cjk_but('是为為给給的到')}]{{1,16}}{_DOMAIN})",
-         "email address (CJK local part)", ck.email, "[EMAIL]"),
+         rf"(?:[{CJK}]{{0,8}}(?:{pc.MAIL_WORDS}))?(?P<v>[{_LATIN}._%+-]{{0,32}}[{ck.cjk_but('是为為给給的到')}]{{1,16}}"
+         rf"{_DOMAIN})", "email address (CJK local part)", pc.cjk_email, "[EMAIL]"),
     Rule("MG104", _P, "info",  # written whole or in groups: 110105 19491231 002X
          r"[1-9][0-9]{5}[ -]?(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}[0-9Xx]",
          "Chinese resident ID number (checksum and birth date valid)", ck.id_number, "[ID_NUMBER]"),
+    # an exit prefix (00852 9123 4567, 011 44 20 7946 0958) or a bracketed country code ((852) 9123 4567)
+    Rule("MG103", _P, "info", pc.EXIT_PREFIXED, "international phone number (00 / 011)", pc.exit_prefixed,
+         "[PHONE]"),
+    Rule("MG103", _P, "info", pc.BRACKETED, "international phone number ((852) …)", pc.bracketed, "[PHONE]"),
     # a mobile number's groups set off by spaces, dashes or dots (138.1234.5678: both dots, ck.mobile)
     Rule("MG102", _P, "info", r"(?:(?:\+|00)86[ -]?|\(\+?86\) ?)?1[3-9][0-9](?:[ .-]?[0-9]{4}){2}",
          "Chinese mobile number", ck.mobile, "[PHONE]"),
@@ -135,12 +129,9 @@ RULES: tuple[Rule, ...] = (
          "Chinese landline number", ck.landline, "[PHONE]"),
     Rule("MG102", _P, "info", r"09[0-9]{2}[ -]?[0-9]{3}[ -]?[0-9]{3}",  # 0912-345-678, set off as a landline
          "Taiwan mobile number", ck.landline, "[PHONE]"),
-    # a local number without its area code is a phone number only when a label says so (电话 8765 4321),
-    # and never the part of a longer or international one (电话 +852 9123 4567 is MG103's: ck.local_phone)
-    Rule("MG102", _P, "info",
-         _en(rf"(?i)(?:(?:{_PHONE_LABELS})[^0-9\n]{{0,10}}?|{_MOBILE_LABELS})"
-             r"(?P<v>[2-9][0-9]{2,3}[ -]?[0-9]{4})"),
-         "local phone number (labelled)", ck.local_phone, "[PHONE]"),
+    # after a phone label only: a local number without its area code (电话 8765 4321), a national one
+    # (手机0912345678, tel 4155550132); never part of a longer or international one (contacts.labelled)
+    Rule("MG102", _P, "info", _en(pc.LABELLED), "phone number (labelled)", pc.labelled, "[PHONE]"),
     Rule("MG105", _P, "info", r"[0-9](?:[ -]?[0-9]){12,18}",
          "bank card number (Luhn and issuer prefix valid)", ck.card, "[CARD]"),
     Rule("MG104", _P, "info",  # after MG105: a valid card of 15 digits (American Express) is a card
@@ -149,6 +140,7 @@ RULES: tuple[Rule, ...] = (
          "[ID_NUMBER]"),
     Rule("MG103", _P, "info", r"\+[1-9][0-9 ().-]{6,20}[0-9]",
          "international phone number", ck.international, "[PHONE]"),
+    Rule("MG103", _P, "info", pc.NANP_ONE, "North American phone number (1-800-…)", pc.nanp_one, "[PHONE]"),
     Rule("MG103", _P, "info", r"\(?[2-9][0-9]{2}\)?[ .-][2-9][0-9]{2}[ .-][0-9]{4}",
          "North American phone number", ck.digits_between(10, 10), "[PHONE]"),
     # IPv6 first: it wins the overlap with the IPv4 address that ends ::ffff:192.0.2.1 or 64:ff9b::192.0.2.1
