@@ -43,7 +43,8 @@ from ..errors import MissingDependency
 from .codes import US_PER_HOUR  # the index's time unit (epoch microseconds) -> hours
 
 __all__ = [
-    "AHEAD", "CHUNK", "compile_kernels", "jit_seconds", "neighbours", "quantize_query", "scan", "top_values",
+    "AHEAD", "CHUNK", "compile_kernels", "jit_seconds", "neighbours", "quantize_query", "require_numba",
+    "scan", "top_values",
 ]  # fmt: skip
 
 prange = range  # numba.prange once compile_kernels() ran (the parallel loop of the kernels)
@@ -194,7 +195,7 @@ def top_values(score, n, heap):
         heap[j] = s
 
 
-def _numba() -> Any:
+def require_numba() -> Any:
     """The numba module, or MissingDependency naming the extra to install."""
     try:
         import numba  # optional: only an int8 index needs it
@@ -210,7 +211,7 @@ def compile_kernels() -> dict[str, Any]:
     global prange
     if _KERNELS:
         return _KERNELS
-    numba = _numba()
+    numba = require_numba()
     prange = numba.prange  # the kernels' loops become parallel (resolved when each compiles)
     t0 = time.perf_counter()
     with warnings.catch_warnings():

@@ -48,6 +48,7 @@ from ..errors import ValidationError, check_path
 from ..params import DecayParams, ForgetParams, GuardParams, KeywordParams, Weights
 from ..schema import check_choice
 from ..settings import Settings
+from . import int8_kernels
 from .copy import CopyMixin
 from .identities import IdentitiesMixin
 from .maintain import MaintainMixin
@@ -227,6 +228,8 @@ class MemoryStore(
         self.index = index  # which SearchIndex _load_index builds
         if self.index == "hnsw" and not is_url(path):
             raise ValidationError("index", "hnsw is pgvector's index: it needs a postgresql:// store")
+        if self.index == "int8":  # its optional dependency, before any file is created or migrated
+            int8_kernels.require_numba()
         self.decay, self.keyword, self.guard = decay, keyword, guard  # each checked as it is set
         self.weights, self.forget_policy, self.merge_threshold = (
             Weights(),

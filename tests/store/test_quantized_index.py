@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import warnings
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -176,6 +177,18 @@ def test_without_numba_int8_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(mk.MissingDependency, match=r"memkit\[int8\]"):
         mk.MemoryStore(index="int8")
     assert mk.MemoryStore().search("x", namespace="n").height == 0  # the exact index needs nothing
+
+
+def test_without_numba_an_int8_store_on_a_new_path_leaves_no_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A failed open changes nothing: the dependency is checked before the file is created."""
+    monkeypatch.setattr(int8_kernels, "_KERNELS", {})
+    monkeypatch.setitem(sys.modules, "numba", None)
+    path = tmp_path / "new.duckdb"
+    with pytest.raises(mk.MissingDependency, match=r"memkit\[int8\]"):
+        mk.MemoryStore(path, index="int8")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_compiling_lets_no_warning_escape(monkeypatch: pytest.MonkeyPatch) -> None:
