@@ -1,10 +1,11 @@
 """Concurrency: threads sharing one store, DuckDB write-write conflicts retried, one writer process.
 
-How the store is shared: one DuckDB connection and one re-entrant lock per store. Every public call
-runs under the lock, so calls from several threads are serialized (never interleaved inside one call):
-the derived search index and DuckDB always move together. Threads may share a store freely; they get
-safety, not parallel speed-up (DuckDB's own parallelism still works inside each query). A second
-process is refused with ``StoreLocked`` (tests/test_store.py, tests/test_hardening.py).
+How the store is shared: one DuckDB connection and one readers-writer lock per store
+(memkit/store/rwlock.py). Writes and every other call hold it alone, so they are serialized (never
+interleaved inside one call) and the derived search index and DuckDB always move together; a search's
+ranking holds it shared, so searches from several threads rank side by side, then take it alone for
+their event and reinforcement (README "Threads"). A second process is refused with ``StoreLocked``
+(tests/test_store.py, tests/test_hardening.py).
 """
 
 from __future__ import annotations
