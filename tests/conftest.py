@@ -47,7 +47,8 @@ CONTRACT = {
     "test_time_travel.py", "test_overwrite_leaves_merge.py", "test_review_leaks.py",
     "test_time_travel_narrowed.py", "test_portable_lessons.py", "test_import_checks.py",
     "test_forget_ties.py", "test_lesson_order.py", "test_id_probes.py", "test_refused_merge_audit.py",
-    "test_unscreened_audit.py", "test_import_as_import.py",
+    "test_unscreened_audit.py", "test_import_as_import.py", "test_time_travel_keys.py",
+    "test_time_travel_audit.py",
     # the integrations: what a LangGraph graph or an MCP client sees must not depend on the backend
     "test_langgraph.py", "test_langgraph_bad_input.py", "test_langgraph_semantics.py", "test_mcp.py",
     "test_mcp_errors.py", "test_mcp_hardening.py",

@@ -540,3 +540,23 @@ def test_show_lists_only_what_holds_now_and_forget_never_reports_unreadable_rows
     out = execute(parse("forget that my favourite colour is green"), s, namespace="u", requester="bob",
                   now=NOW + timedelta(seconds=2))  # fmt: skip
     assert "Mittens" not in " ".join(out["content"].to_list())
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [("remember that I prefer tea",
+      "Noted as an earlier value: I prefer tea (what you told me later still stands)"),
+     ("记住我喜欢喝茶", "好的，我把它记作较早的情况：我喜欢喝茶（之后记下的仍然有效）")],
+)  # fmt: skip
+def test_a_remember_dated_before_the_current_value_is_confirmed_as_an_earlier_one(
+    store: mk.MemoryStore, said: str, reply: str
+) -> None:
+    """A remember on a clock before the key's current value was written (a replayed conversation) is
+    history: stored superseded, and the reply says so instead of "I'll remember" (helper 193's probe)."""
+    agent = _agent(store, NOW)
+    later = "remember that I prefer coffee" if said.startswith("remember") else "记住我喜欢喝咖啡"
+    assert agent.chat(later, now=NOW + timedelta(hours=3)).affected["status"].to_list() == ["active"]
+    r = agent.chat(said, now=NOW + timedelta(hours=2))
+    assert r.text == reply and r.affected["status"].to_list() == ["superseded"]
+    current = store.read(r.affected["key"][0], namespace=NS).content  # the later value stays current
+    assert current in ("I prefer coffee", "我喜欢喝咖啡")

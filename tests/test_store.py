@@ -957,17 +957,19 @@ def test_as_of_a_backdated_write_is_there_from_its_created_at(store: mk.MemorySt
 def test_a_backdated_update_never_replaces_a_version_before_it_was_written(
     store: mk.MemoryStore, now: datetime
 ) -> None:
-    """A write dated before the last change of the version it supersedes changes that version at
-    its last change, not earlier: no snapshot shows a version replaced before it was written."""
+    """A write dated before the version current today takes its place in the key's history: current from
+    its time until the later-written version's, superseded today, the later version left as it is. No
+    snapshot shows a version replaced before it was written (tests/store/test_time_travel_keys.py)."""
     v1 = store.add("url a", namespace="u", key="deploy.url", requester="alice", now=now + 10 * H)
     v2 = store.add("url b", namespace="u", key="deploy.url", requester="alice", now=now + 5 * H)
-    assert (v2.status, v2.created_at, v2.supersedes) == ("active", now + 5 * H, v1.id)
-    assert store.get(v1.id).updated_at == now + 10 * H  # not moved back to 5 h
+    assert (v2.status, v2.created_at, v2.supersedes) == ("superseded", now + 5 * H, None)
+    assert store.get(v1.id).status == "active" and store.get(v1.id).updated_at == now + 10 * H
+    assert store.read("deploy.url", namespace="u", now=now + 12 * H).id == v1.id  # the latest-written
     superseded = store.audit("u", op="supersede")
-    assert superseded["memory_id"].to_list() == [v1.id] and superseded["ts"].to_list() == [now + 10 * H]
+    assert superseded["memory_id"].to_list() == [v2.id] and superseded["ts"].to_list() == [now + 10 * H]
     assert store.frame("u", as_of=now + 6 * H)["id"].to_list() == [v2.id]  # v1 not written yet
     then = store.frame("u", as_of=now + 11 * H)
-    assert dict(zip(then["id"], then["status"], strict=True)) == {v1.id: "superseded", v2.id: "active"}
+    assert dict(zip(then["id"], then["status"], strict=True)) == {v1.id: "active", v2.id: "superseded"}
 
 
 def test_a_backdated_erasure_still_keeps_an_older_backup_out(

@@ -56,14 +56,8 @@ from .matching import names_it
 __all__ = ["ACTION_SCHEMA", "FORGET_WEIGHTS", "add_keyed", "confirm", "execute"]
 
 # the frame every op returns (an empty one has these columns too, so callers never special-case it)
-ACTION_SCHEMA = {
-    "id": pl.String,
-    "content": pl.String,
-    "kind": pl.String,
-    "key": pl.String,
-    "layer": pl.String,
-    "action": pl.String,
-}
+# (status: the memory's, as stored: a remember dated before its key's current value is "superseded")
+ACTION_SCHEMA = {c: pl.String for c in ("id", "content", "kind", "key", "layer", "status", "action")}
 # forget matches on wording: lexical and embedding similarity count equally; importance and recency not
 # what a "forget X" command matches: the memory that says X, never a neighbour of it
 FORGET_WEIGHTS = Weights(similarity=0.5, importance=0.0, recency=0.0, keyword=0.5, neighbour=0.0, tie=0.0)
@@ -313,6 +307,9 @@ def confirm(command: Command, affected: pl.DataFrame) -> str:
         if said == QUARANTINED_TEXT:  # the guard held it: it will not be recalled until approved
             return "这条内容被安全检查拦下，审核通过前我不会使用它。" if zh else (
                 "The guard held that for review; I won't use it unless it is approved.")  # fmt: skip
+        if affected.height and affected["status"][0] == "superseded":  # dated before the key's value
+            return f"好的，我把它记作较早的情况：{said}（之后记下的仍然有效）" if zh else (
+                f"Noted as an earlier value: {said} (what you told me later still stands)")  # fmt: skip
         return f"好的，我记住了：{said}" if zh else f"OK, I'll remember: {said}"
     if command.op == "show":
         items = affected["content"].to_list()

@@ -30,7 +30,10 @@ write pipeline and the read gate hold exactly as for a direct call):
   in the value as in any memkit write (``13812345678`` becomes ``"[PHONE]"``): ``get`` returns the
   value as stored; ``GuardParams(redact_pii=False)`` keeps it as put.
 - **A put is a new version.** The key's previous version is superseded (``conflict_policy=
-  "supersede"``), so ``versions(key)`` keeps the history and ``frame(as_of=t)`` replays it.
+  "supersede"``), so ``versions(key)`` keeps the history and ``frame(as_of=t)`` replays it. A put on a
+  clock before the key's current version was written is an earlier value: ``get`` on that clock
+  returns it, a later clock the later-written one, and it is stored ``superseded`` (``last_writes``
+  says so; ``put`` returns None, as LangGraph's API has it).
   ``created_at`` of an item is its first version's, ``updated_at`` the current one's. ``value=None``
   deletes: every version of the key is erased for good (memkit's final forgetting).
 - **The guard.** A put whose text or value carries an injection is quarantined, not lost: ``get``

@@ -37,8 +37,10 @@ text came from the model, whoever it quotes.
 
 **update_memory is a new version of a key**, never an edit in place: ``add`` on the key with
 ``conflict_policy="supersede"``, as memkit's own explicit updates do (``MemoryAgent``'s "remember",
-the LangGraph store's ``put``). The new version is current at once and ``supersedes`` the old one,
-which stays in ``versions`` as ``superseded`` (the history is kept; ``delete_memory`` erases). The
+the LangGraph store's ``put``). The new version is current from its time on and ``supersedes`` the old
+one, which stays in ``versions`` as ``superseded`` (the history is kept; ``delete_memory`` erases);
+on a clock before the key's current version was written, it is an earlier value instead: stored
+``superseded``, the result's ``note`` says so, and the later value stays current. The
 access rules still hold: only the owner or creator of a non-public fact may give it a new version,
 and another writer's non-public pending value stays pending. The key must exist for the requester
 (a version it may read; ``add_memory`` creates keys, so a typo cannot start a new one): one it may
@@ -157,7 +159,8 @@ class _MemoryTools:
         by placeholders, a secret (API key, password) is refused, and a text that reads like an
         instruction to a model is quarantined for review and never recalled. Returns the memory:
         its id, status (active; conflict: its key already holds another writer's value; quarantined)
-        and the guard's finding codes.
+        and the guard's finding codes; superseded: dated before the key's current value, it is kept as
+        an earlier value and the current one stays (see the note).
         """
         try:
             m = self.store.add(content, key=key, importance=importance, kind=kind, tags=tags, source=_SOURCE,
@@ -192,9 +195,10 @@ class _MemoryTools:
     ) -> dict[str, Any]:
         """Record a new value of a keyed fact (e.g. the user moved): a new version of the key.
 
-        The new version is current at once; the old one is kept as superseded. Fields not given
-        keep the current version's values. Only keys that exist can be updated: add_memory creates
-        one.
+        The new version becomes current; the old one is kept as superseded. If the key's current
+        value was written after this call's time, the new one is kept as an earlier value instead
+        (status superseded, with a note) and the current one stays. Fields not given keep the current
+        version's values. Only keys that exist can be updated: add_memory creates one.
         """
         versions = self.store.versions(key, namespace=self.namespace, requester=self.requester)
         if versions.is_empty():  # none it may read: a key it does not have, as for a missing one,

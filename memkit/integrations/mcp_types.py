@@ -118,7 +118,9 @@ def record(m: Memory) -> dict[str, Any]:
 
 def written(m: Memory) -> dict[str, Any]:
     """What a write returns: the memory, or for a quarantined one only what the guard decided:
-    ``id, namespace, status, version, findings`` and a ``note`` telling the model what happened.
+    ``id, namespace, status, version, findings`` and a ``note`` telling the model what happened. A
+    write dated before its key's current version (a server on a pinned clock) is an earlier value:
+    ``superseded`` from the start, with a ``note`` that the later value stays current.
 
     >>> from memkit.schema import Finding
     >>> f = Finding("MG301", "injection", "override instruction", "warning", 0, 32)
@@ -126,6 +128,10 @@ def written(m: Memory) -> dict[str, Any]:
     >>> sorted(written(held)), written(held)["findings"]
     (['findings', 'id', 'namespace', 'note', 'status', 'version'], ['MG301'])
     """
+    if m.status == "superseded":  # dated before the key's current version: history, not the new value
+        return record(m) | {
+            "note": "stored as an earlier value of the key: a value written later stays current"
+        }
     if m.status != "quarantined":
         return record(m)
     # subtle: the text is not echoed back into the model's context: that is what quarantine is for

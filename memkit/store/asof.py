@@ -11,7 +11,13 @@ log (every event that sets a status carries ``detail.status``: :mod:`memkit.stor
 - its status at ``t`` is that of its last status event dated by ``t`` (in log order: a write dated
   before an earlier one still comes after it); before its first one (a history written later with
   earlier times) the status it was written with;
-- an erased memory is gone at every ``t``: erasure is not undone by time travel.
+- an erased memory is gone at every ``t``: erasure is not undone by time travel;
+- so at every ``t`` a key has at most one current (``active``) version, whatever path wrote its
+  history (``add``, ``add_many``, ``import_``, ``approve``, ``resolve``): each write logs every change
+  it makes to a key's versions when it happened in the key's history (under ``supersede``: the
+  latest-written version there and not held is current; a write dated before the current version
+  takes its place in the history, ``superseded`` today: :mod:`memkit.store.timeline`), and this
+  replay of the log shows it as it is.
 
 Cost. The store keeps a watermark, the latest ``ts`` of any status event (:meth:`AsOfMixin._mark`):
 looked up once, then raised by the store's own writes as the audit writer logs them, and on a server
@@ -251,11 +257,19 @@ class AsOfMixin(AuditMixin):
         super()._event(ts, op, *args, **detail)
         self._saw(ts, op)
 
-    def _events(self, ts: datetime, op: str, namespaces: Sequence[str | None], *args: Any, **kw: Any) -> None:
-        """:meth:`AuditMixin._events <memkit.store.audit.AuditMixin._events>`, noted by the watermark."""
+    def _events(
+        self,
+        ts: datetime | Sequence[datetime],
+        op: str,
+        namespaces: Sequence[str | None],
+        *args: Any,
+        **kw: Any,
+    ) -> None:
+        """:meth:`AuditMixin._events <memkit.store.audit.AuditMixin._events>`, noted by the watermark
+        (the latest of the events' times)."""
         super()._events(ts, op, namespaces, *args, **kw)
         if len(namespaces):
-            self._saw(ts, op)
+            self._saw(ts if isinstance(ts, datetime) else max(ts), op)
 
     def _logged(self, insert: tuple[str, list[Any]], ts: datetime, op: str, *args: Any) -> Any:
         """:meth:`AuditMixin._logged <memkit.store.audit.AuditMixin._logged>`, noted by the watermark."""

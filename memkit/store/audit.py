@@ -58,10 +58,10 @@ _REASON = re.compile(
 
 _INTO_EVENTS = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
 _ONE_EVENT = f"{_INTO_EVENTS} VALUES (?, ?, ?, ?, ?, ?)"
-_BULK_EVENTS = {  # (namespace bound, detail bound) -> events from the view _events (ts, op, requester: bound)
-    (space, detail): f"{_INTO_EVENTS} SELECT ?, {'?' if space else 'namespace'}, ?, memory_id, ?,"
-    f" {'CAST(? AS JSON)' if detail else 'detail'} FROM _events"
-    for space in (False, True) for detail in (False, True)
+_BULK_EVENTS = {  # (ts, namespace, detail bound) -> events from the view _events (op, requester: bound)
+    (at, space, detail): f"{_INTO_EVENTS} SELECT {'?' if at else 'ts'}, {'?' if space else 'namespace'}, ?,"
+    f" memory_id, ?, {'CAST(? AS JSON)' if detail else 'detail'} FROM _events"
+    for at in (False, True) for space in (False, True) for detail in (False, True)
 }  # fmt: skip
 
 
@@ -212,7 +212,7 @@ class AuditMixin(StoreCore):
 
     def _events(
         self,
-        ts: datetime,
+        ts: datetime | Sequence[datetime],
         op: str,
         namespaces: Sequence[str | None],
         ids: Sequence[str | None],
@@ -221,11 +221,15 @@ class AuditMixin(StoreCore):
         id_array: pa.Array | pa.ChunkedArray | None = None,
     ) -> None:
         """One event per id, in one statement (a batch write logs thousands at once: an Arrow view,
-        with the detail JSON written once when every row's detail is the same). ``id_array``: the ids
-        as Arrow already (the batch that inserted their rows)."""
+        with the detail JSON written once when every row's detail is the same). ``ts``: the events'
+        time, or each event's own (a version plan dates each change when it happened in its key's
+        history: a ``ts`` column of the view, still one statement). ``id_array``: the ids as Arrow
+        already (the batch that inserted their rows)."""
         n = len(ids)
         if not n:
             return
+        if not isinstance(ts, datetime):  # each event's own time: one for all is bound once
+            ts = ts[0] if ts.count(ts[0]) == len(ts) else list(ts)
         names = {ns: self._log_space(ns) for ns in set(namespaces)}  # a batch has few namespaces
         if any(k != v for k, v in names.items()):  # rarely: no pass over a bulk write's rows otherwise
             namespaces = [names[ns] for ns in namespaces]
@@ -239,52 +243,36 @@ class AuditMixin(StoreCore):
         else:  # one JSON text per detail object (rows alike may share one)
             made: dict[int, str | None] = {}
             texts = [made[id(d)] if id(d) in made else made.setdefault(id(d), _json(d)) for d in details]
+        at = isinstance(ts, datetime)
         if n == 1:  # one add: bound values (~0.1 ms less than unnesting lists)
-            self._run(_ONE_EVENT, [ts, namespaces[0], op, ids[0], requester, texts[0]])
+            self._run(_ONE_EVENT, [ts if at else ts[0], namespaces[0], op, ids[0], requester, texts[0]])
             return
         if n < _BULK:
             self._run(
                 "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                " SELECT ?, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
+                f" SELECT {'?' if at else 'unnest(?::TIMESTAMPTZ[])'}, unnest(?::VARCHAR[]), ?,"
+                " unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
                 [ts, list(namespaces), op, list(ids), requester, texts],
             )
             return
         # a namespace or detail JSON that every event shares is bound once, not read from Arrow per row
         # (not on a server, where the view is a table filled by COPY: everything goes in it)
-        values = {"namespace": list(namespaces), "detail": texts}
+        values: dict[str, Any] = {"namespace": list(namespaces), "detail": texts}
         bound = {c: v[0] for c, v in values.items() if self._pg is None and repeated(v)}
         values["memory_id"] = list(ids) if id_array is None else id_array
-        batch = pa.table({c: arrow_array(v, pa.string()) for c, v in values.items() if c not in bound})
-        self._db.register("_events", batch)
+        columns = {c: arrow_array(v, pa.string()) for c, v in values.items() if c not in bound}
+        if not at:
+            columns["ts"] = pa.array(ts, pa.timestamp("us", tz="UTC"))
+        self._db.register("_events", pa.table(columns))
         try:
             self._run(
-                _BULK_EVENTS["namespace" in bound, "detail" in bound],
-                [ts, *([bound["namespace"]] if "namespace" in bound else []), op, requester,
-                 *([bound["detail"]] if "detail" in bound else [])],
+                _BULK_EVENTS[at, "namespace" in bound, "detail" in bound],
+                [*([ts] if at else []), *([bound["namespace"]] if "namespace" in bound else []), op,
+                 requester, *([bound["detail"]] if "detail" in bound else [])],
             )  # fmt: skip
         finally:
             with suppress(Exception):  # an aborted transaction refuses this; the real error propagates
                 self._db.unregister("_events")
-
-    def _events_at(
-        self,
-        ts: Sequence[datetime],
-        op: str,
-        namespaces: Sequence[str | None],
-        ids: Sequence[str | None],
-        requester: str | None,
-        details: Sequence[dict[str, Any] | None],
-    ) -> None:
-        """:meth:`_events`, each event at its own time ``ts[i]`` (almost always one time for all)."""
-        if not ts or ts.count(ts[0]) == len(ts):
-            self._events(ts[0] if ts else datetime.min, op, namespaces, ids, requester, details)
-            return
-        at: dict[datetime, list[int]] = {}
-        for i, t in enumerate(ts):
-            at.setdefault(t, []).append(i)
-        for t, rows in at.items():
-            pick = [namespaces[i] for i in rows], [ids[i] for i in rows]
-            self._events(t, op, *pick, requester, [details[i] for i in rows])
 
     def _history(
         self,

@@ -325,7 +325,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
                         " run consolidate again"
                     )
             dated = self._set_status(members, "superseded", now)  # (a member changed after `now`: then)
-            self._events_at([dated[m] for m in members], "supersede", spaces, members, requester,
+            self._events([dated[m] for m in members], "supersede", spaces, members, requester,
                             [{"status": "superseded", "merged": True}] * len(members))  # fmt: skip
             deny()
 

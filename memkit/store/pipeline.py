@@ -132,9 +132,16 @@ class PipelineMixin(GuardMixin, VersionsMixin):
                 keep_consistent=keep_consistent,
                 given=keys,
                 unset=unset if inherits else None,
+                live_from=now if op == "merge" else None,
+                born=now if op == "merge" else None,
             )
             extra = details or [{}] * n
-            status, key, version = cols["status"], cols["key"], cols["version"]
+            key, version = cols["key"], cols["version"]
+            # each row's event: the status it went live with (a version the batch or its own place in
+            # its key's history replaces later is logged live, then replaced when that happened)
+            status = (
+                [plan.began.get(i, s) for i, s in enumerate(cols["status"])] if plan.began else cols["status"]
+            )
 
             def detail(s: str, k: str | None, v: int, d: dict[str, Any]) -> dict[str, Any]:
                 # (a quarantined row's key may be the injection: the log does not repeat it)

@@ -158,7 +158,8 @@ class ReviewMixin(PipelineMixin):
                 cols.update({c: [v] for c, v in row.items()})
                 cols["status"], cols["supersedes"] = ["active"], [None]
                 return self._plan_versions(cols, now, self.conflict_policy, None, exclude=[memory_id],
-                                           writer=row.get("created_by") or row.get("owner"))  # fmt: skip
+                                           writer=row.get("created_by") or row.get("owner"),
+                                           live_from=now)  # fmt: skip
 
             plan = decide()  # before the transaction: "strict" refuses with nothing written
             status = cols["status"][0]  # active, or conflict under "flag"
@@ -171,7 +172,13 @@ class ReviewMixin(PipelineMixin):
                     status = cols["status"][0]
                 self._set_status([memory_id], status, now)
                 self._event(
-                    now, "approve", row["namespace"], memory_id, requester, status=status, key=row["key"]
+                    now,
+                    "approve",
+                    row["namespace"],
+                    memory_id,
+                    requester,
+                    status=plan.began.get(0, status),
+                    key=row["key"],
                 )
                 self._apply_versions(plan, cols, now, requester)
 

@@ -24,7 +24,7 @@ it. The decisions are :func:`memkit.conflicts.plan_keyed_write`'s; this module f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..access import readable_expr
 from ..conflicts import plan_keyed_write
 from ..errors import ValidationError
 from .gate import GateMixin, key_matches
+from .timeline import TIMES_SQL, VersionPlan, behind, change, in_order, timeline
 from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
@@ -95,17 +96,6 @@ def _unset(unset: dict[str, Any], c: str, i: int) -> bool:
     return bool(flag) if isinstance(flag, bool) else bool(flag[i])
 
 
-@dataclass
-class VersionPlan:
-    """What a batch does to stored versions: ``changes`` ``(id, namespace, new status, by id)``,
-    ``batch`` (the same, for rows of the batch itself: they are written with their final status)
-    and ``conflicts`` ``(row, id of the active version it disputes)``."""
-
-    changes: list[tuple[str, str, str, str]] = field(default_factory=list)  # stored rows to update
-    batch: list[tuple[str, str, str, str]] = field(default_factory=list)  # logged only: already written so
-    conflicts: list[tuple[int, str]] = field(default_factory=list)  # one "conflict" event each
-
-
 class VersionsMixin(GateMixin, VectorsMixin):
     """The version plan, shared by every write."""
 
@@ -136,7 +126,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         return self._sql(
             "SELECT m.id, m.namespace, s.slot AS key, m.status,"
             " coalesce(CAST(m.value AS VARCHAR), m.content) AS value, m.version, m.access, m.protected,"
-            " m.owner, m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now"
+            " m.owner, m.created_by, m.source, (m.valid_until IS NULL OR ? < m.valid_until) AS valid_now,"
+            " m.created_at, m.valid_until, m.updated_at"
             " FROM memories m JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS namespace,"
             " unnest(?::VARCHAR[]) AS stored, unnest(?::VARCHAR[]) AS slot) s"
             " ON m.namespace = s.namespace AND m.key = s.stored"
@@ -156,6 +147,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         given: list[Any] | None = None,
         writer: str | None = None,
         unset: dict[str, Any] | None = None,
+        live_from: datetime | None = None,
+        born: datetime | None = None,
     ) -> VersionPlan:
         """Decide the ``status``, ``version`` and ``supersedes`` of each keyed row of ``cols`` (in
         place) -> the changes to stored versions. Raises ConflictError (``strict``) or
@@ -168,6 +161,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
         ``writer``: whose versions the write may change, when not ``requester``'s (an approval).
         ``unset``: ``access`` and ``protected`` -> True (no row gave it), False, or a per-row bool
         Series: a row that did not give one takes its writer's own current version's (:func:`_inherit`).
+        ``live_from``: when the rows go live, if after their ``created_at`` (an approval); ``born``: when
+        they were written, if not at their ``created_at`` (a merge). Each keyed row takes its place in
+        its key's history (:mod:`memkit.store.timeline`).
         """
         plan = VersionPlan()
         keys = cols["key"]  # unkeyed rows: nothing to decide (a bulk write's often none: no pass)
@@ -190,6 +186,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         for i in keyed:
             groups.setdefault((cols["namespace"][i], cols["key"][i]), []).append(i)
         held = dict(stored.group_by("namespace", "key"))  # (namespace, key) -> its stored versions
+        slots = []  # (rows, stored versions, whether they need the key's timeline)
         for slot, rows in groups.items():  # only keys of this batch
             old = held.get(slot)
             if old is None and len(rows) == 1 and not keep_consistent:
@@ -204,7 +201,14 @@ class VersionsMixin(GateMixin, VectorsMixin):
                         for i in rows:
                             cols["version"][i] += base
                         continue
-            self._plan_slot(cols, rows, old, policy, plan, now, fixed, hidden, unset)
+            old_rows = [] if old is None else old.to_dicts()
+            slots.append((rows, old_rows, not in_order(old_rows, cols, rows, now, (live_from, born))))
+        # the log of the versions of keys a write lands among, not after (timeline.py): read only then
+        late = [r["id"] for _, old_rows, lined in slots if lined for r in old_rows]
+        log = {r[0]: r[1:] for r in self._sql(TIMES_SQL, [late]).iter_rows()} if late else {}
+        for rows, old_rows, lined in slots:
+            times = (live_from, born, log if lined else None)
+            self._plan_slot(cols, rows, old_rows, policy, plan, now, fixed, hidden, unset, times)
         return plan
 
     def _check_slots(self, stored: pl.DataFrame, requester: str | None, now: datetime) -> None:
@@ -219,13 +223,14 @@ class VersionsMixin(GateMixin, VectorsMixin):
         self,
         cols: dict[str, list[Any]],
         rows: list[int],
-        old: pl.DataFrame | None,
+        stored: list[dict[str, Any]],
         policy: str,
         plan: VersionPlan,
         now: datetime,
         fixed: set[str],
         hidden: set[str],
         unset: dict[str, Any] | None = None,
+        times: tuple[Any, Any, Any] = (None, None, None),
     ) -> None:
         """Decide the rows of one key in order, each against everything before it.
 
@@ -233,9 +238,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
         stored versions (those out of validity marked so), then each decided row of the batch.
         ``fixed``: stored versions the requester may not change (the policy leaves them as they are);
         ``hidden``: those whose value it may not read (the policy takes it as different).
+        ``times``: ``(live_from, born)`` of the rows (:meth:`_plan_versions`) and the log of ``stored``
+        (None: the rows come after all of it, :func:`~memkit.store.timeline.in_order`). A live row written
+        before a version that was once current does not replace it: it takes its place in the key's
+        history (:func:`~memkit.store.timeline.behind`); every change is dated when it happened (``plan.at``).
         """
         in_batch = {cols["id"][i]: i for i in rows}  # id -> row, for rows the batch itself supersedes
-        stored = [] if old is None else old.to_dicts()
         versions = [
             (r["id"], r["status"] if r["valid_now"] else "out_of_validity", r["value"], r["version"])
             for r in stored
@@ -246,7 +254,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
             {cols["id"][i]: (cols["owner"][i], cols["created_by"][i], cols["source"][i]) for i in rows}
         )
         held = {r["id"]: (r["access"], r["protected"]) for r in stored}  # what a new version may inherit
-        for i in rows:
+        line, born = timeline(stored, cols, rows, now, times)  # (None: the rows come after the rest)
+        for i, at in zip(rows, born, strict=True):
             if unset:
                 _inherit(cols, i, unset, versions, authors, held)
             held[cols["id"][i]] = (cols["access"][i], cols["protected"][i])
@@ -263,27 +272,42 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 if writer is not None and writer in (o, c) and s == source
             }
             decided = plan_keyed_write(versions, value, policy, own=own, fixed=fixed, hidden=hidden)
+            if decided.status == "active" and line is not None:
+                before, others, after = line.place(versions, cols["id"][i], decided.version)
+                before = None if before in fixed else before  # (another's pending value stays as it is)
+                others = [v for v in others if v not in fixed]
+                if after is not None:  # written before a version once current: history, not today's
+                    versions = behind(cols, i, (before, others, after), versions, in_batch, plan, line)
+                    versions.append((cols["id"][i], "superseded", value, decided.version))
+                    continue
+                then = [v for v in (before, *others) if v is not None and v not in dict(decided.changes)]
+                if then:  # current when it went live, not today
+                    decided = replace(decided, changes=(*decided.changes, *((v, "superseded") for v in then)))
             cols["status"][i], cols["version"][i] = decided.status, decided.version
             cols["supersedes"][i] = decided.against if decided.op == "supersede" else None
             if decided.op == "conflict":
                 plan.conflicts.append((i, decided.against or ""))
             changed = dict(decided.changes)  # old id -> its new status
             for old_id, status in decided.changes:
-                change = (old_id, cols["namespace"][i], status, cols["id"][i])
-                if old_id in in_batch:  # not stored yet: it is written with its final status
-                    cols["status"][in_batch[old_id]] = status
-                    plan.batch.append(change)
-                else:
-                    plan.changes.append(change)
+                change(
+                    cols,
+                    i,
+                    old_id,
+                    status,
+                    in_batch,
+                    plan,
+                    line.when(old_id, cols["id"][i]) if line else at,
+                    line,
+                )
             versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]  # the slot after row i
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
 
     def _set_status(self, ids: list[str], status: str, now: datetime) -> dict[str, datetime]:
         """Set the status of ``ids`` in DuckDB (inside a transaction) -> each id's ``updated_at``:
-        ``now``, or the row's own if later (a write dated before a version's last change changes it
-        at that change, so ``frame(as_of=)`` never shows a version replaced before it was written).
-        The caller logs the change at that time and mirrors it into the index."""
+        ``now``, or the row's own if later. A version plan logs each change when it happened in its
+        key's history (``plan.at``: never before the version was written or went live); other callers
+        log it at this time. The caller mirrors it into the index."""
         where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))"
         # (not UPDATE ... RETURNING: DuckDB then moves the rows to the table's end, changing rowid ties)
         self._run(f"UPDATE memories SET status = ?, updated_at = greatest(updated_at, ?) {where}",
@@ -295,7 +319,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
         self, plan: VersionPlan, cols: dict[str, list[Any]], now: datetime, requester: str | None
     ) -> None:
         """Commit a plan (inside the write's transaction): conflict events, then the status changes
-        of stored versions (one statement per status) and one ``supersede`` event each."""
+        of stored versions (one statement per status) and one ``supersede`` event each, dated when it
+        happened in its key's history (``plan.at``), which may be before ``now``."""
         rows = [i for i, _ in plan.conflicts]  # batch rows that wait as conflicts
         details = [{"key": cols["key"][i], "against": a, "status": "conflict"} for i, a in plan.conflicts]
         self._events(now, "conflict", [cols["namespace"][i] for i in rows], [cols["id"][i] for i in rows],
@@ -305,8 +330,9 @@ class VersionsMixin(GateMixin, VectorsMixin):
             dated.update(self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now))
         changes = plan.changes + plan.batch
         spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
-        self._events_at(
-            [dated.get(i, now) for i in ids], "supersede", spaces, ids, requester,
+        self._events(
+            [plan.at.get((i, by)) or dated.get(i, now) for i, _, _, by in changes], "supersede", spaces, ids,
+            requester,
             [{"by": by, "status": st} for _, _, st, by in changes],
         )  # fmt: skip
 

@@ -198,3 +198,16 @@ def test_unranked_items_of_one_instant_list_last_written_first(lg: MemkitStore) 
     assert [h.key for h in lg.search(U, offset=3, limit=2)] == ["k4", "k3"]
     lg.put(("users", "u0"), "a", {"text": "note a"})  # another namespace, same instant: after, by name
     assert [h.key for h in lg.search(("users",))][:3] == ["a", "k7", "k6"]
+
+
+def test_a_put_on_a_clock_before_the_current_value_is_an_earlier_value(lg: MemkitStore, clock: Clock) -> None:
+    """A graph on a clock set back puts an earlier value: get on that clock returns it, a later clock
+    the later-written one, and ``last_writes`` shows it stored superseded (put itself returns None)."""
+    clock.t = NOW + timedelta(hours=3)
+    lg.put(U, "city", {"city": "Denver"})
+    clock.t = NOW + timedelta(hours=2)
+    assert lg.put(U, "city", {"city": "Austin"}) is None
+    assert [m.status for m in lg.last_writes] == ["superseded"]
+    assert lg.get(U, "city").value == {"city": "Austin"}
+    clock.t = NOW + timedelta(hours=4)
+    assert lg.get(U, "city").value == {"city": "Denver"}

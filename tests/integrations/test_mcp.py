@@ -187,6 +187,23 @@ def test_update_memory_makes_a_new_version(server: Any, store: mk.MemoryStore, c
     )
 
 
+def test_a_write_on_a_clock_before_the_current_value_says_it_is_an_earlier_one(
+    server: Any, store: mk.MemoryStore, clock: Clock
+) -> None:
+    """On a clock before the key's current value was written, an update (or an add of one's own fact)
+    is an earlier value: stored superseded, and the result says the later value stays current."""
+    clock.now = NOW + timedelta(hours=3)
+    ok(server, "add_memory", {"content": "User lives in Denver", "key": "user.home"})
+    clock.now = NOW + timedelta(hours=2)
+    for tool, city in (("update_memory", "Austin"), ("add_memory", "Boston")):
+        got = ok(server, tool, {"key": "user.home", "content": f"User lives in {city}"})
+        assert got["status"] == "superseded" and "later stays current" in got["note"], got
+    assert store.read("user.home", namespace="u").content == "User lives in Denver"
+    clock.now = NOW + timedelta(days=1)  # on a clock after the current value: current at once, no note
+    got = ok(server, "update_memory", {"key": "user.home", "content": "User lives in Seattle"})
+    assert got["status"] == "active" and "note" not in got
+
+
 def test_update_memory_continues_the_current_version_not_a_rejected_one(
     server: Any, store: mk.MemoryStore
 ) -> None:

@@ -206,7 +206,7 @@ def _dots(numba, hint) -> tuple[np.ndarray, np.ndarray]:
 def test_the_prefetch_hint_compiles_and_changes_no_result() -> None:
     """The dot product asks memory for rows ahead (llvm.prefetch, a numba intrinsic): the kernels
     are built with it, and it gives the same dot products, bit for bit, as the loop without it."""
-    numba = kern._numba()
+    numba = kern.require_numba()
     assert kern.compile_kernels()["prefetch"] is True
     for hint in (kern._prefetch_hint(numba), numba.njit(kern._no_prefetch)):
         got, want = _dots(numba, hint)
@@ -217,7 +217,7 @@ def test_kernels_whose_hint_fails_to_compile_run_without_it(monkeypatch: pytest.
     """A numba whose internals the hint's code generation no longer fits: the kernels are built
     without the hint (a warning; not cached, so a later process with a working hint compiles its
     own) and score as before."""
-    numba = kern._numba()
+    numba = kern.require_numba()
     kern.compile_kernels()
     for name in ("_KERNELS", "_dot", "_score", "_prefetch"):  # restored after the test
         monkeypatch.setattr(kern, name, getattr(kern, name))
