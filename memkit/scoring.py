@@ -43,15 +43,15 @@ def hybrid(
     weights: Weights,
     keyword: np.ndarray | float | None = 0.0,
     *,
-    dtype: type = np.float64,
-) -> np.ndarray:
+    dtype: type = np.float64, out: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
     """The hybrid score: the weighted sum of the components (arrays broadcast together).
 
     The one implementation of the formula: search (both passes), :func:`memkit.evaluate.rank` and
     :class:`memkit.views.Reranker` call it. ``dtype=np.float32``: a search's first pass.
     ``weights`` fields may be arrays (a grid of weightings at once): ``(g, 1)`` by ``(c,)`` -> ``(g, c)``.
-    A component given as None is left out (not even its weight times 0 is added).
-    """
+    A component given as None is left out (not even its weight times 0 is added). ``out``: where to
+    write the score (its shape and ``dtype``; it may be ``similarity``)."""
     if not all(hasattr(weights, f) for f in ("similarity", "importance", "recency", "keyword")):
         raise ValidationError("weights", f"must be a memkit.Weights, got {type(weights).__name__}")
     dt, terms = np.dtype(dtype), [(weights.importance, importance), (weights.recency, recency)]
@@ -60,7 +60,7 @@ def hybrid(
         terms.append((weights.keyword, keyword))
     terms = [(w, x) for w, x in terms if x is not None]  # left out: the first pass's terms of weight 0
     try:  # numpy checks the components' types and shapes (no pass over the values: a hot path)
-        score = np.multiply(weights.similarity, similarity, dtype=dt)
+        score = np.multiply(weights.similarity, similarity, dtype=dt, out=out)
         for w, x in terms:
             t = np.multiply(w, x, dtype=dt)  # one allocation per term, in the target dtype
             same = t.shape == score.shape or not t.shape  # (most terms: no broadcast_shapes call)

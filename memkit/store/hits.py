@@ -25,8 +25,20 @@ ROWS_AT_MOST = 32
 _UTC_US = pl.Datetime("us", "UTC")
 _NO_TEXTS = pl.Series([[]], dtype=pl.List(pl.String))  # one empty list of texts
 _RANKS = pl.Series("rank", np.arange(1, MAX_HITS + 1, dtype=np.int32))  # a search's ranks: a slice of these
+_SCHEMAS: dict[tuple[Any, ...], dict[str, Any]] = {}  # _schema's, by components and pending
 _TAIL = {"key": pl.String, "layer": pl.String, "kind": pl.String, "tags": pl.List(pl.String),
-         "created_at": pl.Int64, "last_access_at": pl.Int64, "access_count": pl.Int64}  # fmt: skip
+         "created_at": _UTC_US, "last_access_at": _UTC_US, "access_count": pl.Int64}  # fmt: skip
+
+
+def _schema(comp: dict[str, np.ndarray], pending: list[list[str]] | None) -> dict[str, Any]:
+    """The row-built frame's schema for these score components (and ``pending`` or not), made once."""
+    at = (*comp, pending is None)
+    schema = _SCHEMAS.get(at)
+    if schema is None:  # (a few shapes: the weights' components, the guard's)
+        schema = _SCHEMAS[at] = {"rank": pl.Int32, "id": pl.String, "content": pl.String,
+                                 **dict.fromkeys(comp, pl.Float64), **_TAIL,
+                                 **({} if pending is None else {"pending": pl.List(pl.String)})}  # fmt: skip
+    return schema
 
 
 def texts_column(name: str, values: list[list[str]]) -> pl.Series:
@@ -61,17 +73,12 @@ def hit_frame(
     keys, tags = ix.key[rows].tolist(), [list(t) for t in ix.tags[rows]]
     layers, kinds = [LAYERS[i] for i in ix.layer[rows].tolist()], [KINDS[i] for i in ix.kind[rows].tolist()]
     times = (ix.created_us[rows], ix.last_access_us[rows], ix.access_count[rows])  # int64 each
-    if n <= ROWS_AT_MOST:  # one call; then the microseconds cast to the UTC datetimes they are
-        schema = {"rank": pl.Int32, "id": pl.String, "content": pl.String, **dict.fromkeys(comp, pl.Float64),
-                  **_TAIL, **({} if pending is None else {"pending": pl.List(pl.String)})}  # fmt: skip
+    if n <= ROWS_AT_MOST:  # one call, every column typed by a schema made once (the times' int64
+        # microseconds read as the UTC datetimes they are: exact, no cast afterwards)
         cols = [range(1, n + 1), ix.ids[rows].tolist(), ix.content[rows].tolist(),
                 *[v.tolist() for v in comp.values()], keys, layers, kinds, tags, *[t.tolist() for t in times],
                 *([] if pending is None else [pending])]  # fmt: skip
-        frame = pl.DataFrame(list(zip(*cols, strict=True)), schema=schema, orient="row")
-        at = len(comp) + 7  # created_at, last_access_at (Int64 -> Datetime: documented, exact)
-        return frame.replace_column(at, frame[:, at].cast(_UTC_US)).replace_column(
-            at + 1, frame[:, at + 1].cast(_UTC_US)
-        )
+        return pl.DataFrame(list(zip(*cols, strict=True)), schema=_schema(comp, pending), orient="row")
     S = pl.Series  # columns of a type built as one series, cut in zero-copy slices
     texts = S("", [*ix.ids[rows].tolist(), *ix.content[rows].tolist(), *keys, *layers, *kinds], pl.String)
     id_, content, key, layer_, kind_ = _cut(texts, ("id", "content", "key", "layer", "kind"), n)

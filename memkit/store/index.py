@@ -136,19 +136,20 @@ class SearchIndex(IndexColumns):
             if weights.recency:
                 idle_h = ((now_us - ix.last_access_us[sel]) / US_PER_HOUR).astype(np.float32)
                 rec = recency(idle_h, decay.time_scale_hours)
+            sim = self._similarity32(q, None if dense else cand, mask)  # (r,) float32, this call's own
+            kw = None if kw_first is None else kw_first[sel]
+            # the score is written over the cosines (the same float32 operations, no new array)
             score = hybrid(
-                self._similarity32(q, None if dense else cand, mask),  # (r,) float32
-                imp,
-                rec,
-                weights,
-                None if kw_first is None else kw_first[sel],
-                dtype=np.float32,
+                sim, imp, rec, weights, kw, dtype=np.float32, out=sim if sim.dtype == np.float32 else None
             )
-            if dense:
+            if dense and c < n:  # (every row a candidate: nothing to mark)
                 score[~mask[:n]] = -np.inf
             tie = float(weights.tie)
             # neighbour expansion of a dense pass: only the rows that can reach the shortlist (reach.py)
-            near = neighbour_reach(score, adj, lam, lam2, size, tie) if lam > 0 and dense else None
+            reach = lam > 0 and dense
+            near = (
+                neighbour_reach(score, adj, lam, lam2, size, tie, c == n) if reach else None
+            )  # c == n: every
             if near is not None:
                 cand, score = near  # (the rows scored are now a part: as a sparse pass's)
                 dense, c = False, len(cand)
@@ -216,13 +217,17 @@ class SearchIndex(IndexColumns):
         vectors))``; ``known``: that pair from the pass before, whose rows are not read again."""
         ix, lam, (prev, nxt, prev2, nxt2) = self, float(weights.neighbour), adj
         lam2 = float(weights.neighbour2)
-        if lam > 0:  # the shortlist's visible neighbours not in it, ascending (as np.setdiff1d gives
-            reach = (prev, nxt, prev2, nxt2) if lam2 else (prev, nxt)  # them, without its sort of cand)
-            around = np.concatenate([a[cand] for a in reach])
-            seen = np.sort(around[(around >= 0) & mask[np.maximum(around, 0)]])  # the visible ones
-            seen = seen[np.concatenate((seen[:1] >= 0, seen[1:] != seen[:-1]))]  # once each (as np.unique)
-            at = np.minimum(np.searchsorted(cand, seen), len(cand) - 1)
-            rows_u = np.concatenate([cand, seen[cand[at] != seen]]).astype(np.int64, copy=False)
+        pc = None  # where each of cand is in rows_u (None: rows_u is cand)
+        if lam > 0:  # the shortlist and its visible neighbours, ascending, each once (as np.unique)
+            reach = (prev, nxt, prev2, nxt2) if lam2 else (prev, nxt)
+            around = np.concatenate([a[cand] for a in reach])  # (-1: none; mask[-1] is then ignored)
+            ok = (around >= 0) & mask[around]  # the visible ones
+            rows_u = np.sort(np.concatenate([cand, around[ok]]))
+            rows_u = rows_u[np.concatenate((rows_u[:1] >= 0, rows_u[1:] != rows_u[:-1]))].astype(
+                np.int64, copy=False
+            )
+            at = np.searchsorted(rows_u, np.concatenate([cand, around]))  # one binary search for all
+            pc, around = at[: len(cand)], np.where(ok, at[len(cand) :], -1)  # (-1: no visible neighbour)
         else:
             rows_u = cand
         # subtle: an int8 index reads these rows from DuckDB, whose connection two threads must not
@@ -239,23 +244,21 @@ class SearchIndex(IndexColumns):
         kw = kw_all[rows_u] if kw_all is not None else None
         base = hybrid(sim, imp, rec, weights, kw)
         near = None
-        if lam > 0:  # the neighbours' exact scores, looked up by row (-1 and non-candidates: 0)
-            # prev, next[, prev2, next2] of each shortlisted row: one binary search for them all
-            at = _position(rows_u, around).reshape(len(reach), len(cand))
+        if lam > 0:  # the neighbours' exact scores, looked up by position (-1 and non-candidates: 0)
+            at = around.reshape(len(reach), len(cand))  # prev, next[, prev2, next2] of each of cand
             near = lam * neighbour_score(base, at[0], at[1], lam2, (at[2], at[3]) if lam2 else None)
-        s_ = len(cand)  # rows_u = the shortlist, then its neighbours: keep the shortlist's part
-        sim, imp, rec, kw = sim[:s_], imp[:s_], rec[:s_], (None if kw is None else kw[:s_])
-        score = base[:s_] if near is None else base[:s_] + near
+        score = base if pc is None else base[pc] + near  # (cand's, in cand's order)
         written_h = (now_us - ix.created_us[cand]) / US_PER_HOUR  # newest first on near ties
         best = top_k(score, k, len(score), age=written_h, tie=float(weights.tie))  # (exact: all finite)
+        pick = best if pc is None else pc[best]  # the hits' positions in rows_u
         rows = cand[best]
         age_h = written_h[best]
         comp = {  # one column per score component, as search() returns them
             "score": score[best],
-            "similarity": sim[best],
-            "importance": imp[best],
-            "strength": strength_of(imp[best], age_h, ix.half_life_h[rows]),
-            "recency": rec[best],
+            "similarity": sim[pick],
+            "importance": imp[pick],
+            "strength": strength_of(imp[pick], age_h, ix.half_life_h[rows]),
+            "recency": rec[pick],
         }
         if kw_all is not None:
             comp["keyword"] = kw_all[rows]
@@ -281,17 +284,3 @@ def _zeros(n: int) -> np.ndarray:
     ([0.0, 0.0], False)
     """
     return np.ndarray((n,), np.float64, buffer=bytes(8), strides=(0,))
-
-
-def _position(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Where each of ``wanted`` is in ``rows`` (distinct row numbers), or -1 if absent (``-1`` in
-    ``wanted``, no neighbour, stays -1) -> ``(len(wanted),)`` int64. A binary search over the few
-    shortlisted rows, not a lookup table as long as the index.
-
-    >>> _position(np.array([7, 2, 9]), np.array([9, -1, 3, 7])).tolist()
-    [2, -1, -1, 0]
-    """
-    order = np.argsort(rows, kind="stable")
-    srt = rows[order]  # (s,) ascending
-    at = np.minimum(np.searchsorted(srt, wanted), len(srt) - 1)
-    return np.where((wanted >= 0) & (srt[at] == wanted), order[at], -1)

@@ -16,7 +16,9 @@ and the shortlist is chosen among them: the same rows, in the same order.
 :func:`neighbour_reach` finds ``T`` in one or two rounds: a guess of ``h`` from a sample of the
 scores gives rows whose final scores bound ``T``; if the ``h`` that bound implies is lower than the
 guess, a second round takes the rows at the lower ``h``. It gives up (None: the full pass runs) when
-the bound is useless: no positive score, or most rows within reach.
+the bound is useless: no positive score, or most rows within reach. Without second neighbours (the
+default weights) the rows in reach are pruned too (:func:`_pruned`): a neighbour of a high row whose
+own score is noise cannot reach the shortlist and is left out before its own neighbours are read.
 """
 
 from __future__ import annotations
@@ -34,21 +36,22 @@ _MOST = 8  # more than one row in this many within reach: the full pass (as chea
 
 
 def neighbour_reach(
-    score: np.ndarray, adj: tuple[Any, ...], lam: float, lam2: float, size: int, tie: float
-) -> tuple[np.ndarray, np.ndarray] | None:
+    score: np.ndarray, adj: tuple[Any, ...], lam: float, lam2: float, size: int, tie: float,
+    every: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | None:  # fmt: skip
     """The rows of ``score`` (every row's float32 first-pass score, ``-inf`` off the mask) that can be
     among the ``size`` best once ``lam ·`` :func:`~memkit.scoring.neighbour_score` (``adj``: prev,
     next, prev2, next2; ``lam2``: the second neighbours' share) is added and ranked with near-tie
     step ``tie`` -> ``(rows ascending, their final float32 scores)``, or None when the bound does
-    not narrow them (then every row is expanded).
+    not narrow them (then every row is expanded). ``every``: every row is a candidate (no ``-inf``).
 
     The final scores are those the full pass gives the same rows, bit for bit, and every row the
     full pass could shortlist is among ``rows`` with a margin wider than float32 rounding."""
     n = len(score)
     if n < AT_LEAST or size >= n // _MOST:
         return None
-    top = float(score.max())
-    if not 0.0 < top < np.inf:  # (NaN fails too) no positive score: the bound says nothing
+    top = float(score.max()) if lam2 else np.inf  # (without lam2: the best of the high rows, below)
+    if not 0.0 < top:  # (NaN fails too) no positive score: the bound says nothing
         return None
     grow = 1.0 + lam * (1.0 + lam2)  # a final score is at most this times the best of its own and neighbours'
     sample = score[:: max(1, n // _SAMPLE)]
@@ -58,14 +61,17 @@ def neighbour_reach(
         return None
     # the best final score is at most top · grow, so a tie step is at most `step`; margins cover the
     # float32 rounding of the sums (relative 1e-7 a step) and of the comparison with h
-    step = tie * top * grow * 1.001
-    slack = 1e-5 * top * grow
     h = guess
     for _ in range(2):
-        near = _around(score, adj, h, lam, lam2)
-        if near is None or len(near[0]) < size:
+        if lam2:
+            near = _around(score, adj, h, lam, lam2, every)
+        else:  # (the default weights) the neighbours that cannot reach the shortlist left out; the high
+            near = _pruned(score, adj, h, lam, size, tie, grow)  # rows (h <= guess) hold the best score
+            top = np.inf if near is None else near[2]
+        if near is None or len(near[0]) < size or not top < np.inf:
             return None
-        rows, final = near
+        rows, final = near[:2]
+        step, slack = tie * top * grow * 1.001, 1e-5 * top * grow
         bound = float(np.partition(final, len(final) - size)[len(final) - size])  # <= the size-th best
         need = (bound - step - slack) / (grow * (1.0 + 1e-5))
         if need >= h:  # every row that can be shortlisted is within reach of h: among rows
@@ -77,10 +83,11 @@ def neighbour_reach(
 
 
 def _around(
-    score: np.ndarray, adj: tuple[Any, ...], h: float, lam: float, lam2: float
+    score: np.ndarray, adj: tuple[Any, ...], h: float, lam: float, lam2: float, every: bool = False
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The candidate rows scoring at least ``h`` and their neighbours (those ``lam2`` reaches too) ->
-    ``(rows ascending, final scores)``; None when more than one row in :data:`_MOST` would be."""
+    ``(rows ascending, final scores)``; None when more than one row in :data:`_MOST` would be.
+    ``every``: every row is a candidate (no ``-inf`` in ``score``: no filter)."""
     n = len(score)
     lo = np.float32(h)  # h as a float32 no larger than h (every row scoring at least h is high)
     high = np.flatnonzero(score >= (lo if lo <= h else np.nextafter(lo, np.float32(-np.inf))))
@@ -91,12 +98,69 @@ def _around(
     rows = np.sort(np.concatenate([high, *(a[high] for a in reach)]))  # (a few thousand: a sort
     rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]  # beats marking n flags and finding them)
     rows = rows[np.searchsorted(rows, 0) :]  # -1: no neighbour
-    rows = rows[score[rows] > -np.inf]  # candidates only
+    own = score[rows]  # (read once: the filter's and the sum's)
+    if not every:  # candidates only
+        keep = own > -np.inf
+        rows, own = rows[keep], own[keep]
     boost = _better(score, adj[0][rows], adj[1][rows])
     if lam2:
         boost += lam2 * _better(score, adj[2][rows], adj[3][rows])
     boost *= lam  # as the full pass: in place, float32
-    return rows, score[rows] + boost
+    own += boost  # (own is a copy: score[rows] + boost, the same float32 sums)
+    return rows, own
+
+
+def _pruned(
+    score: np.ndarray, adj: tuple[Any, ...], h: float, lam: float, size: int, tie: float, grow: float
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """:func:`_around` without second neighbours, less the neighbours that cannot be shortlisted.
+
+    The rows scoring at least ``h`` ("high") get their final scores first: their ``size``-th best
+    less :func:`neighbour_reach`'s ``step`` and ``slack`` (a tie step and rounding, from the best
+    score) is a threshold ``t`` every row that can be shortlisted reaches. A neighbour ``j`` of a
+    high row ``i`` that is not high itself ends at most at ``s(j) + lam · max(s(i), h)`` (its other
+    neighbour is high, and then counted by that pair, or below ``h``): most are far below ``t`` (a
+    random neighbour of a good match scores as noise) and are left out before their own neighbours
+    are looked up. The rows kept hold every row whose final score reaches ``t``, so the ``size``
+    best, the best row and the bound computed from them are :func:`_around`'s
+    (``tests/store/test_neighbour_reach.py``) -> ``(rows ascending, final scores, the best score of
+    all)`` (the high rows hold it: ``h`` is at most the best), or None as :func:`_around`."""
+    n = len(score)
+    lo = np.float32(h)  # as _around: every row scoring at least h (at least lo) is high
+    lo = lo if lo <= h else np.nextafter(lo, np.float32(-np.inf))
+    high = np.flatnonzero(score >= lo)
+    if len(high) > n // _MOST:
+        return None
+    k = len(high)
+    nb = np.concatenate([adj[0][high], adj[1][high]])  # the high rows' prev, then next (-1: none)
+    got = score.take(nb)  # their scores, read once (-1 reads the last row: `none` below)
+    none = nb < 0
+    near = np.fmax(got, 0)  # _better's values: -1, -inf and a negative score count 0
+    near[none] = 0
+    boost = np.maximum(near[:k], near[k:])
+    boost *= lam  # as the full pass: in place, float32
+    raw = score[high]  # (no -inf: h > 0)
+    final = raw + boost
+    top = float(raw.max()) if k else np.inf  # (none: h above the best, the caller gives up)
+    if k < size:  # no threshold yet: every neighbour is kept (as _around)
+        t = -np.inf
+    else:
+        t = float(np.partition(final, k - size)[k - size])
+        t = t - tie * top * grow * 1.001 - 1e-5 * top * grow  # (neighbour_reach's bound - step - slack)
+    own = np.maximum(got, -1e30, dtype=np.float64)  # (-inf, off the mask: far below t)
+    lift = lam * np.maximum(np.concatenate([raw, raw]), h, dtype=np.float64)  # each pair's high row
+    # a margin far wider than the float32 rounding of the final sum; not high (those are in), a candidate
+    keep = (own + lift + 1e-5 * (np.abs(own) + lift) >= t) & ~none & (own < lo) & (own > -1e30)
+    if not keep.any():
+        return high, final, top
+    more = np.sort(nb[keep])
+    more = more[np.concatenate(([True], more[1:] != more[:-1]))]  # once each
+    extra = _better(score, adj[0][more], adj[1][more])
+    extra *= lam
+    extra += score[more]  # (the same float32 sum: addition commutes exactly)
+    rows = np.concatenate([high, more])
+    order = np.argsort(rows, kind="stable")
+    return rows[order], np.concatenate([final, extra])[order], top
 
 
 def _better(score: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -154,3 +154,32 @@ def test_a_search_returns_what_expanding_every_row_returns(
             assert hits.equals(store.search(f"q{i}", **kw).drop("last_access_at")), i
     finally:
         store.close()
+
+
+def test_neighbours_that_cannot_be_shortlisted_are_left_out() -> None:
+    """Without second neighbours, a neighbour of a high row whose own score is noise cannot reach the
+    shortlist: it is left out (far fewer rows than the high rows and all their neighbours), and the
+    shortlist, its order, the best row and the final scores are still the full pass's."""
+    rng = np.random.default_rng(3)
+    n = 60_000
+    prev, nxt = adjacent(rng.integers(0, 3, n), rng.permutation(n), 10**6, np.ones(n, bool))
+    adj = (prev, nxt, *second_neighbours(prev, nxt))
+    created = rng.integers(0, 10**9, n).astype(np.int64)
+    now = int(created.max()) + 1
+    for seed in range(6):
+        score = (0.3 * np.random.default_rng(seed).normal(0, 0.05, n)).astype(np.float32)
+        score[np.random.default_rng(seed).random(n) < 0.1 * (seed % 2)] = -np.inf  # a mask, or none
+        h = float(np.quantile(score[np.isfinite(score)], 0.97))
+        every, _ = reach._around(score, adj, h, 0.8, 0.0)  # the high rows and all their neighbours
+        rows, final, top = reach._pruned(score, adj, h, 0.8, 64, 0.1, 1.8)
+        assert top == score.max() and set(rows.tolist()) <= set(every.tolist())
+        assert len(rows) < 0.5 * len(every)  # most neighbours of the high rows left out
+        boost = neighbour_score(score, prev, nxt)
+        boost *= 0.8
+        full = score + boost
+        assert np.array_equal(final, full[rows])  # bit for bit
+        c = int(np.isfinite(score).sum())
+        want = top_k_best(full, 64, n_valid=c, age=Hours(now, created, None), tie=0.1)
+        short, best = top_k_best(final, 64, n_valid=len(rows), age=Hours(now, created, rows), tie=0.1)
+        assert rows[short].tolist() == want[0].tolist() and int(rows[best]) == want[1], seed
+        assert reach.neighbour_reach(score, adj, 0.8, 0.0, 64, 0.1) is not None  # (the bound holds here)
