@@ -81,9 +81,10 @@ _LEAD_ZH = (
     "接下来|之后|此后|今后|以后|这次|这一次|本次|那么|那|好|好的|好了|行|所以|因此|但是|但|不过|而是|"
     "首先|第一|其次|最后|注意|重要|记住|记得|听着|听好|嘿|喂|哦|啊|嗯|千万|开始|下面|此外|另外|助手|机器人|系统"
 )
-_LEAD_EN = "please|pls|now|ok|okay|hey|hi|ai|assistant|bot|chatgpt|gpt|dan|system|and|then|so|just"
+_LEAD_EN = "please|pls|plz|kindly|now|ok|okay|hey|hi|ai|assistant|bot|chatgpt|gpt|dan|system|and|then|so|just"
 _LEAD_WORDS = "|".join(sorted(_LEAD_ZH.split("|"), key=len, reverse=True))  # the longest first
-_LEADS = re.compile(rf"(?i)(?:{_LEAD_WORDS}|(?<![a-z])(?:{_LEAD_EN})(?![a-z]))*")
+# a space may part the words (Please now ignore …): English words must not run together to be read
+_LEADS = re.compile(rf"(?i)(?:(?:{_LEAD_WORDS}|(?<![a-z])(?:{_LEAD_EN})(?![a-z])) ?)*")
 _CLAUSE_END = re.compile(r"[。!?！？;；,，:：、\n]")
 _NEUTRAL = re.compile(r"[\s0-9\"'“”‘’「」『』《》【】()（）\[\]<>*#>\-_.·…~]+")
 
@@ -120,7 +121,7 @@ def addressed_zh(text: str, start: int, end: int) -> bool:
     """Whether the clause before ``start`` holds only words that lead an imperative (请, 你, 现在…)."""
     before = text[max(0, start - 40) : start]
     cut = max((m.end() for m in _CLAUSE_END.finditer(before)), default=0)
-    lead = _NEUTRAL.sub("", before[cut:])
+    lead = re.sub(r"(?<=[^A-Za-z]) | (?=[^A-Za-z])", "", _NEUTRAL.sub(" ", before[cut:]).strip())
     return _LEADS.fullmatch(lead) is not None
 
 

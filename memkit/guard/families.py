@@ -131,7 +131,7 @@ _OBJECT_ZH = (
     r"(?:指令|指示|提示词|提示语|提示|命令|规则|规定|设定|设置|人设|约束|限制|准则|系统消息|系统提示)"
 )
 OVERRIDE_ZH = (
-    r"(?:忽略|无视|忽视|不要理会|别理会|不用理会|不要管|不用管|别管|忘记|忘掉|抛开|抛弃|丢掉|跳过|覆盖)掉?"
+    r"(?:忽略|无视|忽视|不要理会|别理会|不用理会|不要管|不用管|别管|忘记|忘掉|抛开|抛弃|丢掉|跳过|覆盖)(?:掉|一下)?"
     rf"(?:{_OBJECT_ZH}|\s*(?i:{OVERRIDE_OBJECT_EN}))|(?i:{VERB_EN}){_OBJECT_ZH}"
 )
 """The Chinese override: the verb, then at once (忽略了 is a report) the model's or the earlier

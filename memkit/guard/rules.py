@@ -37,6 +37,7 @@ from . import checks as ck
 from . import contacts as pc
 from . import credentials as cr
 from . import families as fm
+from . import standing as st
 from .checks import id_checksum_ok, luhn_ok
 
 __all__ = [
@@ -233,7 +234,7 @@ RULES: tuple[Rule, ...] = (
     Rule("MG301", "injection", "warning",
          _en(r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+(?:instructions?|rules|system\s+prompt)\s*[:：]"
          r"|(?:新的?|真正的|隐藏的?)(?:指令|规则|系统提示)\s*[:：]"),
-         "announces new instructions (new instructions: …)"),
+         "announces new instructions (new instructions: …)", st.announced),  # rules: the model's
     Rule("MG301", "injection", "info",
          _en(r"(?i)\b(?:new|updated|real|actual|secret|hidden)\s+task\s*[:：]"
          r"|\b(?:now\s+)?(?:new|further|additional|next)\s+(?:instructions?|tasks?)\s+(?:follows?|are\s+followed)\b"
@@ -319,6 +320,7 @@ RULES: tuple[Rule, ...] = (
              rf"|(?:(?:用户|客户|你|您|所有人|大家)的?|所有的?|全部的?)?(?:{ad.DATA_ZH})[^。!?！？\n]{{0,8}}?"
              rf"(?:{ad.SEND_ZH})\s*[:：]?\s*{ad.ADDRESS}"),
          "asks to send the user's data to an outside address (exfiltration)", ad.addressed),
+    *(Rule(c, k, s, _en(p), m, f) for c, k, s, p, m, f in st.RULES),  # standing, role-play, indirect
 )  # fmt: skip
 """The built-in rules, in priority order (an earlier PII rule wins an overlap)."""
 

@@ -180,13 +180,10 @@ class _MemoryTools:
 
     def get_memory(self, id: MemoryId) -> dict[str, Any]:
         """One memory by id, with every field: key and version, status, validity, who wrote it, when."""
-        scope = self._scope()
-        if self._clock is not None:  # a pinned clock: one written after it did not exist yet, as for
-            try:  # show_memories and search_memories (decided before get(), which logs a read)
-                row = self.store.frame(self.namespace, ids=[id], requester=self.requester)
-            except ValidationError:  # not an id: get() names the field
-                row = None
-            if row is not None and row.height and row["created_at"][0] > scope["now"]:
+        scope = self._scope()  # a pinned clock: one written after it did not exist yet, as for show_memories
+        if self._clock is not None and check_name("memory_id", id):  # (before get(), which logs a read)
+            row = self.store.frame(self.namespace, ids=[id], requester=self.requester)
+            if row.height and row["created_at"][0] > scope["now"]:
                 raise NotFound(f"no memory with id {id!r} in namespace {self.namespace!r}")
         return record(self.store.get(id, **scope))
 
