@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ONCE_CURRENT", "TIMES_SQL", "Timeline", "VersionPlan", "behind", "change", "in_order", "timeline"]
+__all__ = [
+    "LATER_SQL", "ONCE_CURRENT", "TIMES_SQL", "Timeline", "VersionPlan", "behind", "change", "in_order",
+    "timeline",
+]  # fmt: skip
 
 # the statuses of a version that was (or is) its key's current one at some instant: not one held
 # (quarantined), pending (conflict: current only once resolve keeps it, which logs it then)
@@ -181,6 +184,13 @@ def behind(
 
 # the log of stored versions ``id``: when each went live (its approval or merge, if after it was
 # written) and, for one superseded today, the time of its last status event if that says so
+# a stored version's change dated after its updated_at (its superseder was written ahead of its time)
+# moves updated_at there: in_order reads updated_at as when the version last changed, and a superseder
+# erased later must not leave the fast path a version whose change it cannot see
+LATER_SQL = (
+    "UPDATE memories SET updated_at = greatest(updated_at, x.t) FROM (SELECT unnest(?::VARCHAR[]) AS id,"
+    " unnest(?::TIMESTAMPTZ[]) AS t) x WHERE memories.id = x.id"
+)
 TIMES_SQL = (
     "WITH e AS (SELECT memory_id, seq, ts, op, detail->>'status' AS status FROM events"
     " WHERE memory_id IN (SELECT unnest(?::VARCHAR[])) AND detail->>'status' IS NOT NULL),"

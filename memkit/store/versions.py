@@ -34,7 +34,7 @@ from ..access import readable_expr
 from ..conflicts import plan_keyed_write
 from ..errors import ValidationError
 from .gate import GateMixin, key_matches
-from .timeline import TIMES_SQL, VersionPlan, behind, change, in_order, timeline
+from .timeline import LATER_SQL, TIMES_SQL, VersionPlan, behind, change, in_order, timeline
 from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
@@ -330,11 +330,12 @@ class VersionsMixin(GateMixin, VectorsMixin):
             dated.update(self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now))
         changes = plan.changes + plan.batch
         spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
-        self._events(
-            [plan.at.get((i, by)) or dated.get(i, now) for i, _, _, by in changes], "supersede", spaces, ids,
-            requester,
-            [{"by": by, "status": st} for _, _, st, by in changes],
-        )  # fmt: skip
+        at = [plan.at.get((i, by)) or dated.get(i, now) for i, _, _, by in changes]
+        late = [(i, t) for (i, _, _, _), t in zip(changes, at, strict=True) if t > dated.get(i, now)]
+        if late:  # a change dated after updated_at (a superseder written ahead of its time): see LATER_SQL
+            self._run(LATER_SQL, [*map(list, zip(*late, strict=True))])
+        details = [{"by": by, "status": st} for _, _, st, by in changes]
+        self._events(at, "supersede", spaces, ids, requester, details)
 
     def _mirror_versions(self, plan: VersionPlan) -> None:
         """After the commit, the plan's status changes of stored rows in the index (the batch's own

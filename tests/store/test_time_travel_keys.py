@@ -56,6 +56,21 @@ def test_a_write_dated_between_two_versions_takes_its_place_in_history() -> None
                         "user lives in Austin": "superseded"}  # fmt: skip
 
 
+def test_a_version_superseded_ahead_of_time_by_a_write_erased_since() -> None:
+    """Review h203: Austin is written with a created_at 5 h ahead of its write, so Boston (written at
+    1 h) is superseded from 5 h on; Austin is erased, then Denver written at 3 h. Boston is current
+    from 1 h until Denver, and Denver alone after: the fast path of a write after every stored version
+    must see Boston's change, dated after the write that made it (updated_at moves to it)."""
+    s = mk.MemoryStore()
+    add = {"conflict_policy": "supersede", "namespace": "u", "key": KEY}
+    austin = s.add("user lives in Austin", now=T, created_at=T + 5 * H, **add)
+    s.add("user lives in Boston", now=T + H, **add)
+    s.delete(austin.id, namespace="u", now=T + 2 * H)
+    s.add("user lives in Denver", now=T + 3 * H, **add)
+    for h, city in ((1.5, "Boston"), (2.5, "Boston"), (3.5, "Denver"), (4.5, "Denver"), (5.5, "Denver")):
+        _one(s, T + h * H, f"user lives in {city}")
+
+
 def test_a_write_with_an_earlier_created_at_replaces_from_it() -> None:
     s = mk.MemoryStore()
     s.add("user lives in Boston", namespace="u", key=KEY, now=T)
