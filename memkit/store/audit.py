@@ -57,6 +57,10 @@ _REASON = re.compile(
 
 
 _INTO_EVENTS = "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
+# a few events: their time (one bound value, or one per event) then lists unnested side by side
+_SOME_EVENTS = (
+    _INTO_EVENTS + " SELECT {}, unnest(?::VARCHAR[]), ?, unnest(?::VARCHAR[]), ?, unnest(?::JSON[])"
+)
 _ONE_EVENT = f"{_INTO_EVENTS} VALUES (?, ?, ?, ?, ?, ?)"
 _BULK_EVENTS = {  # (ts, namespace, detail bound) -> events from the view _events (op, requester: bound)
     (at, space, detail): f"{_INTO_EVENTS} SELECT {'?' if at else 'ts'}, {'?' if space else 'namespace'}, ?,"
@@ -248,12 +252,8 @@ class AuditMixin(StoreCore):
             self._run(_ONE_EVENT, [ts if at else ts[0], namespaces[0], op, ids[0], requester, texts[0]])
             return
         if n < _BULK:
-            self._run(
-                "INSERT INTO events (ts, namespace, op, memory_id, requester, detail)"
-                f" SELECT {'?' if at else 'unnest(?::TIMESTAMPTZ[])'}, unnest(?::VARCHAR[]), ?,"
-                " unnest(?::VARCHAR[]), ?, unnest(?::JSON[])",
-                [ts, list(namespaces), op, list(ids), requester, texts],
-            )
+            sql = _SOME_EVENTS.format("?" if at else "unnest(?::TIMESTAMPTZ[])")  # (constant texts)
+            self._run(sql, [ts, list(namespaces), op, list(ids), requester, texts])
             return
         # a namespace or detail JSON that every event shares is bound once, not read from Arrow per row
         # (not on a server, where the view is a table filled by COPY: everything goes in it)
