@@ -89,10 +89,38 @@ _OTHERS_CLAUSE = re.compile(
 )
 
 
+# what a standing rule about the model's answers gains an attacker: a link or an address, money, the
+# user's data, a product, a lie, something hidden or sent; without it, it is the user's own preference
+# of style ("Always keep your answers short", 从现在开始每条回复都用英文), which memory should keep
+_GAIN = re.compile(
+    r"(?i)https?:|www\.|@|\d{5,}|\b[a-z0-9-]+\.(?:com|net|org|io|cn|ru|xyz|info|top|example)\b"
+    r"|\b(?:links?|urls?|websites?|sites?|wire|transfer|pay(?:ment)?s?|bitcoin|btc|crypto|wallets?|accounts?|bank"
+    r"|iban|passwords?|credentials?|address(?:es)?|phone|e-?mails?|history|conversations?|chats?|personal|data"
+    r"|contacts?|secrets?|keys?|tokens?|buy|purchase|products?|brands?|promot\w*|discounts?|coupons?|sponsor\w*"
+    r"|advert\w*|ads?|recommend\w*|lie|lies|false|fake|claim|deny|forward\w*\s+(?:it|this|that|them|all|every|each|the|to|a|an)|send|share|reveal|leak|upload|delete"
+    r"|ignore|disregard|hide|secretly|mention|system\s+prompt|instructions?|admin\w*|track\w*|images?|pixels?"
+    r"|hack\w*|pwn\w*|compromised|competitors?|users?['’]s?|date\s+of\s+birth|birthdays?|ssn)\b|\b(?:start|begin|end|prefix|open)\w*\s+with\s+['\"“‘]"
+    r"|链接|网址|网站|网页|转账|汇款|打款|支付|付款|账户|账号|卡号|银行|比特币|钱包|密码|地址|住址|电话|手机|邮箱|聊天记录"
+    r"|对话记录|历史|个人信息|隐私|数据|资料|购买|推荐|产品|品牌|广告|优惠|折扣|撒谎|谎|假的|声称|否认|转发|发送|发给"
+    r"|泄露|上传|删除|忽略|隐瞒|不要提|别提|提及|系统提示|指令|管理员|追踪|跟踪|图片|接管|竞争对手|生日|身份证"
+    r"|以[“\"「『‘][^”\"」』’]{1,40}[”\"」』’](?:开头|结尾|结束)"
+)
+_USERS = re.compile(r"(?i)\b(?:users?|anyone|someone|somebody|people)\b|用户|使用者")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
+
+
 def standing(text: str, start: int, end: int) -> bool:
     """A standing instruction addressed to the model (:func:`memkit.guard.addressed.addressed`) whose
-    "whenever" opens no clause of someone else's (whenever I check your answers, …)."""
-    return ad.addressed(text, start, end) and _OTHERS_CLAUSE.match(text, start) is None
+    "whenever" opens no clause of someone else's (whenever I check your answers, …), and that either
+    rules how the model treats its user (tell the user …, 用户一提到…就) or gains an attacker something
+    in its sentence (:data:`_GAIN`: a link, money, the user's data, a product, a lie, …). A rule of
+    style alone is the user's preference: "Always keep your answers short" is stored."""
+    if not ad.addressed(text, start, end) or _OTHERS_CLAUSE.match(text, start) is not None:
+        return False
+    if _USERS.search(text, start, end):
+        return True
+    stop = _SENTENCE_END.search(text, end)
+    return _GAIN.search(text, start, min(stop.end() if stop else len(text), end + 200)) is not None
 
 
 # ------------------------------------------------------------------------------ role-play jailbreaks
