@@ -51,8 +51,8 @@ from ..params import GuardParams
 from .strictjson import fail
 
 __all__ = [
-    "ID_FIELDS", "MAX_ID_CHARS", "OWN_ID", "check_id", "check_ids", "own_id", "refuse_flagged",
-    "refuse_flagged_ids",
+    "ID_FIELDS", "MAX_ID_CHARS", "OWN_ID", "check_id", "check_ids", "own_id", "random_token",
+    "refuse_flagged", "refuse_flagged_ids",
 ]  # fmt: skip
 
 MAX_ID_CHARS = 64  # a UUID is 36, a SHA-256 in hex 64
@@ -62,6 +62,16 @@ OWN_ID = re.compile(r"[0-9a-f]{16}")  # the exact shape of the ids memkit mints 
 # random tokens: memkit's own ids, UUIDs (polars reads the pattern)
 _TOKEN = rf"^(?:{OWN_ID.pattern}|[0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}})$"
 _EXTRA_SECRET = gr.EXTRA_SECRET[0]  # the code of a match of the store's extra_secret_patterns (MG290)
+
+
+def random_token(value: str) -> bool:
+    """Whether ``value`` is a random token: memkit's own id shape or a UUID, in which a run of digits
+    that reads as a phone number is chance, so only a secret counts (the module docstring).
+
+    >>> random_token("19158894556e57d6"), random_token("doc-13812345678")
+    (True, False)
+    """
+    return re.match(_TOKEN, value) is not None
 
 
 def own_id(value: str) -> bool:

@@ -40,6 +40,7 @@ from ..guard import identity
 from ..guard.names import names_findings
 from ..params import GuardParams
 from ..portable.columns import arrow_array, repeated
+from ..portable.ids import random_token
 from ..schema import MAX_CONTENT_CHARS
 from ..text import normalize
 from .core import StoreCore
@@ -127,7 +128,10 @@ def scrub(value: Any, params: GuardParams | None = None) -> Any:
     {'phone': 'b2:73aef4b7508561b2', 'pw': 'b2:546598b30b57fa05', 'b2:73aef4b7508561b2': 1}
     """
     texts = list(dict.fromkeys(_strings(value)))  # each distinct string once, scanned in one batch
-    flagged = set(names_findings(texts, params))  # positions in `texts`
+    # positions in `texts`; in an id of memkit's shape or a UUID only a secret counts (a digit run that
+    # reads as a phone number is chance there: portable.ids)
+    found = names_findings(texts, params)
+    flagged = {i for i, fs in found.items() if not random_token(texts[i]) or "secret" in {f.kind for f in fs}}
     keep = {t for i, t in enumerate(texts) if i not in flagged and (_TOKEN.match(t) or _REASON.match(t))}
 
     def walk(v: Any) -> Any:
