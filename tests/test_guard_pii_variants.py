@@ -11,10 +11,9 @@ pre-filter's threshold) and a JSONL import, which must store the same text.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
-import polars as pl
 import pytest
+from pii_paths import stored_by_every_path
 
 import memkit as mk
 
@@ -124,23 +123,7 @@ _TEXTS = [t for t, _ in INTERNATIONAL] + [t for t, _ in REDACTED] + KEPT
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, str]]:
     """Each text -> what add, add_many and a JSONL import stored."""
-    d: Path = tmp_path_factory.mktemp("pii")
-    texts = _TEXTS + [f"filler note {i}" for i in range(max(0, 80 - len(_TEXTS)))]  # past the 64 threshold
-    with mk.MemoryStore(guard=P) as store:
-        one = {t: store.add(t, namespace="a", now=NOW).content for t in _TEXTS}
-        ids = store.add_many(pl.DataFrame({"content": texts}), namespace="b", now=NOW)["id"].to_list()
-        with mk.MemoryStore(guard=mk.GuardParams(enabled=False)) as raw:
-            raw_ids = raw.add_many(pl.DataFrame({"content": texts}), namespace="c", now=NOW)["id"].to_list()
-            raw.export(d / "c.jsonl", "c")
-        report = store.import_(d / "c.jsonl", now=NOW)
-        by_id = dict(
-            zip(*store.frame().select("id", "content").to_dict(as_series=False).values(), strict=True)
-        )
-        imported = dict(zip(report["source_id"], report["id"], strict=True))
-        return {
-            t: (one[t], by_id[ids[k]], by_id[imported[raw_ids[k]]])
-            for k, t in enumerate(texts[: len(_TEXTS)])
-        }
+    return stored_by_every_path(_TEXTS, P, tmp_path_factory.mktemp("pii"), NOW)
 
 
 @pytest.mark.parametrize(("text", "expected"), INTERNATIONAL)
