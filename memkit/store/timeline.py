@@ -2,12 +2,14 @@
 
 At every instant a key has at most one current version: of the versions there and not held (not
 quarantined, conflicting, erased or expired) at ``t``, the latest-written — by ``created_at``, then
-version; a merge by when it was made. A version *goes live* when it is written, or later when it
-is approved (or made, a merge). So a keyed write that replaces versions dated ``t`` logs each
-replacement when both it and the replaced version are live (never before either was written), and a
-write dated before the key's current version does not replace it: it takes its place in the key's
-history — current from when it went live until the next-written version went live (``superseded``
-today) — and the version current when it went live is replaced then. The decisions stay the conflict
+version; a merge by when it was made — except that a version replaced by one that has since expired
+stays replaced (after the later one expires the key has no current value). A version *goes live*
+when it is written, or later when it is approved (or made, a merge). So a keyed write that replaces
+versions dated ``t`` logs each replacement when both it and the replaced version are live (never
+before either was written), and a write dated before the key's current version does not replace it:
+it takes its place in the key's history — current from when it went live until the next-written
+version went live (``superseded`` today) — and the version current when it went live is replaced
+then. The decisions stay the conflict
 policy's (:func:`memkit.conflicts.plan_keyed_write`); :meth:`memkit.store.versions.VersionsMixin._plan_slot`
 asks :class:`Timeline` where each write stands and when each change happened.
 
