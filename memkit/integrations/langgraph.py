@@ -80,6 +80,7 @@ from ..errors import AccessDenied, NotFound, ValidationError
 from ..params import Weights
 from ..schema import ACCESS, SOURCES, Memory, check_choice, check_number, clock
 from ..store import MemoryStore
+from ..store.gate import Gate
 from ..store.settable import FromStore, an_instance
 from .langgraph_items import (
     NOINDEX,
@@ -267,8 +268,7 @@ class MemkitStore(SearchOps, BaseStore):
         if not found.height:
             return None
         r = found.row(0, named=True)
-        now_valid = (r["created_at"] <= now and (r["valid_from"] is None or r["valid_from"] <= now)
-                     and (r["valid_until"] is None or now < r["valid_until"]))  # fmt: skip
+        now_valid = found.select(Gate(None, None, valid_at=now).expr()).item()  # written and valid at now
         status = r["status"]
         if valid and now_valid and r["updated_at"] > now:  # its status changed after now (a merge, approval)
             then = self._as_of(ns, now).filter(pl.col("id") == r["id"])["status"].to_list()
