@@ -24,7 +24,7 @@ Why numba. numpy has no int8 matrix product (``codes @ q`` upcasts and runs 5x s
 float32 scan), and the flat int8 scans of faiss and usearch were not faster than numpy's float32
 one on this 2-core machine (../shared/FIELD-NOTES.md). numba is the optional extra ``memkit[int8]``,
 imported only when an int8 index is built; the kernels compile on first use (reported by
-:func:`jit_seconds`). Scans under 32 MiB of codes run on the calling thread alone.
+:func:`jit_seconds`). Scans under 96 MiB of codes (~260k rows at dim 384) run on the calling thread alone.
 
 Threads. numba's default threading layer runs one parallel kernel at a time per process, so the
 kernels are called under a process-wide lock (a store already ranks one query at a time).
@@ -54,10 +54,11 @@ __all__ = ["INDEXES", "QuantizedIndex", "fetch_vectors", "jit_seconds", "new_ind
 # MemoryStore(index=...): the float32 matrix; int8 codes + exact rescoring; pgvector's HNSW (hnsw.py)
 INDEXES = ("exact", "int8", "hnsw")
 jit_seconds = kern.jit_seconds  # seconds the kernels took to compile in this process (None before)
-# below this many bytes of codes to scan, waking the other threads costs more than the scan: on this
-# busy machine (load 6-11 on 2 cores) a parallel kernel waited a median 10-12 ms for its second
-# thread at 20k rows (0.3-3 ms at best), while one thread scans 20k rows in ~2 ms
-_PARALLEL_BYTES = 1 << 25  # 32 MiB: ~87k rows at dim 384
+# below this many bytes of codes to scan, waking the other threads costs more than they save: a scan
+# after a 0.2 s pause (a quiet host, 2026-12-08) took 4.95 ms on one thread and 6.13 on two at 100k
+# rows of dim 384, 13.4 and 13.9 ms at 300k, 22.4 and 15.0 ms at 500k (a busy one: a parallel kernel
+# waited a median 10-12 ms for its second thread at 20k rows)
+_PARALLEL_BYTES = 96 << 20  # 96 MiB: ~260k rows at dim 384
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue threading layer: one parallel kernel at a time
 
 
