@@ -220,7 +220,7 @@ class ForgetParams:
 # accounts). Opt in with GuardParams(never_remember=NEVER_REMEMBER): by default only secret *values*
 # are refused, since a mere mention ("忘记密码了怎么办") is an ordinary thing to remember.
 NEVER_REMEMBER = ("密码", "令牌", "银行账号", "password", "access token", "bank account number")
-PII_TYPES = ("email", "phone", "id_number", "card", "ip")
+PII_TYPES = ("email", "phone", "id_number", "card", "ip", "account")
 _SOURCES = ("user", "agent", "system", "tool", "import")  # memkit.schema.SOURCES (params sits below schema)
 _NAME_CHARS = 256  # memkit.schema.MAX_NAME_CHARS, the longest requester name
 

@@ -63,6 +63,18 @@ _VERSION_CONTEXT = re.compile(
     r"|wordpress|laravel|firmware|bios|sdk|driver|package|library|plugin)[0-9]*\s*[:：]?\s*$"
 )
 _ADDRESS_AFTER = re.compile(r":[0-9]|/[0-9]")  # a port (10.0.0.1:8080) or a prefix length (/24)
+# a phone's label right before a dotted quad (call 1.2.3.4, 手机1.2.3.4版本): a phone has no address
+# to write, so the quad is its software's version; a version word right after it (1.2.3.4 版本,
+# 1.2.3.4 version) is one too, unless a host's word stands right before it (IP 192.168.1.20 版本)
+_PHONE_BEFORE = re.compile(
+    r"(?i)(?:(?<![a-z])(?:call|phone|telephone|tel|mobile|cell|cellphone|iphone|smartphone)"
+    r"|手机|手機|电话|電話)\s*[:：]?\s*$"
+)
+_VERSION_AFTER = re.compile(r"(?i)\s*(?:版本|版|version(?![a-z])|ver\.?(?![a-z]))")
+_HOST_BEFORE = re.compile(
+    r"(?i)(?:(?<![a-z])(?:ip|ipv4|server|host|address|addr|gateway|dns|proxy)|服务器|伺服器|主机|主機|地址|网关|網關)"
+    r"\s*[:：]?\s*$"
+)
 _DOT_DIGIT, _DOTTED_MOBILE = re.compile(r"\.[0-9]"), re.compile(r"[0-9]{3}\.[0-9]{4}\.[0-9]{4}$")
 _GROUPS_AFTER, _GROUPS_BEFORE = re.compile(r"[.-][0-9]"), re.compile(r"[0-9][.-]$")
 PLUS_BEFORE = re.compile(r"\+[ (]*$")  # a country code's "+" right before: the number is international
@@ -198,7 +210,8 @@ def email(text: str, start: int, end: int) -> bool:
 
 def ipv4(text: str, start: int, end: int) -> bool:
     """A host's dotted quad on its own: not a version number (``Chrome/120.0.0.0``, ``section
-    3.1.4.1``), not a network address (last number 0: ``13.0.0.0``), not a slice of a longer number."""
+    3.1.4.1``, ``call 1.2.3.4``, ``1.2.3.4 版本``), not a network address (last number 0: ``13.0.0.0``),
+    not a slice of a longer number."""
     if start > 0 and text[start - 1] in _ALNUM + ".":
         return False  # v1.2.3.4, 10.1.2.3.4
     after = text[end : end + 2]
@@ -208,7 +221,10 @@ def ipv4(text: str, start: int, end: int) -> bool:
         return False  # a network (10.0.0.0) or a four-part version (13.0.0.0), never one host
     if _ADDRESS_AFTER.match(text, end):
         return True  # Redis 10.0.0.5:6379 is an address, whatever the word before
-    return not _VERSION_CONTEXT.search(text[max(0, start - _BEFORE) : start])
+    before = text[max(0, start - _BEFORE) : start]
+    if _VERSION_CONTEXT.search(before) or _PHONE_BEFORE.search(before):
+        return False
+    return not _VERSION_AFTER.match(text, end) or _HOST_BEFORE.search(before) is not None
 
 
 def ipv6(text: str, start: int, end: int) -> bool:

@@ -103,7 +103,8 @@ _CJK_TLD = "中国|中國|香港|台湾|台灣|澳门|澳門|新加坡|公司|�
 _DOMAIN = rf"@[{_LATIN}{CJK}-]{{1,63}}(?:\.[{_LATIN}{CJK}-]{{1,63}})*\.(?:[A-Za-zЀ-ӿ]{{2,24}}|{_CJK_TLD})"
 # a CJK local part (李伟@qq.com) is the CJK run before "@", cut after the last e-mail word (邮箱, 联系, …)
 # of the 8 characters before it and after the particles 是 为 為 给 給 的 到 (我的邮箱是李伟@…: 李伟@…);
-# Latin glued before it is part of it (请发到Li伟@qq.com), Latin after it is not (李伟88@: 88@ is MG101's)
+# Latin glued before it is part of it (请发到Li伟@qq.com), Latin after it only when it is digits or an
+# e-mail label stands before the run (李伟88@qq.com, email:张三zhang@163.com; contacts.cjk_email)
 
 
 _P = "pii"
@@ -111,10 +112,11 @@ RULES: tuple[Rule, ...] = (
     # PII: redacted with a typed placeholder
     # subtle: bounded runs (RFC 5321: a local part has at most 64 characters, a label 63) keep the search
     # linear: with "+", every start in a long run of letters scans to its end (quadratic)
-    Rule("MG101", _P, "info", rf"[{_LATIN}._%+-]{{1,64}}{_DOMAIN}", "email address", ck.email, "[EMAIL]"),
+    # a CJK local part first: it wins the overlap with the Latin address at its end (李伟88@qq.com)
     Rule("MG101", _P, "info",
          rf"(?:[{CJK}]{{0,8}}(?:{pc.MAIL_WORDS}))?(?P<v>[{_LATIN}._%+-]{{0,32}}[{ck.cjk_but('是为為给給的到')}]{{1,16}}"
-         rf"{_DOMAIN})", "email address (CJK local part)", pc.cjk_email, "[EMAIL]"),
+         rf"[{_LATIN}._%+-]{{0,32}}{_DOMAIN})", "email address (CJK local part)", pc.cjk_email, "[EMAIL]"),
+    Rule("MG101", _P, "info", rf"[{_LATIN}._%+-]{{1,64}}{_DOMAIN}", "email address", ck.email, "[EMAIL]"),
     Rule("MG104", _P, "info",  # written whole or in groups: 110105 19491231 002X
          r"[1-9][0-9]{5}[ -]?(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][ -]?[0-9]{3}[0-9Xx]",
          "Chinese resident ID number (checksum and birth date valid)", ck.id_number, "[ID_NUMBER]"),
@@ -162,6 +164,9 @@ RULES: tuple[Rule, ...] = (
          _en(r"(?i)(?:\bpassport\b|护照)(?:\s{0,3}(?:number|num|no\.?|nr\.?|id|#|号码|号|编号))?"
              r"\s{0,3}(?:is|was|是|为|:|：|#)?\s{0,3}(?P<v>[A-Za-z0-9]{6,9})\b"),
          "passport number (labelled)", ck.passport, "[ID_NUMBER]"),
+    # MG109: a chat account after its label (QQ 123456789, 微信：wxid_ab12cd34): it names one person
+    Rule("MG109", _P, "info", _en(pc.QQ), "QQ number (labelled)", pc.qq_number, "[ACCOUNT]"),
+    Rule("MG109", _P, "info", _en(pc.WECHAT), "WeChat id (labelled)", pc.wechat_id, "[ACCOUNT]"),
     # secrets: the write is refused and nothing is stored. MG201 is vendors' key prefixes (OpenAI, AWS,
     # GitHub, Slack, Google, Stripe, GitLab, Hugging Face); MG202 auth headers and JWTs (eyJ…: '{"' in base64)
     Rule("MG201", "secret", "error",

@@ -56,6 +56,7 @@ _PLACEHOLDER_TYPE = {
     "[ID_NUMBER]": "id_number",
     "[CARD]": "card",
     "[IP]": "ip",
+    "[ACCOUNT]": "account",
 }
 _PRINTABLE = 0.85  # share of printable characters for a base64 run to count as a hidden text payload
 
