@@ -34,7 +34,7 @@ from .cut import Hours, Read, missed, vectors_of
 from .index_columns import DELETED, US_PER_HOUR, IndexColumns
 from .reach import neighbour_reach
 
-__all__ = ["DELETED", "SearchIndex"]
+__all__ = ["DELETED", "SearchIndex", "no_scores"]
 
 
 class SearchIndex(IndexColumns):
@@ -117,9 +117,9 @@ class SearchIndex(IndexColumns):
             cand = cand[~weak]
         c = int(np.count_nonzero(mask)) if cand is None else len(cand)  # how many candidates
         kw_all = kw_first = None  # BM25 of every row (weight 0: None); for the first pass, None when all 0
-        if weights.keyword:  # (the exact pass reads zeros then: _zeros, no array)
+        if weights.keyword:  # (the exact pass reads zeros then: no_scores, no array)
             kw_first = ix.keyword_index().matches(query, mask, keyword, n_docs=c)
-            kw_all = _zeros(n) if kw_first is None else kw_first
+            kw_all = no_scores(n) if kw_first is None else kw_first
         lam = float(weights.neighbour)  # λ: 0 turns neighbour expansion off
         adj = ix.adjacency(gate) if lam > 0 else (None,) * 4  # prev, next, and two places away
         lam2 = float(weights.neighbour2)
@@ -277,10 +277,10 @@ class SearchIndex(IndexColumns):
         return emb @ q  # (r, dim) @ (dim,) -> (r,) float32
 
 
-def _zeros(n: int) -> np.ndarray:
+def no_scores(n: int) -> np.ndarray:
     """``n`` read-only zeros that take no memory (one value, stride 0): any rows of it read as 0.
 
-    >>> _zeros(4)[[0, 3]].tolist(), _zeros(4).flags.writeable
+    >>> no_scores(4)[[0, 3]].tolist(), no_scores(4).flags.writeable
     ([0.0, 0.0], False)
     """
     return np.ndarray((n,), np.float64, buffer=bytes(8), strides=(0,))

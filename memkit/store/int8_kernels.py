@@ -257,7 +257,8 @@ def _warm_up(k: dict[str, Any]) -> None:
     i64, f32, f64, ok = np.zeros(1, np.int64), np.zeros(1, np.float32), np.zeros(1), np.ones(1, bool)
     codes, q = np.zeros((1, 1), np.int8), np.zeros(1, np.int16)
     k["scan"](codes, f32, q, 1.0, f64, i64, f64, np.zeros(5), 0, 1, ok, f32)
-    k["neighbours"](f32, i64, i64, i64, i64, 1.0, 1.0, 1, f32.copy())
+    for adj in (i64, i64.astype(np.int32)):  # the index's adjacency, and its int32 copies
+        k["neighbours"](f32, adj, adj, adj, adj, 1.0, 1.0, 1, f32.copy())
     k["top_values"](f32, 1, np.full(1, -np.inf, np.float32))
 
 
