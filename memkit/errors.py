@@ -72,6 +72,17 @@ class NotFound(MemkitError, KeyError):
     def __str__(self) -> str:  # KeyError would show the repr of its argument
         return str(self.args[0]) if self.args else ""
 
+    @classmethod
+    def memory(cls, memory_id: object, namespace: str | None = None) -> NotFound:
+        """What an id of nothing a call may reach gets, from every entry point (the store's read gate,
+        MCP's pinned clock): one message, so no entry point tells such ids apart by its words.
+
+        >>> str(NotFound.memory("m1", "alice"))
+        "no memory with id 'm1' in namespace 'alice'"
+        """
+        where = "" if namespace is None else f" in namespace {namespace!r}"
+        return cls(f"no memory with id {memory_id!r}{where}")
+
 
 class ConflictError(MemkitError):
     """A keyed write with a different value under ``conflict_policy="strict"``; or, on PostgreSQL, a

@@ -184,7 +184,7 @@ class _MemoryTools:
         if self._clock is not None and check_name("memory_id", id):  # (before get(), which logs a read)
             row = self.store.frame(self.namespace, ids=[id], requester=self.requester)
             if row.height and row["created_at"][0] > scope["now"]:
-                raise NotFound(f"no memory with id {id!r} in namespace {self.namespace!r}")
+                raise NotFound.memory(id, self.namespace)  # the store's own words for an unknown id
         return record(self.store.get(id, **scope))
 
     def update_memory(

@@ -297,8 +297,7 @@ class GateMixin(AsOfMixin):
 
     def _unknown(self, memory_id: str, namespace: str | None) -> NotFound:
         """What an id of nothing this call may reach gets, from every entry point."""
-        where = "" if namespace is None else f" in namespace {namespace!r}"
-        return NotFound(f"no memory with id {memory_id!r}{where}")
+        return NotFound.memory(memory_id, namespace)
 
     def _unseen(self, row: dict[str, Any], who: str | None, now: datetime, op: str, ns: str | None) -> None:
         """:meth:`_unknown`'s NotFound if ``who`` may not read ``row``: logged (``answered: NotFound``) for
