@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .errors import ConflictError, check_frame
+from .errors import ConflictError, ValidationError, check_frame
+from .params import check_number
 from .scoring import similar_pairs
 
 __all__ = ["POLICIES", "KeyedWrite", "conflict_graph", "plan_keyed_write"]
@@ -81,6 +84,7 @@ def plan_keyed_write(
     >>> plan_keyed_write([("a", "active", "杭州", 1)], "杭州", "flag", hidden={"a"}).status
     'conflict'
     """
+    _check_keyed(existing, new_value, policy)
     version = max((v for *_, v in existing), default=0) + 1
     live = [e for e in existing if e[1] in ("active", "conflict")]
     active = [e for e in live if e[1] == "active"]
@@ -111,6 +115,48 @@ def plan_keyed_write(
     return KeyedWrite("conflict", version, repeats, "conflict", current[0])
 
 
+def _check_keyed(existing: Any, new_value: Any, policy: Any) -> None:
+    """A ValidationError naming the argument of :func:`plan_keyed_write` that is malformed."""
+    if isinstance(existing, (str, bytes)) or not isinstance(existing, Sequence):
+        raise ValidationError(
+            "existing", f"must be a sequence of (id, status, value, version), got {existing!r:.60}"
+        )
+    for e in existing:  # (a key's versions: a few)
+        if not (
+            isinstance(e, Sequence)
+            and len(e) == 4
+            and isinstance(e[3], Integral)
+            and not isinstance(e[3], bool)
+        ):
+            raise ValidationError(
+                "existing", f"each must be (id, status, value, version: int), got {e!r:.60}"
+            )
+    if not isinstance(new_value, str):
+        raise ValidationError("new_value", f"must be a str, got {type(new_value).__name__}")
+    if policy not in POLICIES:
+        raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r:.40}")
+
+
+def _check_embeddings(embeddings: Any, rows: int) -> np.ndarray:
+    """``embeddings`` as ``(rows, dim)`` float32 rows of unit length (a zero row stays zero), as the
+    store keeps vectors; a ValidationError naming them unless they are finite numbers, one row per
+    memory of the frame."""
+    try:
+        emb = np.asarray(embeddings, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            "embeddings", f"must be an (n, dim) array of numbers, got {embeddings!r:.60}"
+        ) from None
+    if emb.ndim != 2 or len(emb) != rows or emb.shape[1] == 0:
+        raise ValidationError(
+            "embeddings", f"must be ({rows}, dim): one row per memory, got shape {emb.shape}"
+        )
+    if not np.isfinite(emb).all():
+        raise ValidationError("embeddings", "contains NaN or infinity")
+    norms = np.linalg.norm(emb, axis=1, keepdims=True)  # (n, 1)
+    return emb / np.where(norms == 0, 1.0, norms)  # (n, dim): a cosine is a dot product
+
+
 def conflict_graph(
     frame: pl.DataFrame,
     embeddings: np.ndarray | None = None,
@@ -133,6 +179,10 @@ def conflict_graph(
     - ``merged_into``: from each consolidated member to the merged memory (its ``merged_from``);
     - ``near_duplicate_of``: with ``embeddings`` (row-aligned with ``frame``), between active
       memories of one namespace whose cosine is at least ``threshold`` (blocked products, never N×N).
+      Rows are normalized to unit length first, as the store keeps vectors (a zero row stays zero).
+
+    A frame without those columns, a ``threshold`` that is no number in [-1, 1] and ``embeddings``
+    that are not finite numbers, one row per memory, are a ValidationError naming them.
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -145,6 +195,8 @@ def conflict_graph(
     """
     cols = ["id", "namespace", "key", "version", "status", "content", "created_at"]
     check_frame(frame, "frame", cols)
+    threshold = check_number("threshold", threshold, lo=-1.0, hi=1.0)
+    emb = None if embeddings is None else _check_embeddings(embeddings, frame.height)
     edge_schema = {"source": pl.String, "target": pl.String, "kind": pl.String}
     nodes = frame.select(cols)
     if nodes.is_empty():
@@ -163,8 +215,7 @@ def conflict_graph(
         .select("source", "target", kind=pl.lit("merged_into"))
     )
     parts = [lineage, disputes, merged]
-    if embeddings is not None:
-        emb = np.asarray(embeddings, dtype=np.float32)
+    if emb is not None:
         idx = frame.with_row_index("_row").filter(pl.col("status") == "active")
         for (_,), group in idx.group_by("namespace", maintain_order=True):
             rows = group["_row"].to_numpy()

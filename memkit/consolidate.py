@@ -15,7 +15,9 @@ every pair in Python and concatenates the texts. :func:`plan_merges` keeps the r
    a chain that long usually means a threshold too loose or a templated text, not one fact. A
    ``_weak`` memory and a stronger one are never linked, nor (``distinct_facts``, the default) two
    memories whose fact tokens differ: a number, a negation, a time word, a name (:mod:`memkit.facts`;
-   "预算5000元" / "预算8000元" at cosine 0.92 stay two memories). Equal tokens are an equivalence, so
+   "预算5000元" / "预算8000元" at cosine 0.92 stay two memories), nor, always, two whose ``value`` columns
+   differ (a merged memory holds one value; a missing one joins a cluster of one value only:
+   :mod:`memkit.merge_links`). Equal tokens are an equivalence, so
    every two members of a cluster have the same ones (:func:`cluster_labels`); :func:`held_apart`
    lists the pairs above the threshold left unlinked, and why.
 4. **Merge.** One plan row per cluster (below). Nothing is written: the store applies the plan.
@@ -27,19 +29,20 @@ The merge rule
   first written (the frame's order: ``store.frame()`` lists memories of one instant in the order they
   were written; never the id, which is random). Its embedding becomes the merged row's.
 - **content**: the survivor's content, plus, for each other member in ``created_at`` order (one
-  instant's in the frame's order), the
-  sentences (split on ``。！？!?``, newlines, and a ``.`` before a space or the end, so ``3.10`` is not
-  split) not yet said: a sentence is covered when its words in order (as written, stopwords too —
-  "not", "am"/"pm", "he"/"she", "was"/"is" change a fact — but articles and Chinese particles; single
-  CJK characters; punctuation, case and width aside) are a run of the words of a sentence already in
-  the text, and the words around that run in its clause do not change what it says (a negation, a
-  subject, a modal, a condition: :func:`memkit.facts.alters`; "Not allergic to peanuts" does not
-  say "Allergic to peanuts", "Likes coffee without sugar" does say "Likes coffee").
-  So a duplicate adds nothing, and two sentences that differ in a negation, a number or an order
-  (Beijing to Shanghai / Shanghai to Beijing) are both kept: a merge never drops a fact one of its
+  instant's in the frame's order), the sentences (split on ``。！？!?``, the ``;`` / ``；`` a merged text
+  joins with, newlines, and a ``.`` before a space or the end, so ``3.10`` is not split) not yet said,
+  each once (a sentence a later one says is dropped, the survivor's too): a sentence is covered when its
+  words in order (as written, stopwords too — "not", "am"/"pm", "he"/"she", "was"/"is" change a fact —
+  but articles and Chinese particles; single CJK characters; punctuation, case and width aside) are a
+  run of the words of a sentence already in the text, and the words around that run in its clause do not
+  change what it says (a negation, a subject, a modal, a condition: :func:`memkit.facts.alters`; "Not
+  allergic to peanuts" does not say "Allergic to peanuts", "Likes coffee without sugar" does say "Likes
+  coffee"). So a duplicate adds nothing, and two sentences that differ in a negation, a number or an
+  order (Beijing to Shanghai / Shanghai to Beijing) are both kept: a merge never drops a fact one of its
   members states. Added sentences are joined with ``"；"`` when the survivor is CJK-dominant, else
   ``"; "``.
-- **fields**: importance = max, created_at = min, last_access_at = max, access_count = sum,
+- **fields**: the survivor's key, kind, source and value (else another member's: they agree),
+  importance = max, created_at = min, last_access_at = max, access_count = sum,
   protected = any member protected; with ``half_life_hours`` and ``_age_hours`` (hours from each
   ``created_at`` to ``now``; ``store.merge_candidates`` adds it), the importance is capped so that
   the merged memory (half-life = max) is no stronger at ``now`` than its strongest member
@@ -75,8 +78,8 @@ import numpy as np
 import polars as pl
 
 from .decay import strength
-from .errors import ValidationError
-from .merge_links import LINK, candidate_pairs, unlinked
+from .errors import ValidationError, check_frame
+from .merge_links import LINK, candidate_pairs, components, unlinked
 from .merge_rule import by_survivor_rule, capped_importance, merge_content, remerge
 from .params import check_number
 
@@ -139,36 +142,27 @@ class MergeParams:
 
 
 # ----------------------------------------------------------------------------------------- clusters
-def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Connected components of ``n`` nodes and edges ``(u, v)``: the smallest node of each, per node.
+def _as_float(embeddings: Any) -> np.ndarray:
+    """``embeddings`` as a float32 array, or a ValidationError naming them (not numbers)."""
+    try:
+        return np.asarray(embeddings, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            "embeddings", f"must be an (n, dim) array of numbers, got {embeddings!r:.60}"
+        ) from None
 
-    >>> _components(5, np.array([0, 3]), np.array([1, 1])).tolist()      # 0-1-3, 2, 4
-    [0, 0, 2, 0, 4]
-    """
-    parent = np.arange(n, dtype=np.int64)  # invariant: parent[x] <= x, roots point to themselves
-    while u.size:
-        pu, pv = parent[u], parent[v]
-        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
-        cross = lo != hi
-        if not cross.any():
-            break
-        u, v = u[cross], v[cross]  # an edge inside one component stays inside it: drop it
-        np.minimum.at(parent, hi[cross], lo[cross])  # hook each larger root onto a smaller one
-        while True:  # pointer jumping until every node points at its root
-            grand = parent[parent]
-            if np.array_equal(grand, parent):
-                break
-            parent = grand
-    return parent
+
+def _check_params(params: Any) -> None:
+    """A ValidationError naming ``params`` unless it is a :class:`MergeParams`."""
+    if not isinstance(params, MergeParams):
+        raise ValidationError("params", f"must be a memkit.MergeParams, got {type(params).__name__}")
 
 
 def _check(frame: pl.DataFrame, embeddings: np.ndarray) -> np.ndarray:
-    """Check that ``frame`` has the planner's columns and ``embeddings`` one finite row per memory
-    -> the embeddings as float32."""
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise ValidationError("frame", f"missing columns: {', '.join(missing)}")
-    emb = np.asarray(embeddings, dtype=np.float32)
+    """Check that ``frame`` is a polars DataFrame with the planner's columns and ``embeddings`` one
+    finite row per memory -> the embeddings as float32."""
+    check_frame(frame, "frame", REQUIRED)
+    emb = _as_float(embeddings)
     if emb.ndim != 2 or len(emb) != frame.height:
         raise ValidationError("embeddings", f"must be ({frame.height}, dim), got shape {emb.shape}")
     if not np.isfinite(emb).all():
@@ -195,9 +189,10 @@ def cluster_labels(
       has those tokens too (a second plan links it to nothing the first held apart).
 
     :func:`held_apart` lists the pairs these cuts leave unlinked, and why."""
+    _check_params(params)
     emb = _check(frame, embeddings)
     u, v, cut = candidate_pairs(frame, emb, params.threshold - _EPS, params.block_size, params.distinct_facts)
-    return _components(frame.height, u[cut == LINK], v[cut == LINK])
+    return components(frame.height, u[cut == LINK], v[cut == LINK])
 
 
 def held_apart(
@@ -219,6 +214,7 @@ def held_apart(
     >>> plan_merges(frame, emb).height, held_apart(frame, emb).select("similarity", "reason").rows()
     (0, [(0.95, 'fact tokens differ: numbers 5000 ≠ 8000')])
     """
+    _check_params(params)
     emb = _check(frame, embeddings)
     by = tuple(
         c for c in ("namespace", "layer", "key", "access", "owner", "created_by") if c in frame.columns
@@ -234,8 +230,10 @@ def plan_grouped(
     """:func:`plan_merges` within each access group (same ``access``, ``owner`` and ``created_by``),
     so a merge never moves a private or protected text into a memory other requesters can read ->
     one plan, clusters renumbered 0.. This is the plan ``store.consolidate`` applies and the merge
-    explorer shows."""
-    emb = np.asarray(embeddings, dtype=np.float32)
+    explorer shows. Bad input is a ValidationError naming ``frame``, ``embeddings`` or ``params``."""
+    _check_params(params)
+    check_frame(frame, "frame", (*REQUIRED, "access", "owner", "created_by"))
+    emb = _check(frame, embeddings)
     parts = [
         plan_merges(g.drop("_row"), emb[g["_row"].to_numpy()], params)
         for _, g in frame.drop("_row", strict=False)
@@ -262,6 +260,8 @@ def plan_merges(
     ``created_at`` are taken in the order of ``frame`` (the order written, from ``store.frame()``),
     never by id: one frame gives one plan, in every run.
     """
+    _check_params(params)
+    _check(frame, embeddings)  # (before the frame's schema is read)
     times = {c: frame.schema.get(c, PLAN_SCHEMA[c]) for c in ("created_at", "last_access_at")}
     schema = {**PLAN_SCHEMA, **times}  # timestamps keep the input's datetime type
     labels = cluster_labels(frame, embeddings, params)

@@ -10,7 +10,12 @@ threshold. It is no link when
   ``store.merge_candidates`` gives it): merged, the weak one would date fresh facts as old as itself;
 - ``FACTS``: their fact tokens differ (:func:`memkit.facts.same_facts`: a number, a negation, a time
   word, a name; a relative time word, "next month", written on another day), when ``distinct_facts``
-  is on.
+  is on;
+- ``VALUE``: their structured ``value`` differs (a ``value`` column, as ``store.frame()`` gives it;
+  JSON compared by content, key order aside): a merged memory holds one value, so two values are two
+  facts, whatever the text says. A memory without a value links to one with a value, unless its
+  cluster would then hold two different values: there every link between unequal values (a missing
+  one included) is cut, so each value, and the memories without one, cluster apart. Always on.
 
 Cost: the pairs come from blocked matrix products (:func:`memkit.scoring.similar_pairs`, memory
 O(block²)); the fact rule tokenizes only the rows that candidate pairs name, each once, and compares
@@ -19,6 +24,9 @@ one key per row: on LoCoMo's 2,541 observations it reads 22 texts (README, "Cons
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -26,10 +34,17 @@ from .fact_pairs import fact_differences
 from .facts import same_facts
 from .scoring import similar_pairs
 
-__all__ = ["FACTS", "GROUP", "LINK", "REASONS", "WEAK", "candidate_pairs", "unlinked"]
+__all__ = [
+    "FACTS", "GROUP", "LINK", "REASONS", "VALUE", "WEAK", "candidate_pairs", "components", "unlinked",
+    "value_keys",
+]  # fmt: skip
 
-LINK, WEAK, FACTS = 0, 1, 2
-REASONS = {WEAK: "one is below the forgetting floor, the other not", FACTS: "fact tokens differ"}
+LINK, WEAK, FACTS, VALUE = 0, 1, 2, 3
+REASONS = {
+    WEAK: "one is below the forgetting floor, the other not",
+    FACTS: "fact tokens differ",
+    VALUE: "values differ",
+}
 """What each ``cut`` code of :func:`candidate_pairs` but ``LINK`` means, in words."""
 GROUP = ("namespace", "layer", "key")
 """The columns two memories must share to be merged (the planner's callers add the access group)."""
@@ -46,7 +61,7 @@ def candidate_pairs(
     """Every pair of active rows of ``frame`` in one group (same ``by`` columns) whose rows of ``emb``
     (``(n, dim)``, unit rows) have a cosine >= ``threshold`` -> ``(u, v, cut)``, each ``(e,)``: the
     row indices (``u < v``) and why the pair is no link (``LINK`` when it is one, else ``WEAK`` or
-    ``FACTS``, module doc). A loop over groups, never over memories or pairs.
+    ``FACTS`` or ``VALUE``, module doc). A loop over groups, never over memories or pairs.
 
     >>> f = pl.DataFrame({"namespace": ["u"] * 3, "layer": ["l"] * 3, "key": [None] * 3,
     ...                   "status": ["active"] * 3, "content": ["Has 2 cats", "Has two cats", "Has 3 cats"]})
@@ -77,7 +92,76 @@ def candidate_pairs(
         todo = np.flatnonzero(cut == LINK)
         written = frame["created_at"] if "created_at" in frame.columns else None  # (relative dates)
         cut[todo[~same_facts(frame["content"], u[todo], v[todo], written)]] = FACTS
+    if "value" in frame.columns and frame["value"].null_count() < frame.height:  # (no value: no cut)
+        _cut_values(frame, u, v, cut)
     return u, v, cut
+
+
+def value_keys(values: Any, rows: np.ndarray) -> np.ndarray:
+    """The ``value`` of each of ``rows`` (a column of JSON strings, or of Python objects) as one
+    canonical JSON string (keys sorted), or None -> ``(r,)`` object array: equal keys, equal values.
+
+    >>> value_keys(pl.Series(['{"b": 1, "a": 2}', None, '{"a":2,"b":1}']), np.arange(3)).tolist()
+    ['{"a": 2, "b": 1}', None, '{"a": 2, "b": 1}']
+    """
+    out = np.full(len(rows), None, dtype=object)
+    for k, raw in enumerate(values.gather(rows).to_list()):  # only the candidates' rows: a few
+        if raw is None:
+            continue
+        try:
+            obj = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            obj = raw  # (not JSON: compared as written)
+        out[k] = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+    return out
+
+
+def _cut_values(frame: pl.DataFrame, u: np.ndarray, v: np.ndarray, cut: np.ndarray) -> None:
+    """Cut (``VALUE``) each link of ``cut`` whose two values differ, and, in a component the links
+    left would hold two different values, each link between unequal values (a missing one too)."""
+    rows = np.unique(np.concatenate([u, v]))  # (r,) only the rows the pairs name
+    if rows.size == 0:
+        return
+    keys = value_keys(frame["value"], rows)  # (r,)
+    ku, kv = keys[np.searchsorted(rows, u)], keys[np.searchsorted(rows, v)]  # (e,) each
+    has_u, has_v = ku != None, kv != None  # noqa: E711 (elementwise on an object array)
+    cut[(cut == LINK) & has_u & has_v & (ku != kv)] = VALUE
+    link = np.flatnonzero(cut == LINK)
+    if link.size == 0:
+        return
+    local = components(len(rows), np.searchsorted(rows, u[link]), np.searchsorted(rows, v[link]))  # (r,)
+    valued = pl.DataFrame(
+        {"label": local, "key": keys.tolist()}, schema={"label": pl.Int64, "key": pl.String}
+    )
+    mixed = valued.drop_nulls("key").group_by("label").agg(pl.col("key").n_unique()).filter(pl.col("key") > 1)
+    if mixed.is_empty():
+        return
+    label_u = local[np.searchsorted(rows, u[link])]  # (l,) each link's component
+    bad = np.isin(label_u, mixed["label"].to_numpy()) & (ku[link] != kv[link])
+    cut[link[bad]] = VALUE
+
+
+def components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Connected components of ``n`` nodes and edges ``(u, v)``: the smallest node of each, per node.
+
+    >>> components(5, np.array([0, 3]), np.array([1, 1])).tolist()      # 0-1-3, 2, 4
+    [0, 0, 2, 0, 4]
+    """
+    parent = np.arange(n, dtype=np.int64)  # invariant: parent[x] <= x, roots point to themselves
+    while u.size:
+        pu, pv = parent[u], parent[v]
+        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
+        cross = lo != hi
+        if not cross.any():
+            break
+        u, v = u[cross], v[cross]  # an edge inside one component stays inside it: drop it
+        np.minimum.at(parent, hi[cross], lo[cross])  # hook each larger root onto a smaller one
+        while True:  # pointer jumping until every node points at its root
+            grand = parent[parent]
+            if np.array_equal(grand, parent):
+                break
+            parent = grand
+    return parent
 
 
 def unlinked(
@@ -85,7 +169,8 @@ def unlinked(
 ) -> pl.DataFrame:
     """The candidate pairs of :func:`candidate_pairs` that are no link -> ``namespace, id_a, id_b,
     content_a, content_b, similarity, reason``, most similar first (then by ids). The reason of a fact
-    cut names the difference: ``"fact tokens differ: numbers 5000 ≠ 8000"``."""
+    cut names the difference: ``"fact tokens differ: numbers 5000 ≠ 8000"``; of a value cut, the two
+    values: ``'values differ: {"amount": 5000} ≠ {"amount": 8000}'`` (``—``: none)."""
     keep = cut != LINK
     u, v, cut = u[keep], v[keep], cut[keep]
     a, b = frame["content"].gather(u), frame["content"].gather(v)
@@ -94,6 +179,12 @@ def unlinked(
     why = fact_differences(frame["content"], u[facts], v[facts], at)
     reasons = np.array([REASONS[WEAK]] * len(cut), dtype=object)
     reasons[facts] = [f"{REASONS[FACTS]}: {w}" for w in why]
+    valued = np.flatnonzero(cut == VALUE)
+    if valued.size:
+        ka, kb = (value_keys(frame["value"], x[valued]) for x in (u, v))
+        reasons[valued] = [
+            f"{REASONS[VALUE]}: {_short(a)} ≠ {_short(b)}" for a, b in zip(ka, kb, strict=True)
+        ]
     return pl.DataFrame(
         {
             "namespace": frame["namespace"].gather(u).cast(pl.String),
@@ -105,3 +196,8 @@ def unlinked(
             "reason": pl.Series(reasons.tolist(), dtype=pl.String),
         }
     ).sort("similarity", "id_a", "id_b", descending=[True, False, False])
+
+
+def _short(key: str | None) -> str:
+    """A canonical value as a reason shows it: ``—`` for none, at most 60 characters."""
+    return "—" if key is None else key if len(key) <= 60 else key[:59] + "…"

@@ -41,12 +41,14 @@ import numpy as np
 import polars as pl
 
 from .decay import strength
+from .errors import ValidationError
 from .facts import alters, fact_tokens, qualifies
 from .text import CJK, normalize, tokenize
 
 __all__ = ["by_survivor_rule", "capped_importance", "merge_content", "merged_importance", "remerge"]
 
-_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s|$)|\n")  # sentence ends; keeps "3.10" whole
+# sentence ends, and the "; " / "；" a merged text joins its sentences with; keeps "3.10" whole
+_SPLIT = re.compile(r"(?<=[。！？!?;；])|(?<=\.)(?=\s|$)|\n")
 _END = re.compile(r"[。！？.!?；;，,\s]+$")
 _PART = re.compile(r"[;；]")  # where a part of a sentence ends (a merged text's sentences)
 _LEAD = re.compile(r"^(?:[；;，,。\s]|\.(?=\s|$))+")  # a separator before a sentence ("?; Lives in …")
@@ -178,7 +180,9 @@ def _unnamed(text: str) -> frozenset[str]:
 def merge_content(survivor: str, others: list[str]) -> str:
     """The survivor's text plus the sentences of ``others`` (in order) not yet said: a sentence is
     covered when its words, in order, are a run of the words of a sentence already in the text and
-    the words around that run do not change what it says (:meth:`_Sentence.covers`). The sentences
+    the words around that run do not change what it says (:meth:`_Sentence.covers`). A "; " or "；"
+    ends a sentence (a member that is itself a merge repeats nothing), and a sentence a later one
+    covers is dropped, the survivor's too, so each is said once whatever the merge history. The sentences
     are joined by "; " (Chinese: "；"), each keeping its own "?" or "!", and the survivor's final "."
     or "。" ends the text unless its last sentence ends in a "?" or "!".
 
@@ -197,20 +201,31 @@ def merge_content(survivor: str, others: list[str]) -> str:
     >>> merge_content("喜欢吃辣吗", ["喜欢吃辣"]), merge_content("住在杭州以后", ["住在杭州"])
     ('喜欢吃辣吗；喜欢吃辣', '住在杭州以后；住在杭州')
     """
-    said = [_Sentence(s) for s in _SPLIT.split(survivor)]
-    added: list[str] = []
-    for text in others:
+    if not isinstance(survivor, str):
+        raise ValidationError("survivor", f"must be a str, got {type(survivor).__name__}")
+    if isinstance(others, (str, bytes)) or not hasattr(others, "__iter__"):
+        raise ValidationError("others", f"must be a list of str, got {type(others).__name__}")
+    others = list(others)  # (a list, or a polars Series of a plan's texts)
+    if not all(isinstance(t, str) for t in others):
+        raise ValidationError("others", "must be a list of str")
+    kept: list[tuple[str, _Sentence, bool]] = []  # (sentence, as coverage reads it, the survivor's?)
+    for text, own in ((survivor, True), *((t, False) for t in others)):
         for sentence in _SPLIT.split(text):
             run = _Sentence(sentence)
-            if run.said != "\x1f\x1f" and not any(s.covers(run) for s in said):  # a fact not yet said
-                added.append(_marked(_LEAD.sub("", sentence.strip())))
-                said.append(run)
-    if not added:
-        return survivor  # a duplicate adds nothing, not even a separator
+            if run.said == "\x1f\x1f" or any(s.covers(run) for _, s, _ in kept):  # said already
+                continue
+            kept = [k for k in kept if not run.covers(k[1])]  # what this one says, it says: once
+            kept.append((_marked(_LEAD.sub("", sentence.strip())), run, own))
+    mine = [text for text, _, own in kept if own]
+    added = [text for text, _, own in kept if not own]
+    if len(mine) == sum(_Sentence(t).said != "\x1f\x1f" for t in _SPLIT.split(survivor)):
+        if not added:
+            return survivor  # a duplicate adds nothing, not even a separator
+        mine = [_marked(survivor)]  # the survivor's text as written, when all of it stays
     cjk = len(_CJK_CHAR.findall(survivor)) > len(_LATIN_WORD.findall(survivor))
     tail = survivor[len(_END.sub("", survivor)) :]
-    end = "" if added[-1][-1] in _MARKS else next((c for c in tail if c in "。."), "")  # the final "。"/"."
-    return ("；" if cjk else "; ").join([_marked(survivor), *added]) + end
+    end = "" if kept[-1][0][-1:] in tuple(_MARKS) else next((c for c in tail if c in "。."), "")
+    return ("；" if cjk else "; ").join(mine + added) + end
 
 
 def _marked(sentence: str) -> str:

@@ -1,8 +1,6 @@
-"""Consolidation on the store: the merge plan over what holds at ``now``, applied through the write
-pipeline.
-
+"""Consolidation on the store: the merge plan over what holds at ``now``, through the write pipeline.
 ``consolidate`` and the merge explorer plan over the same memories (:meth:`MergeMixin.merge_candidates`:
-written and valid at ``now``, changeable by the requester) with the same pure function
+written, active and valid at ``now``, changeable by the requester) with the same pure function
 (:func:`memkit.consolidate.plan_grouped`: clusters within one namespace, layer, key and access group,
 so a merge never widens who may read a text). Applying a plan writes each merged memory through the
 write pipeline — the guard screens the merged text, and a cluster it would not store as active is
@@ -54,17 +52,19 @@ def merged_record(
     members: list[dict[str, Any]], survivor: dict[str, Any], content: str, now: datetime
 ) -> dict[str, Any]:
     """The fields of a merged memory from its members' rows (the merge rule of
-    :mod:`memkit.consolidate`), made at ``now``: the survivor's key, value, layer, kind, source,
-    owner, creator and access; half-life and last access the max; created_at the min; importance the
+    :mod:`memkit.consolidate`), made at ``now``: the survivor's key, layer, kind, source, owner, creator
+    and access; its value, else the first member's that has one (a plan never joins two values:
+    :mod:`memkit.merge_links`); half-life and last access the max; created_at the min; importance the
     max, capped so that the merged memory is no stronger at ``now`` than its strongest member
     (:func:`memkit.merge_rule.merged_importance`: a merge of weak members stays weak); access counts
     summed; protected if any member is; the members' tags (oldest first; one instant's in the order
     of ``members``: as written); valid whenever a member was."""
     us = timedelta(microseconds=1)  # ages in hours computed as age_hours_expr does, to the last bit
+    value = next((m["value"] for m in (survivor, *members) if m["value"] is not None), None)
     ages = [(now - m["created_at"]) // us / 3.6e9 for m in members]
     return {
         "content": content, "key": survivor["key"], "layer": survivor["layer"], "kind": survivor["kind"],
-        "value": json.loads(survivor["value"]) if survivor["value"] else None, "source": survivor["source"],
+        "value": None if value is None else json.loads(value), "source": survivor["source"],
         "owner": survivor["owner"], "created_by": survivor["created_by"], "access": survivor["access"],
         "importance": merged_importance([m["importance"] for m in members],
                                         [m["half_life_hours"] for m in members], ages),
@@ -143,7 +143,7 @@ class MergeMixin(PipelineMixin, ReadMixin):
         self, namespace: str | None = None, *, now: datetime | None = None, requester: str | None = None
     ) -> tuple[pl.DataFrame, np.ndarray]:
         """What ``consolidate`` would plan over -> ``(memories frame, embeddings (n, dim))``, row-aligned:
-        the memories written and valid at ``now``, strong enough to be recalled (strength at least
+        the memories written, active and valid at ``now``, strong enough to be recalled (strength at least
         ``DecayParams.min_strength``), that ``requester`` may read and change; ``_weak`` marks those
         below the forgetting policy's floor, never linked to a stronger member
         (:func:`memkit.consolidate.cluster_labels`: they merge among themselves, or are forget's
@@ -155,15 +155,19 @@ class MergeMixin(PipelineMixin, ReadMixin):
         namespace = self._space(namespace, optional=True)
         requester, now = self._who(requester), self._now(now)
         frame = self._frame_at(namespace, now, requester, valid=True, embedding=True)
-        # only what search could recall: a weak memory is forget's business, and as the oldest member
-        # it would date the merged memory (created_at = min) below the floor, hiding the others
+        # only what search could recall: a weak memory is forget's business, and as the oldest member it
+        # would date the merged memory (created_at = min) below the floor, hiding the others
         strength = strength_expr(age_hours=age_hours_expr("created_at", now))
-        frame = frame.filter(~below_floor(strength, self.decay.min_strength) & (pl.col("status") == "active"))
-        # below the forgetting floor: cluster_labels never links it to a stronger member, whose facts a
-        # merged memory dated by it would lose to forget()
-        frame = frame.with_columns(_weak=below_floor(strength, self.forget_policy.min_strength))
-        # each memory's age at `now`: the planner caps a merged importance with it (merge_rule)
-        frame = frame.with_columns(_age_hours=age_hours_expr("created_at", now))
+        # active at `now` too (`then`: statuses unlike today's; one approved later would be served early)
+        then = [] if (t := self._then(namespace, now)) is None else t.changed["id"].to_list()
+        live = (pl.col("status") == "active") & ~pl.col("id").is_in(then)
+        frame = frame.filter(~below_floor(strength, self.decay.min_strength) & live)
+        # _weak: below the forgetting floor, never linked to a stronger member (whose facts a merged memory
+        # dated by it would lose to forget()); _age_hours: the planner caps a merged importance with it
+        frame = frame.with_columns(
+            _weak=below_floor(strength, self.forget_policy.min_strength),
+            _age_hours=age_hours_expr("created_at", now),
+        )
         emb = frame["embedding"].to_numpy()
         dim = self._stale[1] if self._stale else self.embedder.dim  # a stale file's vectors are its own
         emb = (np.stack(list(emb)) if emb.dtype == object else emb).astype(np.float32).reshape(-1, dim)
