@@ -115,6 +115,7 @@ _ZH_ALTERS = """他 她 它 可能 也许 或许 大概 应该 想 打算 计划
     差点 几乎 曾 以前 之前 以后 之后 原来 原本 本来 过去 假装 据说 听说 好像 似乎 怀疑 认为 觉得
     以为 说 或 还是 妈 爸 母亲 父亲 妻子 丈夫 老婆 老公 儿子 女儿 哥 姐 弟 妹 朋友
     同事 老板 孩子 爷爷 奶奶 外公 外婆""".split()
+_CEASED = re.compile(r"\bany ?more\b|\bno (?:longer|more)\b|不再|再也不|已经不|不.{0,4}了")  # "not anymore"
 _BARE = re.compile(  # what a bare negation holds besides the negation: "not at all", "no, not really", 不是
     r"\b(?:not|no|nope|never|none|nothing|at|all|really|quite|so|is|it|that|i|do|does)\b|n't"
     r"|[不没未无非别有是了再太]"
@@ -313,19 +314,19 @@ def alters(before: str, after: str) -> bool:
     (after it, only a bare one: "Likes coffee without sugar" still says "Likes coffee"), a subject
     (a name before it; he / she / his / her, 他 / 她, a relative: mother, 妈妈), a modal or
     hypothetical (might, wants, 可能, 打算), a shift in time (used to, former, will, 以前, 曾经, 以后,
-    之后), a time clause (after, before, until, while, once before it: "After moving to …"; "… after
-    lunch" still says it), a report (says, 听说), a disjunction (or, 或者) or a condition (if, when, 如果,
-    的时候).
+    之后), a fact that has ceased (not anymore, no longer, 不再), a time clause (after, before,
+    until, while, once before it: "After moving to …"; "… after lunch" still says it), a report
+    (says, 听说), a disjunction (or, 或者) or a condition (if, when, 如果, 的时候).
 
     >>> alters("Not ", ""), alters("", " without sugar"), alters("", " no"), alters("Gina ", "")
     (True, False, True, True)
     >>> alters("After ", ""), alters("", " after lunch"), alters("", "以后"), alters("", " when tired")
     (True, False, True, True)
-    >>> alters("用户", ""), alters("用户的妈妈", ""), alters("", " every morning"), alters("Yesterday ", "")
-    (False, True, False, False)
+    >>> alters("用户", ""), alters("用户的妈妈", ""), alters("", " every morning"), alters("", " no longer")
+    (False, True, False, True)
     """
     t = normalize(f"{before} \x1f {after}", collapse=True)
-    if negated(before) or qualifies(after) or _CONDITIONAL.search(t):
+    if negated(before) or qualifies(after) or _CONDITIONAL.search(t) or _CEASED.search(t):
         return True
     if any(w in _EN_ALTERS for w in _LATIN.findall(t)) or any(word in t for word in _ZH_ALTERS):
         return True
@@ -336,14 +337,14 @@ def alters(before: str, after: str) -> bool:
 
 def qualifies(clause: str) -> bool:
     """Whether ``clause``, another clause of a sentence, changes what the whole sentence says: a bare
-    negation ("Allergic to peanuts: no", "…，不是") or a condition ("If it rains, …", "When …", "如果…，",
-    "…的时候，"; not 有时候, "sometimes").
+    negation ("Allergic to peanuts: no", "…，不是"), a condition ("If it rains, …", "When …", "如果…，",
+    "…的时候，"; not 有时候, "sometimes") or a fact that has ceased ("but not anymore", 不再, 不…了).
 
-    >>> qualifies(" not really"), qualifies("不"), qualifies(" but not tea"), qualifies("如果下雨")
+    >>> qualifies(" not really"), qualifies("不"), qualifies(" but not tea"), qualifies(" but not anymore")
     (True, True, False, True)
     """
     t = normalize(clause, collapse=True)
-    if _CONDITIONAL.search(t):
+    if _CONDITIONAL.search(t) or _CEASED.search(t):  # (or the fact has ceased: "but not anymore", 不再)
         return True
     rest = _BARE.sub(" ", t)
     return negated(clause) and not re.search(rf"[{CJK}]|[^\W_{CJK}]", rest)

@@ -99,9 +99,10 @@ def candidate_pairs(
 
 def value_keys(values: Any, rows: np.ndarray) -> np.ndarray:
     """The ``value`` of each of ``rows`` (a column of JSON strings, or of Python objects) as one
-    canonical JSON string (keys sorted), or None -> ``(r,)`` object array: equal keys, equal values.
+    canonical JSON string (keys sorted, whole floats as ints), or None -> ``(r,)`` object array:
+    equal keys, equal values.
 
-    >>> value_keys(pl.Series(['{"b": 1, "a": 2}', None, '{"a":2,"b":1}']), np.arange(3)).tolist()
+    >>> value_keys(pl.Series(['{"b": 1, "a": 2}', None, '{"a":2,"b":1.0}']), np.arange(3)).tolist()
     ['{"a": 2, "b": 1}', None, '{"a": 2, "b": 1}']
     """
     out = np.full(len(rows), None, dtype=object)
@@ -112,8 +113,23 @@ def value_keys(values: Any, rows: np.ndarray) -> np.ndarray:
             obj = json.loads(raw) if isinstance(raw, str) else raw
         except ValueError:
             obj = raw  # (not JSON: compared as written)
-        out[k] = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+        out[k] = json.dumps(_whole(obj), sort_keys=True, ensure_ascii=False, default=str)
     return out
+
+
+def _whole(obj: Any) -> Any:
+    """``obj`` with each float that is a whole number as an int (JSON's 5000.0 is 5000), throughout.
+
+    >>> _whole({"a": [1.0, 2.5, True], "b": 5000.0})
+    {'a': [1, 2.5, True], 'b': 5000}
+    """
+    if isinstance(obj, float) and obj.is_integer():
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: _whole(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_whole(v) for v in obj]
+    return obj
 
 
 def _cut_values(frame: pl.DataFrame, u: np.ndarray, v: np.ndarray, cut: np.ndarray) -> None:

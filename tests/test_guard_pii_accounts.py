@@ -64,10 +64,22 @@ REDACTED = [
     ("联系号码 62345678", f"联系号码 {T}"),
     ("我的号码：8765 4321", f"我的号码：{T}"),
     ("他的新号码是 62345678", f"他的新号码是 {T}"),
+    # a WeChat id of letters alone, then punctuation (the review of 99c51c3)
+    ("微信号：zhangsan。", "微信号：[ACCOUNT]。"),
+    ("微信：zhangsan，记得加", "微信：[ACCOUNT]，记得加"),
+    ("QQ 123456789 分享给你", "QQ [ACCOUNT] 分享给你"),
 ]
 
 # look-alikes of the new shapes, kept as written
 KEPT = [
+    # an English word glued to the Chinese sentence after 微信：, counts and durations after QQ (the review)
+    "微信：Android版本更新了",
+    "微信: Python学习群",
+    "微信：Thanks收到",
+    "微信：Meeting改到三点",
+    "QQ 10000 多人在线",
+    "QQ 12345678 分钟",
+    "QQ 2000 小时",
     # versions after a phone label or before a version word
     "call 1.2.3.4",
     "手机1.2.3.4版本",

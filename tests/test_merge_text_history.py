@@ -102,3 +102,20 @@ def test_merge_content_bad_input_is_named() -> None:
         merge_content("x", "y")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="others"):
         merge_content("x", [1])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("survivor", "other"),
+    [
+        ("Lives in Paris.", "Lives in Paris, but not anymore."),
+        ("Lives in Paris.", "Used to live in Paris; lives in Paris no more."),
+        ("Drinks coffee.", "Drinks coffee no longer."),
+        ("用户住在杭州。", "用户住在杭州，现在不住了。"),
+        ("用户喝咖啡。", "用户不再喝咖啡了。"),
+    ],
+)
+def test_a_sentence_saying_the_fact_has_ceased_does_not_replace_it(survivor: str, other: str) -> None:
+    # the review of ec6e90b: a later sentence that says the survivor's fact no longer holds covers the
+    # survivor's words but not what it says: both stay
+    merged = merge_content(survivor, [other])
+    assert survivor.rstrip("。.") in merged and merged != other

@@ -55,6 +55,13 @@ def test_equal_values_merge_by_content_key_order_aside() -> None:
     assert held_apart(frame, emb).is_empty()
 
 
+def test_a_whole_float_equals_its_int() -> None:  # JSON's 5000.0 is 5000 (the review of ec6e90b)
+    frame, emb = _frame(TEXTS[:2], [None, None])
+    values = ['{"amount": 5000, "n": [1.0]}', '{"n": [1], "amount": 5000.0}']
+    frame = frame.with_columns(value=pl.Series(values))
+    assert plan_merges(frame, emb)["members"].to_list() == [["m0", "m1"]]
+
+
 def test_a_missing_value_merges_unless_its_cluster_would_hold_two() -> None:
     frame, emb = _frame(TEXTS[:2], [None, {"amount": 5000}])
     assert plan_merges(frame, emb)["members"].to_list() == [["m0", "m1"]]

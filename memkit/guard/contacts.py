@@ -233,8 +233,9 @@ WECHAT = (
 )
 # a count or an amount after the number (QQ 20000000 用户, QQ 12345 people online, QQ 123.45 元)
 _COUNTED = re.compile(
-    r"(?i)[.,][0-9]|\s*(?:万|萬|亿|億|千|百|人|个|個|位|名|元|块|塊|次|年|首|条|條|%|用户|用戶"
-    r"|(?:users?|people|members|followers|friends|times|yuan|online|years?)(?![a-z]))"
+    r"(?i)[.,][0-9]|\s*(?:万|萬|亿|億|千|百|多|余|餘|人|个|個|位|名|元|块|塊|次|年|首|条|條|分钟|分鐘|秒|小时|小時|天"
+    r"|在线|在線|%|用户|用戶"
+    r"|(?:users?|people|members|followers|friends|times|yuan|online|years?|minutes?|hours?|days?)(?![a-z]))"
 )
 # the labels after which a WeChat id may be letters alone: an id word (微信号, WeChat ID) or 微信 then
 # a colon or 是 (微信：zhangsan); "WeChat: download it" is prose
@@ -242,6 +243,9 @@ _ID_LABEL = re.compile(
     r"(?i)(?:微信(?:号|號|账号|帳號|id)[ \t]*(?:是|为|為)?|微信[ \t]*(?:是|为|為|:|：)"
     r"|(?<![a-z])(?:wechat|weixin)[ \t]*(?:id|account|handle)[ \t]*(?:is)?)[ \t]*[:：#]?[ \t]*$"
 )
+
+
+_ID_END = ".,;:!?)]}>\"'，。；：！？、）】》」』"  # what may follow an id of letters alone
 
 
 def _free_after(text: str, end: int, chars: str) -> bool:
@@ -258,9 +262,12 @@ def wechat_id(text: str, start: int, end: int) -> bool:
     """MG109, a WeChat id after its label (the pattern's): not glued to letters, digits, ``_`` or
     ``-`` after it; made, not a word: a digit or ``_`` in it (``wxid_ab12cd34``, ``zhang_san88``), or
     letters after an id word or a colon (``微信号 lisa-w``, ``微信：zhangsan``, ``WeChat ID lisawang``;
-    not ``WeChat payments``, ``WeChat: download it``, ``WeChat mini-program``)."""
+    not ``WeChat payments``, ``WeChat: download it``, ``WeChat mini-program``), then a space, a
+    punctuation mark or the end (``微信：Android版本更新了`` is prose)."""
     if not _free_after(text, end, _ALNUM + "_-"):
         return False
     if any(c.isdigit() or c == "_" for c in text[start:end]):
         return True
+    if end < len(text) and not (text[end].isspace() or text[end] in _ID_END):  # 微信：Android版本更新了:
+        return False  # a word glued to the sentence that goes on, not an id
     return _ID_LABEL.search(text, max(0, start - 16), start) is not None

@@ -215,7 +215,8 @@ class QuantizedIndex(SearchIndex):
         lams = (lam, float(weights.neighbour2))
         if count <= size:  # every candidate is scored exactly
             return self._rescore(q, np.flatnonzero(mask), mask, kw_all, adj, now_us, weights, decay, k)
-        cand, first = self._pool(score, adj, lams, now_us, float(weights.tie), size)
+        # an adjacency made for this call alone (ids an open transaction erased) is not narrowed: no copy
+        cand, first = self._pool(score, adj, lams, now_us, float(weights.tie), size, not gate.hidden)
         cand = self._likely_missed(q, cand, first, weights, k, now_us)
         return self._rescore(q, cand, mask, kw_all, adj, now_us, weights, decay, k, first=first)
 
@@ -268,30 +269,36 @@ class QuantizedIndex(SearchIndex):
         return score, count
 
     def _narrow(self, adj: tuple[np.ndarray, ...], far: bool) -> tuple[np.ndarray, ...]:
-        """``adj`` (prev, next, prev2, next2; int64) as int32 for the neighbour pass, kept while the
-        index keeps ``adj``: half the bytes to read (1M rows in random order, after a pause: 9.8 ->
-        7.1 ms on two threads). Without second neighbours (``far``) only prev and next are read."""
+        """``adj`` (prev, next, prev2, next2; int64) as int32 for the neighbour pass: half the bytes
+        to read (1M rows in random order, after a pause: 9.8 -> 7.1 ms on two threads). Kept for the
+        last two adjacencies the index gave (the operator's and a requester's view, as
+        :meth:`~memkit.store.adjacency.AdjacencyMixin.adjacency` keeps them), so searches that
+        alternate between them copy nothing. Without second neighbours (``far``) only prev and next
+        are read."""
         if self.n >= 2**31:
             return adj
-        got = self.__dict__.get("_adj32")  # (prev, next as int64, whether with prev2/next2, the copies)
-        if got is None or got[0] is not adj[0] or got[1] is not adj[1] or (far and not got[2]):
-            near = tuple(a.astype(np.int32) for a in (adj if far else adj[:2]))
-            got = self._adj32 = (adj[0], adj[1], far, near if far else near * 2)  # (unread: prev, next)
+        kept = self.__dict__.get("_adj32", [])  # [(prev, next as int64, with prev2/next2?, the copies)]
+        for got in kept:
+            if got[0] is adj[0] and got[1] is adj[1] and (got[2] or not far):
+                return got[3]
+        near = tuple(a.astype(np.int32) for a in (adj if far else adj[:2]))
+        got = (adj[0], adj[1], far, near if far else near * 2)  # (without far: prev, next unread)
+        self._adj32 = [got, *(g for g in kept if g[0] is not adj[0])][:2]
         return got[3]
 
     def _pool(
         self, score: np.ndarray, adj: tuple[Any, ...], lams: tuple[float, float], now_us: int,
-        tie: float, size: int,
+        tie: float, size: int, narrow: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """The rest of the first pass -> ``(the rows (ascending) of the size best approximate scores
         under the final rule (:func:`memkit.scoring.top_k`: near ties newest first), every row's
         approximate score)``, the score plus ``lams[0]`` times the neighbour term (``lams[1]`` its
-        share two places away)."""
+        share two places away); ``narrow``: the neighbour pass reads :meth:`_narrow`'s copies."""
         n, kr = self.n, self._kernels
         if lams[0] > 0:  # neighbour expansion needs every row's score first: a second pass
             base, score = score, np.empty(n, dtype=np.float32)
             with self._threads(n):
-                kr["neighbours"](base, *self._narrow(adj, lams[1] != 0), *lams, n, score)
+                kr["neighbours"](base, *(self._narrow(adj, lams[1] != 0) if narrow else adj), *lams, n, score)
         heap = np.full(size, -np.inf, dtype=np.float32)  # (size,): the best scores
         kr["top_values"](score, n, heap)  # all `size` finite: there are more candidates
         best, kth = float(heap.max()), float(heap[0])

@@ -223,3 +223,23 @@ def test_an_int8_search_after_a_delete_in_the_same_transaction_works() -> None:
             store.delete(ms[0].id, namespace="u", now=now)
             hits = store.search("green tea", namespace="u", now=now)
         assert len(hits) >= 1
+
+
+def test_searches_alternating_requesters_reuse_the_int32_adjacency() -> None:
+    # the review of d7e621c: one cached copy was rebuilt (four int64 -> int32 copies) whenever searches
+    # alternated between the operator and a requester who may not read every row (another adjacency)
+    stores = _pair()
+    try:
+        ix = stores["int8"]._index
+        kw = {"namespace": "n1", "k": 10, "now": NOW, "reinforce": False}
+        made: list[tuple[int, ...]] = []
+        for who in ("bob", None, "bob", None, "bob"):
+            stores["int8"].search("tea garden", requester=who, **kw)
+            made.append(tuple(id(g[3][0]) for g in ix._adj32))
+        assert len(set(made[1:])) == 1 and len(made[-1]) == 2  # both copies made once, then reused
+        for w in WEIGHTS:  # and the hits are still the exact index's, for both
+            _same(stores, "tea garden", weights=w, requester="bob")
+            _same(stores, "tea garden", weights=w)
+    finally:
+        for s in stores.values():
+            s.close()
