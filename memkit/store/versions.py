@@ -34,7 +34,7 @@ from ..access import readable_expr
 from ..conflicts import plan_keyed_write
 from ..errors import ValidationError
 from .gate import GateMixin, key_matches
-from .timeline import LATER_SQL, TIMES_SQL, VersionPlan, behind, change, in_order, timeline
+from .timeline import LATER_SQL, REDO_SQL, TIMES_SQL, VersionPlan, behind, change, in_order, timeline
 from .vectors import VectorsMixin
 
 __all__ = ["VersionPlan", "VersionsMixin"]
@@ -289,16 +289,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
                 plan.conflicts.append((i, decided.against or ""))
             changed = dict(decided.changes)  # old id -> its new status
             for old_id, status in decided.changes:
-                change(
-                    cols,
-                    i,
-                    old_id,
-                    status,
-                    in_batch,
-                    plan,
-                    line.when(old_id, cols["id"][i]) if line else at,
-                    line,
-                )
+                when = line.when(old_id, cols["id"][i]) if line else at
+                change(cols, i, old_id, status, in_batch, plan, when, line)
             versions = [(v[0], changed.get(v[0], v[1]), v[2], v[3]) for v in versions]  # the slot after row i
             versions.append((cols["id"][i], decided.status if _holds(cols, i, now) else "out_of_validity",
                              value, decided.version))  # fmt: skip
@@ -328,7 +320,7 @@ class VersionsMixin(GateMixin, VectorsMixin):
         dated: dict[str, datetime] = {}  # a stored version's change: at `now`, or its own later change
         for status in dict.fromkeys(st for _, _, st, _ in plan.changes):
             dated.update(self._set_status([i for i, _, st, _ in plan.changes if st == status], status, now))
-        changes = plan.changes + plan.batch
+        changes, redone = plan.events()  # (redone: an earlier replacement, over its stored event)
         spaces, ids = [ns for _, ns, _, _ in changes], [i for i, _, _, _ in changes]
         at = [plan.at.get((i, by)) or dated.get(i, now) for i, _, _, by in changes]
         late = [(i, t) for (i, _, _, _), t in zip(changes, at, strict=True) if t > dated.get(i, now)]
@@ -336,6 +328,8 @@ class VersionsMixin(GateMixin, VectorsMixin):
             self._run(LATER_SQL, [*map(list, zip(*late, strict=True))])
         details = [{"by": by, "status": st} for _, _, st, by in changes]
         self._events(at, "supersede", spaces, ids, requester, details)
+        if redone:  # each over its stored event, which named a version that replaced it only later
+            self._run(REDO_SQL, plan.redone(redone, requester))
 
     def _mirror_versions(self, plan: VersionPlan) -> None:
         """After the commit, the plan's status changes of stored rows in the index (the batch's own
