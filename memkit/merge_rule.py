@@ -209,16 +209,18 @@ def merge_content(survivor: str, others: list[str]) -> str:
     if not all(isinstance(t, str) for t in others):
         raise ValidationError("others", "must be a list of str")
     kept: list[tuple[str, _Sentence, bool]] = []  # (sentence, as coverage reads it, the survivor's?)
+    told = 0  # the survivor's sentences that say something
     for text, own in ((survivor, True), *((t, False) for t in others)):
         for sentence in _SPLIT.split(text):
             run = _Sentence(sentence)
+            told += own and run.said != "\x1f\x1f"
             if run.said == "\x1f\x1f" or any(s.covers(run) for _, s, _ in kept):  # said already
                 continue
             kept = [k for k in kept if not run.covers(k[1])]  # what this one says, it says: once
             kept.append((_marked(_LEAD.sub("", sentence.strip())), run, own))
     mine = [text for text, _, own in kept if own]
     added = [text for text, _, own in kept if not own]
-    if len(mine) == sum(_Sentence(t).said != "\x1f\x1f" for t in _SPLIT.split(survivor)):
+    if len(mine) == told:  # (the survivor's sentences, each read once above)
         if not added:
             return survivor  # a duplicate adds nothing, not even a separator
         mine = [_marked(survivor)]  # the survivor's text as written, when all of it stays
